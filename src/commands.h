@@ -1,0 +1,10 @@
+/* The profcpu commands. Each parses its own options (options.h), calls the
+ * library code and prints; each lives in its own cmd_*.c file. They return
+ * the process exit status. */
+#ifndef PROFCPU_COMMANDS_H
+#define PROFCPU_COMMANDS_H
+
+int cmd_collect(int argc, char **argv);
+int cmd_postprocess(int argc, char **argv);
+
+#endif

@@ -1,0 +1,47 @@
+/* profcpu: a CPU profiler for .NET and native processes on Linux. */
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+    {"version", NULL, "print the version"},
+};
+
+static void print_usage(FILE *out)
+{
+	fprintf(out, "usage: profcpu <command> [options]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
+		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'profcpu <command> --help' describes a command.\n"
+		     "\nEXAMPLES:\n"
+		     "    profcpu collect -pid 1 -duration 30   # profile PID 1 for 30 seconds\n"
+		     "    profcpu postprocess -dir profilings/10-31-07_2026-11-22\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		print_usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		print_usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("profcpu %s\n", PROFCPU_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "profcpu: unknown command '%s' (see profcpu --help)\n", argv[1]);
+	return 2;
+}

@@ -1,0 +1,115 @@
+#include "options.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void string_list_append(struct string_list *list, const char *item)
+{
+	grow_array((void **)&list->items, &list->capacity, list->count + 1, sizeof(*list->items));
+	list->items[list->count++] = item;
+}
+
+void string_list_clear(struct string_list *list)
+{
+	free(list->items);
+	*list = (struct string_list){0};
+}
+
+static const struct option *find_option(const struct option *options, const char *name,
+					size_t length)
+{
+	for (const struct option *option = options; option->name; option++) {
+		if (strlen(option->name) == length && !strncasecmp(option->name, name, length))
+			return option;
+		if (option->alias && strlen(option->alias) == length &&
+		    !strncasecmp(option->alias, name, length))
+			return option;
+	}
+	return NULL;
+}
+
+static int set_value(const struct option *option, const char *text)
+{
+	char *end;
+
+	switch (option->type) {
+	case OPTION_FLAG:
+		*(bool *)option->value = true;
+		return 0;
+	case OPTION_INTEGER:
+		errno = 0;
+		*(long *)option->value = strtol(text, &end, 10);
+		if (errno || end == text || *end) {
+			print_error("invalid value for -%s: '%s' is not a whole number",
+				    option->name, text);
+			return -1;
+		}
+		return 0;
+	case OPTION_NUMBER:
+		errno = 0;
+		*(double *)option->value = strtod(text, &end);
+		if (errno || end == text || *end) {
+			print_error("invalid value for -%s: '%s' is not a number", option->name,
+				    text);
+			return -1;
+		}
+		return 0;
+	case OPTION_STRING:
+		*(const char **)option->value = text;
+		return 0;
+	case OPTION_STRING_LIST:
+		string_list_append(option->value, text);
+		return 0;
+	}
+	return -1;
+}
+
+int options_parse(const struct option *options, int argc, char **argv,
+		  struct string_list *positionals, enum unknown_options unknown)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *argument = argv[i], *name, *equals;
+		const struct option *option;
+		size_t name_length;
+
+		if (!strcmp(argument, "--")) {
+			while (++i < argc)
+				string_list_append(positionals, argv[i]);
+			break;
+		}
+		if (argument[0] != '-' || argument[1] == '\0') {
+			string_list_append(positionals, argument);
+			continue;
+		}
+		name = argument + (argument[1] == '-' ? 2 : 1);
+		equals = strchr(name, '=');
+		name_length = equals ? (size_t)(equals - name) : strlen(name);
+		option = find_option(options, name, name_length);
+		if (!option) {
+			if (unknown == UNKNOWN_OPTIONS_FAIL) {
+				print_error("unknown option '%s' (see --help)", argument);
+				return -1;
+			}
+			print_warning("ignoring unknown option '%s'", argument);
+			continue;
+		}
+		if (option->type == OPTION_FLAG) {
+			if (equals) {
+				print_error("option -%s takes no value", option->name);
+				return -1;
+			}
+			set_value(option, NULL);
+			continue;
+		}
+		if (!equals && i + 1 >= argc) {
+			print_error("option -%s needs a value", option->name);
+			return -1;
+		}
+		if (set_value(option, equals ? equals + 1 : argv[++i]) < 0)
+			return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,42 @@
+/* Command-line options as profcpu and perfcollect users write them: one or
+ * two dashes (-pid, --pid), any case (-collectSec), the value as the next
+ * argument or after '=' (--pid=42). "--" ends the options. */
+#ifndef PROFCPU_OPTIONS_H
+#define PROFCPU_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum option_type {
+	OPTION_FLAG,	    /* bool: present or not */
+	OPTION_INTEGER,	    /* long */
+	OPTION_NUMBER,	    /* double */
+	OPTION_STRING,	    /* const char * */
+	OPTION_STRING_LIST, /* struct string_list: the option may repeat */
+};
+
+struct string_list {
+	const char **items;
+	size_t count, capacity;
+};
+
+void string_list_append(struct string_list *list, const char *item);
+void string_list_clear(struct string_list *list);
+
+struct option {
+	const char *name;  /* without dashes */
+	const char *alias; /* another name for the same option, or NULL */
+	enum option_type type;
+	void *value;
+};
+
+/* What to do with an option no entry names. */
+enum unknown_options { UNKNOWN_OPTIONS_FAIL, UNKNOWN_OPTIONS_WARN };
+
+/* Parses argv[1..argc), filling the options' values and putting the other
+ * arguments in `positionals`. The options array ends with a NULL name.
+ * Returns 0, or -1 after printing a one-line error. */
+int options_parse(const struct option *options, int argc, char **argv,
+		  struct string_list *positionals, enum unknown_options unknown);
+
+#endif

@@ -1,0 +1,90 @@
+/* perf.data: the capture file of Linux perf, as described in the Linux tree's
+ * tools/perf/Documentation/perf.data-file-format.txt, readable by the real
+ * `perf script -i` and `perf report -i`.
+ *
+ * The writer stores records exactly as the kernel delivers them (or as
+ * synthesized in the same layout), zstd-compressed in PERF_RECORD_COMPRESSED
+ * records as `perf record -z` does when asked. The reader reads profcpu's own
+ * captures and those of the real `perf record`, and treats the file as
+ * untrusted: a truncated or malformed file is an error, never a crash. */
+#ifndef PROFCPU_PERF_DATA_H
+#define PROFCPU_PERF_DATA_H
+
+#include "perf_records.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What the feature sections say about the recording. */
+struct perf_data_info {
+	const char *event_name;		      /* HEADER_EVENT_DESC, e.g. "cpu-clock" */
+	const char *hostname;		      /* HEADER_HOSTNAME */
+	const char *os_release;		      /* HEADER_OSRELEASE */
+	const char *arch;		      /* HEADER_ARCH */
+	const char *perf_version;	      /* HEADER_VERSION */
+	const char *command_line;	      /* HEADER_CMDLINE, one string */
+	uint32_t cpus_online, cpus_available; /* HEADER_NRCPUS */
+};
+
+struct perf_data_writer;
+
+/* Creates `path` for records of the single event `attr`. NULL with errno set
+ * on failure. */
+struct perf_data_writer *perf_data_writer_create(const char *path,
+						 const struct perf_event_attr *attr,
+						 const struct perf_data_info *info, bool compress);
+
+/* Appends one record; the record's header.size says how long it is.
+ * Returns 0, or -1 with errno set (e.g. ENOSPC: what was written stays
+ * readable once perf_data_writer_finish() has run). */
+int perf_data_writer_add(struct perf_data_writer *writer, const struct perf_event_header *record);
+
+/* Flushes, writes the file header and feature sections, closes the file and
+ * frees the writer. Returns 0, or -1 with errno set. */
+int perf_data_writer_finish(struct perf_data_writer *writer);
+
+struct perf_data_reader;
+
+/* Opens and validates `path`. On failure returns NULL and puts a one-line
+ * reason in `error`. */
+struct perf_data_reader *perf_data_reader_open(const char *path, char *error, size_t error_size);
+void perf_data_reader_close(struct perf_data_reader *reader);
+
+size_t perf_data_reader_event_count(const struct perf_data_reader *reader);
+const struct perf_event_attr *perf_data_reader_attr(const struct perf_data_reader *reader,
+						    size_t event);
+/* The event's name from HEADER_EVENT_DESC, or one derived from its attr. */
+const char *perf_data_reader_event_name(const struct perf_data_reader *reader, size_t event);
+
+/* Calls `visit` for each record of the data section in file order, with
+ * PERF_RECORD_COMPRESSED records expanded into the records they hold. Stops
+ * when `visit` returns non-zero and returns that value; returns -1 with a
+ * reason in `error` for a malformed file, 0 at the end. */
+int perf_data_reader_for_each(struct perf_data_reader *reader,
+			      int (*visit)(const struct perf_event_header *record, void *context),
+			      void *context, char *error, size_t error_size);
+
+/* A decoded PERF_RECORD_SAMPLE. Fields the event did not record are 0. */
+struct perf_sample {
+	size_t event; /* index of the event (attr) that recorded it */
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	uint64_t period;
+	uint64_t callchain_length;
+	const uint64_t *callchain; /* points into the record */
+};
+
+/* Decodes a PERF_RECORD_SAMPLE. Returns false if it is malformed. */
+bool perf_data_reader_parse_sample(const struct perf_data_reader *reader,
+				   const struct perf_event_header *record,
+				   struct perf_sample *sample);
+
+/* The time of any record: a sample's, or a side record's sample_id trailer.
+ * Returns false if the record carries no time. */
+bool perf_data_reader_record_time(const struct perf_data_reader *reader,
+				  const struct perf_event_header *record, uint64_t *time);
+
+#endif

@@ -1,0 +1,100 @@
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void print_message(const char *prefix, const char *format, va_list arguments)
+{
+	fprintf(stderr, "profcpu: %s", prefix);
+	vfprintf(stderr, format, arguments);
+	fputc('\n', stderr);
+}
+
+void print_error(const char *format, ...)
+{
+	va_list arguments;
+
+	va_start(arguments, format);
+	print_message("", format, arguments);
+	va_end(arguments);
+}
+
+void print_warning(const char *format, ...)
+{
+	va_list arguments;
+
+	va_start(arguments, format);
+	print_message("warning: ", format, arguments);
+	va_end(arguments);
+}
+
+void die(const char *format, ...)
+{
+	va_list arguments;
+
+	va_start(arguments, format);
+	print_message("", format, arguments);
+	va_end(arguments);
+	exit(1);
+}
+
+void *xmalloc(size_t size)
+{
+	void *pointer = malloc(size ? size : 1);
+
+	if (!pointer)
+		die("out of memory (%zu bytes)", size);
+	return pointer;
+}
+
+void *xcalloc(size_t count, size_t size)
+{
+	void *pointer = calloc(count ? count : 1, size ? size : 1);
+
+	if (!pointer)
+		die("out of memory (%zu x %zu bytes)", count, size);
+	return pointer;
+}
+
+void *xrealloc(void *pointer, size_t size)
+{
+	pointer = realloc(pointer, size ? size : 1);
+	if (!pointer)
+		die("out of memory (%zu bytes)", size);
+	return pointer;
+}
+
+char *xstrdup(const char *string)
+{
+	char *copy = strdup(string);
+
+	if (!copy)
+		die("out of memory");
+	return copy;
+}
+
+char *xasprintf(const char *format, ...)
+{
+	va_list arguments;
+	char *result;
+
+	va_start(arguments, format);
+	if (vasprintf(&result, format, arguments) < 0)
+		die("out of memory");
+	va_end(arguments);
+	return result;
+}
+
+void grow_array(void **array, size_t *capacity, size_t needed, size_t element_size)
+{
+	size_t new_capacity = *capacity ? *capacity : 16;
+
+	if (needed <= *capacity)
+		return;
+	while (new_capacity < needed)
+		new_capacity *= 2;
+	*array = xrealloc(*array, new_capacity * element_size);
+	*capacity = new_capacity;
+}

@@ -1,0 +1,26 @@
+/* Helpers every part of the profcpu command uses: messages and allocation
+ * that cannot fail silently. */
+#ifndef PROFCPU_UTIL_H
+#define PROFCPU_UTIL_H
+
+#include <stddef.h>
+
+/* One line on stderr, prefixed with "profcpu: " ("profcpu: warning: "). */
+void print_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+void print_warning(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* print_error() and exit(1). */
+void die(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* Allocation that dies with a message when memory runs out. */
+void *xmalloc(size_t size);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *pointer, size_t size);
+char *xstrdup(const char *string);
+char *xasprintf(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Grows `*array` (of `*capacity` elements of `element_size`) to hold at
+ * least `needed` elements. */
+void grow_array(void **array, size_t *capacity, size_t needed, size_t element_size);
+
+#endif

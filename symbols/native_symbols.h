@@ -1,0 +1,51 @@
+/* Names for code in ELF files (executables, shared libraries) and in the
+ * kernel.
+ *
+ * Modules are loaded lazily, on the first lookup that hits them, and cached
+ * by path; each module's symbols come from the best debug information found
+ * for it (its own .symtab, a separate debug file whose build-id matches, ...,
+ * or .dynsym). C++ names are demangled. Files named by the target are opened
+ * inside its root (target_root.h). Every file is untrusted input: a malformed
+ * ELF gives no names, never a crash. */
+#ifndef PROFCPU_NATIVE_SYMBOLS_H
+#define PROFCPU_NATIVE_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct native_symbols_config {
+	int target_root_fd;		/* target_root_open(), or -1: own file system */
+	const char *const *symbol_dirs; /* user folders to search, NULL-terminated; may be NULL */
+	const char *symbol_server;	/* URL, or NULL */
+	const char *cache_dir;		/* for downloaded debug files; may be NULL */
+	bool inline_frames;		/* add inlined frames from DWARF */
+	FILE *log;			/* where to say what was (not) found; may be NULL */
+};
+
+/* One frame; strings are owned by the native_symbols cache. */
+struct native_frame {
+	const char *function; /* demangled name; NULL when nothing names it */
+	uint64_t offset;      /* from the function's start */
+	bool inlined;	      /* an inlined call inside the next frame */
+};
+
+struct native_symbols;
+
+struct native_symbols *native_symbols_new(const struct native_symbols_config *config);
+void native_symbols_free(struct native_symbols *symbols);
+
+/* Names the code at `file_offset` bytes into the ELF file `path` (a path as
+ * the target sees it, from its mappings). Fills up to `max_frames` frames,
+ * innermost first (inlined frames, then the function that holds them), and
+ * returns how many; 0 when nothing names the address. */
+size_t native_symbols_lookup(struct native_symbols *symbols, const char *path, uint64_t file_offset,
+			     struct native_frame *frames, size_t max_frames);
+
+/* Names a kernel address from /proc/kallsyms. Returns false when unknown or
+ * when kallsyms hides addresses. */
+bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t address,
+				  struct native_frame *frame);
+
+#endif

@@ -1,0 +1,50 @@
+/* A JIT perf map, /tmp/perf-<pid>.map, as .NET, node --perf-basic-prof and
+ * other runtimes write it: one line per generated code region,
+ *
+ *     <hex start> <hex size> <name, may contain spaces>
+ *
+ * The map only grows and may be flushed late, so it is read incrementally:
+ * perfmap_read_more() takes what was appended since the last call and keeps
+ * an unterminated last line for later. For one start address the latest line
+ * wins (a re-jitted method). Malformed lines are counted and skipped: the map
+ * belongs to the target and is treated as hostile input. */
+#ifndef PROFCPU_PERFMAP_H
+#define PROFCPU_PERFMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct perfmap_entry {
+	uint64_t start;
+	uint64_t size;
+	const char *name;
+};
+
+struct perfmap;
+
+struct perfmap *perfmap_new(void);
+void perfmap_free(struct perfmap *map);
+
+/* Reads the bytes appended to the file `fd` since the last call. Returns 0,
+ * or -1 with errno set when reading fails (entries read so far are kept). */
+int perfmap_read_more(struct perfmap *map, int fd);
+
+/* Adds the complete lines of `text` (what perfmap_read_more() does with the
+ * bytes it reads). An unterminated tail is kept until more text arrives. */
+void perfmap_add_text(struct perfmap *map, const char *text, size_t length);
+
+/* Finds the region containing `address`. The name stays valid until the next
+ * perfmap_read_more() or perfmap_add_text(). */
+bool perfmap_lookup(struct perfmap *map, uint64_t address, struct perfmap_entry *found);
+
+size_t perfmap_entry_count(const struct perfmap *map);
+size_t perfmap_malformed_count(const struct perfmap *map);
+
+/* Writes the well-formed lines read so far to `out`: the copy kept beside a
+ * capture, so that it can be symbolized after the target is gone. Returns 0,
+ * or -1 when writing failed. */
+int perfmap_write_copy(const struct perfmap *map, FILE *out);
+
+#endif
