@@ -1,0 +1,136 @@
+/* Drives the native symbol library from the command line, for the
+ * end-to-end tests and the benchmark:
+ *
+ *     native_symbols_tool [OPTIONS] PATH OFFSET [PATH OFFSET ...]
+ *     native_symbols_tool [OPTIONS] --kernel ADDRESS [ADDRESS ...]
+ *
+ * OFFSET is a file offset (hex), as a mapping gives it. For each pair it
+ * prints "PATH OFFSET FRAME; FRAME..." with FRAME "name+0xoffset" (an inlined
+ * frame ends in " (inlined)"), or "??" when nothing names the address. The
+ * library's log goes to stderr.
+ *
+ * Options:
+ *   --root DIR            resolve PATHs inside DIR as a target root
+ *   --symbols DIR         a symbol folder (repeatable)
+ *   --symbol-server URL   download debug files by build-id
+ *   --cache DIR           where downloaded debug files are kept
+ *   --inline              add inlined frames from DWARF
+ *   --repeat N            look every address up N times, report addresses/s
+ *                         on stderr (for the benchmark)
+ *   --quiet               print nothing but the rate */
+#include "native_symbols.h"
+#include "target_root.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { MAX_FRAMES = 16, MAX_DIRS = 16 };
+
+static void print_frames(const struct native_frame *frames, size_t count)
+{
+	if (count == 0)
+		fputs(" ??", stdout);
+	for (size_t i = 0; i < count; i++)
+		printf("%s %s+0x%" PRIx64 "%s", i ? ";" : "",
+		       frames[i].function ? frames[i].function : "??", frames[i].offset,
+		       frames[i].inlined ? " (inlined)" : "");
+	putchar('\n');
+}
+
+static double seconds_now(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dirs[MAX_DIRS + 1] = {NULL};
+	struct native_symbols_config config = {
+	    .target_root_fd = -1, .symbol_dirs = dirs, .log = stderr};
+	size_t dir_count = 0;
+	long repeat = 1;
+	bool kernel = false, quiet = false;
+	struct native_symbols *symbols;
+	struct native_frame frames[MAX_FRAMES];
+	size_t lookups = 0, named = 0;
+	double start;
+	int i;
+
+	for (i = 1; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
+		const char *option = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(option, "--inline") == 0) {
+			config.inline_frames = true;
+		} else if (strcmp(option, "--kernel") == 0) {
+			kernel = true;
+		} else if (strcmp(option, "--quiet") == 0) {
+			quiet = true;
+		} else if (!value) {
+			fprintf(stderr, "%s needs a value\n", option);
+			return 2;
+		} else if (strcmp(option, "--root") == 0) {
+			config.target_root_fd = open(value, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (config.target_root_fd < 0) {
+				perror(value);
+				return 2;
+			}
+			i++;
+		} else if (strcmp(option, "--symbols") == 0 && dir_count < MAX_DIRS) {
+			dirs[dir_count++] = argv[++i];
+		} else if (strcmp(option, "--symbol-server") == 0) {
+			config.symbol_server = argv[++i];
+		} else if (strcmp(option, "--cache") == 0) {
+			config.cache_dir = argv[++i];
+		} else if (strcmp(option, "--repeat") == 0) {
+			repeat = strtol(argv[++i], NULL, 10);
+		} else {
+			fprintf(stderr, "unknown option %s\n", option);
+			return 2;
+		}
+	}
+	symbols = native_symbols_new(&config);
+	if (!symbols)
+		return 1;
+	start = seconds_now();
+	for (long round = 0; round < repeat; round++) {
+		for (int j = i; j < argc; j += kernel ? 1 : 2) {
+			uint64_t value = strtoull(argv[kernel	      ? j
+						       : j + 1 < argc ? j + 1
+								      : j],
+						  NULL, 16);
+			size_t count;
+
+			if (kernel)
+				count = native_symbols_lookup_kernel(symbols, value, frames);
+			else if (j + 1 < argc)
+				count = native_symbols_lookup(symbols, argv[j], value, frames,
+							      MAX_FRAMES);
+			else
+				break;
+			lookups++;
+			named += count > 0;
+			if (quiet || round > 0)
+				continue;
+			if (kernel)
+				printf("kernel %" PRIx64 ":", value);
+			else
+				printf("%s %" PRIx64 ":", argv[j], value);
+			print_frames(frames, count);
+		}
+	}
+	if (repeat > 1 || quiet)
+		fprintf(stderr, "%zu lookups, %zu named, %.0f addresses/s\n", lookups, named,
+			(double)lookups / (seconds_now() - start));
+	native_symbols_free(symbols);
+	if (config.target_root_fd >= 0)
+		close(config.target_root_fd);
+	return 0;
+}
