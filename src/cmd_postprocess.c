@@ -1,0 +1,69 @@
+/* profcpu postprocess: write the outputs of a capture folder again, e.g.
+ * with other symbols, or from a perf.data recorded by the real perf. */
+#include "commands.h"
+#include "postprocess.h"
+#include "symbol_options.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: profcpu postprocess -dir DIR [options]\n"
+	"\n"
+	"Symbolizes DIR/perf.data (made by profcpu collect or by perf record -g)\n"
+	"and writes folded_stacks.out, perf_script.out, flamegraph.svg and\n"
+	"prof.tar.gz into DIR. JIT frames are named from DIR/perf-<pid>.map, or\n"
+	"from /tmp/perf-<pid>.map.\n"
+	"\n"
+	"options:\n"
+	"  -dir DIR              the capture folder\n" SYMBOL_OPTIONS_USAGE
+	"\n"
+	"EXAMPLES:\n"
+	"    profcpu postprocess -dir profilings/10-31-07_2026-11-22   # redo the outputs\n"
+	"    profcpu postprocess -dir out --symbols ~/symbols   # with downloaded .dbg files\n";
+
+int cmd_postprocess(int argc, char **argv)
+{
+	const char *dir = NULL;
+	bool help = false;
+	struct symbol_options symbols = {0};
+	struct string_list positionals = {0};
+	const struct option options[] = {
+		{"dir", "d", OPTION_STRING, &dir},
+		{"help", "h", OPTION_FLAG, &help},
+		SYMBOL_OPTION_ENTRIES(&symbols),
+		{NULL, NULL, OPTION_FLAG, NULL},
+	};
+	struct resolver_config config = {.live_root_fd = -1};
+	FILE *log;
+	char *log_path;
+	int status;
+
+	if (options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL) < 0)
+		return 2;
+	if (help) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (!dir && positionals.count == 1)
+		dir = positionals.items[0];
+	string_list_clear(&positionals);
+	if (!dir) {
+		print_error("postprocess needs the capture folder: profcpu postprocess -dir DIR");
+		return 2;
+	}
+	log_path = xasprintf("%s/profcpu.log", dir);
+	log = fopen(log_path, "ae");
+	if (log)
+		fprintf(log, "postprocess: profcpu %s\n", PROFCPU_VERSION);
+	symbol_options_apply(&symbols, -1, log, &config.native);
+	config.capture_dir = dir;
+	status = postprocess_capture(dir, &config);
+	if (log)
+		fclose(log);
+	free(log_path);
+	symbol_options_release(&symbols);
+	return status == 0 ? 0 : 1;
+}

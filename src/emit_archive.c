@@ -1,0 +1,67 @@
+#include "emit.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int add_file(struct archive *archive, int dir_fd, const char *name, const char *top)
+{
+	char path_in_archive[4096], buffer[65536];
+	struct archive_entry *entry;
+	struct stat status;
+	ssize_t length;
+	int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (fstat(fd, &status) < 0) {
+		close(fd);
+		return -1;
+	}
+	snprintf(path_in_archive, sizeof(path_in_archive), "%s/%s", top, name);
+	entry = archive_entry_new();
+	archive_entry_copy_stat(entry, &status);
+	archive_entry_set_pathname(entry, path_in_archive);
+	archive_entry_set_uid(entry, 0);
+	archive_entry_set_gid(entry, 0);
+	if (archive_write_header(archive, entry) != ARCHIVE_OK) {
+		archive_entry_free(entry);
+		close(fd);
+		return -1;
+	}
+	archive_entry_free(entry);
+	while ((length = read(fd, buffer, sizeof(buffer))) > 0)
+		if (archive_write_data(archive, buffer, (size_t)length) != length)
+			break;
+	close(fd);
+	return length == 0 ? 0 : -1;
+}
+
+int emit_tar_gz(const char *dir, const char *const *files, size_t file_count, const char *top,
+		const char *archive_path)
+{
+	struct archive *archive = archive_write_new();
+	int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), status = 0;
+
+	if (dir_fd < 0 || archive_write_set_format_pax_restricted(archive) != ARCHIVE_OK ||
+	    archive_write_add_filter_gzip(archive) != ARCHIVE_OK ||
+	    archive_write_open_filename(archive, archive_path) != ARCHIVE_OK) {
+		if (!errno)
+			errno = archive_errno(archive) ? archive_errno(archive) : EIO;
+		status = -1;
+	}
+	for (size_t i = 0; status == 0 && i < file_count; i++)
+		status = add_file(archive, dir_fd, files[i], top);
+	if (archive_write_close(archive) != ARCHIVE_OK && status == 0) {
+		errno = archive_errno(archive) ? archive_errno(archive) : EIO;
+		status = -1;
+	}
+	archive_write_free(archive);
+	if (dir_fd >= 0)
+		close(dir_fd);
+	return status;
+}

@@ -1,0 +1,13 @@
+/* The second half of every profile: symbolize a capture folder's perf.data
+ * and write all its outputs into the folder. */
+#ifndef PROFCPU_POSTPROCESS_H
+#define PROFCPU_POSTPROCESS_H
+
+#include "resolver.h"
+
+/* With a live target in `config`, its perf map is first copied into `dir`,
+ * so the folder can be symbolized again after the target is gone. Returns
+ * 0, or -1 after printing what went wrong. */
+int postprocess_capture(const char *dir, const struct resolver_config *config);
+
+#endif

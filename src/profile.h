@@ -1,0 +1,100 @@
+/* The symbolized profile: what every output (folded stacks, perf script
+ * text, flame graph, archives) reads. Built once per capture.
+ *
+ *   location: a unique (process, address), with the frames that name it
+ *             (an address may hold inlined calls: several frames);
+ *   stack:    a unique sequence of locations, leaf first, as sampled;
+ *   sample:   one sample of one thread, pointing at its stack. */
+#ifndef PROFCPU_PROFILE_H
+#define PROFCPU_PROFILE_H
+
+#include "resolver.h"
+#include "string_table.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct profile_frame {
+	const char *function; /* interned */
+	uint64_t offset;
+	bool named;
+};
+
+struct profile_location {
+	uint32_t pid;
+	uint64_t address;
+	bool kernel;
+	enum frame_kind kind;
+	const char *module; /* interned */
+	uint32_t first_frame, frame_count; /* into profile.frames, innermost first */
+};
+
+struct profile_stack {
+	uint32_t first, depth; /* into profile.stack_locations, leaf first */
+};
+
+struct profile_sample {
+	uint64_t time, period;
+	uint32_t pid, tid, cpu;
+	uint32_t stack;
+	const char *process_name, *thread_name; /* interned */
+};
+
+struct profile {
+	struct string_table *strings;
+	const char *event_name;
+	uint64_t lost_samples;
+
+	struct profile_frame *frames;
+	size_t frame_count, frame_capacity;
+	struct profile_location *locations;
+	size_t location_count, location_capacity;
+	uint32_t *stack_locations;
+	size_t stack_location_count, stack_location_capacity;
+	struct profile_stack *stacks;
+	size_t stack_count, stack_capacity;
+	struct profile_sample *samples;
+	size_t sample_count, sample_capacity;
+
+	/* Hash indexes for interning; private to profile.c. */
+	uint32_t *location_index, *stack_index;
+	size_t location_index_size, stack_index_size;
+};
+
+#define PROFILE_NOT_FOUND UINT32_MAX
+
+void profile_init(struct profile *profile);
+void profile_release(struct profile *profile);
+
+/* The location already made for (pid, address, kernel), or PROFILE_NOT_FOUND. */
+uint32_t profile_find_location(const struct profile *profile, uint32_t pid, uint64_t address,
+			       bool kernel);
+uint32_t profile_add_location(struct profile *profile, uint32_t pid, uint64_t address,
+			      bool kernel, const struct resolved_location *resolved);
+
+/* The id of the stack made of `locations` (leaf first), added if new. */
+uint32_t profile_intern_stack(struct profile *profile, const uint32_t *locations, size_t depth);
+
+void profile_add_sample(struct profile *profile, const struct profile_sample *sample);
+
+/* Function-level stacks, root first, as folded outputs and flame graphs
+ * show them: one per unique sequence of function names, the first frame
+ * being the process name. */
+struct folded_stack {
+	const char **functions; /* interned, root first */
+	enum frame_kind *kinds;
+	size_t depth;
+	uint64_t count;
+};
+
+struct folded_profile {
+	struct folded_stack *stacks; /* sorted by their folded text */
+	size_t count;
+	uint64_t total;
+};
+
+void profile_fold(const struct profile *profile, struct folded_profile *folded);
+void folded_profile_release(struct folded_profile *folded);
+
+#endif

@@ -1,0 +1,437 @@
+#include "record.h"
+#include "util.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* One ring buffer per CPU; every thread's event on that CPU writes to it. */
+struct ring_buffer {
+	int fd;
+	struct perf_event_mmap_page *page; /* metadata page, then the data */
+	size_t data_size;
+};
+
+struct record_session {
+	const struct target_process *target;
+	struct perf_event_attr attr;
+	int *cpus;
+	size_t cpu_count;
+	struct ring_buffer *rings; /* one per entry of cpus */
+	struct pollfd *polled;     /* the rings, then the target's pidfd */
+	unsigned buffer_pages;
+	int *event_fds;
+	size_t event_count, event_capacity;
+	pid_t *traced_tids; /* threads whose events are open */
+	size_t traced_count, traced_capacity;
+	_Alignas(8) unsigned char wrapped_record[65536]; /* a record split by the wrap */
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void request_stop(int signal_number)
+{
+	(void)signal_number;
+	stop_requested = 1;
+}
+
+void record_default_attr(struct perf_event_attr *attr, unsigned frequency)
+{
+	*attr = (struct perf_event_attr){
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(*attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = frequency,
+		.freq = 1,
+		.sample_type = PROFCPU_SAMPLE_TYPE,
+		.disabled = 1,
+		.inherit = 1,
+		.mmap = 1,
+		.comm = 1,
+		.task = 1,
+		.sample_id_all = 1,
+		.exclude_hv = 1,
+		.mmap2 = 1,
+		.comm_exec = 1,
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC, /* as perfcollect's perf record -k 1 */
+	};
+}
+
+/* Online CPUs from /sys, e.g. "0-3,8". */
+static size_t online_cpus(int **cpus)
+{
+	FILE *file = fopen("/sys/devices/system/cpu/online", "re");
+	size_t count = 0, capacity = 0;
+	int first, last;
+	char separator;
+
+	*cpus = NULL;
+	while (file && fscanf(file, "%d", &first) == 1) {
+		last = first;
+		if (fscanf(file, "%c", &separator) == 1 && separator == '-' &&
+		    fscanf(file, "%d%c", &last, &separator) < 1)
+			break;
+		for (int cpu = first; cpu <= last; cpu++) {
+			grow_array((void **)cpus, &capacity, count + 1, sizeof(**cpus));
+			(*cpus)[count++] = cpu;
+		}
+		if (separator != ',')
+			break;
+	}
+	if (file)
+		fclose(file);
+	if (count == 0) {
+		long configured = sysconf(_SC_NPROCESSORS_ONLN);
+
+		for (int cpu = 0; cpu < (configured > 0 ? configured : 1); cpu++) {
+			grow_array((void **)cpus, &capacity, count + 1, sizeof(**cpus));
+			(*cpus)[count++] = cpu;
+		}
+	}
+	return count;
+}
+
+static bool is_traced(const struct record_session *session, pid_t tid)
+{
+	for (size_t i = 0; i < session->traced_count; i++)
+		if (session->traced_tids[i] == tid)
+			return true;
+	return false;
+}
+
+static int map_ring_buffer(struct record_session *session, size_t cpu_index, int fd)
+{
+	size_t page_size = (size_t)sysconf(_SC_PAGESIZE);
+	size_t length = (session->buffer_pages + 1) * page_size;
+	void *base = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (base == MAP_FAILED)
+		return -1;
+	session->rings[cpu_index] = (struct ring_buffer){
+		.fd = fd, .page = base, .data_size = session->buffer_pages * page_size};
+	return 0;
+}
+
+/* Opens the event of one thread on every CPU. Returns 0, or the errno of
+ * the first failure (ESRCH: the thread is gone). */
+static int open_thread_events(struct record_session *session, pid_t tid)
+{
+	for (size_t i = 0; i < session->cpu_count; i++) {
+		int fd = (int)syscall(SYS_perf_event_open, &session->attr, tid, session->cpus[i],
+				      -1, PERF_FLAG_FD_CLOEXEC);
+
+		if (fd < 0)
+			return errno;
+		if (session->rings[i].fd < 0) {
+			if (map_ring_buffer(session, i, fd) < 0) {
+				int error = errno;
+
+				close(fd);
+				return error;
+			}
+		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, session->rings[i].fd) < 0) {
+			int error = errno;
+
+			close(fd);
+			return error;
+		}
+		grow_array((void **)&session->event_fds, &session->event_capacity,
+			   session->event_count + 1, sizeof(int));
+		session->event_fds[session->event_count++] = fd;
+	}
+	grow_array((void **)&session->traced_tids, &session->traced_capacity,
+		   session->traced_count + 1, sizeof(pid_t));
+	session->traced_tids[session->traced_count++] = tid;
+	return 0;
+}
+
+/* Opens events for threads not traced yet, until a pass finds none: threads
+ * born while events were being opened are caught by the next pass. Returns
+ * 0, or the errno that stopped it. */
+static int trace_new_threads(struct record_session *session)
+{
+	bool found_new = true;
+
+	while (found_new) {
+		pid_t *tids;
+		size_t count = target_process_threads(session->target->pid, &tids);
+		int error = 0;
+
+		found_new = false;
+		for (size_t i = 0; i < count && !error; i++) {
+			if (is_traced(session, tids[i]))
+				continue;
+			error = open_thread_events(session, tids[i]);
+			if (error == ESRCH)
+				error = 0; /* exited meanwhile */
+			else if (!error)
+				found_new = true;
+		}
+		free(tids);
+		if (error)
+			return error;
+	}
+	return 0;
+}
+
+static void explain_open_error(const struct target_process *target, int error)
+{
+	switch (error) {
+	case EACCES:
+	case EPERM:
+		print_error("no permission to sample pid %d: run profcpu as root, or give it "
+			    "CAP_PERFMON and CAP_SYS_PTRACE (podman/docker: --cap-add PERFMON "
+			    "--cap-add SYS_PTRACE), or lower kernel.perf_event_paranoid on the "
+			    "host (sysctl -w kernel.perf_event_paranoid=1)",
+			    (int)target->pid);
+		break;
+	case EMFILE:
+	case ENFILE:
+		print_error("too many open files for one event per thread and CPU: raise the "
+			    "limit (ulimit -n 65536)");
+		break;
+	case ENOENT:
+	case ENOSYS:
+	case EOPNOTSUPP:
+		print_error("this kernel cannot sample the cpu-clock event (%s): perf events are "
+			    "disabled or unsupported here",
+			    strerror(error));
+		break;
+	default:
+		print_error("cannot sample pid %d: perf_event_open: %s", (int)target->pid,
+			    strerror(error));
+	}
+}
+
+static void raise_open_file_limit(void)
+{
+	struct rlimit limit;
+
+	if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+		limit.rlim_cur = limit.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &limit);
+	}
+}
+
+static void close_events(struct record_session *session)
+{
+	size_t page_size = (size_t)sysconf(_SC_PAGESIZE);
+
+	for (size_t i = 0; i < session->event_count; i++)
+		close(session->event_fds[i]);
+	for (size_t i = 0; i < session->cpu_count; i++) {
+		if (session->rings[i].page)
+			munmap(session->rings[i].page, session->rings[i].data_size + page_size);
+		session->rings[i] = (struct ring_buffer){.fd = -1};
+	}
+	session->event_count = session->traced_count = 0;
+}
+
+struct record_session *record_open(const struct target_process *target,
+				   struct perf_event_attr *attr, unsigned buffer_pages)
+{
+	struct record_session *session = xcalloc(1, sizeof(*session));
+	int error;
+
+	raise_open_file_limit();
+	session->target = target;
+	session->attr = *attr;
+	session->buffer_pages = buffer_pages;
+	session->cpu_count = online_cpus(&session->cpus);
+	session->rings = xcalloc(session->cpu_count, sizeof(*session->rings));
+	session->polled = xcalloc(session->cpu_count + 1, sizeof(*session->polled));
+	for (size_t i = 0; i < session->cpu_count; i++)
+		session->rings[i].fd = -1;
+
+	error = trace_new_threads(session);
+	if ((error == EACCES || error == EPERM) && !session->attr.exclude_kernel) {
+		/* perf_event_paranoid 2 allows user-space samples only. */
+		close_events(session);
+		session->attr.exclude_kernel = 1;
+		error = trace_new_threads(session);
+		if (!error)
+			print_warning("the kernel refused kernel samples (perf_event_paranoid): "
+				      "stacks show user space only");
+	}
+	if (!error && session->traced_count == 0)
+		error = ESRCH;
+	if (error) {
+		if (error == ESRCH)
+			print_error("pid %d exited before sampling started", (int)target->pid);
+		else
+			explain_open_error(target, error);
+		record_close(session);
+		return NULL;
+	}
+	*attr = session->attr;
+	return session;
+}
+
+void record_close(struct record_session *session)
+{
+	if (!session)
+		return;
+	close_events(session);
+	free(session->event_fds);
+	free(session->traced_tids);
+	free(session->rings);
+	free(session->polled);
+	free(session->cpus);
+	free(session);
+}
+
+static void count_record(const struct perf_event_header *record, struct record_summary *summary)
+{
+	if (record->type == PERF_RECORD_SAMPLE)
+		summary->samples++;
+	else if (record->type == PERF_RECORD_LOST)
+		summary->lost_samples += ((const struct perf_record_lost *)record)->lost;
+	else if (record->type == PERF_RECORD_FORK)
+		summary->threads_seen++;
+}
+
+/* Passes every complete record in `ring` to the sink. Returns -1 when the
+ * sink fails. */
+static int drain_ring_buffer(struct record_session *session, struct ring_buffer *ring,
+			     record_sink sink, void *context, struct record_summary *summary)
+{
+	const unsigned char *data = (const unsigned char *)ring->page + sysconf(_SC_PAGESIZE);
+	uint64_t head = __atomic_load_n(&ring->page->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = ring->page->data_tail;
+	int status = 0;
+
+	while (tail < head && status == 0) {
+		size_t offset = tail % ring->data_size;
+		const struct perf_event_header *record = (const void *)(data + offset);
+		size_t size = record->size;
+
+		if (size < sizeof(*record))
+			break; /* cannot happen with a sane kernel; never loop forever */
+		if (offset + size > ring->data_size) {
+			size_t first_part = ring->data_size - offset;
+
+			memcpy(session->wrapped_record, data + offset, first_part);
+			memcpy(session->wrapped_record + first_part, data, size - first_part);
+			record = (const void *)session->wrapped_record;
+		}
+		count_record(record, summary);
+		status = sink(record, context);
+		tail += size;
+	}
+	__atomic_store_n(&ring->page->data_tail, tail, __ATOMIC_RELEASE);
+	return status;
+}
+
+static double seconds_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+static void show_progress(const struct record_options *options, const struct record_summary *s)
+{
+	if (options->duration > 0)
+		fprintf(stderr, "\rprofcpu: %5.1f/%.0f s  samples %-8llu threads %-4u lost %llu ",
+			s->elapsed_seconds, options->duration, (unsigned long long)s->samples,
+			s->threads_seen, (unsigned long long)s->lost_samples);
+	else
+		fprintf(stderr,
+			"\rprofcpu: %5.1f s (Ctrl-C stops)  samples %-8llu threads %-4u lost %llu ",
+			s->elapsed_seconds, (unsigned long long)s->samples, s->threads_seen,
+			(unsigned long long)s->lost_samples);
+}
+
+static void set_events_enabled(struct record_session *session, bool enabled)
+{
+	for (size_t i = 0; i < session->event_count; i++)
+		ioctl(session->event_fds[i],
+		      enabled ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}
+
+/* Waits for data, the target's exit or a signal, at most `milliseconds`.
+ * Returns true when the target has exited. */
+static bool wait_for_data(struct record_session *session, int milliseconds)
+{
+	struct pollfd *polled = session->polled;
+	size_t count = 0;
+	bool exited = false;
+
+	for (size_t i = 0; i < session->cpu_count; i++)
+		polled[count++] = (struct pollfd){.fd = session->rings[i].fd, .events = POLLIN};
+	if (session->target->pidfd >= 0)
+		polled[count++] = (struct pollfd){.fd = session->target->pidfd, .events = POLLIN};
+	if (poll(polled, count, milliseconds) > 0 && session->target->pidfd >= 0)
+		exited = polled[count - 1].revents & POLLIN;
+	if (session->target->pidfd < 0)
+		exited = kill(session->target->pid, 0) < 0 && errno == ESRCH;
+	return exited;
+}
+
+void record_run(struct record_session *session, const struct record_options *options,
+		record_sink sink, void *context, struct record_summary *summary)
+{
+	struct sigaction on_stop = {.sa_handler = request_stop}, previous_int, previous_term;
+	struct timespec start;
+	double next_progress = 0;
+	bool target_exited = false;
+	int status = 0;
+
+	*summary = (struct record_summary){.threads_seen = (unsigned)session->traced_count,
+					   .kernel_frames = !session->attr.exclude_kernel};
+	stop_requested = 0;
+	sigaction(SIGINT, &on_stop, &previous_int); /* no SA_RESTART: poll returns */
+	sigaction(SIGTERM, &on_stop, &previous_term);
+
+	/* Enable first, then synthesize: a mapping made in between is seen twice,
+	 * which is harmless, rather than not at all. */
+	set_events_enabled(session, true);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	status = synthesize_kernel_mmap(sink, context);
+	if (status == 0)
+		status = synthesize_process(session->target->pid, sink, context);
+
+	while (!stop_requested && !target_exited && status == 0) {
+		summary->elapsed_seconds = seconds_since(&start);
+		if (options->duration > 0 && summary->elapsed_seconds >= options->duration)
+			break;
+		target_exited = wait_for_data(session, 100);
+		for (size_t i = 0; i < session->cpu_count && status == 0; i++)
+			status = drain_ring_buffer(session, &session->rings[i], sink, context,
+						   summary);
+		if (options->show_progress && summary->elapsed_seconds >= next_progress) {
+			show_progress(options, summary);
+			next_progress = summary->elapsed_seconds + 0.25;
+		}
+	}
+	set_events_enabled(session, false);
+	for (size_t i = 0; i < session->cpu_count && status == 0; i++)
+		status = drain_ring_buffer(session, &session->rings[i], sink, context, summary);
+	summary->elapsed_seconds = seconds_since(&start);
+	if (options->show_progress) {
+		show_progress(options, summary);
+		fputc('\n', stderr);
+	}
+	sigaction(SIGINT, &previous_int, NULL);
+	sigaction(SIGTERM, &previous_term, NULL);
+
+	if (status != 0)
+		summary->stop_reason = RECORD_STOPPED_BY_WRITE_ERROR;
+	else if (stop_requested)
+		summary->stop_reason = RECORD_STOPPED_BY_SIGNAL;
+	else if (target_exited)
+		summary->stop_reason = RECORD_STOPPED_BY_TARGET_EXIT;
+	else
+		summary->stop_reason = RECORD_STOPPED_BY_DURATION;
+}

@@ -1,0 +1,54 @@
+/* Sampling a process with perf_event_open: the cpu-clock software event at a
+ * fixed frequency with kernel frame-pointer callchains, on every thread of
+ * the process, including threads born during the run (inherited events). */
+#ifndef PROFCPU_RECORD_H
+#define PROFCPU_RECORD_H
+
+#include "synthesize.h"
+#include "target_process.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct record_options {
+	double duration;       /* seconds; 0 records until Ctrl-C or the target exits */
+	unsigned frequency;    /* samples per second of CPU time, per thread */
+	bool show_progress;    /* a progress line on stderr */
+};
+
+enum record_stop_reason {
+	RECORD_STOPPED_BY_DURATION,
+	RECORD_STOPPED_BY_SIGNAL,
+	RECORD_STOPPED_BY_TARGET_EXIT,
+	RECORD_STOPPED_BY_WRITE_ERROR,
+};
+
+struct record_summary {
+	uint64_t samples, lost_samples;
+	unsigned threads_seen;
+	double elapsed_seconds;
+	bool kernel_frames; /* false when the kernel refused kernel samples */
+	enum record_stop_reason stop_reason;
+};
+
+/* The event attributes profcpu records with. */
+void record_default_attr(struct perf_event_attr *attr, unsigned frequency);
+
+struct record_session;
+
+/* Opens the events on every thread of `target`, disabled. When the kernel
+ * refuses kernel samples, excludes them and says so in `attr`, which then
+ * holds the attributes every record was made with. Returns NULL after
+ * printing why sampling cannot start and what to do about it. */
+struct record_session *record_open(const struct target_process *target,
+				   struct perf_event_attr *attr, unsigned buffer_pages);
+
+/* Emits the synthesized records, enables sampling and passes every record to
+ * `sink` until the duration ends, SIGINT or SIGTERM arrives, the target exits
+ * or the sink fails. */
+void record_run(struct record_session *session, const struct record_options *options,
+		record_sink sink, void *context, struct record_summary *summary);
+
+void record_close(struct record_session *session);
+
+#endif

@@ -1,0 +1,249 @@
+#include "replay.h"
+#include "perf_data.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define MAX_STACK_DEPTH 1024
+
+/* A record copied out of the file, with its time for sorting. */
+struct timed_record {
+	uint64_t time;
+	size_t sequence; /* file order, to keep equal times in order */
+	struct perf_event_header *record;
+};
+
+struct thread_name {
+	uint32_t tid;
+	const char *name;
+};
+
+struct replay {
+	struct perf_data_reader *reader;
+	struct resolver *resolver;
+	struct profile *profile;
+	struct timed_record *records;
+	size_t record_count, record_capacity;
+	struct thread_name *threads; /* open addressing by tid; tid 0 is empty */
+	size_t thread_slots, thread_count;
+	uint32_t stack[MAX_STACK_DEPTH];
+};
+
+static int keep_record(const struct perf_event_header *record, void *context)
+{
+	struct replay *replay = context;
+	struct timed_record *timed;
+
+	grow_array((void **)&replay->records, &replay->record_capacity, replay->record_count + 1,
+		   sizeof(*replay->records));
+	timed = &replay->records[replay->record_count];
+	if (!perf_data_reader_record_time(replay->reader, record, &timed->time))
+		timed->time = 0;
+	timed->sequence = replay->record_count++;
+	timed->record = xmalloc(record->size);
+	memcpy(timed->record, record, record->size);
+	return 0;
+}
+
+static int compare_records(const void *a, const void *b)
+{
+	const struct timed_record *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return (x->sequence > y->sequence) - (x->sequence < y->sequence);
+}
+
+static struct thread_name *thread_slot(struct replay *replay, uint32_t tid)
+{
+	size_t mask, slot;
+
+	if (replay->thread_count * 2 >= replay->thread_slots) {
+		struct thread_name *old = replay->threads;
+		size_t old_slots = replay->thread_slots;
+
+		replay->thread_slots = old_slots ? old_slots * 2 : 256;
+		replay->threads = xcalloc(replay->thread_slots, sizeof(*replay->threads));
+		replay->thread_count = 0;
+		for (size_t i = 0; i < old_slots; i++)
+			if (old[i].tid)
+				*thread_slot(replay, old[i].tid) = old[i];
+		free(old);
+	}
+	mask = replay->thread_slots - 1;
+	for (slot = (tid * 2654435761u) & mask; replay->threads[slot].tid;
+	     slot = (slot + 1) & mask)
+		if (replay->threads[slot].tid == tid)
+			return &replay->threads[slot];
+	replay->thread_count++;
+	replay->threads[slot].tid = tid;
+	return &replay->threads[slot];
+}
+
+static const char *thread_name(struct replay *replay, uint32_t tid)
+{
+	const char *name = thread_slot(replay, tid)->name;
+
+	return name ? name : string_table_intern(replay->profile->strings, "[unknown]");
+}
+
+static void set_thread_name(struct replay *replay, uint32_t tid, const char *name)
+{
+	thread_slot(replay, tid)->name = string_table_intern(replay->profile->strings, name);
+}
+
+/* Copies a record's NUL-terminated string field, bounded by the record. */
+static void copy_record_string(const struct perf_event_header *record, const char *field,
+			       char *out, size_t out_size)
+{
+	size_t available = (size_t)((const char *)record + record->size - field);
+	size_t length = strnlen(field, available < out_size ? available : out_size - 1);
+
+	memcpy(out, field, length);
+	out[length] = '\0';
+}
+
+static uint32_t locate(struct replay *replay, uint32_t pid, uint64_t address, bool kernel,
+		       bool return_address)
+{
+	uint32_t id = profile_find_location(replay->profile, pid, address, kernel);
+	struct resolved_location resolved;
+
+	if (id != PROFILE_NOT_FOUND)
+		return id;
+	resolver_resolve(replay->resolver, (pid_t)pid, address, kernel, return_address, &resolved);
+	return profile_add_location(replay->profile, pid, address, kernel, &resolved);
+}
+
+static void replay_sample(struct replay *replay, const struct perf_event_header *record)
+{
+	struct perf_sample sample;
+	struct profile_sample added;
+	size_t depth = 0;
+	bool kernel = (record->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	bool first_in_context = true;
+
+	if (!perf_data_reader_parse_sample(replay->reader, record, &sample))
+		return;
+	if (sample.callchain_length == 0) {
+		replay->stack[depth++] = locate(replay, sample.pid, sample.ip, kernel, false);
+	}
+	for (uint64_t i = 0; i < sample.callchain_length && depth < MAX_STACK_DEPTH; i++) {
+		uint64_t address = sample.callchain[i];
+
+		if (address >= PERF_CONTEXT_MAX) {
+			kernel = address == PERF_CONTEXT_KERNEL;
+			first_in_context = true;
+			continue;
+		}
+		if (address == 0)
+			continue;
+		/* After the first address of a context come return addresses. */
+		replay->stack[depth++] =
+			locate(replay, sample.pid, address, kernel, !first_in_context);
+		first_in_context = false;
+	}
+	added = (struct profile_sample){
+		.time = sample.time,
+		.period = sample.period,
+		.pid = sample.pid,
+		.tid = sample.tid,
+		.cpu = sample.cpu,
+		.stack = profile_intern_stack(replay->profile, replay->stack, depth),
+		.process_name = thread_name(replay, sample.pid),
+		.thread_name = thread_name(replay, sample.tid),
+	};
+	profile_add_sample(replay->profile, &added);
+}
+
+static void replay_record(struct replay *replay, const struct perf_event_header *record)
+{
+	char text[4096];
+
+	switch (record->type) {
+	case PERF_RECORD_SAMPLE:
+		replay_sample(replay, record);
+		break;
+	case PERF_RECORD_COMM: {
+		const struct perf_record_comm *comm = (const void *)record;
+
+		if (record->size < sizeof(*comm))
+			break;
+		if (record->misc & PERF_RECORD_MISC_COMM_EXEC && comm->pid == comm->tid)
+			resolver_exec(replay->resolver, (pid_t)comm->pid);
+		copy_record_string(record, comm->comm, text, sizeof(text));
+		set_thread_name(replay, comm->tid, text);
+		break;
+	}
+	case PERF_RECORD_FORK: {
+		const struct perf_record_task *task = (const void *)record;
+
+		if (record->size < sizeof(*task))
+			break;
+		if (task->pid != task->parent_pid)
+			resolver_fork(replay->resolver, (pid_t)task->pid, (pid_t)task->parent_pid);
+		if (!thread_slot(replay, task->tid)->name)
+			thread_slot(replay, task->tid)->name =
+				thread_slot(replay, task->parent_tid)->name;
+		break;
+	}
+	case PERF_RECORD_MMAP2: {
+		const struct perf_record_mmap2 *mmap = (const void *)record;
+
+		if (record->size < sizeof(*mmap) || !(mmap->protection & PROT_EXEC))
+			break;
+		copy_record_string(record, mmap->filename, text, sizeof(text));
+		resolver_add_mapping(replay->resolver, (pid_t)mmap->pid, mmap->address,
+				     mmap->length, mmap->page_offset, text);
+		break;
+	}
+	case PERF_RECORD_MMAP: {
+		const struct perf_record_mmap *mmap = (const void *)record;
+
+		/* The kernel's own map is named by kallsyms instead. */
+		if (record->size < sizeof(*mmap) || record->misc & PERF_RECORD_MISC_MMAP_DATA ||
+		    (record->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
+			break;
+		copy_record_string(record, mmap->filename, text, sizeof(text));
+		resolver_add_mapping(replay->resolver, (pid_t)mmap->pid, mmap->address,
+				     mmap->length, mmap->page_offset, text);
+		break;
+	}
+	case PERF_RECORD_LOST:
+		if (record->size >= sizeof(struct perf_record_lost))
+			replay->profile->lost_samples += ((const struct perf_record_lost *)record)->lost;
+		break;
+	}
+}
+
+int replay_capture(const char *perf_data_path, struct resolver *resolver, struct profile *profile)
+{
+	struct replay replay = {.resolver = resolver, .profile = profile};
+	char error[256];
+	int status;
+
+	replay.reader = perf_data_reader_open(perf_data_path, error, sizeof(error));
+	if (!replay.reader) {
+		print_error("%s", error);
+		return -1;
+	}
+	if (perf_data_reader_event_count(replay.reader) > 0)
+		profile->event_name = string_table_intern(
+			profile->strings, perf_data_reader_event_name(replay.reader, 0));
+	status = perf_data_reader_for_each(replay.reader, keep_record, &replay, error,
+					   sizeof(error));
+	if (status < 0)
+		print_warning("%s: using the %zu records before the damage", error,
+			      replay.record_count);
+	qsort(replay.records, replay.record_count, sizeof(*replay.records), compare_records);
+	for (size_t i = 0; i < replay.record_count; i++) {
+		replay_record(&replay, replay.records[i].record);
+		free(replay.records[i].record);
+	}
+	free(replay.records);
+	free(replay.threads);
+	perf_data_reader_close(replay.reader);
+	return 0;
+}

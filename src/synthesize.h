@@ -1,0 +1,26 @@
+/* Records for what existed before sampling started, built the way perf
+ * synthesizes them from /proc: a COMM per thread, an MMAP2 per executable
+ * mapping, and an MMAP for the kernel image. Without them, samples in code
+ * mapped before the start could not be named. */
+#ifndef PROFCPU_SYNTHESIZE_H
+#define PROFCPU_SYNTHESIZE_H
+
+#include "perf_records.h"
+
+#include <sys/types.h>
+
+/* Receives one record; returns 0, or -1 to stop. */
+typedef int (*record_sink)(const struct perf_event_header *record, void *context);
+
+/* Emits the COMM records of `pid`'s threads and the MMAP2 records of its
+ * executable mappings. Records carry a sample_id trailer for
+ * PROFCPU_SAMPLE_TYPE with time 0. A process that is gone has nothing to
+ * describe. Returns 0, or -1 when the sink stopped. */
+int synthesize_process(pid_t pid, record_sink sink, void *context);
+
+/* Emits the kernel's MMAP record ("[kernel.kallsyms]_text") when
+ * /proc/kallsyms shows addresses. Returns 0 (also when it emits nothing), or
+ * -1 when the sink stopped. */
+int synthesize_kernel_mmap(record_sink sink, void *context);
+
+#endif

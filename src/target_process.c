@@ -1,0 +1,123 @@
+#include "target_process.h"
+#include "target_root.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define PF_KTHREAD 0x00200000 /* include/linux/sched.h: a kernel thread */
+
+/* Reads a small /proc file into `buffer`; returns its length or -1. */
+static ssize_t read_proc_file(pid_t pid, const char *name, char *buffer, size_t size)
+{
+	char path[64];
+	ssize_t length;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	length = read(fd, buffer, size - 1);
+	close(fd);
+	if (length >= 0)
+		buffer[length] = '\0';
+	return length;
+}
+
+/* The flags field (9th) of /proc/<pid>/stat; the comm before it may hold
+ * spaces and parentheses, so parsing starts after the last ')'. */
+static int read_stat_flags(pid_t pid, unsigned long *flags)
+{
+	char stat[1024], *cursor;
+
+	if (read_proc_file(pid, "stat", stat, sizeof(stat)) < 0 || !(cursor = strrchr(stat, ')')))
+		return -1;
+	return sscanf(cursor + 1, " %*c %*d %*d %*d %*d %*d %lu", flags) == 1 ? 0 : -1;
+}
+
+/* The pid inside the target's own PID namespace: the last NSpid: field. */
+static pid_t read_namespace_pid(pid_t pid)
+{
+	char status[4096], *line, *field;
+	pid_t namespace_pid = pid;
+
+	if (read_proc_file(pid, "status", status, sizeof(status)) < 0 ||
+	    !(line = strstr(status, "\nNSpid:")))
+		return pid;
+	line += strlen("\nNSpid:");
+	line[strcspn(line, "\n")] = '\0';
+	for (field = strtok(line, " \t"); field; field = strtok(NULL, " \t"))
+		namespace_pid = (pid_t)atoi(field);
+	return namespace_pid;
+}
+
+int target_process_open(pid_t pid, struct target_process *target)
+{
+	unsigned long flags;
+
+	*target = (struct target_process){.pid = pid, .root_fd = -1, .pidfd = -1};
+	if (pid <= 0) {
+		print_error("invalid pid %d: give the id of a running process (-pid N)", (int)pid);
+		return -1;
+	}
+	if (read_stat_flags(pid, &flags) < 0) {
+		print_error("no process with pid %d: check the pid with 'ps -e'; in a container "
+			    "the profiler must share the target's PID namespace "
+			    "(--pid=container:NAME)",
+			    (int)pid);
+		return -1;
+	}
+	if (flags & PF_KTHREAD) {
+		print_error("pid %d is a kernel thread: profcpu samples user-space processes",
+			    (int)pid);
+		return -1;
+	}
+	if (read_proc_file(pid, "comm", target->comm, sizeof(target->comm)) > 0)
+		target->comm[strcspn(target->comm, "\n")] = '\0';
+	target->namespace_pid = read_namespace_pid(pid);
+	target->root_fd = target_root_open(pid);
+	if (target->root_fd < 0)
+		print_warning("cannot open /proc/%d/root (%s): the target's files and perf map are "
+			      "out of reach; give the profiler CAP_SYS_PTRACE",
+			      (int)pid, strerror(errno));
+	target->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	return 0;
+}
+
+void target_process_close(struct target_process *target)
+{
+	if (target->root_fd >= 0)
+		close(target->root_fd);
+	if (target->pidfd >= 0)
+		close(target->pidfd);
+	target->root_fd = target->pidfd = -1;
+}
+
+size_t target_process_threads(pid_t pid, pid_t **tids)
+{
+	char path[64];
+	struct dirent *entry;
+	size_t count = 0, capacity = 0;
+	DIR *directory;
+
+	*tids = NULL;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	directory = opendir(path);
+	if (!directory)
+		return 0;
+	while ((entry = readdir(directory))) {
+		if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
+			continue;
+		grow_array((void **)tids, &capacity, count + 1, sizeof(**tids));
+		(*tids)[count++] = (pid_t)atoi(entry->d_name);
+	}
+	closedir(directory);
+	return count;
+}

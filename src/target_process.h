@@ -1,0 +1,26 @@
+/* The process being profiled, as /proc describes it. */
+#ifndef PROFCPU_TARGET_PROCESS_H
+#define PROFCPU_TARGET_PROCESS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct target_process {
+	pid_t pid;          /* as the profiler sees it */
+	pid_t namespace_pid; /* as the target sees itself (last NSpid: field) */
+	char comm[16];
+	int root_fd;  /* /proc/<pid>/root, for the target's files; -1 if unreadable */
+	int pidfd;    /* readable when the target exits; -1 if unsupported */
+};
+
+/* Checks that `pid` names a user-space process that can be profiled and
+ * fills `target`. On failure prints one line saying why and what to do, and
+ * returns -1. */
+int target_process_open(pid_t pid, struct target_process *target);
+void target_process_close(struct target_process *target);
+
+/* The process's current threads. Returns how many were put in `*tids`
+ * (malloc'd), 0 if the process is gone. */
+size_t target_process_threads(pid_t pid, pid_t **tids);
+
+#endif

@@ -1,0 +1,71 @@
+/* Turns sampled addresses into named frames: the process's mappings say
+ * what is at an address; a JIT perf map names generated code, ELF symbols
+ * name native code, kallsyms names the kernel.
+ *
+ * The caller replays the capture's side records in time order
+ * (resolver_add_mapping, resolver_fork, resolver_exec) and asks for each
+ * unique address once. */
+#ifndef PROFCPU_RESOLVER_H
+#define PROFCPU_RESOLVER_H
+
+#include "native_symbols.h"
+#include "perfmap.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum frame_kind {
+	FRAME_NATIVE,  /* code in an ELF file */
+	FRAME_JIT,     /* generated code: .NET, node, anything with a perf map */
+	FRAME_KERNEL,
+	FRAME_UNKNOWN, /* nothing says what is at the address */
+};
+
+#define RESOLVER_MAX_FRAMES 16 /* an address and the calls inlined into it */
+
+struct resolved_frame {
+	const char *function; /* never NULL: "[unknown]" or "[module]" when unnamed */
+	uint64_t offset;      /* from the function's start */
+	bool named;           /* a symbol or a perf map line names it */
+};
+
+/* Strings stay valid until the next resolver call. */
+struct resolved_location {
+	const char *module; /* file path as the process sees it, "/tmp/perf-N.map",
+			       "[kernel.kallsyms]" or "[unknown]" */
+	enum frame_kind kind;
+	size_t frame_count; /* at least 1 */
+	struct resolved_frame frames[RESOLVER_MAX_FRAMES]; /* innermost first */
+};
+
+struct resolver_config {
+	struct native_symbols_config native;
+	const char *capture_dir; /* holds perf-<pid>.map copies; may be NULL */
+	/* A running target whose /tmp/perf-<namespace pid>.map may still grow,
+	 * read inside its root; live_pid 0 when there is none. */
+	pid_t live_pid, live_namespace_pid;
+	int live_root_fd;
+};
+
+struct resolver;
+
+struct resolver *resolver_new(const struct resolver_config *config);
+void resolver_free(struct resolver *resolver);
+
+void resolver_add_mapping(struct resolver *resolver, pid_t pid, uint64_t start, uint64_t length,
+			  uint64_t page_offset, const char *path);
+/* A new process `child` made by fork(): it starts with the parent's mappings. */
+void resolver_fork(struct resolver *resolver, pid_t child, pid_t parent);
+/* `pid` called exec(): its old mappings are gone. */
+void resolver_exec(struct resolver *resolver, pid_t pid);
+
+/* Names the code at `address` in `pid`. `return_address` marks a caller's
+ * frame, whose address follows the call instruction. */
+void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bool kernel,
+		      bool return_address, struct resolved_location *location);
+
+/* The perf map of `pid` (loaded if not yet), or NULL when it has none. */
+struct perfmap *resolver_perfmap(struct resolver *resolver, pid_t pid);
+
+#endif
