@@ -25,7 +25,14 @@ struct perf_data_info {
 	const char *perf_version;	      /* HEADER_VERSION */
 	const char *command_line;	      /* HEADER_CMDLINE, one string */
 	uint32_t cpus_online, cpus_available; /* HEADER_NRCPUS */
+	/* The ids the kernel gave the event (PERF_EVENT_IOC_ID), one per
+	 * opened file descriptor; stored with the attr and in
+	 * HEADER_EVENT_DESC. Optional: with a single event perf needs none. */
+	const uint64_t *event_ids;
+	size_t event_id_count;
 };
+/* The writer fills NULL strings and zero CPU counts from uname(2) and
+ * sysconf(3); perf_version defaults to "profcpu <version>". */
 
 struct perf_data_writer;
 
@@ -37,7 +44,11 @@ struct perf_data_writer *perf_data_writer_create(const char *path,
 
 /* Appends one record; the record's header.size says how long it is.
  * Returns 0, or -1 with errno set (e.g. ENOSPC: what was written stays
- * readable once perf_data_writer_finish() has run). */
+ * readable once perf_data_writer_finish() has run). After a write error
+ * every later call fails with the same errno. perf sorts records by time
+ * between PERF_RECORD_FINISHED_ROUND records (a bare header the caller may
+ * add after each pass over the ring buffers), or over the whole file
+ * without them. */
 int perf_data_writer_add(struct perf_data_writer *writer, const struct perf_event_header *record);
 
 /* Flushes, writes the file header and feature sections, closes the file and

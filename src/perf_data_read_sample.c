@@ -1,0 +1,187 @@
+/* Decoding samples and the sample_id trailers of other records. Both
+ * layouts follow the event's attr.sample_type (see perf_event_open(2)). */
+#include "perf_data_reader_internal.h"
+
+#include "perf_data_format.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The u64s of a record's body, read with bounds checks. */
+struct words {
+	const uint8_t *bytes;
+	size_t count, next;
+};
+
+static struct words words_of(const struct perf_event_header *record)
+{
+	return (struct words){(const uint8_t *)(record + 1),
+			      (record->size - sizeof(*record)) / sizeof(uint64_t), 0};
+}
+
+static uint64_t word_at(const struct words *words, size_t index)
+{
+	uint64_t value;
+
+	memcpy(&value, words->bytes + index * sizeof(value), sizeof(value));
+	return value;
+}
+
+static bool take(struct words *words, uint64_t *value)
+{
+	if (words->next >= words->count)
+		return false;
+	*value = word_at(words, words->next++);
+	return true;
+}
+
+static bool skip(struct words *words, uint64_t count)
+{
+	if (count > words->count - words->next)
+		return false;
+	words->next += count;
+	return true;
+}
+
+static int compare_id(const void *key, const void *element)
+{
+	uint64_t id = *(const uint64_t *)key;
+	const struct perf_data_event_id *entry = element;
+
+	return id < entry->id ? -1 : id > entry->id;
+}
+
+static long event_of_id(const struct perf_data_reader *reader, uint64_t id)
+{
+	const struct perf_data_event_id *found =
+	    bsearch(&id, reader->ids, reader->id_count, sizeof(*reader->ids), compare_id);
+
+	return found ? (long)found->event : -1;
+}
+
+static long event_of_sample(const struct perf_data_reader *reader,
+			    const struct perf_event_header *record)
+{
+	struct words words = words_of(record);
+
+	if (reader->event_count == 1)
+		return 0;
+	if ((size_t)reader->sample_id_index >= words.count)
+		return -1;
+	return event_of_id(reader, word_at(&words, (size_t)reader->sample_id_index));
+}
+
+static long event_of_trailer(const struct perf_data_reader *reader,
+			     const struct perf_event_header *record)
+{
+	struct words words = words_of(record);
+
+	if (reader->event_count == 1)
+		return 0;
+	if ((size_t)reader->trailer_id_index_from_end >= words.count)
+		return -1;
+	return event_of_id(
+	    reader, word_at(&words, words.count - 1 - (size_t)reader->trailer_id_index_from_end));
+}
+
+/* PERF_SAMPLE_READ's size depends on attr.read_format. */
+static bool skip_read_values(struct words *words, uint64_t read_format)
+{
+	uint64_t per_value =
+	    1 + !!(read_format & PERF_FORMAT_ID) + !!(read_format & PERF_FORMAT_LOST);
+	uint64_t times = !!(read_format & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+			 !!(read_format & PERF_FORMAT_TOTAL_TIME_RUNNING);
+	uint64_t count = 1;
+
+	if ((read_format & PERF_FORMAT_GROUP) && !take(words, &count))
+		return false;
+	if (!skip(words, times))
+		return false;
+	return count <= words->count && skip(words, count * per_value);
+}
+
+bool perf_data_reader_parse_sample(const struct perf_data_reader *reader,
+				   const struct perf_event_header *record,
+				   struct perf_sample *sample)
+{
+	struct words words = words_of(record);
+	long event = record->type == PERF_RECORD_SAMPLE ? event_of_sample(reader, record) : -1;
+	const struct perf_event_attr *attr;
+	uint64_t type, value;
+
+	memset(sample, 0, sizeof(*sample));
+	if (event < 0)
+		return false;
+	attr = &reader->events[event].attr;
+	type = attr->sample_type;
+	sample->event = (size_t)event;
+	if ((type & PERF_SAMPLE_IDENTIFIER) && !skip(&words, 1))
+		return false;
+	if ((type & PERF_SAMPLE_IP) && !take(&words, &sample->ip))
+		return false;
+	if (type & PERF_SAMPLE_TID) {
+		if (!take(&words, &value))
+			return false;
+		sample->pid = (uint32_t)value; /* { u32 pid, tid; } little-endian */
+		sample->tid = (uint32_t)(value >> 32);
+	}
+	if ((type & PERF_SAMPLE_TIME) && !take(&words, &sample->time))
+		return false;
+	if (!skip(&words, !!(type & PERF_SAMPLE_ADDR) + !!(type & PERF_SAMPLE_ID) +
+			      !!(type & PERF_SAMPLE_STREAM_ID)))
+		return false;
+	if (type & PERF_SAMPLE_CPU) {
+		if (!take(&words, &value))
+			return false;
+		sample->cpu = (uint32_t)value; /* { u32 cpu, reserved; } */
+	}
+	if ((type & PERF_SAMPLE_PERIOD) && !take(&words, &sample->period))
+		return false;
+	if ((type & PERF_SAMPLE_READ) && !skip_read_values(&words, attr->read_format))
+		return false;
+	if (type & PERF_SAMPLE_CALLCHAIN) {
+		if (!take(&words, &sample->callchain_length) ||
+		    sample->callchain_length > words.count - words.next) {
+			sample->callchain_length = 0;
+			return false;
+		}
+		sample->callchain = (const uint64_t *)(words.bytes + words.next * sizeof(uint64_t));
+	}
+	return true;
+}
+
+bool perf_data_reader_record_time(const struct perf_data_reader *reader,
+				  const struct perf_event_header *record, uint64_t *time)
+{
+	static const uint64_t trailer_fields = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+					       PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+					       PERF_SAMPLE_IDENTIFIER;
+	struct perf_sample sample;
+	struct words words = words_of(record);
+	const struct perf_event_attr *attr;
+	uint64_t type;
+	long event;
+
+	if (record->type == PERF_RECORD_SAMPLE) {
+		if (!perf_data_reader_parse_sample(reader, record, &sample) ||
+		    !(reader->events[sample.event].attr.sample_type & PERF_SAMPLE_TIME))
+			return false;
+		*time = sample.time;
+		return true;
+	}
+	if (record->type >= PERF_RECORD_USER_TYPE_START)
+		return false;
+	event = event_of_trailer(reader, record);
+	if (event < 0)
+		return false;
+	attr = &reader->events[event].attr;
+	type = attr->sample_type;
+	if (!attr->sample_id_all || !(type & PERF_SAMPLE_TIME) ||
+	    (size_t)__builtin_popcountll(type & trailer_fields) > words.count)
+		return false;
+	/* The trailer is the record's last words: TID, TIME, ... */
+	words.next = words.count - (size_t)__builtin_popcountll(type & trailer_fields);
+	if (type & PERF_SAMPLE_TID)
+		words.next++;
+	return take(&words, time);
+}

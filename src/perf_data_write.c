@@ -1,0 +1,331 @@
+/* The perf.data writer. Layout: file header, the event's ids, its attr, the
+ * data section, then the feature sections. The header and attr are written
+ * at creation (with a zero data size, which readers take as "to the end of
+ * the file") and rewritten with the real sizes at the end. */
+#include "perf_data.h"
+
+#include "perf_data_compressor.h"
+#include "perf_data_features.h"
+#include "perf_data_format.h"
+#include "perf_event_names.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+/* Bytes gathered before one write(2). */
+#define WRITE_BUFFER_SIZE (256 * 1024)
+/* perf record -z's default level: fast enough for the sampling loop. */
+#define COMPRESSION_LEVEL 1
+
+enum { OWNED_STRING_COUNT = 7 };
+
+struct perf_data_writer {
+	int fd;
+	int write_error; /* errno of the first failed write, 0 until then */
+	struct perf_event_attr attr;
+	struct perf_data_info info; /* every string set, owned in owned_strings */
+	char *owned_strings[OWNED_STRING_COUNT];
+	uint64_t *event_ids;
+	uint64_t data_offset;
+	uint64_t data_end; /* the file holds complete records up to here */
+	uint8_t *buffer;   /* records (or compressed records) not yet written */
+	size_t buffer_used;
+	struct perf_data_compressor *compressor; /* NULL for a plain file */
+	uint8_t *chunk;				 /* records not yet compressed */
+	size_t chunk_used;
+	uint64_t uncompressed_bytes, compressed_bytes;
+};
+
+static const char *own_string(struct perf_data_writer *writer, size_t slot, const char *value,
+			      const char *fallback)
+{
+	writer->owned_strings[slot] = xstrdup(value ? value : fallback);
+	return writer->owned_strings[slot];
+}
+
+static void copy_info(struct perf_data_writer *writer, const struct perf_data_info *info)
+{
+	static const struct perf_data_info none;
+	const char *event_name = perf_event_name_from_attr(&writer->attr);
+	struct utsname system = {0};
+	long online = sysconf(_SC_NPROCESSORS_ONLN), configured = sysconf(_SC_NPROCESSORS_CONF);
+
+	if (!info)
+		info = &none;
+	uname(&system);
+	writer->info = *info;
+	writer->info.event_name =
+	    own_string(writer, 0, info->event_name, event_name ? event_name : "unknown");
+	writer->info.hostname = own_string(writer, 1, info->hostname, system.nodename);
+	writer->info.os_release = own_string(writer, 2, info->os_release, system.release);
+	writer->info.arch = own_string(writer, 3, info->arch, system.machine);
+	writer->info.perf_version =
+	    own_string(writer, 4, info->perf_version, "profcpu " PROFCPU_VERSION);
+	writer->info.command_line = own_string(writer, 5, info->command_line, "profcpu");
+	if (!info->cpus_online)
+		writer->info.cpus_online = online > 0 ? (uint32_t)online : 1;
+	if (!info->cpus_available)
+		writer->info.cpus_available = configured > 0 ? (uint32_t)configured : 1;
+	writer->event_ids = xmalloc(info->event_id_count * sizeof(uint64_t));
+	if (info->event_id_count)
+		memcpy(writer->event_ids, info->event_ids, info->event_id_count * sizeof(uint64_t));
+	writer->info.event_ids = writer->event_ids;
+}
+
+/* Writes `size` bytes at `offset`. Returns how many were written: fewer,
+ * with errno set, on failure. */
+static size_t write_at(int fd, const void *bytes, size_t size, uint64_t offset)
+{
+	size_t done = 0;
+
+	while (done < size) {
+		ssize_t written =
+		    pwrite(fd, (const char *)bytes + done, size - done, (off_t)(offset + done));
+
+		if (written < 0 && errno == EINTR)
+			continue;
+		if (written <= 0) {
+			if (written == 0)
+				errno = EIO;
+			break;
+		}
+		done += (size_t)written;
+	}
+	return done;
+}
+
+/* Header, ids and attr, as one write at the start of the file. */
+static int write_header(struct perf_data_writer *writer, const uint64_t features[4])
+{
+	size_t ids_size = writer->info.event_id_count * sizeof(uint64_t);
+	size_t attr_size = sizeof(writer->attr) + sizeof(struct perf_file_section);
+	struct perf_file_header header = {
+	    .magic = PERF_DATA_MAGIC,
+	    .size = sizeof(header),
+	    .attr_size = attr_size,
+	    .attrs = {sizeof(header) + ids_size, attr_size},
+	    .data = {writer->data_offset, writer->data_end - writer->data_offset},
+	};
+	struct perf_file_section ids = {sizeof(header), ids_size};
+	uint8_t *bytes = xmalloc(writer->data_offset);
+	size_t written;
+
+	memcpy(header.features, features, sizeof(header.features));
+	memcpy(bytes, &header, sizeof(header));
+	if (ids_size)
+		memcpy(bytes + sizeof(header), writer->event_ids, ids_size);
+	memcpy(bytes + header.attrs.offset, &writer->attr, sizeof(writer->attr));
+	memcpy(bytes + header.attrs.offset + sizeof(writer->attr), &ids, sizeof(ids));
+	written = write_at(writer->fd, bytes, writer->data_offset, 0);
+	free(bytes);
+	return written == writer->data_offset ? 0 : -1;
+}
+
+/* How many leading bytes of `bytes` are whole records. */
+static size_t complete_records_size(const uint8_t *bytes, size_t size)
+{
+	size_t end = 0;
+	struct perf_event_header header;
+
+	while (size - end >= sizeof(header)) {
+		memcpy(&header, bytes + end, sizeof(header));
+		if (header.size > size - end)
+			break;
+		end += header.size;
+	}
+	return end;
+}
+
+static int fail(struct perf_data_writer *writer, int error)
+{
+	writer->write_error = error;
+	errno = error;
+	return -1;
+}
+
+/* Writes the buffer. On failure the data section keeps the records that
+ * were written whole. */
+static int flush_buffer(struct perf_data_writer *writer)
+{
+	size_t written =
+	    write_at(writer->fd, writer->buffer, writer->buffer_used, writer->data_end);
+	int error = errno;
+
+	if (written == writer->buffer_used) {
+		writer->data_end += written;
+		writer->buffer_used = 0;
+		return 0;
+	}
+	writer->data_end += complete_records_size(writer->buffer, written);
+	writer->buffer_used = 0;
+	return fail(writer, error);
+}
+
+static int compress_chunk(struct perf_data_writer *writer)
+{
+	size_t size;
+
+	if (!writer->chunk_used)
+		return 0;
+	if (WRITE_BUFFER_SIZE - writer->buffer_used < PERF_DATA_COMPRESSED_RECORD_ROOM &&
+	    flush_buffer(writer) < 0)
+		return -1;
+	size = perf_data_compressor_compress(writer->compressor, writer->chunk, writer->chunk_used,
+					     writer->buffer + writer->buffer_used);
+	if (!size)
+		return fail(writer, EIO);
+	writer->buffer_used += size;
+	writer->uncompressed_bytes += writer->chunk_used;
+	writer->compressed_bytes += size;
+	writer->chunk_used = 0;
+	return 0;
+}
+
+/* Chunks hold whole records when they can, so that a file cut short by a
+ * write error ends on a record boundary; a record larger than a chunk
+ * spans two, which perf's reader accepts. */
+static int add_to_chunk(struct perf_data_writer *writer, const uint8_t *record, size_t size)
+{
+	if (size > PERF_DATA_COMPRESSION_CHUNK - writer->chunk_used && compress_chunk(writer) < 0)
+		return -1;
+	while (size) {
+		size_t part = PERF_DATA_COMPRESSION_CHUNK - writer->chunk_used;
+
+		if (part > size)
+			part = size;
+		memcpy(writer->chunk + writer->chunk_used, record, part);
+		writer->chunk_used += part;
+		record += part;
+		size -= part;
+		if (writer->chunk_used == PERF_DATA_COMPRESSION_CHUNK && compress_chunk(writer) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void free_writer(struct perf_data_writer *writer)
+{
+	for (size_t i = 0; i < OWNED_STRING_COUNT; i++)
+		free(writer->owned_strings[i]);
+	free(writer->event_ids);
+	free(writer->buffer);
+	free(writer->chunk);
+	perf_data_compressor_free(writer->compressor);
+	free(writer);
+}
+
+struct perf_data_writer *perf_data_writer_create(const char *path,
+						 const struct perf_event_attr *attr,
+						 const struct perf_data_info *info, bool compress)
+{
+	static const uint64_t no_features[4];
+	struct perf_data_writer *writer = xcalloc(1, sizeof(*writer));
+	int error;
+
+	writer->fd = -1;
+	writer->attr = *attr;
+	writer->attr.size = sizeof(writer->attr);
+	copy_info(writer, info);
+	writer->data_offset = sizeof(struct perf_file_header) +
+			      writer->info.event_id_count * sizeof(uint64_t) +
+			      sizeof(writer->attr) + sizeof(struct perf_file_section);
+	writer->data_end = writer->data_offset;
+	writer->buffer = xmalloc(WRITE_BUFFER_SIZE);
+	if (compress) {
+		writer->chunk = xmalloc(PERF_DATA_COMPRESSION_CHUNK);
+		writer->compressor = perf_data_compressor_create(COMPRESSION_LEVEL);
+		if (!writer->compressor) {
+			free_writer(writer);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	writer->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (writer->fd < 0 || write_header(writer, no_features) < 0) {
+		error = errno;
+		if (writer->fd >= 0)
+			close(writer->fd);
+		free_writer(writer);
+		errno = error;
+		return NULL;
+	}
+	return writer;
+}
+
+int perf_data_writer_add(struct perf_data_writer *writer, const struct perf_event_header *record)
+{
+	size_t size = record->size;
+
+	if (writer->write_error) {
+		errno = writer->write_error;
+		return -1;
+	}
+	if (size < sizeof(*record)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (writer->compressor)
+		return add_to_chunk(writer, (const uint8_t *)record, size);
+	if (size > WRITE_BUFFER_SIZE - writer->buffer_used && flush_buffer(writer) < 0)
+		return -1;
+	memcpy(writer->buffer + writer->buffer_used, record, size);
+	writer->buffer_used += size;
+	return 0;
+}
+
+static struct perf_compressed_description describe_compression(struct perf_data_writer *writer)
+{
+	struct perf_compressed_description description = {
+	    .type = PERF_COMPRESSION_ZSTD,
+	    .level = COMPRESSION_LEVEL,
+	    .mmap_len = PERF_DATA_COMPRESSION_CHUNK,
+	};
+
+	if (writer->compressed_bytes)
+		description.ratio =
+		    (uint32_t)((writer->uncompressed_bytes + writer->compressed_bytes / 2) /
+			       writer->compressed_bytes);
+	return description;
+}
+
+int perf_data_writer_finish(struct perf_data_writer *writer)
+{
+	struct perf_compressed_description compression;
+	struct perf_data_features features;
+	int error;
+
+	if (!writer->write_error && (!writer->compressor || compress_chunk(writer) == 0))
+		flush_buffer(writer);
+	error = writer->write_error;
+	/* A failed write may have left part of a record past data_end. */
+	if (ftruncate(writer->fd, (off_t)writer->data_end) < 0 && !error)
+		error = errno;
+	compression = describe_compression(writer);
+	perf_data_features_build(&features, writer->data_end, &writer->attr, &writer->info,
+				 writer->compressor ? &compression : NULL);
+	if (write_at(writer->fd, features.bytes, features.size, writer->data_end) !=
+	    features.size) {
+		/* Without its feature sections the file is still readable. */
+		if (!error)
+			error = errno;
+		memset(features.bitmap, 0, sizeof(features.bitmap));
+		if (ftruncate(writer->fd, (off_t)writer->data_end) < 0)
+			error = error ? error : errno;
+	}
+	if (write_header(writer, features.bitmap) < 0 && !error)
+		error = errno;
+	if (close(writer->fd) < 0 && !error)
+		error = errno;
+	perf_data_features_free(&features);
+	free_writer(writer);
+	if (error) {
+		errno = error;
+		return -1;
+	}
+	return 0;
+}
