@@ -16,28 +16,27 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: profcpu collect -pid PID [-duration SECONDS] [options]\n"
-	"\n"
-	"Samples every thread of PID (also threads started later) with the\n"
-	"cpu-clock event and frame-pointer call stacks, then writes into one\n"
-	"folder: perf.data, folded_stacks.out, perf_script.out, flamegraph.svg,\n"
-	"prof.tar.gz and a copy of the target's perf map. Stops after the\n"
-	"duration, on Ctrl-C or SIGTERM, or when the target exits.\n"
-	"\n"
-	"Start .NET targets with DOTNET_PerfMapEnabled=1 so JIT frames are named.\n"
-	"\n"
-	"options:\n"
-	"  -pid PID              the process to sample\n"
-	"  -duration SECONDS     how long to sample (default: until Ctrl-C)\n"
-	"  -F, -frequency HZ     samples per second of CPU time (default 99)\n"
-	"  -o, -output DIR       output folder (default profilings/HH-MM-SS_YYYY-MM-DD)\n"
-	"  -buffersize PAGES     ring buffer pages per CPU, a power of two (default 256)\n"
-	"  -no-compress          write perf.data records without zstd\n" SYMBOL_OPTIONS_USAGE
-	"\n"
-	"EXAMPLES:\n"
-	"    profcpu collect -pid 1 -duration 30           # PID 1 for 30 seconds\n"
-	"    profcpu collect -pid 4711 -duration 10 -o out/  # into the folder out/\n"
-	"    profcpu collect -pid 4711 -F 999               # finer sampling until Ctrl-C\n";
+    "usage: profcpu collect -pid PID [-duration SECONDS] [options]\n"
+    "\n"
+    "Samples every thread of PID (also threads started later) with the\n"
+    "cpu-clock event and frame-pointer call stacks, then writes into one\n"
+    "folder: perf.data, folded_stacks.out, perf_script.out, flamegraph.svg,\n"
+    "prof.tar.gz and a copy of the target's perf map. Stops after the\n"
+    "duration, on Ctrl-C or SIGTERM, or when the target exits.\n"
+    "\n"
+    "Start .NET targets with DOTNET_PerfMapEnabled=1 so JIT frames are named.\n"
+    "\n"
+    "options:\n"
+    "  -pid PID              the process to sample\n"
+    "  -duration SECONDS     how long to sample (default: until Ctrl-C)\n"
+    "  -F, -frequency HZ     samples per second of CPU time (default 99)\n"
+    "  -o, -output DIR       output folder (default profilings/HH-MM-SS_YYYY-MM-DD)\n"
+    "  -buffersize PAGES     ring buffer pages per CPU, a power of two (default 256)\n"
+    "  -no-compress          write perf.data records without zstd\n" SYMBOL_OPTIONS_USAGE "\n"
+    "EXAMPLES:\n"
+    "    profcpu collect -pid 1 -duration 30           # PID 1 for 30 seconds\n"
+    "    profcpu collect -pid 4711 -duration 10 -o out/  # into the folder out/\n"
+    "    profcpu collect -pid 4711 -F 999               # finer sampling until Ctrl-C\n";
 
 struct collect_options {
 	long pid, frequency, buffer_pages;
@@ -143,9 +142,9 @@ static int record_capture(const struct collect_options *options,
 			  const char *command_line)
 {
 	struct record_options record_options = {
-		.duration = options->duration,
-		.frequency = (unsigned)options->frequency,
-		.show_progress = isatty(STDERR_FILENO),
+	    .duration = options->duration,
+	    .frequency = (unsigned)options->frequency,
+	    .show_progress = isatty(STDERR_FILENO),
 	};
 	struct perf_event_attr attr;
 	struct record_session *session;
@@ -163,14 +162,14 @@ static int record_capture(const struct collect_options *options,
 	}
 	uname(&system);
 	info = (struct perf_data_info){
-		.event_name = "cpu-clock",
-		.hostname = system.nodename,
-		.os_release = system.release,
-		.arch = system.machine,
-		.perf_version = "profcpu " PROFCPU_VERSION,
-		.command_line = command_line,
-		.cpus_online = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN),
-		.cpus_available = (uint32_t)sysconf(_SC_NPROCESSORS_CONF),
+	    .event_name = "cpu-clock",
+	    .hostname = system.nodename,
+	    .os_release = system.release,
+	    .arch = system.machine,
+	    .perf_version = "profcpu " PROFCPU_VERSION,
+	    .command_line = command_line,
+	    .cpus_online = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN),
+	    .cpus_available = (uint32_t)sysconf(_SC_NPROCESSORS_CONF),
 	};
 	sink.writer = perf_data_writer_create(path, &attr, &info, !options->no_compress);
 	if (!sink.writer) {
@@ -180,17 +179,15 @@ static int record_capture(const struct collect_options *options,
 		return -1;
 	}
 	fprintf(stderr, "profcpu: sampling pid %d (%s) at %ld Hz%s\n", (int)target->pid,
-		target->comm, options->frequency,
-		options->duration > 0 ? "" : "; Ctrl-C stops");
+		target->comm, options->frequency, options->duration > 0 ? "" : "; Ctrl-C stops");
 	record_run(session, &record_options, write_record, &sink, &summary);
 	record_close(session);
 	if (perf_data_writer_finish(sink.writer) < 0 && !sink.error)
 		sink.error = errno;
 	log_summary(log, &summary);
 	fprintf(stderr, "profcpu: %llu samples from %u threads in %.1f s, %llu lost; stopped: %s\n",
-		(unsigned long long)summary.samples, summary.threads_seen,
-		summary.elapsed_seconds, (unsigned long long)summary.lost_samples,
-		stop_reason_text(summary.stop_reason));
+		(unsigned long long)summary.samples, summary.threads_seen, summary.elapsed_seconds,
+		(unsigned long long)summary.lost_samples, stop_reason_text(summary.stop_reason));
 	if (summary.lost_samples)
 		print_warning("%llu samples were lost: the ring buffer overflowed; raise "
 			      "-buffersize or lower -F",
@@ -232,15 +229,15 @@ int cmd_collect(int argc, char **argv)
 	struct collect_options options = {.frequency = 99, .buffer_pages = 256};
 	struct string_list positionals = {0};
 	const struct option entries[] = {
-		{"pid", "p", OPTION_INTEGER, &options.pid},
-		{"duration", NULL, OPTION_NUMBER, &options.duration},
-		{"frequency", "F", OPTION_INTEGER, &options.frequency},
-		{"output", "o", OPTION_STRING, &options.output_dir},
-		{"buffersize", NULL, OPTION_INTEGER, &options.buffer_pages},
-		{"no-compress", NULL, OPTION_FLAG, &options.no_compress},
-		{"help", "h", OPTION_FLAG, &options.help},
-		SYMBOL_OPTION_ENTRIES(&options.symbols),
-		{NULL, NULL, OPTION_FLAG, NULL},
+	    {"pid", "p", OPTION_INTEGER, &options.pid},
+	    {"duration", NULL, OPTION_NUMBER, &options.duration},
+	    {"frequency", "F", OPTION_INTEGER, &options.frequency},
+	    {"output", "o", OPTION_STRING, &options.output_dir},
+	    {"buffersize", NULL, OPTION_INTEGER, &options.buffer_pages},
+	    {"no-compress", NULL, OPTION_FLAG, &options.no_compress},
+	    {"help", "h", OPTION_FLAG, &options.help},
+	    SYMBOL_OPTION_ENTRIES(&options.symbols),
+	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	struct target_process target;
 	struct resolver_config config = {0};

@@ -10,19 +10,18 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: profcpu postprocess -dir DIR [options]\n"
-	"\n"
-	"Symbolizes DIR/perf.data (made by profcpu collect or by perf record -g)\n"
-	"and writes folded_stacks.out, perf_script.out, flamegraph.svg and\n"
-	"prof.tar.gz into DIR. JIT frames are named from DIR/perf-<pid>.map, or\n"
-	"from /tmp/perf-<pid>.map.\n"
-	"\n"
-	"options:\n"
-	"  -dir DIR              the capture folder\n" SYMBOL_OPTIONS_USAGE
-	"\n"
-	"EXAMPLES:\n"
-	"    profcpu postprocess -dir profilings/10-31-07_2026-11-22   # redo the outputs\n"
-	"    profcpu postprocess -dir out --symbols ~/symbols   # with downloaded .dbg files\n";
+    "usage: profcpu postprocess -dir DIR [options]\n"
+    "\n"
+    "Symbolizes DIR/perf.data (made by profcpu collect or by perf record -g)\n"
+    "and writes folded_stacks.out, perf_script.out, flamegraph.svg and\n"
+    "prof.tar.gz into DIR. JIT frames are named from DIR/perf-<pid>.map, or\n"
+    "from /tmp/perf-<pid>.map.\n"
+    "\n"
+    "options:\n"
+    "  -dir DIR              the capture folder\n" SYMBOL_OPTIONS_USAGE "\n"
+    "EXAMPLES:\n"
+    "    profcpu postprocess -dir profilings/10-31-07_2026-11-22   # redo the outputs\n"
+    "    profcpu postprocess -dir out --symbols ~/symbols   # with downloaded .dbg files\n";
 
 int cmd_postprocess(int argc, char **argv)
 {
@@ -31,10 +30,10 @@ int cmd_postprocess(int argc, char **argv)
 	struct symbol_options symbols = {0};
 	struct string_list positionals = {0};
 	const struct option options[] = {
-		{"dir", "d", OPTION_STRING, &dir},
-		{"help", "h", OPTION_FLAG, &help},
-		SYMBOL_OPTION_ENTRIES(&symbols),
-		{NULL, NULL, OPTION_FLAG, NULL},
+	    {"dir", "d", OPTION_STRING, &dir},
+	    {"help", "h", OPTION_FLAG, &help},
+	    SYMBOL_OPTION_ENTRIES(&symbols),
+	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	struct resolver_config config = {.live_root_fd = -1};
 	FILE *log;

@@ -17,15 +17,17 @@ int emit_perf_script(const struct profile *profile, FILE *out)
 		const struct profile_sample *sample = &profile->samples[i];
 		const struct profile_stack *stack = &profile->stacks[sample->stack];
 
-		fprintf(out, "%16s %5" PRIu32 "/%-5" PRIu32 " [%03" PRIu32 "] %5" PRIu64 ".%06" PRIu64
-			     ": %10" PRIu64 " %s: \n",
+		fprintf(out,
+			"%16s %5" PRIu32 "/%-5" PRIu32 " [%03" PRIu32 "] %5" PRIu64 ".%06" PRIu64
+			": %10" PRIu64 " %s: \n",
 			sample->thread_name, sample->pid, sample->tid, sample->cpu,
 			sample->time / 1000000000, sample->time % 1000000000 / 1000, sample->period,
 			profile->event_name);
 		for (uint32_t level = 0; level < stack->depth; level++)
-			write_location(profile,
-				       &profile->locations[profile->stack_locations[stack->first + level]],
-				       out);
+			write_location(
+			    profile,
+			    &profile->locations[profile->stack_locations[stack->first + level]],
+			    out);
 		fputc('\n', out);
 	}
 	return ferror(out) ? -1 : 0;

@@ -31,8 +31,8 @@ static void rebuild_index(struct fold_builder *builder)
 	memset(builder->index, 0xff, builder->index_size * sizeof(*builder->index));
 	for (uint32_t id = 0; id < builder->folded->count; id++) {
 		const struct folded_stack *stack = &builder->folded->stacks[id];
-		size_t slot = hash_functions(stack->functions, stack->depth) &
-			      (builder->index_size - 1);
+		size_t slot =
+		    hash_functions(stack->functions, stack->depth) & (builder->index_size - 1);
 
 		while (builder->index[slot] != PROFILE_NOT_FOUND)
 			slot = (slot + 1) & (builder->index_size - 1);
@@ -51,8 +51,8 @@ static void add_folded(struct fold_builder *builder, const char **functions,
 	if (folded->count * 2 >= builder->index_size)
 		rebuild_index(builder);
 	mask = builder->index_size - 1;
-	for (slot = hash_functions(functions, depth) & mask; builder->index[slot] != PROFILE_NOT_FOUND;
-	     slot = (slot + 1) & mask) {
+	for (slot = hash_functions(functions, depth) & mask;
+	     builder->index[slot] != PROFILE_NOT_FOUND; slot = (slot + 1) & mask) {
 		stack = &folded->stacks[builder->index[slot]];
 		if (stack->depth == depth &&
 		    !memcmp(stack->functions, functions, depth * sizeof(*functions))) {
@@ -78,8 +78,8 @@ static int compare_folded(const void *a, const void *b)
 
 	for (size_t i = 0; i < x->depth && i < y->depth; i++) {
 		int order = x->functions[i] == y->functions[i]
-				    ? 0
-				    : strcmp(x->functions[i], y->functions[i]);
+				? 0
+				: strcmp(x->functions[i], y->functions[i]);
 
 		if (order)
 			return order;
@@ -114,7 +114,7 @@ void profile_fold(const struct profile *profile, struct folded_profile *folded)
 		kinds[depth++] = FRAME_NATIVE;
 		for (size_t level = stack->depth; level-- > 0;) {
 			const struct profile_location *location =
-				&profile->locations[profile->stack_locations[stack->first + level]];
+			    &profile->locations[profile->stack_locations[stack->first + level]];
 
 			for (size_t frame = location->frame_count; frame-- > 0;) {
 				grow_array((void **)&functions, &capacity, depth + 1,
@@ -122,7 +122,7 @@ void profile_fold(const struct profile *profile, struct folded_profile *folded)
 				grow_array((void **)&kinds, &kinds_capacity, depth + 1,
 					   sizeof(*kinds));
 				functions[depth] =
-					profile->frames[location->first_frame + frame].function;
+				    profile->frames[location->first_frame + frame].function;
 				kinds[depth++] = location->kind;
 			}
 		}

@@ -11,8 +11,8 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{"collect", cmd_collect, "sample a running process and write all outputs"},
-	{"postprocess", cmd_postprocess, "write the outputs again from a capture folder"},
+    {"collect", cmd_collect, "sample a running process and write all outputs"},
+    {"postprocess", cmd_postprocess, "write the outputs again from a capture folder"},
 };
 
 static void print_usage(FILE *out)

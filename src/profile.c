@@ -91,7 +91,7 @@ uint32_t profile_find_location(const struct profile *profile, uint32_t pid, uint
 	slot = hash_location(pid, address, kernel) & mask;
 	for (; profile->location_index[slot] != PROFILE_NOT_FOUND; slot = (slot + 1) & mask) {
 		const struct profile_location *location =
-			&profile->locations[profile->location_index[slot]];
+		    &profile->locations[profile->location_index[slot]];
 
 		if (location->pid == pid && location->address == address &&
 		    location->kernel == kernel)
@@ -100,8 +100,8 @@ uint32_t profile_find_location(const struct profile *profile, uint32_t pid, uint
 	return PROFILE_NOT_FOUND;
 }
 
-uint32_t profile_add_location(struct profile *profile, uint32_t pid, uint64_t address,
-			      bool kernel, const struct resolved_location *resolved)
+uint32_t profile_add_location(struct profile *profile, uint32_t pid, uint64_t address, bool kernel,
+			      const struct resolved_location *resolved)
 {
 	uint32_t id = (uint32_t)profile->location_count;
 	size_t slot;
@@ -110,18 +110,18 @@ uint32_t profile_add_location(struct profile *profile, uint32_t pid, uint64_t ad
 		   profile->frame_count + resolved->frame_count, sizeof(*profile->frames));
 	for (size_t i = 0; i < resolved->frame_count; i++)
 		profile->frames[profile->frame_count + i] = (struct profile_frame){
-			string_table_intern(profile->strings, resolved->frames[i].function),
-			resolved->frames[i].offset, resolved->frames[i].named};
+		    string_table_intern(profile->strings, resolved->frames[i].function),
+		    resolved->frames[i].offset, resolved->frames[i].named};
 	grow_array((void **)&profile->locations, &profile->location_capacity, id + 1,
 		   sizeof(*profile->locations));
 	profile->locations[id] = (struct profile_location){
-		.pid = pid,
-		.address = address,
-		.kernel = kernel,
-		.kind = resolved->kind,
-		.module = string_table_intern(profile->strings, resolved->module),
-		.first_frame = (uint32_t)profile->frame_count,
-		.frame_count = (uint32_t)resolved->frame_count,
+	    .pid = pid,
+	    .address = address,
+	    .kernel = kernel,
+	    .kind = resolved->kind,
+	    .module = string_table_intern(profile->strings, resolved->module),
+	    .first_frame = (uint32_t)profile->frame_count,
+	    .frame_count = (uint32_t)resolved->frame_count,
 	};
 	profile->frame_count += resolved->frame_count;
 	profile->location_count++;
@@ -148,9 +148,8 @@ uint32_t profile_intern_stack(struct profile *profile, const uint32_t *locations
 	     slot = (slot + 1) & mask) {
 		const struct profile_stack *stack = &profile->stacks[profile->stack_index[slot]];
 
-		if (stack->depth == depth &&
-		    !memcmp(profile->stack_locations + stack->first, locations,
-			    depth * sizeof(*locations)))
+		if (stack->depth == depth && !memcmp(profile->stack_locations + stack->first,
+						     locations, depth * sizeof(*locations)))
 			return profile->stack_index[slot];
 	}
 	grow_array((void **)&profile->stack_locations, &profile->stack_location_capacity,
@@ -159,8 +158,8 @@ uint32_t profile_intern_stack(struct profile *profile, const uint32_t *locations
 	       depth * sizeof(*locations));
 	grow_array((void **)&profile->stacks, &profile->stack_capacity, id + 1,
 		   sizeof(*profile->stacks));
-	profile->stacks[id] = (struct profile_stack){(uint32_t)profile->stack_location_count,
-						     (uint32_t)depth};
+	profile->stacks[id] =
+	    (struct profile_stack){(uint32_t)profile->stack_location_count, (uint32_t)depth};
 	profile->stack_location_count += depth;
 	profile->stack_count++;
 	profile->stack_index[slot] = id;
@@ -169,7 +168,7 @@ uint32_t profile_intern_stack(struct profile *profile, const uint32_t *locations
 
 void profile_add_sample(struct profile *profile, const struct profile_sample *sample)
 {
-	grow_array((void **)&profile->samples, &profile->sample_capacity,
-		   profile->sample_count + 1, sizeof(*profile->samples));
+	grow_array((void **)&profile->samples, &profile->sample_capacity, profile->sample_count + 1,
+		   sizeof(*profile->samples));
 	profile->samples[profile->sample_count++] = *sample;
 }

@@ -26,7 +26,7 @@ struct profile_location {
 	uint64_t address;
 	bool kernel;
 	enum frame_kind kind;
-	const char *module; /* interned */
+	const char *module;		   /* interned */
 	uint32_t first_frame, frame_count; /* into profile.frames, innermost first */
 };
 
@@ -70,8 +70,8 @@ void profile_release(struct profile *profile);
 /* The location already made for (pid, address, kernel), or PROFILE_NOT_FOUND. */
 uint32_t profile_find_location(const struct profile *profile, uint32_t pid, uint64_t address,
 			       bool kernel);
-uint32_t profile_add_location(struct profile *profile, uint32_t pid, uint64_t address,
-			      bool kernel, const struct resolved_location *resolved);
+uint32_t profile_add_location(struct profile *profile, uint32_t pid, uint64_t address, bool kernel,
+			      const struct resolved_location *resolved);
 
 /* The id of the stack made of `locations` (leaf first), added if new. */
 uint32_t profile_intern_stack(struct profile *profile, const uint32_t *locations, size_t depth);

@@ -27,7 +27,7 @@ struct record_session {
 	int *cpus;
 	size_t cpu_count;
 	struct ring_buffer *rings; /* one per entry of cpus */
-	struct pollfd *polled;     /* the rings, then the target's pidfd */
+	struct pollfd *polled;	   /* the rings, then the target's pidfd */
 	unsigned buffer_pages;
 	int *event_fds;
 	size_t event_count, event_capacity;
@@ -47,23 +47,23 @@ static void request_stop(int signal_number)
 void record_default_attr(struct perf_event_attr *attr, unsigned frequency)
 {
 	*attr = (struct perf_event_attr){
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(*attr),
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.sample_freq = frequency,
-		.freq = 1,
-		.sample_type = PROFCPU_SAMPLE_TYPE,
-		.disabled = 1,
-		.inherit = 1,
-		.mmap = 1,
-		.comm = 1,
-		.task = 1,
-		.sample_id_all = 1,
-		.exclude_hv = 1,
-		.mmap2 = 1,
-		.comm_exec = 1,
-		.use_clockid = 1,
-		.clockid = CLOCK_MONOTONIC, /* as perfcollect's perf record -k 1 */
+	    .type = PERF_TYPE_SOFTWARE,
+	    .size = sizeof(*attr),
+	    .config = PERF_COUNT_SW_CPU_CLOCK,
+	    .sample_freq = frequency,
+	    .freq = 1,
+	    .sample_type = PROFCPU_SAMPLE_TYPE,
+	    .disabled = 1,
+	    .inherit = 1,
+	    .mmap = 1,
+	    .comm = 1,
+	    .task = 1,
+	    .sample_id_all = 1,
+	    .exclude_hv = 1,
+	    .mmap2 = 1,
+	    .comm_exec = 1,
+	    .use_clockid = 1,
+	    .clockid = CLOCK_MONOTONIC, /* as perfcollect's perf record -k 1 */
 	};
 }
 
@@ -118,7 +118,7 @@ static int map_ring_buffer(struct record_session *session, size_t cpu_index, int
 	if (base == MAP_FAILED)
 		return -1;
 	session->rings[cpu_index] = (struct ring_buffer){
-		.fd = fd, .page = base, .data_size = session->buffer_pages * page_size};
+	    .fd = fd, .page = base, .data_size = session->buffer_pages * page_size};
 	return 0;
 }
 
@@ -408,8 +408,8 @@ void record_run(struct record_session *session, const struct record_options *opt
 			break;
 		target_exited = wait_for_data(session, 100);
 		for (size_t i = 0; i < session->cpu_count && status == 0; i++)
-			status = drain_ring_buffer(session, &session->rings[i], sink, context,
-						   summary);
+			status =
+			    drain_ring_buffer(session, &session->rings[i], sink, context, summary);
 		if (options->show_progress && summary->elapsed_seconds >= next_progress) {
 			show_progress(options, summary);
 			next_progress = summary->elapsed_seconds + 0.25;

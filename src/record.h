@@ -11,9 +11,9 @@
 #include <stdint.h>
 
 struct record_options {
-	double duration;       /* seconds; 0 records until Ctrl-C or the target exits */
-	unsigned frequency;    /* samples per second of CPU time, per thread */
-	bool show_progress;    /* a progress line on stderr */
+	double duration;    /* seconds; 0 records until Ctrl-C or the target exits */
+	unsigned frequency; /* samples per second of CPU time, per thread */
+	bool show_progress; /* a progress line on stderr */
 };
 
 enum record_stop_reason {

@@ -73,8 +73,7 @@ static struct thread_name *thread_slot(struct replay *replay, uint32_t tid)
 		free(old);
 	}
 	mask = replay->thread_slots - 1;
-	for (slot = (tid * 2654435761u) & mask; replay->threads[slot].tid;
-	     slot = (slot + 1) & mask)
+	for (slot = (tid * 2654435761u) & mask; replay->threads[slot].tid; slot = (slot + 1) & mask)
 		if (replay->threads[slot].tid == tid)
 			return &replay->threads[slot];
 	replay->thread_count++;
@@ -95,8 +94,8 @@ static void set_thread_name(struct replay *replay, uint32_t tid, const char *nam
 }
 
 /* Copies a record's NUL-terminated string field, bounded by the record. */
-static void copy_record_string(const struct perf_event_header *record, const char *field,
-			       char *out, size_t out_size)
+static void copy_record_string(const struct perf_event_header *record, const char *field, char *out,
+			       size_t out_size)
 {
 	size_t available = (size_t)((const char *)record + record->size - field);
 	size_t length = strnlen(field, available < out_size ? available : out_size - 1);
@@ -142,18 +141,18 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 			continue;
 		/* After the first address of a context come return addresses. */
 		replay->stack[depth++] =
-			locate(replay, sample.pid, address, kernel, !first_in_context);
+		    locate(replay, sample.pid, address, kernel, !first_in_context);
 		first_in_context = false;
 	}
 	added = (struct profile_sample){
-		.time = sample.time,
-		.period = sample.period,
-		.pid = sample.pid,
-		.tid = sample.tid,
-		.cpu = sample.cpu,
-		.stack = profile_intern_stack(replay->profile, replay->stack, depth),
-		.process_name = thread_name(replay, sample.pid),
-		.thread_name = thread_name(replay, sample.tid),
+	    .time = sample.time,
+	    .period = sample.period,
+	    .pid = sample.pid,
+	    .tid = sample.tid,
+	    .cpu = sample.cpu,
+	    .stack = profile_intern_stack(replay->profile, replay->stack, depth),
+	    .process_name = thread_name(replay, sample.pid),
+	    .thread_name = thread_name(replay, sample.tid),
 	};
 	profile_add_sample(replay->profile, &added);
 }
@@ -186,7 +185,7 @@ static void replay_record(struct replay *replay, const struct perf_event_header 
 			resolver_fork(replay->resolver, (pid_t)task->pid, (pid_t)task->parent_pid);
 		if (!thread_slot(replay, task->tid)->name)
 			thread_slot(replay, task->tid)->name =
-				thread_slot(replay, task->parent_tid)->name;
+			    thread_slot(replay, task->parent_tid)->name;
 		break;
 	}
 	case PERF_RECORD_MMAP2: {
@@ -213,7 +212,8 @@ static void replay_record(struct replay *replay, const struct perf_event_header 
 	}
 	case PERF_RECORD_LOST:
 		if (record->size >= sizeof(struct perf_record_lost))
-			replay->profile->lost_samples += ((const struct perf_record_lost *)record)->lost;
+			replay->profile->lost_samples +=
+			    ((const struct perf_record_lost *)record)->lost;
 		break;
 	}
 }
@@ -231,9 +231,9 @@ int replay_capture(const char *perf_data_path, struct resolver *resolver, struct
 	}
 	if (perf_data_reader_event_count(replay.reader) > 0)
 		profile->event_name = string_table_intern(
-			profile->strings, perf_data_reader_event_name(replay.reader, 0));
-	status = perf_data_reader_for_each(replay.reader, keep_record, &replay, error,
-					   sizeof(error));
+		    profile->strings, perf_data_reader_event_name(replay.reader, 0));
+	status =
+	    perf_data_reader_for_each(replay.reader, keep_record, &replay, error, sizeof(error));
 	if (status < 0)
 		print_warning("%s: using the %zu records before the damage", error,
 			      replay.record_count);

@@ -10,7 +10,6 @@
 
 /* Reads `perf_data_path` into `profile` (profile_init() first), naming
  * frames with `resolver`. Returns 0, or -1 after printing why. */
-int replay_capture(const char *perf_data_path, struct resolver *resolver,
-		   struct profile *profile);
+int replay_capture(const char *perf_data_path, struct resolver *resolver, struct profile *profile);
 
 #endif

@@ -23,15 +23,15 @@ void symbol_options_apply(struct symbol_options *options, int target_root_fd, FI
 	if (!options->server && getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS"))
 		options->server = getenv("DEBUGINFOD_URLS");
 	if (!options->cache_dir)
-		options->cache_dir = xasprintf("%s/.cache/profcpu/symbols",
-					       home && *home ? home : "/tmp");
+		options->cache_dir =
+		    xasprintf("%s/.cache/profcpu/symbols", home && *home ? home : "/tmp");
 	*config = (struct native_symbols_config){
-		.target_root_fd = target_root_fd,
-		.symbol_dirs = options->dirs.items,
-		.symbol_server = options->server,
-		.cache_dir = options->cache_dir,
-		.inline_frames = options->inline_frames,
-		.log = log,
+	    .target_root_fd = target_root_fd,
+	    .symbol_dirs = options->dirs.items,
+	    .symbol_server = options->server,
+	    .cache_dir = options->cache_dir,
+	    .inline_frames = options->inline_frames,
+	    .log = log,
 	};
 }
 

@@ -173,6 +173,6 @@ int synthesize_kernel_mmap(record_sink sink, void *context)
 	record->length = UINT64_MAX - text;
 	record->page_offset = text;
 	record->header.size =
-		finish_record(buffer, sizeof(*record), "[kernel.kallsyms]_text", -1, 0);
+	    finish_record(buffer, sizeof(*record), "[kernel.kallsyms]_text", -1, 0);
 	return sink(&record->header, context);
 }

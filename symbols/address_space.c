@@ -50,7 +50,7 @@ static void insert_at(struct address_space *space, size_t index, struct mapping 
 	if (space->count == space->capacity) {
 		space->capacity = space->capacity ? space->capacity * 2 : 64;
 		space->mappings =
-			checked(realloc(space->mappings, space->capacity * sizeof(mapping)));
+		    checked(realloc(space->mappings, space->capacity * sizeof(mapping)));
 	}
 	memmove(&space->mappings[index + 1], &space->mappings[index],
 		(space->count - index) * sizeof(mapping));

@@ -135,8 +135,8 @@ static struct perfmap *load_perfmap(struct resolver *resolver, struct process *p
 		snprintf(process->perfmap_display_path, sizeof(process->perfmap_display_path),
 			 "/tmp/perf-%d.map",
 			 (int)(process->pid == resolver->config.live_pid
-				       ? resolver->config.live_namespace_pid
-				       : process->pid));
+				   ? resolver->config.live_namespace_pid
+				   : process->pid));
 	}
 	return process->perfmap;
 }
@@ -157,7 +157,8 @@ static bool lookup_jit(struct resolver *resolver, struct process *process, uint6
 	if (!perfmap)
 		return false;
 	if (!perfmap_lookup(perfmap, address, &entry)) {
-		if (process->perfmap_fd < 0 || perfmap_read_more(perfmap, process->perfmap_fd) < 0 ||
+		if (process->perfmap_fd < 0 ||
+		    perfmap_read_more(perfmap, process->perfmap_fd) < 0 ||
 		    !perfmap_lookup(perfmap, address, &entry))
 			return false;
 	}
@@ -204,8 +205,8 @@ static void lookup_native(struct resolver *resolver, const struct mapping *mappi
 	location->frame_count = count;
 	for (size_t i = 0; i < count; i++)
 		location->frames[i] = (struct resolved_frame){
-			frames[i].function ? frames[i].function : "[unknown]",
-			frames[i].offset + (address - lookup_address), frames[i].function != NULL};
+		    frames[i].function ? frames[i].function : "[unknown]",
+		    frames[i].offset + (address - lookup_address), frames[i].function != NULL};
 }
 
 void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bool kernel,
@@ -217,8 +218,8 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
 	struct process *process = find_process(resolver, pid);
 	const struct mapping *mapping;
 
-	*location = (struct resolved_location){.module = "[unknown]", .kind = FRAME_UNKNOWN,
-					       .frame_count = 1};
+	*location = (struct resolved_location){
+	    .module = "[unknown]", .kind = FRAME_UNKNOWN, .frame_count = 1};
 	location->frames[0] = (struct resolved_frame){"[unknown]", 0, false};
 	if (kernel) {
 		struct native_frame frame;
@@ -228,7 +229,7 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
 		if (native_symbols_lookup_kernel(resolver->native, lookup_address, &frame) &&
 		    frame.function)
 			location->frames[0] = (struct resolved_frame){
-				frame.function, frame.offset + (address - lookup_address), true};
+			    frame.function, frame.offset + (address - lookup_address), true};
 		return;
 	}
 	mapping = address_space_find(process->space, lookup_address);

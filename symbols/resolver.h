@@ -16,8 +16,8 @@
 #include <sys/types.h>
 
 enum frame_kind {
-	FRAME_NATIVE,  /* code in an ELF file */
-	FRAME_JIT,     /* generated code: .NET, node, anything with a perf map */
+	FRAME_NATIVE, /* code in an ELF file */
+	FRAME_JIT,    /* generated code: .NET, node, anything with a perf map */
 	FRAME_KERNEL,
 	FRAME_UNKNOWN, /* nothing says what is at the address */
 };
@@ -27,7 +27,7 @@ enum frame_kind {
 struct resolved_frame {
 	const char *function; /* never NULL: "[unknown]" or "[module]" when unnamed */
 	uint64_t offset;      /* from the function's start */
-	bool named;           /* a symbol or a perf map line names it */
+	bool named;	      /* a symbol or a perf map line names it */
 };
 
 /* Strings stay valid until the next resolver call. */
@@ -35,7 +35,7 @@ struct resolved_location {
 	const char *module; /* file path as the process sees it, "/tmp/perf-N.map",
 			       "[kernel.kallsyms]" or "[unknown]" */
 	enum frame_kind kind;
-	size_t frame_count; /* at least 1 */
+	size_t frame_count;				   /* at least 1 */
 	struct resolved_frame frames[RESOLVER_MAX_FRAMES]; /* innermost first */
 };
 

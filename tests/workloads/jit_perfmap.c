@@ -9,8 +9,7 @@
 
 /* push rbp; mov rbp,rsp; mov ecx,50000000; l: dec ecx; jnz l; pop rbp; ret */
 static const unsigned char busy_loop_code[] = {
-	0x55, 0x48, 0x89, 0xe5, 0xb9, 0x80, 0xf0, 0xfa, 0x02,
-	0xff, 0xc9, 0x75, 0xfc, 0x5d, 0xc3,
+    0x55, 0x48, 0x89, 0xe5, 0xb9, 0x80, 0xf0, 0xfa, 0x02, 0xff, 0xc9, 0x75, 0xfc, 0x5d, 0xc3,
 };
 
 typedef void (*generated_function)(void);
@@ -23,8 +22,8 @@ __attribute__((noinline)) static void call_generated(generated_function function
 int main(int argc, char **argv)
 {
 	char path[64];
-	unsigned char *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *code =
+	    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	FILE *map;
 
 	(void)argc;

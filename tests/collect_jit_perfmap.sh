@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Code generated at run time is named from the process's own perf map, also
+# when the process lives in its own PID and mount namespace with a private
+# /tmp, where the map is /proc/<pid>/root/tmp/perf-<namespace pid>.map.
+source "$(dirname "$0")/lib.sh"
+
+check_capture() {
+	local out=$1
+	folded top "$out/folded_stacks.out" 3
+	assert_share "$out/folded_stacks.out" ';main;call_generated;jitted_busy_loop\[Generated\]$' 90 100
+	ls "$out"/perf-*.map >/dev/null || fail "no perf map copy in $out"
+	grep -qP '^\t +[0-9a-f]+ jitted_busy_loop\[Generated\] \(/tmp/perf-[0-9]+\.map\)$' \
+		"$out/perf_script.out" || fail "JIT frames must show the perf map as their DSO"
+}
+
+# In this namespace.
+start "$WORKLOAD_JIT_PERFMAP"
+pid=$started_pid
+until [[ -s /tmp/perf-$pid.map ]]; do sleep 0.05; done
+"$PROFCPU" collect -pid "$pid" -duration 2 -o "$workdir/plain"
+kill "$pid"
+rm -f "/tmp/perf-$pid.map"
+check_capture "$workdir/plain"
+
+# After the process is gone, postprocess names the frames from the copy.
+rm "$workdir/plain/folded_stacks.out"
+"$PROFCPU" postprocess -dir "$workdir/plain"
+check_capture "$workdir/plain"
+
+# In its own PID and mount namespace, with a private /tmp.
+command -v unshare >/dev/null || skip "unshare is missing"
+start unshare --pid --mount --fork --mount-proc --kill-child sh -c \
+	'mount -t tmpfs tmpfs /tmp && exec "$0"' "$WORKLOAD_JIT_PERFMAP"
+for _ in $(seq 100); do
+	pid=$(pgrep -f -n "^$WORKLOAD_JIT_PERFMAP\$" || true)
+	[[ -n "$pid" ]] && break
+	sleep 0.05
+done
+[[ -n "$pid" ]] || fail "the namespaced workload did not start"
+namespace_pid=$(awk '/^NSpid:/ {print $NF}' "/proc/$pid/status")
+((namespace_pid != pid)) || skip "unshare gave no separate PID namespace"
+until [[ -s /proc/$pid/root/tmp/perf-$namespace_pid.map ]]; do sleep 0.05; done
+[[ ! -e /tmp/perf-$namespace_pid.map && ! -e /tmp/perf-$pid.map ]] ||
+	skip "a perf map with the same pid exists in this /tmp"
+"$PROFCPU" collect -pid "$pid" -duration 2 -o "$workdir/namespaced"
+check_capture "$workdir/namespaced"
