@@ -11,6 +11,8 @@ struct command {
 };
 
 static const struct command commands[] = {
+    {"flamegraph", cmd_flamegraph, "draw an interactive flame graph SVG from folded stacks"},
+    {"diff", cmd_diff, "join two folded captures for a differential flame graph"},
     {"version", NULL, "print the version"},
 };
 
