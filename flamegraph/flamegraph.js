@@ -112,21 +112,24 @@
 		saveState();
 	}
 
+	// Highlights the frames whose name matches `term` (a regex; none to
+	// clear) and shows the share of all samples they cover.
 	function search(term) {
-		var pattern, covered = -Infinity, matched = 0;
+		var pattern = null, covered = -Infinity, matched = 0;
 		var epsilon = config.total * 1e-12;
+		var message = " ";
 
 		searchTerm = term || null;
 		if (searchTerm) {
 			try {
 				pattern = new RegExp(searchTerm, ignoreCase ? "i" : "");
 			} catch (error) {
-				matchedText.textContent = "Bad regex: " + error.message;
+				message = "Bad regex: " + error.message;
 				searchTerm = null;
 			}
 		}
 		for (var i = 0; i < count; i++) {
-			var hit = pattern !== undefined && pattern.test(names[i]);
+			var hit = pattern !== null && pattern.test(names[i]);
 
 			rects[i].setAttribute("fill", hit ? searchColour : fills[i]);
 			// Depth-first order: a match inside the last counted match
@@ -136,15 +139,10 @@
 				covered = xs[i] + widths[i];
 			}
 		}
-		if (pattern !== undefined) {
-			matchedText.textContent = "Matched: " +
-				(100 * matched / config.total).toFixed(2) + "%";
-			searchButton.lastChild.textContent = "Reset Search";
-		} else {
-			if (!searchTerm && !matchedText.textContent.startsWith("Bad regex"))
-				matchedText.textContent = " ";
-			searchButton.lastChild.textContent = "Search";
-		}
+		if (pattern !== null)
+			message = "Matched: " + (100 * matched / config.total).toFixed(2) + "%";
+		matchedText.textContent = message;
+		searchButton.lastChild.textContent = pattern !== null ? "Reset Search" : "Search";
 		saveState();
 	}
 
@@ -246,7 +244,8 @@
 		}
 	});
 
-	if (measureFont())
-		zoom(zoomed);
-	restoreState();
+	var fontRunsWider = measureFont();
+	restoreState(); // zooming, if the URL asks, re-fits the names too
+	if (fontRunsWider && zoomed === 0)
+		zoom(0);
 })();

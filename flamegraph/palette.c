@@ -170,7 +170,7 @@ struct rgb palette_change_colour(double before, double after, double largest_cha
 	uint8_t pale;
 
 	if (change == 0 || largest_change <= 0)
-		return (struct rgb){250, 250, 250};
+		return (struct rgb){221, 221, 221};
 	/* Even the smallest change is visibly tinted. */
 	pale = (uint8_t)(230 - 200 * fmin(fabs(change) / largest_change, 1));
 	if (change > 0)

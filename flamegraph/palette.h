@@ -51,7 +51,7 @@ const struct palette *palette_find(const char *name);
 struct rgb palette_colour(const struct palette *palette, enum frame_kind kind, const char *name,
 			  size_t length);
 
-/* Differential colour: white when unchanged, red deepening with growth
+/* Differential colour: light grey when unchanged, red deepening with growth
  * and blue with shrinkage, relative to the largest change in the graph. */
 struct rgb palette_change_colour(double before, double after, double largest_change);
 
