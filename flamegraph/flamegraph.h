@@ -90,7 +90,8 @@ struct flamegraph_options {
 	double width;		   /* image width in pixels, default 1200 */
 	double frame_height;	   /* pixels per frame, default 16 */
 	double min_width;	   /* frames narrower than this are left out ... */
-	bool min_width_is_percent; /* ... in pixels, or in % of the width; default 0.1 px */
+	bool min_width_is_percent; /* ... in pixels, or in % of the width; default (0)
+				    * 0.1 px; a negative value keeps every frame */
 	bool inverted;		   /* icicle graph: roots at the top */
 	bool reverse;		   /* merge stacks from the leaf: leaves become roots */
 };

@@ -65,8 +65,11 @@
 	function place(i, x, width) {
 		rects[i].setAttribute("x", x.toFixed(2));
 		rects[i].setAttribute("width", width.toFixed(2));
+		var label = fitName(names[i], width);
+
 		texts[i].setAttribute("x", (x + config.textPadding).toFixed(2));
-		texts[i].textContent = fitName(names[i], width);
+		if (texts[i].textContent !== label) // text changes cost a re-layout
+			texts[i].textContent = label;
 	}
 
 	// The browser's monospace font may run wider than the writer guessed:

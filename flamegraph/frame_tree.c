@@ -36,7 +36,8 @@ struct flamegraph *flamegraph_new(enum flamegraph_order order)
 	new_node(graph, NO_NODE, name_table_intern(&graph->names, "all", 3));
 	if (order == FLAMEGRAPH_MERGED) {
 		graph->child_slot_count = FIRST_CHILD_SLOT_COUNT;
-		graph->child_slots = fg_calloc(graph->child_slot_count, sizeof(uint32_t));
+		graph->child_slots =
+		    fg_calloc(graph->child_slot_count, sizeof(*graph->child_slots));
 	}
 	return graph;
 }
@@ -54,15 +55,18 @@ void flamegraph_free(struct flamegraph *graph)
 static void rehash_children(struct flamegraph *graph)
 {
 	size_t count = graph->child_slot_count * 2;
-	uint32_t *slots = fg_calloc(count, sizeof(*slots));
+	struct child_slot *slots = fg_calloc(count, sizeof(*slots));
 
-	for (uint32_t node = 1; node < graph->node_count; node++) {
-		size_t slot =
-		    child_hash(graph->nodes[node].parent, graph->nodes[node].name) & (count - 1);
+	for (size_t i = 0; i < graph->child_slot_count; i++) {
+		const struct child_slot *old = &graph->child_slots[i];
+		size_t slot;
 
-		while (slots[slot])
+		if (!old->node_plus_one)
+			continue;
+		slot = child_hash(old->parent, old->name) & (count - 1);
+		while (slots[slot].node_plus_one)
 			slot = (slot + 1) & (count - 1);
-		slots[slot] = node + 1;
+		slots[slot] = *old;
 	}
 	free(graph->child_slots);
 	graph->child_slots = slots;
@@ -73,7 +77,8 @@ uint32_t frame_tree_child(struct flamegraph *graph, uint32_t parent, const char 
 			  size_t length)
 {
 	uint32_t name_id = name_table_intern(&graph->names, name, length);
-	size_t mask, slot;
+	struct child_slot *slot;
+	size_t mask, index;
 	uint32_t child;
 
 	if (graph->order == FLAMEGRAPH_CHART) {
@@ -83,14 +88,15 @@ uint32_t frame_tree_child(struct flamegraph *graph, uint32_t parent, const char 
 		return new_node(graph, parent, name_id);
 	}
 	mask = graph->child_slot_count - 1;
-	for (slot = child_hash(parent, name_id) & mask; graph->child_slots[slot];
-	     slot = (slot + 1) & mask) {
-		child = graph->child_slots[slot] - 1;
-		if (graph->nodes[child].parent == parent && graph->nodes[child].name == name_id)
-			return child;
+	for (index = child_hash(parent, name_id) & mask; graph->child_slots[index].node_plus_one;
+	     index = (index + 1) & mask) {
+		slot = &graph->child_slots[index];
+		if (slot->parent == parent && slot->name == name_id)
+			return slot->node_plus_one - 1;
 	}
 	child = new_node(graph, parent, name_id);
-	graph->child_slots[slot] = child + 1;
+	graph->child_slots[index] =
+	    (struct child_slot){.parent = parent, .name = name_id, .node_plus_one = child + 1};
 	if (graph->node_count * 2 > graph->child_slot_count)
 		rehash_children(graph);
 	return child;

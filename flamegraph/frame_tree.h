@@ -18,6 +18,12 @@ struct frame_node {
 	double self_before, self_after; /* samples ending at this node */
 };
 
+/* The key lives in the slot so a lookup touches no node. */
+struct child_slot {
+	uint32_t parent, name;
+	uint32_t node_plus_one; /* 0: empty */
+};
+
 struct flamegraph {
 	enum flamegraph_order order;
 	bool differential;
@@ -25,7 +31,7 @@ struct flamegraph {
 	struct name_table names;
 	struct frame_node *nodes;
 	size_t node_count, node_capacity;
-	uint32_t *child_slots; /* merged graphs: hash of (parent, name) -> node + 1 */
+	struct child_slot *child_slots; /* merged graphs: hash of (parent, name) */
 	size_t child_slot_count;
 };
 

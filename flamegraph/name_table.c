@@ -32,7 +32,6 @@ void name_table_init(struct name_table *table)
 	*table = (struct name_table){0};
 	table->slot_count = FIRST_SLOT_COUNT;
 	table->slots = fg_calloc(table->slot_count, sizeof(*table->slots));
-	table->slot_hashes = fg_calloc(table->slot_count, sizeof(*table->slot_hashes));
 }
 
 void name_table_free(struct name_table *table)
@@ -43,7 +42,6 @@ void name_table_free(struct name_table *table)
 	free(table->names);
 	free(table->lengths);
 	free(table->slots);
-	free(table->slot_hashes);
 	*table = (struct name_table){0};
 }
 
@@ -72,24 +70,20 @@ static char *store(struct name_table *table, const char *name, size_t length)
 static void rehash(struct name_table *table)
 {
 	size_t new_count = table->slot_count * 2;
-	uint32_t *slots = fg_calloc(new_count, sizeof(*slots));
-	uint64_t *hashes = fg_calloc(new_count, sizeof(*hashes));
+	struct name_slot *slots = fg_calloc(new_count, sizeof(*slots));
 
 	for (size_t i = 0; i < table->slot_count; i++) {
 		size_t slot;
 
-		if (!table->slots[i])
+		if (!table->slots[i].id_plus_one)
 			continue;
-		slot = table->slot_hashes[i] & (new_count - 1);
-		while (slots[slot])
+		slot = table->slots[i].hash & (new_count - 1);
+		while (slots[slot].id_plus_one)
 			slot = (slot + 1) & (new_count - 1);
 		slots[slot] = table->slots[i];
-		hashes[slot] = table->slot_hashes[i];
 	}
 	free(table->slots);
-	free(table->slot_hashes);
 	table->slots = slots;
-	table->slot_hashes = hashes;
 	table->slot_count = new_count;
 }
 
@@ -100,9 +94,11 @@ uint32_t name_table_intern(struct name_table *table, const char *name, size_t le
 	size_t slot = hash & mask;
 	uint32_t id;
 
-	for (; table->slots[slot]; slot = (slot + 1) & mask) {
-		id = table->slots[slot] - 1;
-		if (table->slot_hashes[slot] == hash && table->lengths[id] == length &&
+	for (; table->slots[slot].id_plus_one; slot = (slot + 1) & mask) {
+		const struct name_slot *candidate = &table->slots[slot];
+
+		id = candidate->id_plus_one - 1;
+		if (candidate->hash == hash && candidate->length == length &&
 		    !memcmp(table->names[id], name, length))
 			return id;
 	}
@@ -116,8 +112,8 @@ uint32_t name_table_intern(struct name_table *table, const char *name, size_t le
 	table->names[id] = store(table, name, length);
 	table->lengths[id] = (uint32_t)length;
 	table->count++;
-	table->slots[slot] = id + 1;
-	table->slot_hashes[slot] = hash;
+	table->slots[slot] =
+	    (struct name_slot){.hash = hash, .id_plus_one = id + 1, .length = (uint32_t)length};
 	if (table->count * 2 > table->slot_count)
 		rehash(table);
 	return id;

@@ -6,15 +6,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Hash and length live in the slot, so a lookup reads the name's bytes only
+ * when they are likely equal. */
+struct name_slot {
+	uint64_t hash;
+	uint32_t id_plus_one; /* 0: empty */
+	uint32_t length;
+};
+
 struct name_table {
 	char **chunks; /* names, NUL-terminated, packed into big blocks */
 	size_t chunk_count, chunk_capacity, chunk_used, chunk_size;
-	const char **names;	/* id -> name */
-	uint32_t *lengths;	/* id -> strlen(name) */
-	size_t count, capacity; /* ids in use, capacity of names and lengths */
-	uint32_t *slots;	/* open-addressing hash: id + 1, or 0 for empty */
-	uint64_t *slot_hashes;
-	size_t slot_count; /* a power of two */
+	const char **names;	 /* id -> name */
+	uint32_t *lengths;	 /* id -> strlen(name) */
+	size_t count, capacity;	 /* ids in use, capacity of names and lengths */
+	struct name_slot *slots; /* open-addressing hash table */
+	size_t slot_count;	 /* a power of two */
 };
 
 void name_table_init(struct name_table *table);

@@ -296,10 +296,9 @@ static double largest_change(const struct frame_layout *layout)
 
 static int check_options(const struct flamegraph_options *options)
 {
-	if (options->width < 0 || options->frame_height < 0 || options->min_width < 0 ||
-	    isnan(options->width) || isnan(options->frame_height) || isnan(options->min_width) ||
-	    options->width > 1e6 || options->frame_height > 1e4 ||
-	    (options->width && options->width < 4 * SIDE_PADDING) ||
+	if (options->width < 0 || options->frame_height < 0 || isnan(options->width) ||
+	    isnan(options->frame_height) || isnan(options->min_width) || options->width > 1e6 ||
+	    options->frame_height > 1e4 || (options->width && options->width < 4 * SIDE_PADDING) ||
 	    (options->frame_height && options->frame_height < 4) ||
 	    (options->palette && !palette_find(options->palette))) {
 		errno = EINVAL;
@@ -327,9 +326,12 @@ int flamegraph_write_svg(struct flamegraph *graph, const struct flamegraph_optio
 		options.count_name = "samples";
 	writer.palette = palette_find(options.palette ? options.palette : "dotnet");
 	content_width = options.width - 2 * SIDE_PADDING;
-	min_width_pixels = options.min_width_is_percent ? content_width * options.min_width / 100
-			   : options.min_width		? options.min_width
-							: 0.1;
+	if (options.min_width < 0)
+		min_width_pixels = 0;
+	else if (options.min_width_is_percent)
+		min_width_pixels = content_width * options.min_width / 100;
+	else
+		min_width_pixels = options.min_width ? options.min_width : 0.1;
 
 	for (size_t node = 0; node < graph->node_count; node++)
 		writer.total += graph->nodes[node].self_after;

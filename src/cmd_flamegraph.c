@@ -27,7 +27,7 @@ static const char usage[] =
     "  --width PIXELS       image width (default 1200)\n"
     "  --height PIXELS      height of one frame (default 16)\n"
     "  --minwidth N[%]      leave out frames narrower than N pixels, or N% of\n"
-    "                       the width (default 0.1 pixels)\n"
+    "                       the width (default 0.1 pixels; 0 keeps every frame)\n"
     "  --countname NAME     what a count is (default \"samples\")\n"
     "  --colors PALETTE     dotnet (default: managed green, C++ yellow, native red,\n"
     "                       kernel orange, stubs purple, [unknown] grey), java,\n"
@@ -60,6 +60,8 @@ static int parse_min_width(const char *text, struct flamegraph_options *options)
 		    "invalid value for -minwidth: '%s' (pixels, or a percentage like 0.5%%)", text);
 		return -1;
 	}
+	if (!options->min_width)
+		options->min_width = -1; /* the library's way to say "keep every frame" */
 	return 0;
 }
 

@@ -203,6 +203,30 @@ try {
 	check(rgb(shrank)[2] === 255 && rgb(shrank)[0] < 200, "shrunk frame is blue", shrank);
 	await page.screenshot({ path: join(outputDir, "dotnet-diff.png") });
 
+	// A big graph stays responsive: search and zoom are one pass each.
+	const bigFolded = [];
+	for (let i = 0; i < 40000; i++)
+		bigFolded.push(`dotnet;[unknown];worker${i % 7};Demo.Module${i % 113}::Step${i % 1009};` +
+			`System.Text.Json.Serializer::Write${i}(string)[OptimizedTier1] ${1 + (i % 13)}`);
+	const bigSvg = join(outputDir, "big.svg");
+	execFileSync(profcpu, ["flamegraph", "--minwidth", "0", "-o", bigSvg], { input: bigFolded.join("\n") });
+	await page.goto(pathToFileURL(bigSvg).href);
+	const timings = await page.evaluate(() => {
+		const started = performance.now();
+		document.querySelector("#frames > g:nth-child(3)").dispatchEvent(new MouseEvent("click", { bubbles: true }));
+		const zoomed = performance.now();
+		document.getElementById("unzoom").dispatchEvent(new MouseEvent("click", { bubbles: true }));
+		const reset = performance.now();
+		window.prompt = () => "Step1[0-9]";
+		document.getElementById("search").dispatchEvent(new MouseEvent("click", { bubbles: true }));
+		return { frames: document.querySelectorAll("#frames > g").length, zoom: zoomed - started,
+			reset: reset - zoomed, search: performance.now() - reset };
+	});
+	check(timings.frames > 40000 && timings.zoom < 3000 && timings.reset < 3000 && timings.search < 3000,
+		"big graph: zoom, reset and search are quick",
+		`${timings.frames} frames; zoom ${timings.zoom.toFixed(0)} ms, reset ${timings.reset.toFixed(0)} ms, ` +
+		`search ${timings.search.toFixed(0)} ms`);
+
 	check(pageErrors.length === 0, "no script errors", pageErrors.join("; "));
 	check(requests.length === 0, "no network requests", requests.join(" "));
 } finally {
