@@ -148,7 +148,7 @@ static void write_header(struct svg_writer *writer)
 	put_attribute(out, "x", SIDE_PADDING);
 	put_attribute(out, "y", g->font_size * 2);
 	output_string(out, ">Reset Zoom</text>\n<text id=\"search\"");
-	put_attribute(out, "x", g->width - SIDE_PADDING - 3 * g->char_width);
+	put_attribute(out, "x", g->width - SIDE_PADDING - 4 * g->char_width);
 	put_attribute(out, "y", g->font_size * 2);
 	output_string(out,
 		      "><title>Search with a regular expression (Ctrl-F)</title>Search</text>\n"
