@@ -6,5 +6,7 @@
 
 int cmd_collect(int argc, char **argv);
 int cmd_postprocess(int argc, char **argv);
+int cmd_flamegraph(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif

@@ -15,6 +15,10 @@ int emit_folded(const struct folded_profile *folded, FILE *out);
  * "ADDR SYMBOL (DSO)" line per frame, leaf first, then a blank line). */
 int emit_perf_script(const struct profile *profile, FILE *out);
 
+/* The interactive flame graph SVG of the folded stacks. */
+int emit_flamegraph(const struct folded_profile *folded, const char *title, const char *subtitle,
+		    FILE *out);
+
 /* A gzip-compressed tar of `files` (names inside `dir`) stored under the
  * folder `top` in the archive. Files that do not exist are left out. */
 int emit_tar_gz(const char *dir, const char *const *files, size_t file_count, const char *top,

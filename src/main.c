@@ -13,6 +13,8 @@ struct command {
 static const struct command commands[] = {
     {"collect", cmd_collect, "sample a running process and write all outputs"},
     {"postprocess", cmd_postprocess, "write the outputs again from a capture folder"},
+    {"flamegraph", cmd_flamegraph, "draw an interactive flame graph SVG from folded stacks"},
+    {"diff", cmd_diff, "join two folded captures for a differential flame graph"},
 };
 
 static void print_usage(FILE *out)

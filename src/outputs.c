@@ -40,6 +40,18 @@ static int write_folded(const void *data, FILE *out)
 	return emit_folded(data, out);
 }
 
+struct flamegraph_input {
+	const struct folded_profile *folded;
+	const char *title, *subtitle;
+};
+
+static int write_flamegraph(const void *data, FILE *out)
+{
+	const struct flamegraph_input *input = data;
+
+	return emit_flamegraph(input->folded, input->title, input->subtitle, out);
+}
+
 static int write_perf_script(const void *data, FILE *out)
 {
 	return emit_perf_script(data, out);
@@ -96,6 +108,17 @@ int outputs_write(const char *dir, const struct profile *profile)
 	profile_fold(profile, &folded);
 	status |= write_output(dir, "folded_stacks.out", write_folded, &folded);
 	status |= write_output(dir, "perf_script.out", write_perf_script, profile);
+	if (folded.total) {
+		char *title = xasprintf("CPU: %s", folded.stacks[0].functions[0]);
+		char *subtitle =
+		    xasprintf("%llu %s samples, profcpu %s", (unsigned long long)folded.total,
+			      profile->event_name, PROFCPU_VERSION);
+		struct flamegraph_input input = {&folded, title, subtitle};
+
+		status |= write_output(dir, "flamegraph.svg", write_flamegraph, &input);
+		free(title);
+		free(subtitle);
+	}
 	folded_profile_release(&folded);
 	status |= write_archive(dir);
 	return status ? -1 : 0;

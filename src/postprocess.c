@@ -40,9 +40,12 @@ int postprocess_capture(const char *dir, const struct resolver_config *config)
 			copy_live_perfmap(dir, resolver, config->live_pid);
 		status = outputs_write(dir, &profile);
 		if (profile.sample_count == 0)
-			print_warning("no samples: the target used no CPU while it was sampled");
-		printf("profcpu: %zu samples, %zu unique stacks; flame graph: %s/flamegraph.svg\n",
-		       profile.sample_count, profile.stack_count, dir);
+			print_warning("no samples: the target used no CPU while it was sampled; "
+				      "no flame graph was drawn");
+		else
+			printf("profcpu: %zu samples, %zu unique stacks; flame graph: "
+			       "%s/flamegraph.svg\n",
+			       profile.sample_count, profile.stack_count, dir);
 	}
 	profile_release(&profile);
 	resolver_free(resolver);
