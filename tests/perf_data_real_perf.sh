@@ -51,6 +51,10 @@ for mode in plain compress; do
 	expect "$mode: frames in the known function of our MMAP2" \
 		"$(grep -cE '^\s+[0-9a-f]+ perf_data_tool_known_function\+0x4 \(.*/perf_data_tool\)$' \
 			"$work/script.txt")" 100
+	perf report --stdio -i "$file" >"$work/report.txt" 2>"$work/report.err"
+	expect "$mode: perf report stderr" "$(head -c 300 "$work/report.err")" ""
+	expect "$mode: perf report names the known function" \
+		"$(grep -cE '100\.00%.* perf_data_tool_known_function$' "$work/report.txt")" 1
 	perf report --header-only -i "$file" >"$work/header.txt" 2>&1
 	expect "$mode: header event" "$(grep -c '^# event : name = cpu-clock,' "$work/header.txt")" 1
 	expect "$mode: header cmdline" "$(grep -c '^# cmdline : perf_data_tool write' "$work/header.txt")" 1
