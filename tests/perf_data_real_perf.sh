@@ -119,7 +119,7 @@ else
 	check_recording system-wide -g -a -F 99 -- "${busy[@]}"
 	sha256sum /dev/zero &
 	busy_pid=$!
-	check_recording attached -g -F 99 -p "$busy_pid" -- sleep 1
+	check_recording attached -g -F 499 -p "$busy_pid" -- sleep 1
 fi
 
 if ((failures)); then
