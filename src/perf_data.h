@@ -71,7 +71,10 @@ const char *perf_data_reader_event_name(const struct perf_data_reader *reader, s
 /* Calls `visit` for each record of the data section in file order, with
  * PERF_RECORD_COMPRESSED records expanded into the records they hold. Stops
  * when `visit` returns non-zero and returns that value; returns -1 with a
- * reason in `error` for a malformed file, 0 at the end. */
+ * reason in `error` for a malformed file, 0 at the end. The record given to
+ * `visit` is 8-byte aligned and valid only during the call. A file whose
+ * header has no data size (perf killed before it wrote one) is read to its
+ * end, where a cut-short last record is ignored rather than an error. */
 int perf_data_reader_for_each(struct perf_data_reader *reader,
 			      int (*visit)(const struct perf_event_header *record, void *context),
 			      void *context, char *error, size_t error_size);
@@ -88,7 +91,9 @@ struct perf_sample {
 	const uint64_t *callchain; /* points into the record */
 };
 
-/* Decodes a PERF_RECORD_SAMPLE. Returns false if it is malformed. */
+/* Decodes a PERF_RECORD_SAMPLE, which must be 8-byte aligned (as
+ * perf_data_reader_for_each() gives it) since `callchain` points into it.
+ * Returns false if it is malformed or its id names no event of the file. */
 bool perf_data_reader_parse_sample(const struct perf_data_reader *reader,
 				   const struct perf_event_header *record,
 				   struct perf_sample *sample);

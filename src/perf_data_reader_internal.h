@@ -5,7 +5,6 @@
 
 #include "perf_data.h"
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <zstd.h>

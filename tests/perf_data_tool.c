@@ -2,7 +2,9 @@
  *
  *   perf_data_tool write FILE [compress] [SAMPLES]
  *	writes a capture of this very process with profcpu's writer: a COMM
- *	record, a MMAP2 record of this executable's code and SAMPLES samples
+ *	record, the kernel's MMAP as perf record synthesizes it (when
+ *	/proc/kallsyms shows addresses), a MMAP2 record of this executable's
+ *	code and SAMPLES samples
  *	(default 100) whose callchains point into
  *	perf_data_tool_known_function.
  *   perf_data_tool summary FILE
@@ -118,6 +120,39 @@ static void add_mmap(struct perf_data_writer *writer, uint32_t pid, uint64_t tim
 	free(record);
 }
 
+/* perf report warns that kernel maps are restricted unless the capture
+ * maps the kernel's text as "[kernel.kallsyms]_text", page offset _text. */
+static void add_kernel_mmap(struct perf_data_writer *writer, uint64_t time)
+{
+	FILE *symbols = fopen("/proc/kallsyms", "r");
+	uint64_t address, text = 0, text_end = 0;
+	char type, name[256];
+	struct {
+		struct perf_record_mmap mmap;
+		char filename[24];
+		struct trailer trailer;
+	} record = {
+	    .mmap = {{PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, sizeof(record)}, UINT32_MAX, 0},
+	    .filename = "[kernel.kallsyms]_text",
+	    .trailer = {UINT32_MAX, 0, time, 0, 0},
+	};
+
+	while (symbols &&
+	       fscanf(symbols, "%" SCNx64 " %c %255s%*[^\n]", &address, &type, name) == 3) {
+		if (!strcmp(name, "_text"))
+			text = address;
+		else if (!strcmp(name, "_etext"))
+			text_end = address;
+	}
+	if (symbols)
+		fclose(symbols);
+	if (!text || text_end <= text)
+		return;
+	record.mmap.address = record.mmap.page_offset = text;
+	record.mmap.length = text_end - text;
+	add(writer, &record);
+}
+
 static void add_sample(struct perf_data_writer *writer, uint32_t pid, uint64_t time, uint32_t cpu,
 		       uint64_t known_ip)
 {
@@ -181,6 +216,7 @@ static int write_capture(const char *path, bool compress, int sample_count)
 		return 1;
 	}
 	add_comm(writer, pid, time);
+	add_kernel_mmap(writer, time);
 	add_mmap(writer, pid, time, &mapping);
 	for (int i = 0; i < sample_count; i++)
 		add_sample(writer, pid, time + (uint64_t)(i + 1) * SAMPLE_PERIOD,
