@@ -1,12 +1,16 @@
 #include "native_symbols.h"
 
+#include "debug_file_search.h"
 #include "elf_file.h"
+#include "inline_frames.h"
 #include "kernel_symbols.h"
+#include "symbol_server.h"
 #include "symbol_table.h"
+#include "symbols_log.h"
 #include "target_root.h"
 
 #include <fcntl.h>
-#include <stdarg.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,37 +23,78 @@ struct module {
 	struct module *next_in_bucket;
 	struct load_segment *segments;
 	size_t segment_count;
-	struct symbol_table *symbols; /* NULL: nothing names this module */
+	struct symbol_table *symbols;  /* NULL: nothing names this module */
+	struct inline_frames *inlines; /* NULL: no DWARF, or not asked for */
 };
 
 struct native_symbols {
-	struct native_symbols_config config;
+	bool inline_frames;
+	FILE *log;
+	char **symbol_dirs; /* the config's, then PROFCPU_SYMBOL_PATH's */
+	struct debug_search search;
 	struct module *buckets[MODULE_BUCKETS];
 	struct module *last_hit;
 	struct symbol_table *kernel;
 	bool kernel_loaded;
 };
 
-static void say(const struct native_symbols *symbols, const char *format, ...)
+static bool append_dir(char ***dirs, size_t *count, const char *dir, size_t length)
 {
-	va_list arguments;
+	char **grown = realloc(*dirs, (*count + 2) * sizeof(*grown));
 
-	if (!symbols->config.log)
-		return;
-	fputs("profcpu: symbols: ", symbols->config.log);
-	va_start(arguments, format);
-	vfprintf(symbols->config.log, format, arguments);
-	va_end(arguments);
-	fputc('\n', symbols->config.log);
+	if (!grown)
+		return false;
+	*dirs = grown;
+	if (length && !(grown[*count] = strndup(dir, length)))
+		return false;
+	*count += length != 0;
+	grown[*count] = NULL;
+	return true;
+}
+
+static bool collect_symbol_dirs(struct native_symbols *symbols,
+				const struct native_symbols_config *config)
+{
+	const char *environment = getenv("PROFCPU_SYMBOL_PATH");
+	size_t count = 0;
+
+	if (!append_dir(&symbols->symbol_dirs, &count, "", 0))
+		return false;
+	for (size_t i = 0; config->symbol_dirs && config->symbol_dirs[i]; i++)
+		if (!append_dir(&symbols->symbol_dirs, &count, config->symbol_dirs[i],
+				strlen(config->symbol_dirs[i])))
+			return false;
+	for (const char *cursor = environment; cursor && *cursor;) {
+		size_t length = strcspn(cursor, ":");
+
+		if (!append_dir(&symbols->symbol_dirs, &count, cursor, length))
+			return false;
+		cursor += length + (cursor[length] == ':');
+	}
+	return true;
 }
 
 struct native_symbols *native_symbols_new(const struct native_symbols_config *config)
 {
 	struct native_symbols *symbols = calloc(1, sizeof(*symbols));
+	const char *debuginfod_urls = getenv("DEBUGINFOD_URLS");
 
 	if (!symbols)
 		return NULL;
-	symbols->config = *config;
+	symbols->inline_frames = config->inline_frames;
+	symbols->log = config->log;
+	if (!collect_symbol_dirs(symbols, config)) {
+		native_symbols_free(symbols);
+		return NULL;
+	}
+	symbols->search = (struct debug_search){
+	    .target_root_fd = config->target_root_fd,
+	    .symbol_dirs = (const char *const *)symbols->symbol_dirs,
+	    .log = config->log,
+	};
+	if (config->symbol_server || (debuginfod_urls && *debuginfod_urls))
+		symbols->search.server = symbol_server_new(config->symbol_server, debuginfod_urls,
+							   config->cache_dir, config->log);
 	return symbols;
 }
 
@@ -58,6 +103,7 @@ static void module_free(struct module *module)
 	free(module->path);
 	free(module->segments);
 	symbol_table_free(module->symbols);
+	inline_frames_free(module->inlines);
 	free(module);
 }
 
@@ -73,6 +119,10 @@ void native_symbols_free(struct native_symbols *symbols)
 			module_free(module);
 		}
 	}
+	for (size_t i = 0; symbols->symbol_dirs && symbols->symbol_dirs[i]; i++)
+		free(symbols->symbol_dirs[i]);
+	free(symbols->symbol_dirs);
+	symbol_server_free(symbols->search.server);
 	symbol_table_free(symbols->kernel);
 	free(symbols);
 }
@@ -86,31 +136,77 @@ static size_t bucket_of(const char *path)
 	return hash % MODULE_BUCKETS;
 }
 
-static void load_module(struct native_symbols *symbols, struct module *module)
+static void say_no_debug_information(const struct native_symbols *symbols, const char *path,
+				     const struct elf_file *binary)
 {
-	int fd = target_root_openat(symbols->config.target_root_fd, module->path,
-				    O_RDONLY | O_NONBLOCK | O_NOCTTY);
-	struct elf_file *binary = elf_file_open(fd);
-	struct symbol_table *table;
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char hex[BUILD_ID_HEX_MAX], wanted[DEBUGLINK_NAME_MAX + 8];
 
-	if (!binary) {
-		say(symbols, "%s: not a readable ELF file; its frames stay unnamed", module->path);
-		return;
-	}
-	module->segments = malloc(binary->segment_count * sizeof(*module->segments) + 1);
-	if (module->segments) {
-		memcpy(module->segments, binary->segments,
-		       binary->segment_count * sizeof(*module->segments));
-		module->segment_count = binary->segment_count;
-	}
-	table = symbol_table_new();
-	if (table && elf_file_read_symbols(binary, table) > 0) {
+	build_id_to_hex(&binary->build_id, hex);
+	if (binary->debuglink.name[0])
+		snprintf(wanted, sizeof(wanted), "%s", binary->debuglink.name);
+	else
+		snprintf(wanted, sizeof(wanted), "%s.debug", base);
+	symbols_log(symbols->log,
+		    "%s (build-id %s) has no debug information: %s was not found, so only "
+		    "exported functions are named (.dynsym); get it with `dotnet-symbol "
+		    "--symbols -o DIR %s` and pass --symbols DIR, install the distribution's "
+		    "debug package, or pass --symbol-server URL",
+		    path, binary->build_id.size ? hex : "none", wanted, path);
+}
+
+/* Reads symbols from `source`, the binary or its debug file, then keeps
+ * `source` open for its DWARF when inline frames are wanted. Returns whether
+ * any function was named. */
+static bool take_symbols(struct native_symbols *symbols, struct module *module,
+			 struct elf_file *source)
+{
+	struct symbol_table *table = symbol_table_new();
+
+	if (table && elf_file_read_symbols(source, table) > 0) {
 		symbol_table_finish(table);
 		module->symbols = table;
 	} else {
 		symbol_table_free(table);
 	}
-	elf_file_close(binary);
+	if (symbols->inline_frames)
+		module->inlines = inline_frames_open(source);
+	else
+		elf_file_close(source);
+	return module->symbols != NULL;
+}
+
+static void load_module(struct native_symbols *symbols, struct module *module)
+{
+	int fd = target_root_openat(symbols->search.target_root_fd, module->path,
+				    O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	struct elf_file *binary = elf_file_open(fd), *debug_file;
+	char where[PATH_MAX + 32];
+
+	if (!binary) {
+		symbols_log(symbols->log, "%s: not a readable ELF file; its frames stay unnamed",
+			    module->path);
+		return;
+	}
+	if (binary->segment_count &&
+	    (module->segments = malloc(binary->segment_count * sizeof(*module->segments)))) {
+		memcpy(module->segments, binary->segments,
+		       binary->segment_count * sizeof(*module->segments));
+		module->segment_count = binary->segment_count;
+	}
+	if (elf_file_has_symtab(binary)) {
+		take_symbols(symbols, module, binary);
+		return;
+	}
+	debug_file = debug_file_find(&symbols->search, module->path, binary, where, sizeof(where));
+	if (debug_file) {
+		symbols_log(symbols->log, "%s: symbols from %s", module->path, where);
+		elf_file_close(binary);
+		take_symbols(symbols, module, debug_file);
+		return;
+	}
+	say_no_debug_information(symbols, module->path, binary);
+	take_symbols(symbols, module, binary);
 }
 
 static struct module *find_module(struct native_symbols *symbols, const char *path)
@@ -138,17 +234,20 @@ size_t native_symbols_lookup(struct native_symbols *symbols, const char *path, u
 			     struct native_frame *frames, size_t max_frames)
 {
 	struct module *module = find_module(symbols, path);
-	uint64_t address;
+	uint64_t address, offset;
 	const char *name;
-	uint64_t offset;
+	size_t count = 0;
 
-	if (max_frames == 0 || !module || !module->symbols ||
+	if (max_frames == 0 || !module ||
 	    !load_segments_find_address(module->segments, module->segment_count, file_offset,
-					&address) ||
-	    !symbol_table_find(module->symbols, address, &name, &offset))
+					&address))
 		return 0;
-	frames[0] = (struct native_frame){.function = name, .offset = offset, .inlined = false};
-	return 1;
+	if (module->inlines)
+		count = inline_frames_find(module->inlines, address, frames, max_frames - 1);
+	if (!module->symbols || !symbol_table_find(module->symbols, address, &name, &offset))
+		return count; /* inlined frames alone still say where the time went */
+	frames[count++] = (struct native_frame){.function = name, .offset = offset};
+	return count;
 }
 
 bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t address,
@@ -166,11 +265,12 @@ bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t addre
 			fclose(kallsyms);
 		}
 		if (!symbols->kernel)
-			say(symbols, "/proc/kallsyms shows no addresses: kernel frames stay "
-				     "unnamed (run as root, or set kernel.kptr_restrict=0)");
+			symbols_log(symbols->log,
+				    "/proc/kallsyms shows no addresses: kernel frames stay unnamed "
+				    "(run as root, or set kernel.kptr_restrict=0)");
 	}
 	if (!symbols->kernel || !symbol_table_find(symbols->kernel, address, &name, &offset))
 		return false;
-	*frame = (struct native_frame){.function = name, .offset = offset, .inlined = false};
+	*frame = (struct native_frame){.function = name, .offset = offset};
 	return true;
 }

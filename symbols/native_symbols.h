@@ -15,13 +15,22 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* Where separate debug files are looked for, and in which order:
+ * debug_file_search.h. Two environment variables add to the configuration,
+ * read by native_symbols_new():
+ *   PROFCPU_SYMBOL_PATH  colon-separated symbol folders, searched after
+ *                        symbol_dirs
+ *   DEBUGINFOD_URLS      space-separated debuginfod servers, asked after
+ *                        symbol_server
+ * Downloads happen only when symbol_server or DEBUGINFOD_URLS names a
+ * server. */
 struct native_symbols_config {
 	int target_root_fd;		/* target_root_open(), or -1: own file system */
 	const char *const *symbol_dirs; /* user folders to search, NULL-terminated; may be NULL */
 	const char *symbol_server;	/* URL, or NULL */
-	const char *cache_dir;		/* for downloaded debug files; may be NULL */
-	bool inline_frames;		/* add inlined frames from DWARF */
-	FILE *log;			/* where to say what was (not) found; may be NULL */
+	const char *cache_dir; /* for downloaded debug files; NULL: ~/.cache/profcpu/symbols */
+	bool inline_frames;    /* add inlined frames from DWARF */
+	FILE *log;	       /* where to say what was (not) found; may be NULL */
 };
 
 /* One frame; strings are owned by the native_symbols cache. */
@@ -33,6 +42,8 @@ struct native_frame {
 
 struct native_symbols;
 
+/* The strings of `config` are copied; target_root_fd and log must stay open
+ * until native_symbols_free(). */
 struct native_symbols *native_symbols_new(const struct native_symbols_config *config);
 void native_symbols_free(struct native_symbols *symbols);
 

@@ -75,8 +75,9 @@ static int splice_symlink(char **remaining, const char *target, const char *rest
 
 	if (!joined)
 		return -1;
+	/* No '/' before an empty rest: "target/" would demand a directory. */
 	memcpy(joined, target, target_length);
-	joined[target_length] = '/';
+	joined[target_length] = rest_length ? '/' : '\0';
 	memcpy(joined + target_length + 1, rest, rest_length + 1);
 	free(*remaining);
 	*remaining = joined;

@@ -3,6 +3,7 @@
  *
  *     native_symbols_tool [OPTIONS] PATH OFFSET [PATH OFFSET ...]
  *     native_symbols_tool [OPTIONS] --kernel ADDRESS [ADDRESS ...]
+ *     native_symbols_tool [OPTIONS] < "PATH OFFSET" lines
  *
  * OFFSET is a file offset (hex), as a mapping gives it. For each pair it
  * prints "PATH OFFSET FRAME; FRAME..." with FRAME "name+0xoffset" (an inlined
@@ -15,14 +16,14 @@
  *   --symbol-server URL   download debug files by build-id
  *   --cache DIR           where downloaded debug files are kept
  *   --inline              add inlined frames from DWARF
- *   --repeat N            look every address up N times, report addresses/s
- *                         on stderr (for the benchmark)
- *   --quiet               print nothing but the rate */
+ *   --quiet               print no names; say how many addresses were looked
+ *                         up per second, on stderr (for the benchmark) */
 #include "native_symbols.h"
 #include "target_root.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,17 +51,49 @@ static double seconds_now(void)
 	return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 }
 
+struct run {
+	struct native_symbols *symbols;
+	bool kernel, quiet;
+	size_t lookups, named;
+};
+
+static void look_up(struct run *run, const char *path, const char *value_text)
+{
+	struct native_frame frames[MAX_FRAMES];
+	uint64_t value = strtoull(value_text, NULL, 16);
+	size_t count;
+
+	if (run->kernel)
+		count = native_symbols_lookup_kernel(run->symbols, value, frames);
+	else
+		count = native_symbols_lookup(run->symbols, path, value, frames, MAX_FRAMES);
+	run->lookups++;
+	run->named += count > 0;
+	if (run->quiet)
+		return;
+	if (run->kernel)
+		printf("kernel %" PRIx64 ":", value);
+	else
+		printf("%s %" PRIx64 ":", path, value);
+	print_frames(frames, count);
+}
+
+static void look_up_lines(struct run *run, FILE *in)
+{
+	char line[PATH_MAX + 64], path[PATH_MAX], value[32];
+
+	while (fgets(line, sizeof(line), in))
+		if (sscanf(line, "%4095s %31s", path, value) == 2)
+			look_up(run, path, value);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dirs[MAX_DIRS + 1] = {NULL};
 	struct native_symbols_config config = {
 	    .target_root_fd = -1, .symbol_dirs = dirs, .log = stderr};
+	struct run run = {.kernel = false};
 	size_t dir_count = 0;
-	long repeat = 1;
-	bool kernel = false, quiet = false;
-	struct native_symbols *symbols;
-	struct native_frame frames[MAX_FRAMES];
-	size_t lookups = 0, named = 0;
 	double start;
 	int i;
 
@@ -70,9 +103,9 @@ int main(int argc, char **argv)
 		if (strcmp(option, "--inline") == 0) {
 			config.inline_frames = true;
 		} else if (strcmp(option, "--kernel") == 0) {
-			kernel = true;
+			run.kernel = true;
 		} else if (strcmp(option, "--quiet") == 0) {
-			quiet = true;
+			run.quiet = true;
 		} else if (!value) {
 			fprintf(stderr, "%s needs a value\n", option);
 			return 2;
@@ -89,47 +122,23 @@ int main(int argc, char **argv)
 			config.symbol_server = argv[++i];
 		} else if (strcmp(option, "--cache") == 0) {
 			config.cache_dir = argv[++i];
-		} else if (strcmp(option, "--repeat") == 0) {
-			repeat = strtol(argv[++i], NULL, 10);
 		} else {
 			fprintf(stderr, "unknown option %s\n", option);
 			return 2;
 		}
 	}
-	symbols = native_symbols_new(&config);
-	if (!symbols)
+	run.symbols = native_symbols_new(&config);
+	if (!run.symbols)
 		return 1;
 	start = seconds_now();
-	for (long round = 0; round < repeat; round++) {
-		for (int j = i; j < argc; j += kernel ? 1 : 2) {
-			uint64_t value = strtoull(argv[kernel	      ? j
-						       : j + 1 < argc ? j + 1
-								      : j],
-						  NULL, 16);
-			size_t count;
-
-			if (kernel)
-				count = native_symbols_lookup_kernel(symbols, value, frames);
-			else if (j + 1 < argc)
-				count = native_symbols_lookup(symbols, argv[j], value, frames,
-							      MAX_FRAMES);
-			else
-				break;
-			lookups++;
-			named += count > 0;
-			if (quiet || round > 0)
-				continue;
-			if (kernel)
-				printf("kernel %" PRIx64 ":", value);
-			else
-				printf("%s %" PRIx64 ":", argv[j], value);
-			print_frames(frames, count);
-		}
-	}
-	if (repeat > 1 || quiet)
-		fprintf(stderr, "%zu lookups, %zu named, %.0f addresses/s\n", lookups, named,
-			(double)lookups / (seconds_now() - start));
-	native_symbols_free(symbols);
+	if (i == argc && !run.kernel)
+		look_up_lines(&run, stdin);
+	for (; i + !run.kernel < argc; i += run.kernel ? 1 : 2)
+		look_up(&run, argv[i], argv[run.kernel ? i : i + 1]);
+	if (run.quiet)
+		fprintf(stderr, "%zu lookups, %zu named, %.0f addresses/s\n", run.lookups,
+			run.named, (double)run.lookups / (seconds_now() - start));
+	native_symbols_free(run.symbols);
 	if (config.target_root_fd >= 0)
 		close(config.target_root_fd);
 	return 0;
