@@ -173,7 +173,7 @@ static int record_capture(const struct collect_options *options,
 	};
 	sink.writer = perf_data_writer_create(path, &attr, &info, !options->no_compress);
 	if (!sink.writer) {
-		print_error("cannot write %s: %s", path, strerror(errno));
+		report_error("cannot write %s: %s", path, strerror(errno));
 		record_close(session);
 		free(path);
 		return -1;
@@ -189,12 +189,12 @@ static int record_capture(const struct collect_options *options,
 		(unsigned long long)summary.samples, summary.threads_seen, summary.elapsed_seconds,
 		(unsigned long long)summary.lost_samples, stop_reason_text(summary.stop_reason));
 	if (summary.lost_samples)
-		print_warning("%llu samples were lost: the ring buffer overflowed; raise "
-			      "-buffersize or lower -F",
-			      (unsigned long long)summary.lost_samples);
+		report_warning("%llu samples were lost: the ring buffer overflowed; raise "
+			       "-buffersize or lower -F",
+			       (unsigned long long)summary.lost_samples);
 	if (sink.error)
-		print_error("writing %s failed: %s; kept what was written before", path,
-			    strerror(sink.error));
+		report_error("writing %s failed: %s; kept what was written before", path,
+			     strerror(sink.error));
 	free(path);
 	return 0;
 }
@@ -202,23 +202,23 @@ static int record_capture(const struct collect_options *options,
 static int check_options(const struct collect_options *options)
 {
 	if (options->pid == 0) {
-		print_error("collect needs the process to sample: profcpu collect -pid PID");
+		report_error("collect needs the process to sample: profcpu collect -pid PID");
 		return -1;
 	}
 	if (options->frequency < 1 || options->frequency > 100000) {
-		print_error("invalid -frequency %ld: give 1 to 100000 samples per second",
-			    options->frequency);
+		report_error("invalid -frequency %ld: give 1 to 100000 samples per second",
+			     options->frequency);
 		return -1;
 	}
 	if (options->duration < 0) {
-		print_error("invalid -duration %g: give seconds, or 0 for until Ctrl-C",
-			    options->duration);
+		report_error("invalid -duration %g: give seconds, or 0 for until Ctrl-C",
+			     options->duration);
 		return -1;
 	}
 	if (options->buffer_pages < 1 || options->buffer_pages > (1 << 20) ||
 	    (options->buffer_pages & (options->buffer_pages - 1))) {
-		print_error("invalid -buffersize %ld: give a power of two of pages, e.g. 256",
-			    options->buffer_pages);
+		report_error("invalid -buffersize %ld: give a power of two of pages, e.g. 256",
+			     options->buffer_pages);
 		return -1;
 	}
 	return 0;
@@ -252,8 +252,8 @@ int cmd_collect(int argc, char **argv)
 		return 0;
 	}
 	if (positionals.count) {
-		print_error("unexpected argument '%s' (see profcpu collect --help)",
-			    positionals.items[0]);
+		report_error("unexpected argument '%s' (see profcpu collect --help)",
+			     positionals.items[0]);
 		string_list_clear(&positionals);
 		return 2;
 	}
@@ -265,8 +265,8 @@ int cmd_collect(int argc, char **argv)
 	dir = options.output_dir ? xstrdup(options.output_dir) : default_output_dir();
 	log_path = xasprintf("%s/profcpu.log", dir);
 	if (make_directories(dir) < 0 || !(log = fopen(log_path, "we"))) {
-		print_error("cannot write to the output folder %s: %s; choose another with -o DIR",
-			    dir, strerror(errno));
+		report_error("cannot write to the output folder %s: %s; choose another with -o DIR",
+			     dir, strerror(errno));
 		goto done;
 	}
 	command_line = join_arguments(argc, argv);

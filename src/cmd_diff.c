@@ -33,20 +33,20 @@ static int read_side(struct flamegraph *graph, const char *path, enum folded_col
 	int status = 0;
 
 	if (!in) {
-		print_error("cannot open %s: %s", path, strerror(errno));
+		report_error("cannot open %s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (flamegraph_read_folded(graph, in, side, &stats)) {
-		print_error("cannot read %s: %s", path, strerror(errno));
+		report_error("cannot read %s: %s", path, strerror(errno));
 		status = -1;
 	} else if (!stats.stacks) {
-		print_error("no stacks in %s: %s", path,
-			    stats.lines ? "no line has the folded form \"frame;frame;... COUNT\""
-					: "the file is empty");
+		report_error("no stacks in %s: %s", path,
+			     stats.lines ? "no line has the folded form \"frame;frame;... COUNT\""
+					 : "the file is empty");
 		status = -1;
 	} else if (stats.bad_lines) {
-		print_warning("skipped %zu bad line%s in %s (first: line %zu)", stats.bad_lines,
-			      stats.bad_lines == 1 ? "" : "s", path, stats.first_bad_line);
+		report_warning("skipped %zu bad line%s in %s (first: line %zu)", stats.bad_lines,
+			       stats.bad_lines == 1 ? "" : "s", path, stats.first_bad_line);
 	}
 	if (in != stdin)
 		fclose(in);
@@ -76,7 +76,7 @@ int cmd_diff(int argc, char **argv)
 		goto done;
 	}
 	if (positionals.count != 2) {
-		print_error("give two folded files: BEFORE and AFTER (see --help)");
+		report_error("give two folded files: BEFORE and AFTER (see --help)");
 		goto done;
 	}
 	graph = flamegraph_new(FLAMEGRAPH_MERGED);
@@ -86,16 +86,16 @@ int cmd_diff(int argc, char **argv)
 	if (normalize)
 		flamegraph_normalize_before(graph);
 	if (output && strcmp(output, "-") && !(out = fopen(output, "w"))) {
-		print_error("cannot create %s: %s", output, strerror(errno));
+		report_error("cannot create %s: %s", output, strerror(errno));
 		goto done;
 	}
 	if (flamegraph_write_folded(graph, out))
-		print_error("cannot write %s: %s", out == stdout ? "standard output" : output,
-			    strerror(errno));
+		report_error("cannot write %s: %s", out == stdout ? "standard output" : output,
+			     strerror(errno));
 	else
 		status = 0;
 	if (out != stdout && fclose(out) && !status) {
-		print_error("cannot write %s: %s", output, strerror(errno));
+		report_error("cannot write %s: %s", output, strerror(errno));
 		status = 1;
 	}
 done:

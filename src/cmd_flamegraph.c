@@ -56,7 +56,7 @@ static int parse_min_width(const char *text, struct flamegraph_options *options)
 	options->min_width_is_percent = !strcmp(end, "%");
 	if (errno || end == text || options->min_width < 0 ||
 	    (*end && !options->min_width_is_percent && strcmp(end, "px"))) {
-		print_error(
+		report_error(
 		    "invalid value for -minwidth: '%s' (pixels, or a percentage like 0.5%%)", text);
 		return -1;
 	}
@@ -73,7 +73,7 @@ static FILE *open_input(const char *path)
 		return stdin;
 	in = fopen(path, "r");
 	if (!in)
-		print_error("cannot open %s: %s", path, strerror(errno));
+		report_error("cannot open %s: %s", path, strerror(errno));
 	return in;
 }
 
@@ -90,18 +90,18 @@ static struct flamegraph *read_graph(const char *path, enum flamegraph_order ord
 		return NULL;
 	graph = flamegraph_new(order);
 	if (flamegraph_read_folded(graph, in, FOLDED_ONE_OR_TWO, &stats)) {
-		print_error("cannot read %s: %s", shown, strerror(errno));
+		report_error("cannot read %s: %s", shown, strerror(errno));
 		goto fail;
 	}
 	if (stats.bad_lines)
-		print_warning("skipped %zu bad line%s in %s (first: line %zu); expected "
-			      "\"frame;frame;... COUNT\"",
-			      stats.bad_lines, stats.bad_lines == 1 ? "" : "s", shown,
-			      stats.first_bad_line);
+		report_warning("skipped %zu bad line%s in %s (first: line %zu); expected "
+			       "\"frame;frame;... COUNT\"",
+			       stats.bad_lines, stats.bad_lines == 1 ? "" : "s", shown,
+			       stats.first_bad_line);
 	if (!stats.stacks) {
-		print_error("no stacks in %s: %s", shown,
-			    stats.lines ? "no line has the folded form \"frame;frame;... COUNT\""
-					: "the input is empty");
+		report_error("no stacks in %s: %s", shown,
+			     stats.lines ? "no line has the folded form \"frame;frame;... COUNT\""
+					 : "the input is empty");
 		goto fail;
 	}
 	if (in != stdin)
@@ -122,17 +122,17 @@ static int write_graph(struct flamegraph *graph, const struct flamegraph_options
 	int status;
 
 	if (!out) {
-		print_error("cannot create %s: %s", path, strerror(errno));
+		report_error("cannot create %s: %s", path, strerror(errno));
 		return -1;
 	}
 	errno = 0;
 	status = flamegraph_write_svg(graph, options, out);
 	if (status && errno == ENODATA)
-		print_error("nothing to draw: every stack has a count of 0");
+		report_error("nothing to draw: every stack has a count of 0");
 	else if (status)
-		print_error("cannot write %s: %s", shown, strerror(errno));
+		report_error("cannot write %s: %s", shown, strerror(errno));
 	if (out != stdout && fclose(out) && !status) {
-		print_error("cannot write %s: %s", shown, strerror(errno));
+		report_error("cannot write %s: %s", shown, strerror(errno));
 		status = -1;
 	}
 	return status;
@@ -173,7 +173,7 @@ int cmd_flamegraph(int argc, char **argv)
 		goto done;
 	}
 	if (positionals.count > 1 || (positionals.count && input)) {
-		print_error("give one input: a FILE or -i FILE (see --help)");
+		report_error("give one input: a FILE or -i FILE (see --help)");
 		goto done;
 	}
 	if (positionals.count)
@@ -181,18 +181,19 @@ int cmd_flamegraph(int argc, char **argv)
 	if (min_width && parse_min_width(min_width, &graph_options))
 		goto done;
 	if (graph_options.palette && !flamegraph_palette_is_known(graph_options.palette)) {
-		print_error("unknown palette '%s' for -colors (see --help)", graph_options.palette);
+		report_error("unknown palette '%s' for -colors (see --help)",
+			     graph_options.palette);
 		goto done;
 	}
 	if (graph_options.width && (graph_options.width < 100 || graph_options.width > 100000)) {
-		print_error("invalid value for -width: %g (100 to 100000 pixels)",
-			    graph_options.width);
+		report_error("invalid value for -width: %g (100 to 100000 pixels)",
+			     graph_options.width);
 		goto done;
 	}
 	if (graph_options.frame_height &&
 	    (graph_options.frame_height < 4 || graph_options.frame_height > 1000)) {
-		print_error("invalid value for -height: %g (4 to 1000 pixels)",
-			    graph_options.frame_height);
+		report_error("invalid value for -height: %g (4 to 1000 pixels)",
+			     graph_options.frame_height);
 		goto done;
 	}
 	graph = read_graph(input, flame_chart ? FLAMEGRAPH_CHART : FLAMEGRAPH_MERGED);

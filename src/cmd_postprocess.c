@@ -50,7 +50,7 @@ int cmd_postprocess(int argc, char **argv)
 		dir = positionals.items[0];
 	string_list_clear(&positionals);
 	if (!dir) {
-		print_error("postprocess needs the capture folder: profcpu postprocess -dir DIR");
+		report_error("postprocess needs the capture folder: profcpu postprocess -dir DIR");
 		return 2;
 	}
 	log_path = xasprintf("%s/profcpu.log", dir);

@@ -43,8 +43,8 @@ static int set_value(const struct option *option, const char *text)
 		errno = 0;
 		*(long *)option->value = strtol(text, &end, 10);
 		if (errno || end == text || *end) {
-			print_error("invalid value for -%s: '%s' is not a whole number",
-				    option->name, text);
+			report_error("invalid value for -%s: '%s' is not a whole number",
+				     option->name, text);
 			return -1;
 		}
 		return 0;
@@ -52,8 +52,8 @@ static int set_value(const struct option *option, const char *text)
 		errno = 0;
 		*(double *)option->value = strtod(text, &end);
 		if (errno || end == text || *end) {
-			print_error("invalid value for -%s: '%s' is not a number", option->name,
-				    text);
+			report_error("invalid value for -%s: '%s' is not a number", option->name,
+				     text);
 			return -1;
 		}
 		return 0;
@@ -90,22 +90,22 @@ int options_parse(const struct option *options, int argc, char **argv,
 		option = find_option(options, name, name_length);
 		if (!option) {
 			if (unknown == UNKNOWN_OPTIONS_FAIL) {
-				print_error("unknown option '%s' (see --help)", argument);
+				report_error("unknown option '%s' (see --help)", argument);
 				return -1;
 			}
-			print_warning("ignoring unknown option '%s'", argument);
+			report_warning("ignoring unknown option '%s'", argument);
 			continue;
 		}
 		if (option->type == OPTION_FLAG) {
 			if (equals) {
-				print_error("option -%s takes no value", option->name);
+				report_error("option -%s takes no value", option->name);
 				return -1;
 			}
 			set_value(option, NULL);
 			continue;
 		}
 		if (!equals && i + 1 >= argc) {
-			print_error("option -%s needs a value", option->name);
+			report_error("option -%s needs a value", option->name);
 			return -1;
 		}
 		if (set_value(option, equals ? equals + 1 : argv[++i]) < 0)

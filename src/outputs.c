@@ -27,10 +27,10 @@ static int write_output(const char *dir, const char *name,
 			status = -1;
 	}
 	if (status < 0)
-		print_error("cannot write %s: %s%s", path, strerror(errno),
-			    errno == ENOSPC ? " (free some disk space, then run profcpu "
-					      "postprocess -dir on this folder)"
-					    : "");
+		report_error("cannot write %s: %s%s", path, strerror(errno),
+			     errno == ENOSPC ? " (free some disk space, then run profcpu "
+					       "postprocess -dir on this folder)"
+					     : "");
 	free(path);
 	return status;
 }
@@ -91,7 +91,7 @@ static int write_archive(const char *dir)
 	list_perfmap_copies(dir, &files, &count, &capacity);
 	status = emit_tar_gz(dir, (const char *const *)files, count, basename(dir_copy), archive);
 	if (status < 0)
-		print_error("cannot write %s: %s", archive, strerror(errno));
+		report_error("cannot write %s: %s", archive, strerror(errno));
 	for (size_t i = 0; i < count; i++)
 		free(files[i]);
 	free(files);

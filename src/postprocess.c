@@ -19,10 +19,10 @@ static void copy_live_perfmap(const char *dir, struct resolver *resolver, pid_t 
 	path = xasprintf("%s/perf-%d.map", dir, (int)pid);
 	out = fopen(path, "we");
 	if (!out || perfmap_write_copy(perfmap, out) < 0 || fclose(out) != 0)
-		print_error("cannot write %s: %s", path, strerror(errno));
+		report_error("cannot write %s: %s", path, strerror(errno));
 	if (perfmap_malformed_count(perfmap))
-		print_warning("skipped %zu malformed lines in the perf map of pid %d",
-			      perfmap_malformed_count(perfmap), (int)pid);
+		report_warning("skipped %zu malformed lines in the perf map of pid %d",
+			       perfmap_malformed_count(perfmap), (int)pid);
 	free(path);
 }
 
@@ -40,8 +40,8 @@ int postprocess_capture(const char *dir, const struct resolver_config *config)
 			copy_live_perfmap(dir, resolver, config->live_pid);
 		status = outputs_write(dir, &profile);
 		if (profile.sample_count == 0)
-			print_warning("no samples: the target used no CPU while it was sampled; "
-				      "no flame graph was drawn");
+			report_warning("no samples: the target used no CPU while it was sampled; "
+				       "no flame graph was drawn");
 		else
 			printf("profcpu: %zu samples, %zu unique stacks; flame graph: "
 			       "%s/flamegraph.svg\n",

@@ -189,27 +189,27 @@ static void explain_open_error(const struct target_process *target, int error)
 	switch (error) {
 	case EACCES:
 	case EPERM:
-		print_error("no permission to sample pid %d: run profcpu as root, or give it "
-			    "CAP_PERFMON and CAP_SYS_PTRACE (podman/docker: --cap-add PERFMON "
-			    "--cap-add SYS_PTRACE), or lower kernel.perf_event_paranoid on the "
-			    "host (sysctl -w kernel.perf_event_paranoid=1)",
-			    (int)target->pid);
+		report_error("no permission to sample pid %d: run profcpu as root, or give it "
+			     "CAP_PERFMON and CAP_SYS_PTRACE (podman/docker: --cap-add PERFMON "
+			     "--cap-add SYS_PTRACE), or lower kernel.perf_event_paranoid on the "
+			     "host (sysctl -w kernel.perf_event_paranoid=1)",
+			     (int)target->pid);
 		break;
 	case EMFILE:
 	case ENFILE:
-		print_error("too many open files for one event per thread and CPU: raise the "
-			    "limit (ulimit -n 65536)");
+		report_error("too many open files for one event per thread and CPU: raise the "
+			     "limit (ulimit -n 65536)");
 		break;
 	case ENOENT:
 	case ENOSYS:
 	case EOPNOTSUPP:
-		print_error("this kernel cannot sample the cpu-clock event (%s): perf events are "
-			    "disabled or unsupported here",
-			    strerror(error));
+		report_error("this kernel cannot sample the cpu-clock event (%s): perf events are "
+			     "disabled or unsupported here",
+			     strerror(error));
 		break;
 	default:
-		print_error("cannot sample pid %d: perf_event_open: %s", (int)target->pid,
-			    strerror(error));
+		report_error("cannot sample pid %d: perf_event_open: %s", (int)target->pid,
+			     strerror(error));
 	}
 }
 
@@ -260,14 +260,14 @@ struct record_session *record_open(const struct target_process *target,
 		session->attr.exclude_kernel = 1;
 		error = trace_new_threads(session);
 		if (!error)
-			print_warning("the kernel refused kernel samples (perf_event_paranoid): "
-				      "stacks show user space only");
+			report_warning("the kernel refused kernel samples (perf_event_paranoid): "
+				       "stacks show user space only");
 	}
 	if (!error && session->traced_count == 0)
 		error = ESRCH;
 	if (error) {
 		if (error == ESRCH)
-			print_error("pid %d exited before sampling started", (int)target->pid);
+			report_error("pid %d exited before sampling started", (int)target->pid);
 		else
 			explain_open_error(target, error);
 		record_close(session);

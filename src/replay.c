@@ -226,7 +226,7 @@ int replay_capture(const char *perf_data_path, struct resolver *resolver, struct
 
 	replay.reader = perf_data_reader_open(perf_data_path, error, sizeof(error));
 	if (!replay.reader) {
-		print_error("%s", error);
+		report_error("%s", error);
 		return -1;
 	}
 	if (perf_data_reader_event_count(replay.reader) > 0)
@@ -235,8 +235,8 @@ int replay_capture(const char *perf_data_path, struct resolver *resolver, struct
 	status =
 	    perf_data_reader_for_each(replay.reader, keep_record, &replay, error, sizeof(error));
 	if (status < 0)
-		print_warning("%s: using the %zu records before the damage", error,
-			      replay.record_count);
+		report_warning("%s: using the %zu records before the damage", error,
+			       replay.record_count);
 	qsort(replay.records, replay.record_count, sizeof(*replay.records), compare_records);
 	for (size_t i = 0; i < replay.record_count; i++) {
 		replay_record(&replay, replay.records[i].record);

@@ -28,8 +28,8 @@ struct symbol_options {
 	"                        server or debuginfod layout; also $DEBUGINFOD_URLS)\n"            \
 	"  --inline              add inlined calls as frames (from DWARF)\n"
 
-/* Fills `config` from the options and the environment. The config points
- * into `options`, which must outlive it. */
+/* Fills `config` from the options. The config points into `options`, which
+ * must outlive it. */
 void symbol_options_apply(struct symbol_options *options, int target_root_fd, FILE *log,
 			  struct native_symbols_config *config);
 void symbol_options_release(struct symbol_options *options);

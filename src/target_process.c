@@ -64,29 +64,33 @@ int target_process_open(pid_t pid, struct target_process *target)
 
 	*target = (struct target_process){.pid = pid, .root_fd = -1, .pidfd = -1};
 	if (pid <= 0) {
-		print_error("invalid pid %d: give the id of a running process (-pid N)", (int)pid);
+		report_error("invalid pid %d: give the id of a running process (-pid N)", (int)pid);
 		return -1;
 	}
 	if (read_stat_flags(pid, &flags) < 0) {
-		print_error("no process with pid %d: check the pid with 'ps -e'; in a container "
-			    "the profiler must share the target's PID namespace "
-			    "(--pid=container:NAME)",
-			    (int)pid);
+		report_error("no process with pid %d: check the pid with 'ps -e'; in a container "
+			     "the profiler must share the target's PID namespace "
+			     "(--pid=container:NAME)",
+			     (int)pid);
 		return -1;
 	}
 	if (flags & PF_KTHREAD) {
-		print_error("pid %d is a kernel thread: profcpu samples user-space processes",
-			    (int)pid);
+		report_error("pid %d is a kernel thread: profcpu samples user-space processes",
+			     (int)pid);
 		return -1;
 	}
 	if (read_proc_file(pid, "comm", target->comm, sizeof(target->comm)) > 0)
 		target->comm[strcspn(target->comm, "\n")] = '\0';
 	target->namespace_pid = read_namespace_pid(pid);
 	target->root_fd = target_root_open(pid);
+	if (target->root_fd >= 0 && !target_root_has_openat2())
+		report_warning("this kernel has no openat2(2): the target's files are opened "
+			       "by a component-by-component walk inside its root instead");
 	if (target->root_fd < 0)
-		print_warning("cannot open /proc/%d/root (%s): the target's files and perf map are "
-			      "out of reach; give the profiler CAP_SYS_PTRACE",
-			      (int)pid, strerror(errno));
+		report_warning(
+		    "cannot open /proc/%d/root (%s): the target's files and perf map are "
+		    "out of reach; give the profiler CAP_SYS_PTRACE",
+		    (int)pid, strerror(errno));
 	target->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	return 0;
 }

@@ -12,7 +12,7 @@ static void print_message(const char *prefix, const char *format, va_list argume
 	fputc('\n', stderr);
 }
 
-void print_error(const char *format, ...)
+void report_error(const char *format, ...)
 {
 	va_list arguments;
 
@@ -21,7 +21,7 @@ void print_error(const char *format, ...)
 	va_end(arguments);
 }
 
-void print_warning(const char *format, ...)
+void report_warning(const char *format, ...)
 {
 	va_list arguments;
 

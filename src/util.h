@@ -6,10 +6,10 @@
 #include <stddef.h>
 
 /* One line on stderr, prefixed with "profcpu: " ("profcpu: warning: "). */
-void print_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
-void print_warning(const char *format, ...) __attribute__((format(printf, 1, 2)));
+void report_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+void report_warning(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-/* print_error() and exit(1). */
+/* report_error() and exit(1). */
 void die(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 /* Allocation that dies with a message when memory runs out. */

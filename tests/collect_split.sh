@@ -4,7 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 
 start "$WORKLOAD_SPLIT" 30
-"$PROFCPU" collect -pid "$started_pid" -duration 4 -o "$workdir/out"
+"$PROFCPU" collect -pid "$started_pid" -duration 4 -F 499 -o "$workdir/out"
 
 out=$workdir/out
 for file in perf.data folded_stacks.out perf_script.out flamegraph.svg prof.tar.gz profcpu.log; do
@@ -12,7 +12,7 @@ for file in perf.data folded_stacks.out perf_script.out flamegraph.svg prof.tar.
 done
 folded top "$out/folded_stacks.out" 5
 samples=$(folded total "$out/folded_stacks.out")
-((samples >= 200)) || fail "only $samples samples in 4 s of two busy threads"
+((samples >= 1000)) || fail "only $samples samples in 4 s of two busy threads at 499 Hz"
 
 assert_share "$out/folded_stacks.out" ';spin_sixty$' 54 66
 assert_share "$out/folded_stacks.out" ';spin_thirty$' 25 35

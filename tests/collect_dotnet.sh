@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# A real .NET app, built here with dotnet build and started with
+# DOTNET_PerfMapEnabled=1: its hot managed method is named from the runtime's
+# perf map and its stacks reach Main.
+source "$(dirname "$0")/lib.sh"
+
+command -v dotnet >/dev/null || skip "the .NET SDK (dotnet) is not installed"
+cp -r "$tests_dir/dotnet/HotLoop" "$workdir/app"
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+dotnet build -c Release -o "$workdir/bin" "$workdir/app/HotLoop.csproj" >"$workdir/build.log" 2>&1 ||
+	{ tail -20 "$workdir/build.log"; fail "dotnet build failed"; }
+
+DOTNET_PerfMapEnabled=1 start dotnet "$workdir/bin/hotloop.dll" 60 >"$workdir/app.out"
+pid=$started_pid
+until grep -q ready "$workdir/app.out"; do sleep 0.1; done
+sleep 1 # let tiered compilation settle
+"$PROFCPU" collect -pid "$pid" -duration 4 -o "$workdir/out"
+
+out=$workdir/out
+folded top "$out/folded_stacks.out" 5
+assert_share "$out/folded_stacks.out" 'Demo\.Program::HotMethod\(int32\)' 80 100
+assert_share "$out/folded_stacks.out" 'Demo\.Program::Main\(string\[\]\).*Demo\.Program::Caller\(\).*Demo\.Program::HotMethod\(int32\)' 80 100
+assert_share "$out/folded_stacks.out" '^dotnet;' 100 100
+ls "$out"/perf-*.map >/dev/null || fail "the runtime's perf map was not copied"
+grep -qP '\t +[0-9a-f]+ .*\[hotloop\] Demo\.Program::HotMethod\(int32\)\[\w+\] \(/tmp/perf-[0-9]+\.map\)$' \
+	"$out/perf_script.out" || fail "perf_script.out lacks the JIT frame with its assembly and perf map DSO"

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# profcpu and the real perf understand each other: perf script reads our
+# perf.data and sees our samples; profcpu postprocess reads a perf.data from
+# perf record -g and finds the same stacks as profcpu's own capture.
+source "$(dirname "$0")/lib.sh"
+
+command -v perf >/dev/null || skip "perf (linux-perf) is not installed"
+perf record -q -o /dev/null -e cpu-clock true 2>/dev/null || skip "perf record cannot sample here"
+
+start "$WORKLOAD_SPLIT" 60
+pid=$started_pid
+"$PROFCPU" collect -pid "$pid" -duration 3 -F 499 -o "$workdir/ours"
+ours=$(folded total "$workdir/ours/folded_stacks.out")
+perf script -i "$workdir/ours/perf.data" >"$workdir/perf.txt" 2>"$workdir/perf.err"
+theirs=$(grep -cE '^ *workload_split +[0-9]+ +\[[0-9]+\] +[0-9.]+: +[0-9]+ cpu-clock' "$workdir/perf.txt")
+echo "profcpu: $ours samples; perf script on our perf.data: $theirs"
+((ours > 100 && ours == theirs)) || fail "perf script sees $theirs samples, profcpu $ours"
+if grep -v '^$' "$workdir/perf.err" | grep -qv 'Warning:.*kernel'; then
+	cat "$workdir/perf.err"
+	fail "perf script complained about our perf.data"
+fi
+grep -qP '^\t +[0-9a-f]+ spin_sixty\+0x[0-9a-f]+ \(.*/workload_split\)$' "$workdir/perf.txt" ||
+	fail "perf script does not name spin_sixty from our mappings"
+
+mkdir "$workdir/perf"
+perf record -q -g -F 499 -p "$pid" -o "$workdir/perf/perf.data" -- sleep 3 2>/dev/null
+"$PROFCPU" postprocess -dir "$workdir/perf"
+folded top "$workdir/perf/folded_stacks.out" 6
+# The same stacks carry the same shares in both captures.
+for stack in '^workload_split;.*main;worker;path_a;spin_sixty$' \
+	'^workload_split;.*worker;path_b;spin_thirty$' '^workload_split;.*worker;path_c;spin_ten$'; do
+	mine=$(folded share "$workdir/ours/folded_stacks.out" "$stack")
+	perfs=$(folded share "$workdir/perf/folded_stacks.out" "$stack")
+	echo "/$stack/: profcpu capture $mine%, perf record capture $perfs%"
+	python3 -c "import sys; sys.exit(0 if abs($mine - $perfs) <= 7 and $perfs > 0 else 1)" ||
+		fail "shares differ for /$stack/: $mine% vs $perfs%"
+done
