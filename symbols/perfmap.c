@@ -1,4 +1,5 @@
 #include "perfmap.h"
+#include "buffer.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -37,23 +38,6 @@ void perfmap_free(struct perfmap *map)
 	free(map->text);
 	free(map->pending);
 	free(map);
-}
-
-static bool reserve(void **buffer, size_t *capacity, size_t needed, size_t element_size)
-{
-	size_t new_capacity = *capacity ? *capacity : 64;
-	void *grown;
-
-	if (needed <= *capacity)
-		return true;
-	while (new_capacity < needed)
-		new_capacity *= 2;
-	grown = realloc(*buffer, new_capacity * element_size);
-	if (!grown)
-		return false;
-	*buffer = grown;
-	*capacity = new_capacity;
-	return true;
 }
 
 /* Hex number, with or without 0x, followed by one space. */
@@ -98,8 +82,10 @@ static void add_line(struct perfmap *map, const char *line, size_t length)
 		map->malformed++;
 		return;
 	}
-	if (!reserve((void **)&map->text, &map->text_capacity, map->text_length + length + 1, 1) ||
-	    !reserve((void **)&map->regions, &map->capacity, map->count + 1, sizeof(region))) {
+	if (!buffer_reserve((void **)&map->text, &map->text_capacity, map->text_length + length + 1,
+			    1) ||
+	    !buffer_reserve((void **)&map->regions, &map->capacity, map->count + 1,
+			    sizeof(region))) {
 		map->malformed++;
 		return;
 	}
@@ -115,8 +101,8 @@ void perfmap_add_text(struct perfmap *map, const char *text, size_t length)
 {
 	size_t line_start = 0, consumed = 0;
 
-	if (!reserve((void **)&map->pending, &map->pending_capacity, map->pending_length + length,
-		     1))
+	if (!buffer_reserve((void **)&map->pending, &map->pending_capacity,
+			    map->pending_length + length, 1))
 		return;
 	memcpy(map->pending + map->pending_length, text, length);
 	map->pending_length += length;

@@ -1,4 +1,5 @@
 #include "symbol_table.h"
+#include "buffer.h"
 
 #include "demangle.h"
 
@@ -36,32 +37,15 @@ void symbol_table_free(struct symbol_table *table)
 	free(table);
 }
 
-static bool grow(void **buffer, size_t *capacity, size_t needed, size_t element_size)
-{
-	size_t new_capacity = *capacity ? *capacity : 256;
-	void *grown;
-
-	if (needed <= *capacity)
-		return true;
-	while (new_capacity < needed)
-		new_capacity *= 2;
-	grown = realloc(*buffer, new_capacity * element_size);
-	if (!grown)
-		return false;
-	*buffer = grown;
-	*capacity = new_capacity;
-	return true;
-}
-
 bool symbol_table_add(struct symbol_table *table, const char *name, uint64_t start, uint64_t size,
 		      enum symbol_rank rank)
 {
 	size_t length = strlen(name) + 1;
 
-	if (!grow((void **)&table->names, &table->names_capacity, table->names_length + length,
-		  1) ||
-	    !grow((void **)&table->symbols, &table->capacity, table->count + 1,
-		  sizeof(struct symbol)))
+	if (!buffer_reserve((void **)&table->names, &table->names_capacity,
+			    table->names_length + length, 1) ||
+	    !buffer_reserve((void **)&table->symbols, &table->capacity, table->count + 1,
+			    sizeof(struct symbol)))
 		return false;
 	memcpy(table->names + table->names_length, name, length);
 	table->symbols[table->count++] = (struct symbol){
