@@ -188,12 +188,21 @@ static void explain_open_error(const struct target_process *target, int error)
 {
 	switch (error) {
 	case EACCES:
+		report_error("no permission to sample pid %d (perf_event_open: %s): run profcpu as "
+			     "root, or give it CAP_PERFMON and CAP_SYS_PTRACE (podman/docker: "
+			     "--cap-add PERFMON --cap-add SYS_PTRACE), or lower "
+			     "kernel.perf_event_paranoid on the host (sysctl -w "
+			     "kernel.perf_event_paranoid=1)",
+			     (int)target->pid, strerror(error));
+		break;
 	case EPERM:
-		report_error("no permission to sample pid %d: run profcpu as root, or give it "
-			     "CAP_PERFMON and CAP_SYS_PTRACE (podman/docker: --cap-add PERFMON "
-			     "--cap-add SYS_PTRACE), or lower kernel.perf_event_paranoid on the "
-			     "host (sysctl -w kernel.perf_event_paranoid=1)",
-			     (int)target->pid);
+		/* Container seccomp profiles answer EPERM; older ones allow
+		 * perf_event_open only with CAP_SYS_ADMIN, not CAP_PERFMON. */
+		report_error("perf_event_open was refused for pid %d (%s): in a container, the "
+			     "seccomp profile may block it: add --security-opt seccomp=unconfined "
+			     "(or a profile that allows perf_event_open), or --cap-add SYS_ADMIN; "
+			     "otherwise run as root or with CAP_PERFMON and CAP_SYS_PTRACE",
+			     (int)target->pid, strerror(error));
 		break;
 	case EMFILE:
 	case ENFILE:

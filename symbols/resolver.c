@@ -107,8 +107,9 @@ static int open_perfmap(const struct resolver *resolver, const struct process *p
 	int fd;
 
 	if (config->live_pid && process->pid == config->live_pid && config->live_root_fd >= 0) {
+		/* Symlinks resolve inside the target's root: safe to follow. */
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)config->live_namespace_pid);
-		fd = target_root_openat(config->live_root_fd, path, O_RDONLY | O_NOFOLLOW);
+		fd = target_root_openat(config->live_root_fd, path, O_RDONLY);
 		if (fd >= 0)
 			return fd;
 	}

@@ -13,7 +13,7 @@ using System.Reflection;
 [assembly: System.Reflection.AssemblyCompanyAttribute("hotloop")]
 [assembly: System.Reflection.AssemblyConfigurationAttribute("Release")]
 [assembly: System.Reflection.AssemblyFileVersionAttribute("1.0.0.0")]
-[assembly: System.Reflection.AssemblyInformationalVersionAttribute("1.0.0+22effeead09b1698a70542b937e54bbd5c839f32")]
+[assembly: System.Reflection.AssemblyInformationalVersionAttribute("1.0.0+095e15bcfe5d806124854f840a87b70c7df8e000")]
 [assembly: System.Reflection.AssemblyProductAttribute("hotloop")]
 [assembly: System.Reflection.AssemblyTitleAttribute("hotloop")]
 [assembly: System.Reflection.AssemblyVersionAttribute("1.0.0.0")]
