@@ -185,8 +185,10 @@ static int record_capture(const struct collect_options *options,
 	if (perf_data_writer_finish(sink.writer) < 0 && !sink.error)
 		sink.error = errno;
 	log_summary(log, &summary);
-	fprintf(stderr, "profcpu: %llu samples from %u threads in %.1f s, %llu lost; stopped: %s\n",
-		(unsigned long long)summary.samples, summary.threads_seen, summary.elapsed_seconds,
+	fprintf(stderr,
+		"profcpu: %llu samples from %u thread%s in %.1f s, %llu lost; stopped: %s\n",
+		(unsigned long long)summary.samples, summary.threads_seen,
+		summary.threads_seen == 1 ? "" : "s", summary.elapsed_seconds,
 		(unsigned long long)summary.lost_samples, stop_reason_text(summary.stop_reason));
 	if (summary.lost_samples)
 		report_warning("%llu samples were lost: the ring buffer overflowed; raise "
