@@ -1,5 +1,6 @@
 /* profcpu collect: sample a running process, then write every output. */
 #include "commands.h"
+#include "dotnet_diagnostics.h"
 #include "perf_data.h"
 #include "postprocess.h"
 #include "record.h"
@@ -275,6 +276,7 @@ int cmd_collect(int argc, char **argv)
 	fprintf(log, "command: %s\nprofcpu: %s\npid: %d (%d in its namespace)\ncomm: %s\n",
 		command_line, PROFCPU_VERSION, (int)target.pid, (int)target.namespace_pid,
 		target.comm);
+	dotnet_ensure_perfmap(&target, log);
 	if (record_capture(&options, &target, dir, log, command_line) < 0)
 		goto done;
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h: a kernel thread */
@@ -31,15 +32,37 @@ static ssize_t read_proc_file(pid_t pid, const char *name, char *buffer, size_t 
 	return length;
 }
 
-/* The flags field (9th) of /proc/<pid>/stat; the comm before it may hold
- * spaces and parentheses, so parsing starts after the last ')'. */
-static int read_stat_flags(pid_t pid, unsigned long *flags)
+/* Fields 9 (flags) and 22 (start time, clock ticks after boot) of
+ * /proc/<pid>/stat; the comm before them may hold spaces and parentheses, so
+ * parsing starts after the last ')'. */
+static int read_stat(pid_t pid, unsigned long *flags, unsigned long long *start_ticks)
 {
 	char stat[1024], *cursor;
 
 	if (read_proc_file(pid, "stat", stat, sizeof(stat)) < 0 || !(cursor = strrchr(stat, ')')))
 		return -1;
-	return sscanf(cursor + 1, " %*c %*d %*d %*d %*d %*d %lu", flags) == 1 ? 0 : -1;
+	return sscanf(
+		   cursor + 1,
+		   " %*c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d "
+		   "%llu",
+		   flags, start_ticks) == 2
+		   ? 0
+		   : -1;
+}
+
+/* Seconds since the epoch of a time given in clock ticks after boot. */
+static time_t wall_time_of(unsigned long long ticks_after_boot)
+{
+	char line[256];
+	unsigned long long boot_time = 0;
+	FILE *file = fopen("/proc/stat", "re");
+
+	while (file && fgets(line, sizeof(line), file))
+		if (sscanf(line, "btime %llu", &boot_time) == 1)
+			break;
+	if (file)
+		fclose(file);
+	return (time_t)(boot_time + ticks_after_boot / (unsigned long long)sysconf(_SC_CLK_TCK));
 }
 
 /* The pid inside the target's own PID namespace: the last NSpid: field. */
@@ -61,13 +84,14 @@ static pid_t read_namespace_pid(pid_t pid)
 int target_process_open(pid_t pid, struct target_process *target)
 {
 	unsigned long flags;
+	unsigned long long start_ticks;
 
 	*target = (struct target_process){.pid = pid, .root_fd = -1, .pidfd = -1};
 	if (pid <= 0) {
 		report_error("invalid pid %d: give the id of a running process (-pid N)", (int)pid);
 		return -1;
 	}
-	if (read_stat_flags(pid, &flags) < 0) {
+	if (read_stat(pid, &flags, &start_ticks) < 0) {
 		report_error("no process with pid %d: check the pid with 'ps -e'; in a container "
 			     "the profiler must share the target's PID namespace "
 			     "(--pid=container:NAME)",
@@ -82,6 +106,7 @@ int target_process_open(pid_t pid, struct target_process *target)
 	if (read_proc_file(pid, "comm", target->comm, sizeof(target->comm)) > 0)
 		target->comm[strcspn(target->comm, "\n")] = '\0';
 	target->namespace_pid = read_namespace_pid(pid);
+	target->start_time = wall_time_of(start_ticks);
 	target->root_fd = target_root_open(pid);
 	if (target->root_fd >= 0 && !target_root_has_openat2())
 		report_warning("this kernel has no openat2(2): the target's files are opened "

@@ -4,13 +4,15 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 
 struct target_process {
 	pid_t pid;	     /* as the profiler sees it */
 	pid_t namespace_pid; /* as the target sees itself (last NSpid: field) */
 	char comm[16];
-	int root_fd; /* /proc/<pid>/root, for the target's files; -1 if unreadable */
-	int pidfd;   /* readable when the target exits; -1 if unsupported */
+	time_t start_time; /* when it started, seconds since the epoch */
+	int root_fd;	   /* /proc/<pid>/root, for the target's files; -1 if unreadable */
+	int pidfd;	   /* readable when the target exits; -1 if unsupported */
 };
 
 /* Checks that `pid` names a user-space process that can be profiled and

@@ -48,3 +48,23 @@ assert_share() {
 assert_file() {
 	[[ -s "$1" ]] || fail "missing or empty: $1"
 }
+
+# Builds the .NET workload tests/dotnet/HotLoop into $workdir/bin (skips the
+# test when the SDK is missing). Run it with: dotnet "$workdir/bin/hotloop.dll" SECONDS
+build_hotloop() {
+	command -v dotnet >/dev/null || skip "the .NET SDK (dotnet) is not installed"
+	cp -r "$tests_dir/dotnet/HotLoop" "$workdir/app"
+	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+	dotnet build -c Release -o "$workdir/bin" "$workdir/app/HotLoop.csproj" >"$workdir/build.log" 2>&1 ||
+		{ tail -20 "$workdir/build.log"; fail "dotnet build failed"; }
+}
+
+# Starts the .NET workload with the environment given as arguments and waits
+# until it runs managed code; its pid is in $started_pid.
+start_hotloop() {
+	local output=$workdir/hotloop-$RANDOM.out
+	env "$@" dotnet "$workdir/bin/hotloop.dll" 60 >"$output" &
+	started_pid=$!
+	background_pids+=("$started_pid")
+	until grep -q ready "$output"; do sleep 0.1; done
+}

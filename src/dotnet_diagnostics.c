@@ -1,0 +1,193 @@
+#include "dotnet_diagnostics.h"
+#include "target_root.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* The IPC header (dotnet/diagnostics ipc-protocol.md), little endian like
+ * this machine. */
+struct ipc_header {
+	char magic[14]; /* "DOTNET_IPC_V1\0" */
+	uint16_t size;	/* of the whole message */
+	uint8_t command_set, command_id;
+	uint16_t reserved;
+} __attribute__((packed));
+
+#define IPC_MAGIC	    "DOTNET_IPC_V1"
+#define PROCESS_COMMAND_SET 0x04
+#define ENABLE_PERFMAP	    0x05
+#define PERFMAP_ONLY	    3 /* as DOTNET_PerfMapEnabled=3: no jitdump */
+#define SERVER_RESPONSE	    0xFF
+#define RESPONSE_OK	    0x00
+#define UNKNOWN_COMMAND	    0x80131385u /* runtimes before .NET 8 */
+
+static bool runs_dotnet(pid_t pid)
+{
+	char path[64], *line = NULL;
+	size_t capacity = 0;
+	bool found = false;
+	FILE *maps;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	maps = fopen(path, "re");
+	while (maps && !found && getline(&line, &capacity, maps) > 0)
+		found = strstr(line, "/libcoreclr.so") != NULL;
+	free(line);
+	if (maps)
+		fclose(maps);
+	return found;
+}
+
+/* A perf map written since the process started: one left by an earlier
+ * process with the same pid would name code wrongly. */
+static bool has_current_perfmap(const struct target_process *target)
+{
+	char path[64];
+	struct stat status;
+	int fd;
+	bool current;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)target->namespace_pid);
+	fd = target_root_openat(target->root_fd, path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	current = fstat(fd, &status) == 0 && status.st_mtime + 1 >= target->start_time;
+	close(fd);
+	return current;
+}
+
+/* The newest "dotnet-diagnostic-<pid>-<key>-socket" in the target's /tmp,
+ * opened as an O_PATH handle; -1 if there is none. The key is the runtime's
+ * start time: a larger key is a newer runtime. */
+static int open_diagnostic_socket(const struct target_process *target)
+{
+	char prefix[48], best[NAME_MAX + 8] = "", path[NAME_MAX + 16];
+	unsigned long long best_key = 0, key;
+	struct dirent *entry;
+	struct stat status;
+	DIR *tmp;
+	int fd;
+
+	fd = target_root_openat(target->root_fd, "/tmp", O_RDONLY | O_DIRECTORY);
+	if (fd < 0 || !(tmp = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	snprintf(prefix, sizeof(prefix), "dotnet-diagnostic-%d-", (int)target->namespace_pid);
+	while ((entry = readdir(tmp))) {
+		char *end;
+
+		if (strncmp(entry->d_name, prefix, strlen(prefix)))
+			continue;
+		key = strtoull(entry->d_name + strlen(prefix), &end, 10);
+		if (strcmp(end, "-socket") || key < best_key)
+			continue;
+		best_key = key;
+		snprintf(best, sizeof(best), "%s", entry->d_name);
+	}
+	closedir(tmp);
+	if (!best[0]) {
+		errno = ENOENT;
+		return -1;
+	}
+	/* O_NOFOLLOW: a symlink planted by the target is refused, not
+	 * followed to some socket of the profiler's machine. */
+	snprintf(path, sizeof(path), "/tmp/%s", best);
+	fd = target_root_openat(target->root_fd, path, O_PATH | O_NOFOLLOW);
+	if (fd >= 0 && (fstat(fd, &status) < 0 || !S_ISSOCK(status.st_mode))) {
+		close(fd);
+		errno = ENOTSOCK;
+		return -1;
+	}
+	return fd;
+}
+
+/* Sends EnablePerfMap over the socket behind `socket_handle`. Returns 0, or
+ * -1 with a reason in `why`. */
+static int request_perfmap(int socket_handle, char *why, size_t why_size)
+{
+	struct {
+		struct ipc_header header;
+		uint32_t perfmap_type;
+	} __attribute__((packed)) request = {
+	    .header = {IPC_MAGIC, sizeof(request), PROCESS_COMMAND_SET, ENABLE_PERFMAP, 0},
+	    .perfmap_type = PERFMAP_ONLY,
+	};
+	struct {
+		struct ipc_header header;
+		uint32_t code;
+	} __attribute__((packed)) reply;
+	struct sockaddr_un address = {.sun_family = AF_UNIX};
+	struct timeval timeout = {.tv_sec = 3};
+	int connection = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ssize_t received = -1;
+
+	/* Connecting through the handle's /proc/self/fd link reaches exactly
+	 * the socket that was opened inside the target's root. */
+	snprintf(address.sun_path, sizeof(address.sun_path), "/proc/self/fd/%d", socket_handle);
+	if (connection >= 0) {
+		setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+		setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+	}
+	if (connection < 0 ||
+	    connect(connection, (struct sockaddr *)&address, sizeof(address)) < 0 ||
+	    send(connection, &request, sizeof(request), MSG_NOSIGNAL) != sizeof(request) ||
+	    (received = recv(connection, &reply, sizeof(reply), MSG_WAITALL)) < 0) {
+		snprintf(why, why_size, "the diagnostics socket: %s", strerror(errno));
+		if (connection >= 0)
+			close(connection);
+		return -1;
+	}
+	close(connection);
+	if ((size_t)received < sizeof(reply) || memcmp(reply.header.magic, IPC_MAGIC, 14) ||
+	    reply.header.command_set != SERVER_RESPONSE) {
+		snprintf(why, why_size, "the runtime gave no valid answer");
+		return -1;
+	}
+	if (reply.header.command_id != RESPONSE_OK) {
+		snprintf(why, why_size,
+			 reply.code == UNKNOWN_COMMAND ? "the runtime is older than .NET 8"
+						       : "the runtime refused (error 0x%08x)",
+			 reply.code);
+		return -1;
+	}
+	return 0;
+}
+
+void dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
+{
+	char why[128];
+	int socket_handle;
+
+	if (target->root_fd < 0 || !runs_dotnet(target->pid) || has_current_perfmap(target))
+		return;
+	socket_handle = open_diagnostic_socket(target);
+	if (socket_handle < 0) {
+		snprintf(why, sizeof(why), "no usable diagnostics socket in its /tmp (%s)",
+			 strerror(errno));
+	} else if (request_perfmap(socket_handle, why, sizeof(why)) == 0) {
+		close(socket_handle);
+		fprintf(stderr,
+			"profcpu: turned on the perf map of .NET pid %d through its "
+			"diagnostics socket: JIT frames will be named\n",
+			(int)target->pid);
+		fprintf(log, "perf map: turned on through the diagnostics IPC\n");
+		return;
+	} else {
+		close(socket_handle);
+	}
+	report_warning("JIT frames of .NET pid %d will show as [unknown]: it writes no perf map "
+		       "and %s; start it with DOTNET_PerfMapEnabled=1",
+		       (int)target->pid, why);
+	fprintf(log, "perf map: none (%s)\n", why);
+}
