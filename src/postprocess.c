@@ -39,6 +39,13 @@ int postprocess_capture(const char *dir, const struct resolver_config *config)
 		if (config->live_pid)
 			copy_live_perfmap(dir, resolver, config->live_pid);
 		status = outputs_write(dir, &profile);
+		if (profile.cut_stacks * 100 > profile.sample_count)
+			report_warning(
+			    "%llu of %zu stacks reached the kernel's limit of %u frames and "
+			    "lost their roots: raise it on the host with sysctl -w "
+			    "kernel.perf_event_max_stack=1024 before collecting",
+			    (unsigned long long)profile.cut_stacks, profile.sample_count,
+			    profile.max_stack_depth);
 		if (profile.sample_count == 0)
 			report_warning("no samples: the target used no CPU while it was sampled; "
 				       "no flame graph was drawn");

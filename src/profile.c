@@ -6,7 +6,11 @@
 
 void profile_init(struct profile *profile)
 {
-	*profile = (struct profile){.strings = string_table_new(), .event_name = "cpu-clock"};
+	*profile = (struct profile){
+	    .strings = string_table_new(),
+	    .event_name = "cpu-clock",
+	    .max_stack_depth = 127, /* the kernel's default */
+	};
 }
 
 void profile_release(struct profile *profile)

@@ -45,6 +45,8 @@ struct profile {
 	struct string_table *strings;
 	const char *event_name;
 	uint64_t lost_samples;
+	uint64_t cut_stacks;	  /* samples whose stack reached the kernel's limit */
+	unsigned max_stack_depth; /* that limit */
 
 	struct profile_frame *frames;
 	size_t frame_count, frame_capacity;

@@ -44,6 +44,21 @@ static void request_stop(int signal_number)
 	stop_requested = 1;
 }
 
+/* The kernel's limit on callchain length: recorded in the attr so that the
+ * capture says where stacks were cut. */
+static uint16_t max_stack_depth(void)
+{
+	FILE *file = fopen("/proc/sys/kernel/perf_event_max_stack", "re");
+	unsigned depth = 127; /* the kernel's default */
+
+	if (file) {
+		if (fscanf(file, "%u", &depth) != 1 || depth == 0 || depth > UINT16_MAX)
+			depth = 127;
+		fclose(file);
+	}
+	return (uint16_t)depth;
+}
+
 void record_default_attr(struct perf_event_attr *attr, unsigned frequency)
 {
 	*attr = (struct perf_event_attr){
@@ -64,6 +79,7 @@ void record_default_attr(struct perf_event_attr *attr, unsigned frequency)
 	    .comm_exec = 1,
 	    .use_clockid = 1,
 	    .clockid = CLOCK_MONOTONIC, /* as perfcollect's perf record -k 1 */
+	    .sample_max_stack = max_stack_depth(),
 	};
 }
 

@@ -120,7 +120,7 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 {
 	struct perf_sample sample;
 	struct profile_sample added;
-	size_t depth = 0;
+	size_t depth = 0, frames = 0;
 	bool kernel = (record->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	bool first_in_context = true;
 
@@ -137,6 +137,7 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 			first_in_context = true;
 			continue;
 		}
+		frames++;
 		if (address == 0)
 			continue;
 		/* After the first address of a context come return addresses. */
@@ -144,6 +145,8 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 		    locate(replay, sample.pid, address, kernel, !first_in_context);
 		first_in_context = false;
 	}
+	if (frames >= replay->profile->max_stack_depth)
+		replay->profile->cut_stacks++;
 	added = (struct profile_sample){
 	    .time = sample.time,
 	    .period = sample.period,
@@ -229,9 +232,14 @@ int replay_capture(const char *perf_data_path, struct resolver *resolver, struct
 		report_error("%s", error);
 		return -1;
 	}
-	if (perf_data_reader_event_count(replay.reader) > 0)
+	if (perf_data_reader_event_count(replay.reader) > 0) {
+		const struct perf_event_attr *attr = perf_data_reader_attr(replay.reader, 0);
+
 		profile->event_name = string_table_intern(
 		    profile->strings, perf_data_reader_event_name(replay.reader, 0));
+		/* 0 means the kernel's default limit, 127 frames. */
+		profile->max_stack_depth = attr->sample_max_stack ? attr->sample_max_stack : 127;
+	}
 	status =
 	    perf_data_reader_for_each(replay.reader, keep_record, &replay, error, sizeof(error));
 	if (status < 0)
