@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -150,7 +149,6 @@ static int record_capture(const struct collect_options *options,
 	struct perf_event_attr attr;
 	struct record_session *session;
 	struct record_summary summary;
-	struct utsname system;
 	struct perf_data_info info;
 	struct writer_sink sink = {0};
 	char *path = xasprintf("%s/perf.data", dir);
@@ -161,17 +159,8 @@ static int record_capture(const struct collect_options *options,
 		free(path);
 		return -1;
 	}
-	uname(&system);
-	info = (struct perf_data_info){
-	    .event_name = "cpu-clock",
-	    .hostname = system.nodename,
-	    .os_release = system.release,
-	    .arch = system.machine,
-	    .perf_version = "profcpu " PROFCPU_VERSION,
-	    .command_line = command_line,
-	    .cpus_online = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN),
-	    .cpus_available = (uint32_t)sysconf(_SC_NPROCESSORS_CONF),
-	};
+	/* The writer fills in the machine's details itself. */
+	info = (struct perf_data_info){.event_name = "cpu-clock", .command_line = command_line};
 	sink.writer = perf_data_writer_create(path, &attr, &info, !options->no_compress);
 	if (!sink.writer) {
 		report_error("cannot write %s: %s", path, strerror(errno));
