@@ -37,7 +37,7 @@ fi
 
 # The target exits during the run: outputs from what was collected.
 start "$WORKLOAD_SPLIT" 1.5
-"$PROFCPU" collect -pid "$started_pid" -duration 20 -o "$workdir/exited" 2>"$workdir/stderr"
+"$PROFCPU" collect -pid "$started_pid" -duration 20 -F 999 -o "$workdir/exited" 2>"$workdir/stderr"
 grep -q "stopped: the target exited" "$workdir/stderr" || fail "no word of the target's exit"
 assert_share "$workdir/exited/folded_stacks.out" 'spin_sixty$' 50 70
 assert_file "$workdir/exited/flamegraph.svg"
@@ -45,7 +45,7 @@ assert_file "$workdir/exited/flamegraph.svg"
 # Ctrl-C and SIGTERM stop the recording; the outputs are written.
 for signal in INT TERM; do
 	start "$WORKLOAD_SPLIT" 30
-	"$PROFCPU" collect -pid "$started_pid" -o "$workdir/$signal" 2>"$workdir/stderr" &
+	"$PROFCPU" collect -pid "$started_pid" -F 999 -o "$workdir/$signal" 2>"$workdir/stderr" &
 	profcpu=$!
 	until grep -q 'sampling pid' "$workdir/stderr"; do sleep 0.05; done
 	sleep 1.5
