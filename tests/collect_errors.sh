@@ -39,7 +39,8 @@ fi
 start "$WORKLOAD_SPLIT" 1.5
 "$PROFCPU" collect -pid "$started_pid" -duration 20 -F 999 -o "$workdir/exited" 2>"$workdir/stderr"
 grep -q "stopped: the target exited" "$workdir/stderr" || fail "no word of the target's exit"
-assert_share "$workdir/exited/folded_stacks.out" 'spin_sixty$' 50 70
+# (Shares are checked loosely here: these runs test how collection stops.)
+assert_share "$workdir/exited/folded_stacks.out" 'spin_sixty$' 40 90
 assert_file "$workdir/exited/flamegraph.svg"
 
 # Ctrl-C and SIGTERM stop the recording; the outputs are written.
@@ -52,7 +53,7 @@ for signal in INT TERM; do
 	kill -s "$signal" "$profcpu"
 	wait "$profcpu" || fail "profcpu exited with $? after SIG$signal"
 	grep -q "stopped: interrupted" "$workdir/stderr" || fail "SIG$signal: no word of the stop"
-	assert_share "$workdir/$signal/folded_stacks.out" 'spin_sixty$' 45 75
+	assert_share "$workdir/$signal/folded_stacks.out" 'spin_sixty$' 40 90
 	assert_file "$workdir/$signal/flamegraph.svg"
 done
 
