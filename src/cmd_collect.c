@@ -135,6 +135,22 @@ static void log_summary(FILE *log, const struct record_summary *summary)
 		stop_reason_text(summary->stop_reason));
 }
 
+/* An idle target is often an init process (tini, sh) whose child is the
+ * real service: name the children so the user can pick one. */
+static void suggest_busy_children(const struct target_process *target)
+{
+	struct child_process *children;
+	size_t count = target_process_children(target->pid, &children);
+
+	for (size_t i = 0; i < count && i < 5; i++)
+		fprintf(stderr,
+			"profcpu: pid %d (%s) used no CPU; its child pid %d (%s) may be the one "
+			"to profile: profcpu collect -pid %d\n",
+			(int)target->pid, target->comm, (int)children[i].pid, children[i].comm,
+			(int)children[i].pid);
+	free(children);
+}
+
 /* Records the target into DIR/perf.data. Returns 0, or -1 after printing
  * why nothing could be recorded. */
 static int record_capture(const struct collect_options *options,
@@ -180,6 +196,8 @@ static int record_capture(const struct collect_options *options,
 		(unsigned long long)summary.samples, summary.threads_seen,
 		summary.threads_seen == 1 ? "" : "s", summary.elapsed_seconds,
 		(unsigned long long)summary.lost_samples, stop_reason_text(summary.stop_reason));
+	if (summary.samples == 0)
+		suggest_busy_children(target);
 	if (summary.lost_samples)
 		report_warning("%llu samples were lost: the ring buffer overflowed; raise "
 			       "-buffersize or lower -F",

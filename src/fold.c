@@ -129,7 +129,8 @@ void profile_fold(const struct profile *profile, struct folded_profile *folded)
 		add_folded(&builder, functions, kinds, depth, counts[id]);
 		folded->total += counts[id];
 	}
-	qsort(folded->stacks, folded->count, sizeof(*folded->stacks), compare_folded);
+	if (folded->count > 1) /* qsort() may not be given NULL, even for 0 items */
+		qsort(folded->stacks, folded->count, sizeof(*folded->stacks), compare_folded);
 	free(builder.index);
 	free(functions);
 	free(kinds);

@@ -207,7 +207,8 @@ static int find_sample_id_layout(struct perf_data_reader *reader, char *error, s
 						   "perf.data events put their ids in different "
 						   "places");
 	}
-	qsort(reader->ids, reader->id_count, sizeof(*reader->ids), compare_ids);
+	if (reader->id_count > 1)
+		qsort(reader->ids, reader->id_count, sizeof(*reader->ids), compare_ids);
 	return 0;
 }
 

@@ -245,7 +245,9 @@ int replay_capture(const char *perf_data_path, struct resolver *resolver, struct
 	if (status < 0)
 		report_warning("%s: using the %zu records before the damage", error,
 			       replay.record_count);
-	qsort(replay.records, replay.record_count, sizeof(*replay.records), compare_records);
+	if (replay.record_count > 1)
+		qsort(replay.records, replay.record_count, sizeof(*replay.records),
+		      compare_records);
 	for (size_t i = 0; i < replay.record_count; i++) {
 		replay_record(&replay, replay.records[i].record);
 		free(replay.records[i].record);

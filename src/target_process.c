@@ -150,3 +150,31 @@ size_t target_process_threads(pid_t pid, pid_t **tids)
 	closedir(directory);
 	return count;
 }
+
+size_t target_process_children(pid_t pid, struct child_process **children)
+{
+	struct dirent *entry;
+	size_t count = 0, capacity = 0;
+	DIR *proc = opendir("/proc");
+
+	*children = NULL;
+	while (proc && (entry = readdir(proc))) {
+		char stat[512], *cursor;
+		int parent;
+		pid_t child = (pid_t)atoi(entry->d_name);
+
+		if (child <= 0 || read_proc_file(child, "stat", stat, sizeof(stat)) < 0 ||
+		    !(cursor = strrchr(stat, ')')) || sscanf(cursor + 1, " %*c %d", &parent) != 1 ||
+		    parent != pid)
+			continue;
+		grow_array((void **)children, &capacity, count + 1, sizeof(**children));
+		(*children)[count] = (struct child_process){.pid = child};
+		if (read_proc_file(child, "comm", (*children)[count].comm,
+				   sizeof((*children)[count].comm)) > 0)
+			(*children)[count].comm[strcspn((*children)[count].comm, "\n")] = '\0';
+		count++;
+	}
+	if (proc)
+		closedir(proc);
+	return count;
+}

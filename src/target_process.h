@@ -25,4 +25,12 @@ void target_process_close(struct target_process *target);
  * (malloc'd), 0 if the process is gone. */
 size_t target_process_threads(pid_t pid, pid_t **tids);
 
+/* The processes whose parent is `pid`, with their names, for suggesting a
+ * better target. Returns how many were put in `*children` (malloc'd). */
+struct child_process {
+	pid_t pid;
+	char comm[16];
+};
+size_t target_process_children(pid_t pid, struct child_process **children);
+
 #endif

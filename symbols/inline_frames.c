@@ -92,7 +92,9 @@ static void index_units(struct inline_frames *inlines)
 			add_unit_ranges(inlines, &unit, &capacity);
 		offset = next;
 	}
-	qsort(inlines->ranges, inlines->range_count, sizeof(*inlines->ranges), compare_ranges);
+	if (inlines->range_count > 1)
+		qsort(inlines->ranges, inlines->range_count, sizeof(*inlines->ranges),
+		      compare_ranges);
 }
 
 /* The unit whose ranges hold `address`; ranges of different units do not

@@ -147,7 +147,8 @@ static void sort_regions(struct perfmap *map)
 {
 	size_t unique = 0;
 
-	qsort(map->regions, map->count, sizeof(*map->regions), compare_regions);
+	if (map->count > 1)
+		qsort(map->regions, map->count, sizeof(*map->regions), compare_regions);
 	for (size_t i = 0; i < map->count; i++) {
 		if (unique && map->regions[unique - 1].start == map->regions[i].start)
 			unique--;

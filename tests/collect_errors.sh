@@ -35,6 +35,13 @@ if command -v setpriv >/dev/null && (($(id -u) == 0)); then
 		"$PROFCPU" collect -pid "$started_pid" -duration 1 -o "$workdir/nobody/out"
 fi
 
+# An idle init process (sh here, tini in containers): its busy child is named.
+start sh -c "\"$WORKLOAD_SPLIT\" 5; true"
+sleep 0.3
+"$PROFCPU" collect -pid "$started_pid" -duration 1 -o "$workdir/idle" 2>"$workdir/stderr"
+grep -q "its child pid [0-9]* (workload_split) may be the one to profile" "$workdir/stderr" ||
+	fail "no hint at the busy child of an idle target"
+
 # The target exits during the run: outputs from what was collected.
 start "$WORKLOAD_SPLIT" 1.5
 "$PROFCPU" collect -pid "$started_pid" -duration 20 -F 999 -o "$workdir/exited" 2>"$workdir/stderr"

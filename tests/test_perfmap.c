@@ -37,6 +37,18 @@ static void test_dotnet_names_with_spaces(void **state)
 	perfmap_free(map);
 }
 
+static void test_empty_map_finds_nothing(void **state)
+{
+	struct perfmap *map = perfmap_new();
+	struct perfmap_entry entry;
+
+	(void)state;
+	assert_false(perfmap_lookup(map, 0x1000, &entry));
+	add(map, "no newline yet");
+	assert_false(perfmap_lookup(map, 0x1000, &entry));
+	perfmap_free(map);
+}
+
 static void test_later_line_for_same_start_wins(void **state)
 {
 	struct perfmap *map = perfmap_new();
