@@ -2,6 +2,7 @@
 #ifndef PROFCPU_TARGET_PROCESS_H
 #define PROFCPU_TARGET_PROCESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -22,5 +23,16 @@ void target_process_close(struct target_process *target);
 /* The process's current threads. Returns how many were put in `*tids`
  * (malloc'd), 0 if the process is gone. */
 size_t target_process_threads(pid_t pid, pid_t **tids);
+
+/* The one process whose name (comm) is `name`, other than profcpu itself.
+ * On none or several, prints which and returns -1. */
+pid_t target_process_find_by_name(const char *name);
+
+/* The value of the environment variable `name` the process started with
+ * (malloc'd), or NULL when it has none or its environment is unreadable. */
+char *target_process_environment_value(pid_t pid, const char *name);
+
+/* Whether the process maps a file named `file_name` (e.g. libcoreclr.so). */
+bool target_process_maps_file(pid_t pid, const char *file_name);
 
 #endif
