@@ -397,7 +397,7 @@ static int take_positionals(struct collect_options *options, struct string_list 
 
 int cmd_collect(int argc, char **argv)
 {
-	struct collect_options options = {.buffer_pages = 256};
+	struct collect_options options = {.frequency = -1, .buffer_pages = 256};
 	struct string_list positionals = {0};
 	const struct option entries[] = {
 	    {"pid", "p", OPTION_INTEGER, &options.pid},
@@ -436,7 +436,7 @@ int cmd_collect(int argc, char **argv)
 	string_list_clear(&positionals);
 	if (status < 0)
 		return 2;
-	if (!options.frequency)
+	if (options.frequency == -1) /* not given */
 		options.frequency = perfcollect_form ? 1000 : 99;
 	if (check_options(&options) < 0)
 		return 2;

@@ -23,7 +23,7 @@ assert_share "$out/folded_stacks.out" '^workload_split;.*worker;path_b;spin_thir
 assert_share "$out/folded_stacks.out" '\[unknown\]' 0 5
 
 # The perf script text holds the same samples, each with pid/tid and cpu.
-headers=$(grep -cE '^ *workload_split +[0-9]+/[0-9]+ +\[[0-9]{3}\] [0-9]+\.[0-9]{6}: +[0-9]+ cpu-clock: $' \
+headers=$(grep -cE '^ *workload_split +[0-9]+/[0-9]+ +\[[0-9]{3}\] +[0-9]+\.[0-9]{6}: +[0-9]+ cpu-clock: $' \
 	"$out/perf_script.out")
 ((headers == samples)) || fail "perf_script.out has $headers samples, folded has $samples"
 grep -qP '^\t +[0-9a-f]+ spin_sixty \(.*workload_split\)$' "$out/perf_script.out" ||

@@ -22,7 +22,7 @@ grep -qv '^split\.trace/' listing && fail "an entry lies outside split.trace/"
 
 reader summary split.trace.zip | tee summary
 samples=$(awk '$1 == "samples" {print $2}' summary)
-((samples >= 1000)) || fail "only $samples samples in 4 s of two busy threads at 499 Hz"
+((samples >= 600)) || fail "only $samples samples in 4 s of two busy threads at 499 Hz"
 grep -qx 'without_cpu 0' summary || fail "samples without [cpu]: PerfView misweighs them"
 grep -qE '^cpus [0-9]' summary || fail "no CPU numbers"
 grep -qx 'comms job 2' summary || fail "PerfView reads another comm than 'job 2'"
