@@ -13,9 +13,9 @@ static const char usage[] =
     "usage: profcpu postprocess -dir DIR [options]\n"
     "\n"
     "Symbolizes DIR/perf.data (made by profcpu collect or by perf record -g)\n"
-    "and writes folded_stacks.out, perf_script.out, flamegraph.svg and\n"
-    "prof.tar.gz into DIR. JIT frames are named from DIR/perf-<pid>.map, or\n"
-    "from /tmp/perf-<pid>.map.\n"
+    "and writes folded_stacks.out, perf_script.out, flamegraph.svg,\n"
+    "prof.tar.gz and prof.trace.zip (for PerfView) into DIR. JIT frames are\n"
+    "named from DIR/perf-<pid>.map, or from /tmp/perf-<pid>.map.\n"
     "\n"
     "options:\n"
     "  -dir DIR              the capture folder\n" SYMBOL_OPTIONS_USAGE "\n"
@@ -59,7 +59,11 @@ int cmd_postprocess(int argc, char **argv)
 		fprintf(log, "postprocess: profcpu %s\n", PROFCPU_VERSION);
 	symbol_options_apply(&symbols, -1, log, &config.native);
 	config.capture_dir = dir;
-	status = postprocess_capture(dir, &config);
+	status = postprocess_capture(dir, &config, NULL);
+	if (status == 0)
+		printf("profcpu: flame graph: %s/flamegraph.svg; trace for PerfView: "
+		       "%s/prof.trace.zip\n",
+		       dir, dir);
 	if (log)
 		fclose(log);
 	free(log_path);

@@ -30,23 +30,6 @@ struct ipc_header {
 #define RESPONSE_OK	    0x00
 #define UNKNOWN_COMMAND	    0x80131385u /* runtimes before .NET 8 */
 
-static bool runs_dotnet(pid_t pid)
-{
-	char path[64], *line = NULL;
-	size_t capacity = 0;
-	bool found = false;
-	FILE *maps;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	maps = fopen(path, "re");
-	while (maps && !found && getline(&line, &capacity, maps) > 0)
-		found = strstr(line, "/libcoreclr.so") != NULL;
-	free(line);
-	if (maps)
-		fclose(maps);
-	return found;
-}
-
 /* A perf map written since the process started: one left by an earlier
  * process with the same pid would name code wrongly. */
 static bool has_current_perfmap(const struct target_process *target)
@@ -169,7 +152,8 @@ void dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
 	char why[128];
 	int socket_handle;
 
-	if (target->root_fd < 0 || !runs_dotnet(target->pid) || has_current_perfmap(target))
+	if (target->root_fd < 0 || !target_process_maps_file(target->pid, "libcoreclr.so") ||
+	    has_current_perfmap(target))
 		return;
 	socket_handle = open_diagnostic_socket(target);
 	if (socket_handle < 0) {
@@ -189,5 +173,4 @@ void dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
 	report_warning("JIT frames of .NET pid %d will show as [unknown]: it writes no perf map "
 		       "and %s; start it with DOTNET_PerfMapEnabled=1",
 		       (int)target->pid, why);
-	fprintf(log, "perf map: none (%s)\n", why);
 }

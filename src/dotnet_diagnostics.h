@@ -10,8 +10,8 @@
 #include <stdio.h>
 
 /* When `target` runs .NET and has no perf map written since it started,
- * asks its runtime to start one. Says what it did, or why it could not, on
- * stderr and in `log`. Never fails the collection. */
+ * asks its runtime to start one. Says what it did on stderr and in `log`,
+ * or warns why it could not (report_warning). Never fails the collection. */
 void dotnet_ensure_perfmap(const struct target_process *target, FILE *log);
 
 #endif

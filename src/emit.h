@@ -19,9 +19,20 @@ int emit_perf_script(const struct profile *profile, FILE *out);
 int emit_flamegraph(const struct folded_profile *folded, const char *title, const char *subtitle,
 		    FILE *out);
 
-/* A gzip-compressed tar of `files` (names inside `dir`) stored under the
- * folder `top` in the archive. Files that do not exist are left out. */
-int emit_tar_gz(const char *dir, const char *const *files, size_t file_count, const char *top,
-		const char *archive_path);
+enum archive_format {
+	ARCHIVE_TAR_GZ, /* prof.tar.gz */
+	ARCHIVE_ZIP,	/* NAME.trace.zip, deflated, as perfcollect writes it */
+};
+
+/* A file of the capture folder and the name it gets in an archive (NULL:
+ * its own name). */
+struct archive_member {
+	const char *file, *name;
+};
+
+/* An archive of `members` (files inside `dir`) stored under the folder `top`.
+ * Files that do not exist are left out. */
+int emit_archive(const char *dir, const struct archive_member *members, size_t member_count,
+		 const char *top, enum archive_format format, const char *archive_path);
 
 #endif

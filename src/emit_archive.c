@@ -8,13 +8,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int add_file(struct archive *archive, int dir_fd, const char *name, const char *top)
+static int add_member(struct archive *archive, int dir_fd, const struct archive_member *member,
+		      const char *top)
 {
 	char path_in_archive[4096], buffer[65536];
 	struct archive_entry *entry;
 	struct stat status;
 	ssize_t length;
-	int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
+	int fd = openat(dir_fd, member->file, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -1;
@@ -22,7 +23,8 @@ static int add_file(struct archive *archive, int dir_fd, const char *name, const
 		close(fd);
 		return -1;
 	}
-	snprintf(path_in_archive, sizeof(path_in_archive), "%s/%s", top, name);
+	snprintf(path_in_archive, sizeof(path_in_archive), "%s/%s", top,
+		 member->name ? member->name : member->file);
 	entry = archive_entry_new();
 	archive_entry_copy_stat(entry, &status);
 	archive_entry_set_pathname(entry, path_in_archive);
@@ -41,25 +43,46 @@ static int add_file(struct archive *archive, int dir_fd, const char *name, const
 	return length == 0 ? 0 : -1;
 }
 
-int emit_tar_gz(const char *dir, const char *const *files, size_t file_count, const char *top,
-		const char *archive_path)
+/* Compression level 1 for both: several times faster than the default, and
+ * an archive for moving a capture can spare a few more bytes. */
+static int set_format(struct archive *archive, enum archive_format format)
+{
+	switch (format) {
+	case ARCHIVE_TAR_GZ:
+		if (archive_write_set_format_pax_restricted(archive) != ARCHIVE_OK ||
+		    archive_write_add_filter_gzip(archive) != ARCHIVE_OK)
+			return -1;
+		return archive_write_set_filter_option(archive, "gzip", "compression-level", "1") ==
+			       ARCHIVE_OK
+			   ? 0
+			   : -1;
+	case ARCHIVE_ZIP:
+		if (archive_write_set_format_zip(archive) != ARCHIVE_OK ||
+		    archive_write_set_format_option(archive, "zip", "compression", "deflate") !=
+			ARCHIVE_OK)
+			return -1;
+		return archive_write_set_format_option(archive, "zip", "compression-level", "1") ==
+			       ARCHIVE_OK
+			   ? 0
+			   : -1;
+	}
+	return -1;
+}
+
+int emit_archive(const char *dir, const struct archive_member *members, size_t member_count,
+		 const char *top, enum archive_format format, const char *archive_path)
 {
 	struct archive *archive = archive_write_new();
 	int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), status = 0;
 
-	if (dir_fd < 0 || archive_write_set_format_pax_restricted(archive) != ARCHIVE_OK ||
-	    archive_write_add_filter_gzip(archive) != ARCHIVE_OK ||
-	    /* Level 1: several times faster than the default; the archive
-	     * is for moving a capture, where a few more bytes do not matter. */
-	    archive_write_set_filter_option(archive, "gzip", "compression-level", "1") !=
-		ARCHIVE_OK ||
+	if (dir_fd < 0 || set_format(archive, format) < 0 ||
 	    archive_write_open_filename(archive, archive_path) != ARCHIVE_OK) {
 		if (!errno)
 			errno = archive_errno(archive) ? archive_errno(archive) : EIO;
 		status = -1;
 	}
-	for (size_t i = 0; status == 0 && i < file_count; i++)
-		status = add_file(archive, dir_fd, files[i], top);
+	for (size_t i = 0; status == 0 && i < member_count; i++)
+		status = add_member(archive, dir_fd, &members[i], top);
 	if (archive_write_close(archive) != ARCHIVE_OK && status == 0) {
 		errno = archive_errno(archive) ? archive_errno(archive) : EIO;
 		status = -1;

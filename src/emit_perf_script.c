@@ -1,6 +1,7 @@
 #include "emit.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 static void write_location(const struct profile *profile, const struct profile_location *location,
 			   FILE *out)
@@ -11,18 +12,33 @@ static void write_location(const struct profile *profile, const struct profile_l
 			profile->frames[location->first_frame + i].function, location->module);
 }
 
+/* The thread name right-aligned in 16 columns as perf prints it; a control
+ * character (a thread may name itself "a\nb") would end the header line. */
+static void write_comm(const char *comm, FILE *out)
+{
+	size_t length = strlen(comm);
+
+	for (size_t i = length; i < 16; i++)
+		fputc(' ', out);
+	for (size_t i = 0; i < length; i++)
+		fputc((unsigned char)comm[i] < ' ' || comm[i] == 0x7f ? '?' : comm[i], out);
+}
+
 int emit_perf_script(const struct profile *profile, FILE *out)
 {
 	for (size_t i = 0; i < profile->sample_count; i++) {
 		const struct profile_sample *sample = &profile->samples[i];
 		const struct profile_stack *stack = &profile->stacks[sample->stack];
 
+		/* Two spaces after the comm: PerfView finds the comm's end by
+		 * " PID/TID" scanning forward, and a comm ending in " 2" would
+		 * swallow a single space. */
+		write_comm(sample->thread_name, out);
 		fprintf(out,
-			"%16s %5" PRIu32 "/%-5" PRIu32 " [%03" PRIu32 "] %5" PRIu64 ".%06" PRIu64
+			"  %5" PRIu32 "/%-5" PRIu32 " [%03" PRIu32 "] %5" PRIu64 ".%06" PRIu64
 			": %10" PRIu64 " %s: \n",
-			sample->thread_name, sample->pid, sample->tid, sample->cpu,
-			sample->time / 1000000000, sample->time % 1000000000 / 1000, sample->period,
-			profile->event_name);
+			sample->pid, sample->tid, sample->cpu, sample->time / 1000000000,
+			sample->time % 1000000000 / 1000, sample->period, profile->event_name);
 		for (uint32_t level = 0; level < stack->depth; level++)
 			write_location(
 			    profile,

@@ -15,6 +15,7 @@ static const struct command commands[] = {
     {"postprocess", cmd_postprocess, "write the outputs again from a capture folder"},
     {"flamegraph", cmd_flamegraph, "draw an interactive flame graph SVG from folded stacks"},
     {"diff", cmd_diff, "join two folded captures for a differential flame graph"},
+    {"view", cmd_view, "summarize a NAME.trace.zip (perfcollect's format) in the terminal"},
 };
 
 static void print_usage(FILE *out)
@@ -22,14 +23,22 @@ static void print_usage(FILE *out)
 	fprintf(out, "usage: profcpu <command> [options]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
 		fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\n'profcpu <command> --help' describes a command.\n"
-		     "\nEXAMPLES:\n"
-		     "    profcpu collect -pid 1 -duration 30   # profile PID 1 for 30 seconds\n"
-		     "    profcpu postprocess -dir profilings/10-31-07_2026-11-22\n");
+	fprintf(
+	    out,
+	    "\n'profcpu <command> --help' describes a command.\n"
+	    "\nEXAMPLES:\n"
+	    "    profcpu collect -pid 1 -duration 30   # profile PID 1 for 30 seconds\n"
+	    "    profcpu postprocess -dir profilings/10-31-07_2026-11-22  # redo the outputs\n"
+	    "    profcpu collect sample -pid 1 -collectsec 30  # ./sample.trace.zip for PerfView\n"
+	    "    profcpu view sample.trace.zip                 # its hottest functions\n"
+	    "\nInstalled as perfcollect too: 'perfcollect collect sample -pid 1' works.\n");
 }
 
 int main(int argc, char **argv)
 {
+	/* GNU basename (string.h): leaves argv[0] alone. */
+	if (!strcmp(basename(argv[0]), "perfcollect"))
+		return perfcollect_main(argc, argv);
 	if (argc < 2) {
 		print_usage(stderr);
 		return 2;

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,50 +58,109 @@ static int write_perf_script(const void *data, FILE *out)
 	return emit_perf_script(data, out);
 }
 
-/* perf-<pid>.map copies in `dir`, appended to `files`. */
-static void list_perfmap_copies(const char *dir, char ***files, size_t *count, size_t *capacity)
+static bool has_prefix_and_suffix(const char *name, const char *prefix, const char *suffix)
+{
+	size_t length = strlen(name), prefix_length = strlen(prefix),
+	       suffix_length = strlen(suffix);
+
+	return length > prefix_length + suffix_length && !strncmp(name, prefix, prefix_length) &&
+	       !strcmp(name + length - suffix_length, suffix);
+}
+
+/* What the runtimes left for the symbols of generated code, as copied into
+ * the folder: perf-<pid>.map, perfinfo-<pid>.map, jit-<pid>.dump. */
+static bool is_runtime_symbol_file(const char *name)
+{
+	return has_prefix_and_suffix(name, "perf-", ".map") ||
+	       has_prefix_and_suffix(name, "perfinfo-", ".map") ||
+	       has_prefix_and_suffix(name, "jit-", ".dump");
+}
+
+struct member_list {
+	struct archive_member *members;
+	size_t count, capacity;
+};
+
+static void add_member(struct member_list *list, const char *file, const char *name)
+{
+	grow_array((void **)&list->members, &list->capacity, list->count + 1,
+		   sizeof(*list->members));
+	list->members[list->count++] = (struct archive_member){xstrdup(file), name};
+}
+
+static void add_runtime_symbol_files(struct member_list *list, const char *dir)
 {
 	DIR *directory = opendir(dir);
 	struct dirent *entry;
 
-	while (directory && (entry = readdir(directory))) {
-		size_t length = strlen(entry->d_name);
-
-		if (strncmp(entry->d_name, "perf-", 5) || length < 9 ||
-		    strcmp(entry->d_name + length - 4, ".map"))
-			continue;
-		grow_array((void **)files, capacity, *count + 1, sizeof(**files));
-		(*files)[(*count)++] = xstrdup(entry->d_name);
-	}
+	while (directory && (entry = readdir(directory)))
+		if (is_runtime_symbol_file(entry->d_name))
+			add_member(list, entry->d_name, NULL);
 	if (directory)
 		closedir(directory);
 }
 
-static int write_archive(const char *dir)
+static int write_archive(const char *dir, const struct member_list *list, const char *top,
+			 enum archive_format format, const char *path)
+{
+	int status = emit_archive(dir, list->members, list->count, top, format, path);
+
+	if (status < 0)
+		report_error("cannot write %s: %s", path, strerror(errno));
+	return status;
+}
+
+static void release_members(struct member_list *list)
+{
+	for (size_t i = 0; i < list->count; i++)
+		free((char *)list->members[i].file);
+	free(list->members);
+	*list = (struct member_list){0};
+}
+
+/* prof.tar.gz: the folder as it is. */
+static int write_tar_gz(const char *dir)
 {
 	static const char *const outputs[] = {"perf.data", "folded_stacks.out", "perf_script.out",
 					      "flamegraph.svg", "profcpu.log"};
-	char **files = NULL, *dir_copy = xstrdup(dir), *archive = xasprintf("%s/prof.tar.gz", dir);
-	size_t count = 0, capacity = 0;
+	struct member_list list = {0};
+	char *dir_copy = xstrdup(dir), *path = xasprintf("%s/prof.tar.gz", dir);
 	int status;
 
-	for (size_t i = 0; i < sizeof(outputs) / sizeof(*outputs); i++) {
-		grow_array((void **)&files, &capacity, count + 1, sizeof(*files));
-		files[count++] = xstrdup(outputs[i]);
-	}
-	list_perfmap_copies(dir, &files, &count, &capacity);
-	status = emit_tar_gz(dir, (const char *const *)files, count, basename(dir_copy), archive);
-	if (status < 0)
-		report_error("cannot write %s: %s", archive, strerror(errno));
-	for (size_t i = 0; i < count; i++)
-		free(files[i]);
-	free(files);
-	free(archive);
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(*outputs); i++)
+		add_member(&list, outputs[i], NULL);
+	add_runtime_symbol_files(&list, dir);
+	status = write_archive(dir, &list, basename(dir_copy), ARCHIVE_TAR_GZ, path);
+	release_members(&list);
+	free(path);
 	free(dir_copy);
 	return status;
 }
 
-int outputs_write(const char *dir, const struct profile *profile)
+/* NAME.trace.zip in perfcollect's layout, which PerfView opens: the perf
+ * script text is perf.data.txt, the log perfcollect.log. */
+static int write_trace_zip(const char *dir, const struct trace_zip *zip)
+{
+	struct member_list list = {0};
+	char *default_path = xasprintf("%s/prof.trace.zip", dir);
+	char *top = xasprintf("%s.trace", zip && zip->name ? zip->name : "prof");
+	int status;
+
+	add_member(&list, "perf.data", NULL);
+	add_member(&list, "perf_script.out", "perf.data.txt");
+	add_member(&list, "profcpu.log", "perfcollect.log");
+	add_runtime_symbol_files(&list, dir);
+	add_member(&list, "folded_stacks.out", NULL);
+	add_member(&list, "flamegraph.svg", NULL);
+	status = write_archive(dir, &list, top, ARCHIVE_ZIP,
+			       zip && zip->path ? zip->path : default_path);
+	release_members(&list);
+	free(top);
+	free(default_path);
+	return status;
+}
+
+int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip)
 {
 	struct folded_profile folded;
 	int status = 0;
@@ -120,6 +180,7 @@ int outputs_write(const char *dir, const struct profile *profile)
 		free(subtitle);
 	}
 	folded_profile_release(&folded);
-	status |= write_archive(dir);
+	status |= write_tar_gz(dir);
+	status |= write_trace_zip(dir, zip);
 	return status ? -1 : 0;
 }

@@ -1,13 +1,20 @@
 /* Writes every output of a capture folder from its symbolized profile:
- * folded_stacks.out, perf_script.out, flamegraph.svg, and prof.tar.gz
- * holding them with perf.data and the perf map copies. */
+ * folded_stacks.out, perf_script.out, flamegraph.svg, prof.tar.gz holding
+ * them with perf.data and the runtime symbol files (perf map, jitdump), and
+ * a NAME.trace.zip in perfcollect's layout for PerfView. */
 #ifndef PROFCPU_OUTPUTS_H
 #define PROFCPU_OUTPUTS_H
 
 #include "profile.h"
 
-/* Returns 0, or -1 after printing which outputs could not be written (the
- * others are still written). */
-int outputs_write(const char *dir, const struct profile *profile);
+/* Where the perfcollect zip goes. */
+struct trace_zip {
+	const char *path; /* NULL: DIR/prof.trace.zip */
+	const char *name; /* the zip's top folder is NAME.trace; NULL: "prof" */
+};
+
+/* `zip` may be NULL for the defaults. Returns 0, or -1 after printing which outputs could not be
+ * written (the others are still written). */
+int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip);
 
 #endif

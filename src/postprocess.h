@@ -3,11 +3,15 @@
 #ifndef PROFCPU_POSTPROCESS_H
 #define PROFCPU_POSTPROCESS_H
 
+#include "outputs.h"
 #include "resolver.h"
 
-/* With a live target in `config`, its perf map is first copied into `dir`,
- * so the folder can be symbolized again after the target is gone. Returns
- * 0, or -1 after printing what went wrong. */
-int postprocess_capture(const char *dir, const struct resolver_config *config);
+/* With a live target in `config`, its perf map (and the .NET jitdump and
+ * perfinfo map when present) are first copied into `dir`, so the folder can
+ * be symbolized again after the target is gone. `zip` says where the
+ * perfcollect zip goes (NULL: DIR/prof.trace.zip). Returns 0, or -1 after
+ * printing what went wrong. */
+int postprocess_capture(const char *dir, const struct resolver_config *config,
+			const struct trace_zip *zip);
 
 #endif

@@ -83,6 +83,23 @@ void record_default_attr(struct perf_event_attr *attr, unsigned frequency)
 	};
 }
 
+int record_use_cpu_cycles(struct perf_event_attr *attr, pid_t pid)
+{
+	struct perf_event_attr cycles = *attr;
+	int fd;
+
+	cycles.type = PERF_TYPE_HARDWARE;
+	cycles.config = PERF_COUNT_HW_CPU_CYCLES;
+	cycles.exclude_kernel = 1; /* probe the hardware, not the paranoia level */
+	fd = (int)syscall(SYS_perf_event_open, &cycles, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	attr->type = cycles.type;
+	attr->config = cycles.config;
+	return 0;
+}
+
 /* Online CPUs from /sys, e.g. "0-3,8". */
 static size_t online_cpus(int **cpus)
 {

@@ -34,6 +34,12 @@ struct record_summary {
 /* The event attributes profcpu records with. */
 void record_default_attr(struct perf_event_attr *attr, unsigned frequency);
 
+/* Switches `attr` to the CPU-cycles hardware event when this machine can
+ * sample `pid` with it. Returns 0, or the errno of perf_event_open (ENOENT,
+ * EOPNOTSUPP: no PMU, e.g. in most virtual machines) leaving `attr` as it
+ * was. */
+int record_use_cpu_cycles(struct perf_event_attr *attr, pid_t pid);
+
 struct record_session;
 
 /* Opens the events on every thread of `target`, disabled. When the kernel

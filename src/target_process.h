@@ -2,6 +2,7 @@
 #ifndef PROFCPU_TARGET_PROCESS_H
 #define PROFCPU_TARGET_PROCESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
@@ -32,5 +33,16 @@ struct child_process {
 	char comm[16];
 };
 size_t target_process_children(pid_t pid, struct child_process **children);
+
+/* The one process whose name (comm) is `name`, other than profcpu itself.
+ * On none or several, prints which and returns -1. */
+pid_t target_process_find_by_name(const char *name);
+
+/* The value of the environment variable `name` the process started with
+ * (malloc'd), or NULL when it has none or its environment is unreadable. */
+char *target_process_environment_value(pid_t pid, const char *name);
+
+/* Whether the process maps a file named `file_name` (e.g. libcoreclr.so). */
+bool target_process_maps_file(pid_t pid, const char *file_name);
 
 #endif

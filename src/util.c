@@ -5,8 +5,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+static FILE *message_log;
+
+void report_also_to(FILE *log)
+{
+	message_log = log;
+}
+
 static void print_message(const char *prefix, const char *format, va_list arguments)
 {
+	va_list copy;
+
+	if (message_log) {
+		va_copy(copy, arguments);
+		fprintf(message_log, "%s", prefix[0] ? prefix : "error: ");
+		vfprintf(message_log, format, copy);
+		fputc('\n', message_log);
+		va_end(copy);
+	}
 	fprintf(stderr, "profcpu: %s", prefix);
 	vfprintf(stderr, format, arguments);
 	fputc('\n', stderr);

@@ -4,10 +4,15 @@
 #define PROFCPU_UTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* One line on stderr, prefixed with "profcpu: " ("profcpu: warning: "). */
 void report_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 void report_warning(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* From now on, errors and warnings also go to `log` (a capture's log, so
+ * the log of a trace says what went wrong); NULL stops that. */
+void report_also_to(FILE *log);
 
 /* report_error() and exit(1). */
 void die(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn));

@@ -68,3 +68,18 @@ start_hotloop() {
 	background_pids+=("$started_pid")
 	until grep -q ready "$output"; do sleep 0.1; done
 }
+
+reader() {
+	python3 "$tests_dir/perf_script_reader.py" "$@"
+}
+
+# assert_trace_share TRACE REGEX LOW HIGH: the share (in %) of samples in the
+# trace's perf.data.txt with a frame (module!symbol, as PerfView names it)
+# matching REGEX lies within [LOW, HIGH].
+assert_trace_share() {
+	local share
+	share=$(reader share "$1" "$2")
+	echo "trace share of /$2/: $share%"
+	python3 -c "import sys; sys.exit(0 if $3 <= $share <= $4 else 1)" ||
+		fail "trace share of /$2/ is $share%, expected $3..$4%"
+}

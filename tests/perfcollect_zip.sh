@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# perfcollect's form writes ./NAME.trace.zip in perfcollect's layout, and its
+# perf.data.txt reads, by PerfView's rules, as the same profile: the C
+# workload's 60/30/10 split, CPU numbers on every sample, a comm with a space
+# and a digit, and JIT frames named from the perf map with the map as DSO.
+source "$(dirname "$0")/lib.sh"
+
+# A process whose comm is "job 2": PerfView must still find its pid.
+ln -s "$WORKLOAD_SPLIT" "$workdir/job 2"
+start "$workdir/job 2" 30
+cd "$workdir"
+"$PERFCOLLECT" collect split -pid "$started_pid" -collectsec 4 -F 499
+
+[[ -s split.trace.zip ]] || fail "perfcollect collect split did not write ./split.trace.zip"
+unzip -Z1 split.trace.zip | sort >listing
+cat listing
+for entry in perf.data perf.data.txt perfcollect.log; do
+	grep -qx "split.trace/$entry" listing || fail "split.trace.zip lacks split.trace/$entry"
+done
+grep -qv '^split\.trace/' listing && fail "an entry lies outside split.trace/"
+[[ ! -e split.trace ]] || fail "perfcollect's form must leave only the zip behind"
+
+reader summary split.trace.zip | tee summary
+samples=$(awk '$1 == "samples" {print $2}' summary)
+((samples >= 600)) || fail "only $samples samples in 4 s of two busy threads at 499 Hz"
+grep -qx 'without_cpu 0' summary || fail "samples without [cpu]: PerfView misweighs them"
+grep -qE '^cpus [0-9]' summary || fail "no CPU numbers"
+grep -qx 'comms job 2' summary || fail "PerfView reads another comm than 'job 2'"
+logged=$(unzip -p split.trace.zip split.trace/perfcollect.log | awk '$1 == "samples:" {print $2}')
+((logged == samples)) || fail "perfcollect.log says $logged samples, perf.data.txt holds $samples"
+grep -q '^command: profcpu collect split' <(unzip -p split.trace.zip split.trace/perfcollect.log) ||
+	fail "perfcollect.log does not say what was run"
+
+assert_trace_share split.trace.zip '^workload_split!spin_sixty$' 54 66
+assert_trace_share split.trace.zip '^workload_split!spin_thirty$' 25 35
+assert_trace_share split.trace.zip '^workload_split!spin_ten$' 6 14
+assert_trace_share split.trace.zip '^workload_split!worker$' 95 100
+
+# Code named only by a perf map: the map's path stays the DSO.
+start "$WORKLOAD_JIT_PERFMAP"
+pid=$started_pid
+until [[ -s /tmp/perf-$pid.map ]]; do sleep 0.05; done
+"$PERFCOLLECT" collect jit -pid "$pid" -collectsec 2 -F 499
+kill "$pid"
+rm -f "/tmp/perf-$pid.map"
+unzip -Z1 jit.trace.zip | grep -qx "jit.trace/perf-$pid.map" || fail "jit.trace.zip lacks perf-$pid.map"
+grep -qP "^\t +[0-9a-f]+ jitted_busy_loop\[Generated\] \(/tmp/perf-$pid\.map\)$" \
+	<(unzip -p jit.trace.zip jit.trace/perf.data.txt) ||
+	fail "JIT frames must keep /tmp/perf-$pid.map as their DSO"
+assert_trace_share jit.trace.zip '!jitted_busy_loop\[Generated\]$' 90 100
+
+# The profcpu form puts prof.trace.zip into its folder.
+start "$WORKLOAD_SPLIT" 5
+"$PROFCPU" collect -pid "$started_pid" -duration 1 -F 499 -o "$workdir/folder"
+unzip -Z1 folder/prof.trace.zip | grep -qx 'prof.trace/perf.data.txt' ||
+	fail "the profcpu form lacks prof.trace.zip with prof.trace/perf.data.txt"
+cmp <(unzip -p folder/prof.trace.zip prof.trace/perf.data.txt) folder/perf_script.out ||
+	fail "perf.data.txt differs from perf_script.out"
+echo "ok: $samples samples"

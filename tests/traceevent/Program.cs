@@ -1,0 +1,57 @@
+// Usage: TraceEventCheck NAME.trace.zip REGEX
+// Loads the trace as PerfView does (LinuxPerfScriptStackSource) and prints
+//   samples N
+//   share P        % of samples with a frame whose name matches REGEX
+//   leaf P         % of samples whose leaf frame matches REGEX
+//   frame NAME     every distinct frame name matching REGEX
+// then the five heaviest leaf frames.
+using System;
+using System.Collections.Generic;
+using System.Linq;
+using System.Text.RegularExpressions;
+using Microsoft.Diagnostics.Tracing.StackSources;
+using Microsoft.Diagnostics.Tracing.Stacks;
+
+if (args.Length != 2)
+{
+    Console.Error.WriteLine("usage: TraceEventCheck NAME.trace.zip REGEX");
+    return 2;
+}
+var pattern = new Regex(args[1]);
+var source = new LinuxPerfScriptStackSource(args[0], false);
+int samples = 0, matched = 0, leafMatched = 0;
+var leaves = new Dictionary<string, int>();
+var matchingFrames = new SortedSet<string>(StringComparer.Ordinal);
+
+source.ForEach(sample =>
+{
+    samples++;
+    bool any = false;
+    string? leaf = null;
+    for (var stack = sample.StackIndex; stack != StackSourceCallStackIndex.Invalid;
+         stack = source.GetCallerIndex(stack))
+    {
+        string name = source.GetFrameName(source.GetFrameIndex(stack), false);
+        leaf ??= name;
+        if (pattern.IsMatch(name))
+        {
+            any = true;
+            matchingFrames.Add(name);
+        }
+    }
+    if (any) matched++;
+    if (leaf != null)
+    {
+        leaves[leaf] = leaves.GetValueOrDefault(leaf) + 1;
+        if (pattern.IsMatch(leaf)) leafMatched++;
+    }
+});
+
+double Percent(int part) => samples == 0 ? 0 : 100.0 * part / samples;
+Console.WriteLine($"samples {samples}");
+Console.WriteLine($"share {Percent(matched):F1}");
+Console.WriteLine($"leaf {Percent(leafMatched):F1}");
+foreach (var name in matchingFrames) Console.WriteLine($"frame {name}");
+foreach (var (name, count) in leaves.OrderByDescending(pair => pair.Value).Take(5))
+    Console.WriteLine($"top {Percent(count):F1}% {name}");
+return 0;
