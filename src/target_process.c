@@ -177,86 +177,82 @@ size_t target_process_children(pid_t pid, struct child_process **children)
 	if (proc)
 		closedir(proc);
 	return count;
+}
 
-	pid_t target_process_find_by_name(const char *name)
-	{
-		char wanted[16], comm[64], list[256] = "";
-		pid_t found = 0, self = getpid();
-		size_t matches = 0;
-		struct dirent *entry;
-		DIR *directory = opendir("/proc");
+pid_t target_process_find_by_name(const char *name)
+{
+	char wanted[16], comm[64], list[256] = "";
+	pid_t found = 0, self = getpid();
+	size_t matches = 0;
+	struct dirent *entry;
+	DIR *directory = opendir("/proc");
 
-		snprintf(wanted, sizeof(wanted), "%s", name); /* the kernel keeps 15 characters */
-		while (directory && (entry = readdir(directory))) {
-			pid_t pid = (pid_t)atoi(entry->d_name);
+	snprintf(wanted, sizeof(wanted), "%s", name); /* the kernel keeps 15 characters */
+	while (directory && (entry = readdir(directory))) {
+		pid_t pid = (pid_t)atoi(entry->d_name);
 
-			if (pid <= 0 || pid == self ||
-			    read_proc_file(pid, "comm", comm, sizeof(comm)) <= 0)
-				continue;
-			comm[strcspn(comm, "\n")] = '\0';
-			if (strcmp(comm, wanted))
-				continue;
-			if (matches++ < 8)
-				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d",
-					 matches > 1 ? ", " : "", (int)pid);
-			found = pid;
-		}
-		if (directory)
-			closedir(directory);
-		if (matches == 1)
-			return found;
-		if (matches == 0)
-			report_error(
-			    "no process is named '%s' (-processfilter): check the name with "
-			    "'ps -e', or give -pid",
-			    name);
-		else
-			report_error(
-			    "%zu processes are named '%s' (pids %s%s): choose one with -pid",
-			    matches, name, list, matches > 8 ? ", ..." : "");
-		return -1;
+		if (pid <= 0 || pid == self || read_proc_file(pid, "comm", comm, sizeof(comm)) <= 0)
+			continue;
+		comm[strcspn(comm, "\n")] = '\0';
+		if (strcmp(comm, wanted))
+			continue;
+		if (matches++ < 8)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d",
+				 matches > 1 ? ", " : "", (int)pid);
+		found = pid;
 	}
-
-	char *target_process_environment_value(pid_t pid, const char *name)
-	{
-		char path[64], *environment = NULL, *value = NULL;
-		size_t length = 0, name_length = strlen(name);
-		FILE *file;
-
-		snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-		file = fopen(path, "re");
-		if (!file)
-			return NULL;
-		while (getdelim(&environment, &length, '\0', file) > 0)
-			if (!strncmp(environment, name, name_length) &&
-			    environment[name_length] == '=') {
-				value = xstrdup(environment + name_length + 1);
-				break;
-			}
-		free(environment);
-		fclose(file);
-		return value;
-	}
-
-	bool target_process_maps_file(pid_t pid, const char *file_name)
-	{
-		char path[64], *line = NULL;
-		size_t length = 0, name_length = strlen(file_name);
-		bool found = false;
-		FILE *maps;
-
-		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-		maps = fopen(path, "re");
-		while (maps && !found && getline(&line, &length, maps) > 0) {
-			size_t line_length = strcspn(line, "\n");
-
-			found =
-			    line_length > name_length &&
-			    !strncmp(line + line_length - name_length, file_name, name_length) &&
-			    line[line_length - name_length - 1] == '/';
-		}
-		free(line);
-		if (maps)
-			fclose(maps);
+	if (directory)
+		closedir(directory);
+	if (matches == 1)
 		return found;
+	if (matches == 0)
+		report_error("no process is named '%s' (-processfilter): check the name with "
+			     "'ps -e', or give -pid",
+			     name);
+	else
+		report_error("%zu processes are named '%s' (pids %s%s): choose one with -pid",
+			     matches, name, list, matches > 8 ? ", ..." : "");
+	return -1;
+}
+
+char *target_process_environment_value(pid_t pid, const char *name)
+{
+	char path[64], *environment = NULL, *value = NULL;
+	size_t length = 0, name_length = strlen(name);
+	FILE *file;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	file = fopen(path, "re");
+	if (!file)
+		return NULL;
+	while (getdelim(&environment, &length, '\0', file) > 0)
+		if (!strncmp(environment, name, name_length) && environment[name_length] == '=') {
+			value = xstrdup(environment + name_length + 1);
+			break;
+		}
+	free(environment);
+	fclose(file);
+	return value;
+}
+
+bool target_process_maps_file(pid_t pid, const char *file_name)
+{
+	char path[64], *line = NULL;
+	size_t length = 0, name_length = strlen(file_name);
+	bool found = false;
+	FILE *maps;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	maps = fopen(path, "re");
+	while (maps && !found && getline(&line, &length, maps) > 0) {
+		size_t line_length = strcspn(line, "\n");
+
+		found = line_length > name_length &&
+			!strncmp(line + line_length - name_length, file_name, name_length) &&
+			line[line_length - name_length - 1] == '/';
 	}
+	free(line);
+	if (maps)
+		fclose(maps);
+	return found;
+}

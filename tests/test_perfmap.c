@@ -142,6 +142,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_dotnet_names_with_spaces),
+	    cmocka_unit_test(test_empty_map_finds_nothing),
 	    cmocka_unit_test(test_later_line_for_same_start_wins),
 	    cmocka_unit_test(test_unterminated_line_waits_for_its_end),
 	    cmocka_unit_test(test_malformed_lines_are_counted_and_skipped),
