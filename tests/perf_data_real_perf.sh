@@ -70,7 +70,7 @@ done
 # SECONDS.MICROSECONDS", must be one that perf script prints. CPU is
 # compared where the recording has it (perf record -a).
 has_cpu() {
-	perf evlist -v -i "$1" 2>/dev/null | grep -q 'sample_type: [A-Z|]*|CPU'
+	grep -q 'sample_type: [A-Z|]*|CPU' <(perf evlist -v -i "$1" 2>/dev/null)
 }
 
 our_samples() {

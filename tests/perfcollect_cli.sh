@@ -71,7 +71,7 @@ grep -q 'rounded up to 128 pages' err || fail "-buffersize 100 not rounded up to
 
 # -processfilter NAME picks the one process of that name.
 "$PERFCOLLECT" collect named -processfilter busy-one -collectsec 1
-reader summary named.trace.zip | grep -qx 'comms busy-one' || fail "-processfilter sampled another process"
+grep -qx 'comms busy-one' <(reader summary named.trace.zip) || fail "-processfilter sampled another process"
 start "$workdir/busy-one" 60
 "$PERFCOLLECT" collect named -processfilter busy-one -collectsec 1 2>err && fail "two busy-one processes: must refuse"
 grep -q "2 processes are named 'busy-one'" err || fail "unclear message: $(cat err)"

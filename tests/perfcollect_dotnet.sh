@@ -4,15 +4,9 @@
 # assembly and tier, and the zip ships the runtime's perf map and jitdump.
 source "$(dirname "$0")/lib.sh"
 
-command -v dotnet >/dev/null || skip "the .NET SDK (dotnet) is not installed"
-cp -r "$tests_dir/dotnet/HotLoop" "$workdir/app"
-export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-dotnet build -c Release -o "$workdir/bin" "$workdir/app/HotLoop.csproj" >"$workdir/build.log" 2>&1 ||
-	{ tail -20 "$workdir/build.log"; fail "dotnet build failed"; }
-
-DOTNET_PerfMapEnabled=1 start dotnet "$workdir/bin/hotloop.dll" 60 >"$workdir/app.out"
+build_hotloop
+start_hotloop DOTNET_PerfMapEnabled=1
 pid=$started_pid
-until grep -q ready "$workdir/app.out"; do sleep 0.1; done
 sleep 1 # let tiered compilation settle
 cd "$workdir"
 "$PERFCOLLECT" collect hot -pid "$pid" -collectsec 4

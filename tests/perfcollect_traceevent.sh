@@ -12,13 +12,9 @@ timeout 90 dotnet restore "$workdir/check/TraceEventCheck.csproj" >"$workdir/res
 	skip "Microsoft.Diagnostics.Tracing.TraceEvent cannot be restored from this machine's NuGet sources: $(grep -m1 -E 'error|NU[0-9]+' "$workdir/restore.log" || tail -1 "$workdir/restore.log")"
 dotnet build --no-restore -c Release -o "$workdir/check-bin" "$workdir/check/TraceEventCheck.csproj" \
 	>"$workdir/check-build.log" 2>&1 || { tail -20 "$workdir/check-build.log"; fail "the TraceEvent check does not build"; }
-cp -r "$tests_dir/dotnet/HotLoop" "$workdir/app"
-dotnet build -c Release -o "$workdir/bin" "$workdir/app/HotLoop.csproj" >"$workdir/build.log" 2>&1 ||
-	{ tail -20 "$workdir/build.log"; fail "dotnet build failed"; }
-
-DOTNET_PerfMapEnabled=1 start dotnet "$workdir/bin/hotloop.dll" 60 >"$workdir/app.out"
+build_hotloop
+start_hotloop DOTNET_PerfMapEnabled=1
 pid=$started_pid
-until grep -q ready "$workdir/app.out"; do sleep 0.1; done
 sleep 1 # let tiered compilation settle
 cd "$workdir"
 "$PERFCOLLECT" collect hot -pid "$pid" -collectsec 4

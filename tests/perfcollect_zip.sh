@@ -43,7 +43,7 @@ until [[ -s /tmp/perf-$pid.map ]]; do sleep 0.05; done
 "$PERFCOLLECT" collect jit -pid "$pid" -collectsec 2 -F 499
 kill "$pid"
 rm -f "/tmp/perf-$pid.map"
-unzip -Z1 jit.trace.zip | grep -qx "jit.trace/perf-$pid.map" || fail "jit.trace.zip lacks perf-$pid.map"
+grep -qx "jit.trace/perf-$pid.map" <(unzip -Z1 jit.trace.zip) || fail "jit.trace.zip lacks perf-$pid.map"
 grep -qP "^\t +[0-9a-f]+ jitted_busy_loop\[Generated\] \(/tmp/perf-$pid\.map\)$" \
 	<(unzip -p jit.trace.zip jit.trace/perf.data.txt) ||
 	fail "JIT frames must keep /tmp/perf-$pid.map as their DSO"
@@ -52,7 +52,7 @@ assert_trace_share jit.trace.zip '!jitted_busy_loop\[Generated\]$' 90 100
 # The profcpu form puts prof.trace.zip into its folder.
 start "$WORKLOAD_SPLIT" 5
 "$PROFCPU" collect -pid "$started_pid" -duration 1 -F 499 -o "$workdir/folder"
-unzip -Z1 folder/prof.trace.zip | grep -qx 'prof.trace/perf.data.txt' ||
+grep -qx 'prof.trace/perf.data.txt' <(unzip -Z1 folder/prof.trace.zip) ||
 	fail "the profcpu form lacks prof.trace.zip with prof.trace/perf.data.txt"
 cmp <(unzip -p folder/prof.trace.zip prof.trace/perf.data.txt) folder/perf_script.out ||
 	fail "perf.data.txt differs from perf_script.out"
