@@ -89,11 +89,16 @@ struct perf_sample {
 	uint64_t period;
 	uint64_t callchain_length;
 	const uint64_t *callchain; /* points into the record */
+	/* PERF_SAMPLE_STACK_USER: the bytes the kernel could copy from the
+	 * user stack pointer up (dyn_size, never more than the record holds). */
+	const uint8_t *user_stack;
+	uint64_t user_stack_size;
 };
 
 /* Decodes a PERF_RECORD_SAMPLE, which must be 8-byte aligned (as
- * perf_data_reader_for_each() gives it) since `callchain` points into it.
- * Returns false if it is malformed or its id names no event of the file. */
+ * perf_data_reader_for_each() gives it) since `callchain` and `user_stack`
+ * point into it. Returns false if it is malformed or its id names
+ * no event of the file. */
 bool perf_data_reader_parse_sample(const struct perf_data_reader *reader,
 				   const struct perf_event_header *record,
 				   struct perf_sample *sample);

@@ -100,6 +100,67 @@ static bool skip_read_values(struct words *words, uint64_t read_format)
 	return count <= words->count && skip(words, count * per_value);
 }
 
+static const uint64_t *here(const struct words *words)
+{
+	return (const uint64_t *)(words->bytes + words->next * sizeof(uint64_t));
+}
+
+/* PERF_SAMPLE_RAW: { u32 size; char data[size]; }, padded to 8 bytes. */
+static bool skip_raw(struct words *words)
+{
+	uint64_t first;
+
+	return take(words, &first) &&
+	       skip(words, ((uint64_t)(uint32_t)first + sizeof(uint32_t) + 7) / 8 - 1);
+}
+
+/* PERF_SAMPLE_BRANCH_STACK: { u64 nr; u64 hw_idx (with
+ * PERF_SAMPLE_BRANCH_HW_INDEX); { u64 from, to, flags; } entries[nr]; } */
+static bool skip_branch_stack(struct words *words, uint64_t branch_sample_type)
+{
+	uint64_t count;
+
+	if (!take(words, &count) || count > words->count)
+		return false;
+	return skip(words, !!(branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) + count * 3);
+}
+
+/* The fields after the callchain: RAW, BRANCH_STACK and REGS_USER ({ u64
+ * abi; u64 regs[weight(mask)]; }, no regs with abi 0) are skipped to find
+ * STACK_USER ({ u64 size; char data[size]; u64 dyn_size; }, just { 0 } when
+ * nothing was copied). */
+static bool parse_user_stack(struct words *words, const struct perf_event_attr *attr,
+			     struct perf_sample *sample)
+{
+	uint64_t type = attr->sample_type, abi, size, dyn_size;
+	const uint8_t *data;
+
+	if ((type & PERF_SAMPLE_RAW) && !skip_raw(words))
+		return false;
+	if ((type & PERF_SAMPLE_BRANCH_STACK) &&
+	    !skip_branch_stack(words, attr->branch_sample_type))
+		return false;
+	if (type & PERF_SAMPLE_REGS_USER) {
+		if (!take(words, &abi))
+			return false;
+		if (abi != PERF_SAMPLE_REGS_ABI_NONE &&
+		    !skip(words, (uint64_t)__builtin_popcountll(attr->sample_regs_user)))
+			return false;
+	}
+	if (!(type & PERF_SAMPLE_STACK_USER))
+		return true;
+	if (!take(words, &size) || size % sizeof(uint64_t) != 0)
+		return false;
+	if (size == 0)
+		return true;
+	data = (const uint8_t *)here(words);
+	if (!skip(words, size / sizeof(uint64_t)) || !take(words, &dyn_size) || dyn_size > size)
+		return false;
+	sample->user_stack = data;
+	sample->user_stack_size = dyn_size;
+	return true;
+}
+
 bool perf_data_reader_parse_sample(const struct perf_data_reader *reader,
 				   const struct perf_event_header *record,
 				   struct perf_sample *sample)
@@ -145,9 +206,10 @@ bool perf_data_reader_parse_sample(const struct perf_data_reader *reader,
 			sample->callchain_length = 0;
 			return false;
 		}
-		sample->callchain = (const uint64_t *)(words.bytes + words.next * sizeof(uint64_t));
+		sample->callchain = here(&words);
+		words.next += sample->callchain_length;
 	}
-	return true;
+	return parse_user_stack(&words, attr, sample);
 }
 
 bool perf_data_reader_record_time(const struct perf_data_reader *reader,

@@ -68,6 +68,7 @@ void record_default_attr(struct perf_event_attr *attr, unsigned frequency)
 	    .sample_freq = frequency,
 	    .freq = 1,
 	    .sample_type = PROFCPU_SAMPLE_TYPE,
+	    .sample_stack_user = PROFCPU_SAMPLE_STACK_USER,
 	    .disabled = 1,
 	    .inherit = 1,
 	    .mmap = 1,

@@ -116,6 +116,25 @@ static uint32_t locate(struct replay *replay, uint32_t pid, uint64_t address, bo
 	return profile_add_location(replay->profile, pid, address, kernel, &resolved);
 }
 
+/* The caller of the leaf (the first user frame, callchain[leaf]) that the
+ * kernel's frame-pointer walk skipped because the leaf keeps no frame
+ * pointer: the return address the leaf's call frame information finds in the
+ * sample's copy of the stack, unless the callchain already goes on with it.
+ * 0 when there is nothing to add. */
+static uint64_t skipped_leaf_caller(struct replay *replay, const struct perf_sample *sample,
+				    uint64_t leaf)
+{
+	uint64_t return_address;
+
+	if (!sample->user_stack ||
+	    !resolver_return_address(replay->resolver, (pid_t)sample->pid, sample->callchain[leaf],
+				     sample->user_stack, sample->user_stack_size, &return_address))
+		return 0;
+	if (leaf + 1 < sample->callchain_length && sample->callchain[leaf + 1] == return_address)
+		return 0;
+	return return_address;
+}
+
 static void replay_sample(struct replay *replay, const struct perf_event_header *record)
 {
 	struct perf_sample sample;
@@ -143,6 +162,13 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 		/* After the first address of a context come return addresses. */
 		replay->stack[depth++] =
 		    locate(replay, sample.pid, address, kernel, !first_in_context);
+		if (!kernel && first_in_context && depth < MAX_STACK_DEPTH) {
+			uint64_t caller = skipped_leaf_caller(replay, &sample, i);
+
+			if (caller)
+				replay->stack[depth++] =
+				    locate(replay, sample.pid, caller, false, true);
+		}
 		first_in_context = false;
 	}
 	if (frames >= replay->profile->max_stack_depth)

@@ -1,5 +1,6 @@
 #include "native_symbols.h"
 
+#include "call_frame_info.h"
 #include "debug_file_search.h"
 #include "elf_file.h"
 #include "inline_frames.h"
@@ -25,6 +26,8 @@ struct module {
 	size_t segment_count;
 	struct symbol_table *symbols;  /* NULL: nothing names this module */
 	struct inline_frames *inlines; /* NULL: no DWARF, or not asked for */
+	struct call_frame_info *cfi;   /* loaded on the first leaf unwound here */
+	bool cfi_loaded;
 };
 
 struct native_symbols {
@@ -104,6 +107,7 @@ static void module_free(struct module *module)
 	free(module->segments);
 	symbol_table_free(module->symbols);
 	inline_frames_free(module->inlines);
+	call_frame_info_free(module->cfi);
 	free(module);
 }
 
@@ -248,6 +252,45 @@ size_t native_symbols_lookup(struct native_symbols *symbols, const char *path, u
 		return count; /* inlined frames alone still say where the time went */
 	frames[count++] = (struct native_frame){.function = name, .offset = offset};
 	return count;
+}
+
+/* The binary's .eh_frame, else the .debug_frame of the binary or of its
+ * debug file. */
+static void load_call_frame_info(struct native_symbols *symbols, struct module *module)
+{
+	int fd = target_root_openat(symbols->search.target_root_fd, module->path,
+				    O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	struct elf_file *binary = elf_file_open(fd), *debug_file;
+	char where[PATH_MAX + 32];
+
+	module->cfi_loaded = true;
+	if (!binary || (module->cfi = call_frame_info_open(binary)))
+		return;
+	debug_file = debug_file_find(&symbols->search, module->path, binary, where, sizeof(where));
+	elf_file_close(binary);
+	if (debug_file && !(module->cfi = call_frame_info_open(debug_file)))
+		elf_file_close(debug_file);
+	if (!module->cfi)
+		symbols_log(symbols->log,
+			    "%s: no call frame information; callers of its functions that keep "
+			    "no frame pointer are missing",
+			    module->path);
+}
+
+bool native_symbols_return_address(struct native_symbols *symbols, const char *path,
+				   uint64_t file_offset, const uint8_t *stack, size_t size,
+				   uint64_t *return_address)
+{
+	struct module *module = find_module(symbols, path);
+	uint64_t address;
+
+	if (!module || !load_segments_find_address(module->segments, module->segment_count,
+						   file_offset, &address))
+		return false;
+	if (!module->cfi_loaded)
+		load_call_frame_info(symbols, module);
+	return module->cfi &&
+	       call_frame_info_return_address(module->cfi, address, stack, size, return_address);
 }
 
 bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t address,

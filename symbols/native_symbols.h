@@ -54,6 +54,15 @@ void native_symbols_free(struct native_symbols *symbols);
 size_t native_symbols_lookup(struct native_symbols *symbols, const char *path, uint64_t file_offset,
 			     struct native_frame *frames, size_t max_frames);
 
+/* The return address of the frame executing at `file_offset` bytes into
+ * `path`, read from `stack` (`size` bytes from the stack pointer up) where
+ * the file's call frame information puts it (call_frame_info.h). The CFI is
+ * loaded on the first call for that file. False when the file has none or
+ * the rule cannot be followed in the copy. */
+bool native_symbols_return_address(struct native_symbols *symbols, const char *path,
+				   uint64_t file_offset, const uint8_t *stack, size_t size,
+				   uint64_t *return_address);
+
 /* Names a kernel address from /proc/kallsyms. Returns false when unknown or
  * when kallsyms hides addresses. */
 bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t address,

@@ -243,3 +243,18 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
 	}
 	lookup_native(resolver, mapping, address, lookup_address, location);
 }
+
+bool resolver_return_address(struct resolver *resolver, pid_t pid, uint64_t address,
+			     const uint8_t *stack, size_t size, uint64_t *return_address)
+{
+	struct address_space *space = find_process(resolver, pid)->space;
+	const struct mapping *mapping = address_space_find(space, address);
+
+	if (!mapping || holds_generated_code(mapping->path) ||
+	    !native_symbols_return_address(resolver->native, mapping->path,
+					   address - mapping->start + mapping->page_offset, stack,
+					   size, return_address))
+		return false;
+	/* A slot that holds no return address rarely points into code. */
+	return *return_address != 0 && address_space_find(space, *return_address - 1);
+}

@@ -156,7 +156,8 @@ static void add_kernel_mmap(struct perf_data_writer *writer, uint64_t time)
 static void add_sample(struct perf_data_writer *writer, uint32_t pid, uint64_t time, uint32_t cpu,
 		       uint64_t known_ip)
 {
-	/* Fields in sample_type order: IP, TID, TIME, CPU, PERIOD, CALLCHAIN. */
+	/* Fields in sample_type order: IP, TID, TIME, CPU, PERIOD, CALLCHAIN,
+	 * STACK_USER (nothing copied). */
 	struct {
 		struct perf_event_header header;
 		uint64_t ip;
@@ -166,6 +167,7 @@ static void add_sample(struct perf_data_writer *writer, uint32_t pid, uint64_t t
 		uint64_t period;
 		uint64_t callchain_length;
 		uint64_t callchain[2];
+		uint64_t stack_size;
 	} record = {
 	    .header = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sizeof(record)},
 	    .ip = known_ip,

@@ -8,6 +8,8 @@
 
 #include "perf_data.h"
 
+#include <asm/perf_regs.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -21,6 +23,9 @@
 #define PERIOD	   10101010
 #define BASE_TIME  5000000000ULL
 #define CODE_START 0x400000ULL
+#define STACK_WORD 0x7ffd0000ULL
+/* Where the stack copy starts in test_sample_fields_follow_sample_type_order. */
+#define STACK_DATA 30
 
 /* Records back to back, as given to the writer. */
 struct records {
@@ -52,7 +57,7 @@ struct trailer {
 static void add_sample(struct records *records, uint32_t tid, uint64_t time, uint32_t cpu,
 		       size_t depth)
 {
-	size_t words = 6 + depth;
+	size_t words = 9 + depth;
 	uint64_t *body = calloc(1 + words, sizeof(uint64_t));
 	struct perf_event_header *header = (struct perf_event_header *)body;
 
@@ -66,6 +71,9 @@ static void add_sample(struct records *records, uint32_t tid, uint64_t time, uin
 	body[6] = depth;		      /* CALLCHAIN length */
 	for (size_t i = 0; i < depth; i++)
 		body[7 + i] = CODE_START + time % 4096 + i;
+	body[7 + depth] = sizeof(uint64_t); /* STACK_USER: one word, all of it copied */
+	body[8 + depth] = STACK_WORD + tid;
+	body[9 + depth] = sizeof(uint64_t);
 	append_record(records, body);
 	free(body);
 }
@@ -248,7 +256,7 @@ static int check_record(const struct perf_event_header *record, void *context)
 {
 	struct sample_checks *checks = context;
 	struct perf_sample sample;
-	uint64_t time;
+	uint64_t time, word;
 
 	if (perf_data_reader_record_time(checks->reader, record, &time)) {
 		assert_true(time >= checks->last_time);
@@ -267,6 +275,9 @@ static int check_record(const struct perf_event_header *record, void *context)
 	assert_int_equal(sample.period, PERIOD);
 	assert_int_equal(sample.callchain_length, 3);
 	assert_int_equal(sample.callchain[2], CODE_START + sample.time % 4096 + 2);
+	assert_int_equal(sample.user_stack_size, sizeof(uint64_t));
+	memcpy(&word, sample.user_stack, sizeof(word));
+	assert_int_equal(word, STACK_WORD + sample.tid);
 	checks->samples++;
 	return 0;
 }
@@ -376,6 +387,20 @@ static void test_sample_fields_follow_sample_type_order(void **state)
 	    2,
 	    PERF_CONTEXT_USER,
 	    0x1234, /* CALLCHAIN */
+	    (uint64_t)0x61616161 << 32 | 12,
+	    0x6161616161616161, /* RAW: 12 bytes */
+	    1,
+	    5,
+	    0x100,
+	    0x200,
+	    0, /* BRANCH_STACK: 1 entry, hw_idx */
+	    PERF_SAMPLE_REGS_ABI_64,
+	    0x7ff0,
+	    0x7ff8, /* REGS_USER: sp, ip */
+	    16,
+	    0x5555,
+	    0x6666,
+	    12, /* STACK_USER: 16 bytes, 12 copied */
 	};
 	uint64_t comm[] = {
 	    0,
@@ -397,11 +422,15 @@ static void test_sample_fields_follow_sample_type_order(void **state)
 	uint64_t time;
 
 	(void)state;
-	attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-			   PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
-			   PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
-			   PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN;
+	attr.sample_type =
+	    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+	    PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+	    PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |
+	    PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED;
+	attr.branch_sample_type = PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_HW_INDEX;
+	attr.sample_regs_user = 1ULL << PERF_REG_X86_SP | 1ULL << PERF_REG_X86_IP;
+	attr.sample_stack_user = 16;
 	*header = (struct perf_event_header){PERF_RECORD_SAMPLE, 0, sizeof(sample)};
 	*comm_header = (struct perf_event_header){PERF_RECORD_COMM, 0, sizeof(comm)};
 	append_record(&records, sample);
@@ -419,6 +448,8 @@ static void test_sample_fields_follow_sample_type_order(void **state)
 	assert_int_equal(parsed.period, 4000);
 	assert_int_equal(parsed.callchain_length, 2);
 	assert_int_equal(parsed.callchain[1], 0x1234);
+	assert_int_equal(parsed.user_stack_size, 12);
+	assert_memory_equal(parsed.user_stack, &sample[STACK_DATA], 12);
 	assert_true(perf_data_reader_record_time(reader, comm_header, &time));
 	assert_int_equal(time, 555);
 	assert_false(perf_data_reader_parse_sample(reader, comm_header, &parsed));
@@ -431,6 +462,24 @@ static void test_sample_fields_follow_sample_type_order(void **state)
 	/* A group read that claims more values than the record holds. */
 	header->size = sizeof(sample);
 	sample[10] = UINT64_MAX / 2;
+	assert_false(perf_data_reader_parse_sample(reader, header, &parsed));
+	sample[10] = 2;
+	assert_true(perf_data_reader_parse_sample(reader, header, &parsed));
+	/* A stack copy that claims more than its size, or a size past the
+	 * record, or one that is no whole number of words. */
+	sample[STACK_DATA + 2] = 17;
+	assert_false(perf_data_reader_parse_sample(reader, header, &parsed));
+	sample[STACK_DATA + 2] = 12;
+	for (uint64_t size = 17; size < 48; size += 15) {
+		sample[STACK_DATA - 1] = size;
+		assert_false(perf_data_reader_parse_sample(reader, header, &parsed));
+	}
+	sample[STACK_DATA - 1] = UINT64_MAX - 7;
+	assert_false(perf_data_reader_parse_sample(reader, header, &parsed));
+	sample[STACK_DATA - 1] = 16;
+	assert_true(perf_data_reader_parse_sample(reader, header, &parsed));
+	/* A branch stack longer than the record. */
+	sample[STACK_DATA - 9] = UINT64_MAX / 3;
 	assert_false(perf_data_reader_parse_sample(reader, header, &parsed));
 	comm_header->size = 3 * sizeof(uint64_t);
 	assert_false(perf_data_reader_record_time(reader, comm_header, &time));
