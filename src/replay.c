@@ -20,16 +20,53 @@ struct thread_name {
 	const char *name;
 };
 
+/* The records' copies, in large blocks freed together: one malloc per
+ * record cost more than reading them. */
+struct record_block {
+	struct record_block *next;
+	size_t used;
+	_Alignas(8) unsigned char bytes[1 << 20];
+};
+
 struct replay {
 	struct perf_data_reader *reader;
 	struct resolver *resolver;
 	struct profile *profile;
 	struct timed_record *records;
+	struct record_block *blocks;
 	size_t record_count, record_capacity;
 	struct thread_name *threads; /* open addressing by tid; tid 0 is empty */
 	size_t thread_slots, thread_count;
 	uint32_t stack[MAX_STACK_DEPTH];
 };
+
+static struct perf_event_header *copy_record(struct replay *replay,
+					     const struct perf_event_header *record)
+{
+	size_t size = (record->size + 7u) & ~7u; /* records are 8-byte aligned */
+	struct record_block *block = replay->blocks;
+	void *copy;
+
+	if (!block || sizeof(block->bytes) - block->used < size) {
+		block = xmalloc(sizeof(*block));
+		block->next = replay->blocks;
+		block->used = 0;
+		replay->blocks = block;
+	}
+	copy = block->bytes + block->used;
+	block->used += size;
+	return memcpy(copy, record, record->size);
+}
+
+static void free_record_blocks(struct replay *replay)
+{
+	while (replay->blocks) {
+		struct record_block *next = replay->blocks->next;
+
+		free(replay->blocks);
+		replay->blocks = next;
+	}
+}
 
 static int keep_record(const struct perf_event_header *record, void *context)
 {
@@ -42,8 +79,7 @@ static int keep_record(const struct perf_event_header *record, void *context)
 	if (!perf_data_reader_record_time(replay->reader, record, &timed->time))
 		timed->time = 0;
 	timed->sequence = replay->record_count++;
-	timed->record = xmalloc(record->size);
-	memcpy(timed->record, record, record->size);
+	timed->record = copy_record(replay, record);
 	return 0;
 }
 
@@ -274,10 +310,9 @@ int replay_capture(const char *perf_data_path, struct resolver *resolver, struct
 	if (replay.record_count > 1)
 		qsort(replay.records, replay.record_count, sizeof(*replay.records),
 		      compare_records);
-	for (size_t i = 0; i < replay.record_count; i++) {
+	for (size_t i = 0; i < replay.record_count; i++)
 		replay_record(&replay, replay.records[i].record);
-		free(replay.records[i].record);
-	}
+	free_record_blocks(&replay);
 	free(replay.records);
 	free(replay.threads);
 	perf_data_reader_close(replay.reader);

@@ -1,0 +1,136 @@
+#include "capture.h"
+#include "perf_data.h"
+#include "perf_event_names.h"
+#include "record.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct writer_sink {
+	struct perf_data_writer *writer;
+	int error;
+};
+
+static int write_record(const struct perf_event_header *record, void *context)
+{
+	struct writer_sink *sink = context;
+
+	if (perf_data_writer_add(sink->writer, record) < 0) {
+		sink->error = errno;
+		return -1;
+	}
+	return 0;
+}
+
+static const char *stop_reason_text(enum record_stop_reason reason)
+{
+	switch (reason) {
+	case RECORD_STOPPED_BY_DURATION:
+		return "the duration ended";
+	case RECORD_STOPPED_BY_SIGNAL:
+		return "interrupted";
+	case RECORD_STOPPED_BY_TARGET_EXIT:
+		return "the target exited";
+	case RECORD_STOPPED_BY_WRITE_ERROR:
+		return "writing perf.data failed";
+	}
+	return "";
+}
+
+static void log_summary(FILE *log, const struct record_summary *summary)
+{
+	fprintf(log,
+		"samples: %llu\nlost samples: %llu\nthreads: %u\nseconds: %.1f\n"
+		"kernel frames: %s\nstopped: %s\n",
+		(unsigned long long)summary->samples, (unsigned long long)summary->lost_samples,
+		summary->threads_seen, summary->elapsed_seconds,
+		summary->kernel_frames ? "yes" : "no (refused by the kernel)",
+		stop_reason_text(summary->stop_reason));
+}
+
+/* An idle target is often an init process (tini, sh) whose child is the
+ * real service: name the children so the user can pick one. */
+static void suggest_busy_children(const struct target_process *target)
+{
+	struct child_process *children;
+	size_t count = target_process_children(target->pid, &children);
+
+	for (size_t i = 0; i < count && i < 5; i++)
+		fprintf(stderr,
+			"profcpu: pid %d (%s) used no CPU; its child pid %d (%s) may be the one "
+			"to profile: profcpu collect -pid %d\n",
+			(int)target->pid, target->comm, (int)children[i].pid, children[i].comm,
+			(int)children[i].pid);
+	free(children);
+}
+
+int capture_target(const struct capture_options *options, const struct target_process *target,
+		   const char *dir, FILE *log)
+{
+	struct record_options record_options = {
+	    .duration = options->duration,
+	    .frequency = options->frequency,
+	    .show_progress = isatty(STDERR_FILENO),
+	};
+	struct perf_event_attr attr;
+	struct record_session *session;
+	struct record_summary summary;
+	struct perf_data_info info;
+	struct writer_sink sink = {0};
+	char *path = xasprintf("%s/perf.data", dir);
+
+	record_default_attr(&attr, options->frequency);
+	if (options->hardware_events) {
+		int error = record_use_cpu_cycles(&attr, target->pid);
+
+		if (error)
+			report_warning("-hwevents: this machine cannot sample CPU cycles (%s; no "
+				       "hardware PMU, as in most virtual machines): sampling "
+				       "cpu-clock instead",
+				       strerror(error));
+	}
+	session = record_open(target, &attr, options->buffer_pages);
+	if (!session) {
+		free(path);
+		return -1;
+	}
+	/* The writer fills in the machine's details itself. */
+	info = (struct perf_data_info){.event_name = perf_event_name_from_attr(&attr),
+				       .command_line = options->command_line};
+	sink.writer = perf_data_writer_create(path, &attr, &info, options->compress);
+	if (!sink.writer) {
+		report_error("cannot write %s: %s", path, strerror(errno));
+		record_close(session);
+		free(path);
+		return -1;
+	}
+	fprintf(log, "event: %s at %u Hz, %u ring buffer pages per CPU\n", info.event_name,
+		options->frequency, options->buffer_pages);
+	fprintf(stderr, "profcpu: sampling pid %d (%s) with %s at %u Hz%s\n", (int)target->pid,
+		target->comm, info.event_name, options->frequency,
+		options->duration > 0 ? "" : "; Ctrl-C stops");
+	record_run(session, &record_options, write_record, &sink, &summary);
+	record_close(session);
+	if (perf_data_writer_finish(sink.writer) < 0 && !sink.error)
+		sink.error = errno;
+	log_summary(log, &summary);
+	fprintf(stderr,
+		"profcpu: %llu samples from %u thread%s in %.1f s, %llu lost; stopped: %s\n",
+		(unsigned long long)summary.samples, summary.threads_seen,
+		summary.threads_seen == 1 ? "" : "s", summary.elapsed_seconds,
+		(unsigned long long)summary.lost_samples, stop_reason_text(summary.stop_reason));
+	if (summary.samples == 0)
+		suggest_busy_children(target);
+	if (summary.lost_samples)
+		report_warning("%llu samples were lost: the ring buffer overflowed; raise "
+			       "-buffersize or lower -F",
+			       (unsigned long long)summary.lost_samples);
+	if (sink.error)
+		report_error("writing %s failed: %s; kept what was written before", path,
+			     strerror(sink.error));
+	free(path);
+	return 0;
+}

@@ -1,0 +1,24 @@
+/* The capture stage: records a target into DIR/perf.data, with a progress
+ * line, a summary on stderr and in the capture's log. */
+#ifndef PROFCPU_CAPTURE_H
+#define PROFCPU_CAPTURE_H
+
+#include "target_process.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct capture_options {
+	double duration; /* seconds; 0 until Ctrl-C, SIGTERM or the target's exit */
+	unsigned frequency, buffer_pages;
+	bool compress;		  /* zstd records, as perf record -z */
+	bool hardware_events;	  /* CPU cycles where the CPU has a PMU */
+	const char *command_line; /* for the capture's header */
+};
+
+/* Returns 0 when a capture was written (possibly cut short: a full disk,
+ * the target's exit), or -1 after printing why nothing could be recorded. */
+int capture_target(const struct capture_options *options, const struct target_process *target,
+		   const char *dir, FILE *log);
+
+#endif
