@@ -50,6 +50,9 @@ struct perf_record_lost {
 	uint64_t id, lost;
 };
 
+/* Receives one record; returns 0, or -1 to stop. */
+typedef int (*record_sink)(const struct perf_event_header *record, void *context);
+
 /* The sample fields profcpu records, in the kernel's order: PERF_SAMPLE_IP |
  * TID | TIME | CPU | PERIOD | CALLCHAIN, then a copy of the top of the user
  * stack, from which the replay finds the caller of a leaf function that keeps

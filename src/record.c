@@ -1,4 +1,5 @@
 #include "record.h"
+#include "ring_buffer.h"
 #include "util.h"
 
 #include <errno.h>
@@ -8,32 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
-/* One ring buffer per CPU; every thread's event on that CPU writes to it. */
-struct ring_buffer {
-	int fd;
-	struct perf_event_mmap_page *page; /* metadata page, then the data */
-	size_t data_size;
-};
 
 struct record_session {
 	const struct target_process *target;
 	struct perf_event_attr attr;
 	int *cpus;
 	size_t cpu_count;
-	struct ring_buffer *rings; /* one per entry of cpus */
+	struct ring_buffer *rings; /* one per CPU: every thread's event there writes to it */
 	struct pollfd *polled;	   /* the rings, then the target's pidfd */
 	unsigned buffer_pages;
 	int *event_fds;
 	size_t event_count, event_capacity;
 	pid_t *traced_tids; /* threads whose events are open */
 	size_t traced_count, traced_capacity;
-	_Alignas(8) unsigned char wrapped_record[65536]; /* a record split by the wrap */
+	_Alignas(8) unsigned char scratch[RING_BUFFER_MAX_RECORD];
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -143,19 +136,6 @@ static bool is_traced(const struct record_session *session, pid_t tid)
 	return false;
 }
 
-static int map_ring_buffer(struct record_session *session, size_t cpu_index, int fd)
-{
-	size_t page_size = (size_t)sysconf(_SC_PAGESIZE);
-	size_t length = (session->buffer_pages + 1) * page_size;
-	void *base = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-
-	if (base == MAP_FAILED)
-		return -1;
-	session->rings[cpu_index] = (struct ring_buffer){
-	    .fd = fd, .page = base, .data_size = session->buffer_pages * page_size};
-	return 0;
-}
-
 /* Opens the event of one thread on every CPU. Returns 0, or the errno of
  * the first failure (ESRCH: the thread is gone). */
 static int open_thread_events(struct record_session *session, pid_t tid)
@@ -167,7 +147,7 @@ static int open_thread_events(struct record_session *session, pid_t tid)
 		if (fd < 0)
 			return errno;
 		if (session->rings[i].fd < 0) {
-			if (map_ring_buffer(session, i, fd) < 0) {
+			if (ring_buffer_map(&session->rings[i], fd, session->buffer_pages) < 0) {
 				int error = errno;
 
 				close(fd);
@@ -268,15 +248,10 @@ static void raise_open_file_limit(void)
 
 static void close_events(struct record_session *session)
 {
-	size_t page_size = (size_t)sysconf(_SC_PAGESIZE);
-
 	for (size_t i = 0; i < session->event_count; i++)
 		close(session->event_fds[i]);
-	for (size_t i = 0; i < session->cpu_count; i++) {
-		if (session->rings[i].page)
-			munmap(session->rings[i].page, session->rings[i].data_size + page_size);
-		session->rings[i] = (struct ring_buffer){.fd = -1};
-	}
+	for (size_t i = 0; i < session->cpu_count; i++)
+		ring_buffer_unmap(&session->rings[i]);
 	session->event_count = session->traced_count = 0;
 }
 
@@ -343,35 +318,30 @@ static void count_record(const struct perf_event_header *record, struct record_s
 		summary->threads_seen++;
 }
 
-/* Passes every complete record in `ring` to the sink. Returns -1 when the
- * sink fails. */
-static int drain_ring_buffer(struct record_session *session, struct ring_buffer *ring,
-			     record_sink sink, void *context, struct record_summary *summary)
+struct counting_sink {
+	record_sink sink;
+	void *context;
+	struct record_summary *summary;
+};
+
+static int count_and_pass(const struct perf_event_header *record, void *context)
 {
-	const unsigned char *data = (const unsigned char *)ring->page + sysconf(_SC_PAGESIZE);
-	uint64_t head = __atomic_load_n(&ring->page->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = ring->page->data_tail;
+	struct counting_sink *counting = context;
+
+	count_record(record, counting->summary);
+	return counting->sink(record, counting->context);
+}
+
+/* Drains every CPU's ring buffer. Returns -1 when the sink fails. */
+static int drain_ring_buffers(struct record_session *session, record_sink sink, void *context,
+			      struct record_summary *summary)
+{
+	struct counting_sink counting = {sink, context, summary};
 	int status = 0;
 
-	while (tail < head && status == 0) {
-		size_t offset = tail % ring->data_size;
-		const struct perf_event_header *record = (const void *)(data + offset);
-		size_t size = record->size;
-
-		if (size < sizeof(*record))
-			break; /* cannot happen with a sane kernel; never loop forever */
-		if (offset + size > ring->data_size) {
-			size_t first_part = ring->data_size - offset;
-
-			memcpy(session->wrapped_record, data + offset, first_part);
-			memcpy(session->wrapped_record + first_part, data, size - first_part);
-			record = (const void *)session->wrapped_record;
-		}
-		count_record(record, summary);
-		status = sink(record, context);
-		tail += size;
-	}
-	__atomic_store_n(&ring->page->data_tail, tail, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < session->cpu_count && status == 0; i++)
+		status = ring_buffer_drain(&session->rings[i], session->scratch, count_and_pass,
+					   &counting);
 	return status;
 }
 
@@ -450,17 +420,15 @@ void record_run(struct record_session *session, const struct record_options *opt
 		if (options->duration > 0 && summary->elapsed_seconds >= options->duration)
 			break;
 		target_exited = wait_for_data(session, 100);
-		for (size_t i = 0; i < session->cpu_count && status == 0; i++)
-			status =
-			    drain_ring_buffer(session, &session->rings[i], sink, context, summary);
+		status = drain_ring_buffers(session, sink, context, summary);
 		if (options->show_progress && summary->elapsed_seconds >= next_progress) {
 			show_progress(options, summary);
 			next_progress = summary->elapsed_seconds + 0.25;
 		}
 	}
 	set_events_enabled(session, false);
-	for (size_t i = 0; i < session->cpu_count && status == 0; i++)
-		status = drain_ring_buffer(session, &session->rings[i], sink, context, summary);
+	if (status == 0)
+		status = drain_ring_buffers(session, sink, context, summary);
 	summary->elapsed_seconds = seconds_since(&start);
 	if (options->show_progress) {
 		show_progress(options, summary);

@@ -9,9 +9,6 @@
 
 #include <sys/types.h>
 
-/* Receives one record; returns 0, or -1 to stop. */
-typedef int (*record_sink)(const struct perf_event_header *record, void *context);
-
 /* Emits the COMM records of `pid`'s threads and the MMAP2 records of its
  * executable mappings. Records carry a sample_id trailer for
  * PROFCPU_SAMPLE_TYPE with time 0. A process that is gone has nothing to
