@@ -3,10 +3,12 @@
 // regex, toggle case, reload from the URL. Expected numbers are computed
 // here from the folded file, independently of the C code.
 //
-// usage: node flamegraph_browser.mjs PROFCPU SAMPLE.folded OUTPUT_DIR
+// usage: node flamegraph_browser.mjs PROFCPU SAMPLE.folded OUTPUT_DIR WORKLOAD
+// WORKLOAD is a busy program that `profcpu collect` profiles, so that the
+// flame graph of a real capture is used too.
 // Exit status: 0 passed, 1 failed, 77 skipped (Chromium missing or unable
 // to start). Screenshots are written to OUTPUT_DIR.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -15,7 +17,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const SKIP = 77;
 const chromiumPath = "/usr/bin/chromium";
 const here = dirname(fileURLToPath(import.meta.url));
-const [profcpu, samplePath, outputDir] = process.argv.slice(2).map((p) => resolve(p));
+const [profcpu, samplePath, outputDir, workload] = process.argv.slice(2).map((p) => resolve(p));
 
 let failures = 0;
 function check(condition, what, detail = "") {
@@ -41,21 +43,25 @@ if (!existsSync(join(here, "node_modules", "playwright-core"))) {
 const { chromium } = await import("playwright-core");
 
 // --- Expected values, from the folded text -------------------------------
-const stacks = readFileSync(samplePath, "utf8").split("\n").filter((l) => l.trim())
-	.map((line) => {
-		const cut = line.lastIndexOf(" ");
-		return { frames: line.slice(0, cut).split(";"), count: Number(line.slice(cut + 1)) };
-	});
-const total = stacks.reduce((sum, s) => sum + s.count, 0);
+function readFolded(path) {
+	return readFileSync(path, "utf8").split("\n").filter((l) => l.trim())
+		.map((line) => {
+			const cut = line.lastIndexOf(" ");
+			return { frames: line.slice(0, cut).split(";"), count: Number(line.slice(cut + 1)) };
+		});
+}
+const sum = (list) => list.reduce((total, s) => total + s.count, 0);
+const stacks = readFolded(samplePath);
+const total = sum(stacks);
 const display = (name) => name.replace(/_\[[kji]\]$/, "");
 // Samples under a frame named `name` at `depth` (root frame "all" is depth 0).
 function samplesUnder(path) {
 	return stacks.filter((s) => path.every((name, i) => s.frames[i] === name))
 		.reduce((sum, s) => sum + s.count, 0);
 }
-function matchedShare(regex) {
-	const hit = stacks.filter((s) => s.frames.some((f) => regex.test(display(f))));
-	return (100 * hit.reduce((sum, s) => sum + s.count, 0)) / total;
+function matchedShare(regex, of = stacks) {
+	const hit = of.filter((s) => s.frames.some((f) => regex.test(display(f))));
+	return (100 * sum(hit)) / sum(of);
 }
 
 // --- Graphs ----------------------------------------------------------------
@@ -72,6 +78,18 @@ writeFileSync(diffInput, stacks.map((s) => {
 const diffFolded = execFileSync(profcpu, ["diff", samplePath, diffInput]);
 const diffSvg = join(outputDir, "dotnet-diff.svg");
 execFileSync(profcpu, ["flamegraph", "-o", diffSvg], { input: diffFolded });
+
+// A real capture: the flame graph `profcpu collect` draws of a busy program.
+const captureDir = join(outputDir, "capture");
+rmSync(captureDir, { recursive: true, force: true });
+const busy = spawn(workload, ["30"], { stdio: "ignore" });
+try {
+	execFileSync(profcpu, ["collect", "-pid", String(busy.pid), "-duration", "2", "-F", "499",
+		"-o", captureDir], { stdio: "inherit" });
+} finally {
+	busy.kill("SIGKILL");
+}
+const captured = readFolded(join(captureDir, "folded_stacks.out"));
 
 const userDataDir = mkdtempSync(join(tmpdir(), "profcpu-chromium-"));
 let context;
@@ -226,6 +244,23 @@ try {
 		"big graph: zoom, reset and search are quick",
 		`${timings.frames} frames; zoom ${timings.zoom.toFixed(0)} ms, reset ${timings.reset.toFixed(0)} ms, ` +
 		`search ${timings.search.toFixed(0)} ms`);
+
+	// The flame graph of the real capture, as `profcpu collect` wrote it.
+	await page.goto(pathToFileURL(join(captureDir, "flamegraph.svg")).href);
+	const capturedTotal = sum(captured);
+	await frame("workload_split").hover();
+	// Counts read as a person writes them (1,082); the whole is "100%".
+	check((await text("details")) ===
+		`workload_split (${capturedTotal.toLocaleString("en-US")} samples, 100%)`,
+		"real capture: the process frame holds every sample", await text("details"));
+	page.once("dialog", (dialog) => dialog.accept("spin_(sixty|ten)"));
+	await page.keyboard.press("Control+f");
+	const capturedMatch = `Matched: ${matchedShare(/spin_(sixty|ten)/, captured).toFixed(2)}%`;
+	check((await text("matched")) === capturedMatch, "real capture: search share",
+		`${await text("matched")} (want ${capturedMatch})`);
+	await frame("worker").click();
+	check(Math.abs((await rectWidth("worker")) - contentWidth) < 0.02, "real capture: zoom into worker");
+	await page.screenshot({ path: join(outputDir, "capture.png") });
 
 	check(pageErrors.length === 0, "no script errors", pageErrors.join("; "));
 	check(requests.length === 0, "no network requests", requests.join(" "));
