@@ -29,10 +29,13 @@ check_capture "$workdir/plain"
 
 # In its own PID and mount namespace, with a private /tmp.
 command -v unshare >/dev/null || skip "unshare is missing"
+# The workload is opened before the private /tmp hides it (the checkout may
+# live under /tmp), then run from a copy inside that /tmp.
 start unshare --pid --mount --fork --mount-proc --kill-child sh -c \
-	'mount -t tmpfs tmpfs /tmp && exec "$0"' "$WORKLOAD_JIT_PERFMAP"
+	'exec 3<"$0" && mount -t tmpfs tmpfs /tmp && cat <&3 >/tmp/jit-workload &&
+	chmod +x /tmp/jit-workload && exec /tmp/jit-workload' "$WORKLOAD_JIT_PERFMAP"
 for _ in $(seq 100); do
-	pid=$(pgrep -f -n "^$WORKLOAD_JIT_PERFMAP\$" || true)
+	pid=$(pgrep -f -n '^/tmp/jit-workload$' || true)
 	[[ -n "$pid" ]] && break
 	sleep 0.05
 done
