@@ -181,9 +181,8 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 
 	if (!perf_data_reader_parse_sample(replay->reader, record, &sample))
 		return;
-	if (sample.callchain_length == 0) {
+	if (sample.callchain_length == 0)
 		replay->stack[depth++] = locate(replay, sample.pid, sample.ip, kernel, false);
-	}
 	for (uint64_t i = 0; i < sample.callchain_length && depth < MAX_STACK_DEPTH; i++) {
 		uint64_t address = sample.callchain[i];
 
