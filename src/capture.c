@@ -51,20 +51,37 @@ static void log_summary(FILE *log, const struct record_summary *summary)
 		stop_reason_text(summary->stop_reason));
 }
 
-/* An idle target is often an init process (tini, sh) whose child is the
- * real service: name the children so the user can pick one. */
-static void suggest_busy_children(const struct target_process *target)
+static int busier_first(const void *a, const void *b)
 {
-	struct child_process *children;
-	size_t count = target_process_children(target->pid, &children);
+	const struct process_entry *x = a, *y = b;
 
-	for (size_t i = 0; i < count && i < 5; i++)
+	return (x->cpu_ticks < y->cpu_ticks) - (x->cpu_ticks > y->cpu_ticks);
+}
+
+/* An idle target is often an init process (tini, sh) whose child is the
+ * real service, or Kubernetes' pause process when the pod shares one PID
+ * namespace: name its children, else the busiest processes in sight. */
+static void suggest_busy_processes(const struct target_process *target)
+{
+	struct process_entry *processes;
+	size_t count = target_process_list(&processes), shown = 0;
+	bool children = false;
+
+	for (size_t i = 0; i < count; i++)
+		children |= processes[i].parent == target->pid;
+	qsort(processes, count, sizeof(*processes), busier_first);
+	for (size_t i = 0; i < count && shown < 3; i++) {
+		if (processes[i].pid == target->pid ||
+		    (children && processes[i].parent != target->pid) || !processes[i].cpu_ticks)
+			continue;
 		fprintf(stderr,
-			"profcpu: pid %d (%s) used no CPU; its child pid %d (%s) may be the one "
-			"to profile: profcpu collect -pid %d\n",
-			(int)target->pid, target->comm, (int)children[i].pid, children[i].comm,
-			(int)children[i].pid);
-	free(children);
+			"profcpu: pid %d (%s) used no CPU; %s pid %d (%s) may be the one to "
+			"profile: profcpu collect -pid %d\n",
+			(int)target->pid, target->comm, children ? "its child" : "the busy process",
+			(int)processes[i].pid, processes[i].comm, (int)processes[i].pid);
+		shown++;
+	}
+	free(processes);
 }
 
 int capture_target(const struct capture_options *options, const struct target_process *target,
@@ -123,7 +140,7 @@ int capture_target(const struct capture_options *options, const struct target_pr
 		summary.threads_seen == 1 ? "" : "s", summary.elapsed_seconds,
 		(unsigned long long)summary.lost_samples, stop_reason_text(summary.stop_reason));
 	if (summary.samples == 0)
-		suggest_busy_children(target);
+		suggest_busy_processes(target);
 	if (summary.lost_samples)
 		report_warning("%llu samples were lost: the ring buffer overflowed; raise "
 			       "-buffersize or lower -F",

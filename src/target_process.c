@@ -151,28 +151,34 @@ size_t target_process_threads(pid_t pid, pid_t **tids)
 	return count;
 }
 
-size_t target_process_children(pid_t pid, struct child_process **children)
+size_t target_process_list(struct process_entry **entries)
 {
 	struct dirent *entry;
 	size_t count = 0, capacity = 0;
+	pid_t self = getpid();
 	DIR *proc = opendir("/proc");
 
-	*children = NULL;
+	*entries = NULL;
 	while (proc && (entry = readdir(proc))) {
-		char stat[512], *cursor;
+		char stat[1024], *cursor;
+		struct process_entry process = {.pid = (pid_t)atoi(entry->d_name)};
+		unsigned long long user, system;
+		unsigned long flags;
 		int parent;
-		pid_t child = (pid_t)atoi(entry->d_name);
 
-		if (child <= 0 || read_proc_file(child, "stat", stat, sizeof(stat)) < 0 ||
-		    !(cursor = strrchr(stat, ')')) || sscanf(cursor + 1, " %*c %d", &parent) != 1 ||
-		    parent != pid)
+		if (process.pid <= 0 || process.pid == self ||
+		    read_proc_file(process.pid, "stat", stat, sizeof(stat)) < 0 ||
+		    !(cursor = strrchr(stat, ')')) ||
+		    sscanf(cursor + 1, " %*c %d %*d %*d %*d %*d %lu %*u %*u %*u %*u %llu %llu",
+			   &parent, &flags, &user, &system) != 4 ||
+		    flags & PF_KTHREAD)
 			continue;
-		grow_array((void **)children, &capacity, count + 1, sizeof(**children));
-		(*children)[count] = (struct child_process){.pid = child};
-		if (read_proc_file(child, "comm", (*children)[count].comm,
-				   sizeof((*children)[count].comm)) > 0)
-			(*children)[count].comm[strcspn((*children)[count].comm, "\n")] = '\0';
-		count++;
+		process.parent = (pid_t)parent;
+		process.cpu_ticks = user + system;
+		if (read_proc_file(process.pid, "comm", process.comm, sizeof(process.comm)) > 0)
+			process.comm[strcspn(process.comm, "\n")] = '\0';
+		grow_array((void **)entries, &capacity, count + 1, sizeof(**entries));
+		(*entries)[count++] = process;
 	}
 	if (proc)
 		closedir(proc);

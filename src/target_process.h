@@ -26,13 +26,16 @@ void target_process_close(struct target_process *target);
  * (malloc'd), 0 if the process is gone. */
 size_t target_process_threads(pid_t pid, pid_t **tids);
 
-/* The processes whose parent is `pid`, with their names, for suggesting a
- * better target. Returns how many were put in `*children` (malloc'd). */
-struct child_process {
-	pid_t pid;
+/* A process this profiler can see, for suggesting a better target. */
+struct process_entry {
+	pid_t pid, parent;
 	char comm[16];
+	unsigned long long cpu_ticks; /* user + system time so far */
 };
-size_t target_process_children(pid_t pid, struct child_process **children);
+
+/* Every user-space process in /proc but the profiler itself. Returns how many were put
+ * in `*entries` (malloc'd). */
+size_t target_process_list(struct process_entry **entries);
 
 /* The one process whose name (comm) is `name`, other than profcpu itself.
  * On none or several, prints which and returns -1. */

@@ -35,12 +35,19 @@ if command -v setpriv >/dev/null && (($(id -u) == 0)); then
 		"$PROFCPU" collect -pid "$started_pid" -duration 1 -o "$workdir/nobody/out"
 fi
 
-# An idle init process (sh here, tini in containers): its busy child is named.
+# An idle target: an init process (sh here, tini in containers) gets its busy
+# child named; one with no children (Kubernetes' pause), the busiest process.
 start sh -c "\"$WORKLOAD_SPLIT\" 5; true"
 sleep 0.3
 "$PROFCPU" collect -pid "$started_pid" -duration 1 -o "$workdir/idle" 2>"$workdir/stderr"
 grep -q "its child pid [0-9]* (workload_split) may be the one to profile" "$workdir/stderr" ||
 	fail "no hint at the busy child of an idle target"
+start "$WORKLOAD_SPLIT" 5
+sleep 1 # so that it has used more CPU than anything else in sight
+start sleep 30
+"$PROFCPU" collect -pid "$started_pid" -duration 1 -o "$workdir/pause" 2>"$workdir/stderr"
+grep -q "the busy process pid [0-9]* (workload_split) may be the one to profile" "$workdir/stderr" ||
+	fail "no hint at the busiest process when the idle target has no children"
 
 # The target exits during the run: outputs from what was collected.
 start "$WORKLOAD_SPLIT" 1.5
