@@ -1,8 +1,8 @@
 #include "symbol_server.h"
 
+#include "curl_library.h"
 #include "symbols_log.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -33,6 +33,7 @@ struct symbol_server {
 	size_t count;
 	char *cache_dir;
 	FILE *log;
+	struct curl_library library;
 	CURL *curl;
 };
 
@@ -66,6 +67,7 @@ struct symbol_server *symbol_server_new(const char *url, const char *debuginfod_
 					const char *cache_dir, FILE *log)
 {
 	struct symbol_server *server = calloc(1, sizeof(*server));
+	char why[256];
 
 	if (!server)
 		return NULL;
@@ -90,8 +92,13 @@ struct symbol_server *symbol_server_new(const char *url, const char *debuginfod_
 		symbol_server_free(server);
 		return NULL;
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
-	    !(server->curl = curl_easy_init())) {
+	if (!curl_library_load(&server->library, why, sizeof(why))) {
+		symbols_log(log, "%s: symbol server off", why);
+		symbol_server_free(server);
+		return NULL;
+	}
+	if (server->library.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
+	    !(server->curl = server->library.easy_init())) {
 		symbols_log(log, "libcurl failed to start: symbol server off");
 		symbol_server_free(server);
 		return NULL;
@@ -106,9 +113,10 @@ void symbol_server_free(struct symbol_server *server)
 	for (size_t i = 0; i < server->count; i++)
 		free(server->servers[i].url);
 	if (server->curl) {
-		curl_easy_cleanup(server->curl);
-		curl_global_cleanup();
+		server->library.easy_cleanup(server->curl);
+		server->library.global_cleanup();
 	}
+	curl_library_unload(&server->library);
 	free(server->cache_dir);
 	free(server);
 }
@@ -144,23 +152,23 @@ static CURLcode download(struct symbol_server *server, const char *url, FILE *ou
 	CURL *curl = server->curl;
 	CURLcode result;
 
-	curl_easy_reset(curl);
-	curl_easy_setopt(curl, CURLOPT_URL, url);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, out);
-	curl_easy_setopt(curl, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
-	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_SECONDS);
-	curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, (long)STALLED_SECONDS);
-	curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, MAX_DOWNLOAD_BYTES);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_USERAGENT, "profcpu/" PROFCPU_VERSION);
-	result = curl_easy_perform(curl);
+	server->library.easy_reset(curl);
+	server->library.easy_setopt(curl, CURLOPT_URL, url);
+	server->library.easy_setopt(curl, CURLOPT_WRITEDATA, out);
+	server->library.easy_setopt(curl, CURLOPT_FAILONERROR, 1L);
+	server->library.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+	server->library.easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+	server->library.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	server->library.easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	server->library.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_SECONDS);
+	server->library.easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	server->library.easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, (long)STALLED_SECONDS);
+	server->library.easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, MAX_DOWNLOAD_BYTES);
+	server->library.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	server->library.easy_setopt(curl, CURLOPT_USERAGENT, "profcpu/" PROFCPU_VERSION);
+	result = server->library.easy_perform(curl);
 	*status = 0;
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
+	server->library.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
 	return result;
 }
 
@@ -195,7 +203,7 @@ static bool fetch_from(struct symbol_server *server, struct server *from, const 
 		}
 		/* Not an answer about this file: the server is down or broken. */
 		snprintf(failure, failure_size, "%s; not asked again in this run",
-			 curl_easy_strerror(result));
+			 server->library.easy_strerror(result));
 		from->unreachable = true;
 		return false;
 	}

@@ -50,11 +50,16 @@ cat "$workdir/stderr"
 grep -q 'seccomp' "$workdir/stderr" || fail "the refusal does not mention seccomp"
 
 # The sidecar with what it needs.
+# The symbol server is unreachable: what matters is that the image's profcpu
+# can load libcurl (loaded only when a server is named) and tries it.
 run --cap-add PERFMON --cap-add SYS_PTRACE --security-opt seccomp=unconfined "${sidecar[@]}" \
-	profcpu collect -pid 1 -duration 2 -o /profilings/sidecar
+	profcpu collect -pid 1 -duration 2 -o /profilings/sidecar --symbol-server http://127.0.0.1:9
 folded top "$workdir/out/sidecar/folded_stacks.out" 3
 assert_share "$workdir/out/sidecar/folded_stacks.out" ';call_generated;jitted_busy_loop\[Generated\]$' 90 100
 assert_file "$workdir/out/sidecar/perf-1.map"
+grep -q 'libcurl is not installed' "$workdir/out/sidecar/profcpu.log" && fail "the image lacks libcurl"
+grep -q 'no debug file for build-id .* on http://127.0.0.1:9' "$workdir/out/sidecar/profcpu.log" ||
+	fail "the sidecar did not ask the symbol server"
 
 # From the host, by the host's pid of the containerized process.
 host_pid=$(podman inspect -f '{{.State.Pid}}' target)
