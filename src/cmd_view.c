@@ -262,9 +262,12 @@ static void print_functions(const struct summary *summary, const char *title,
 	struct tally *list = sorted(&summary->functions, compare);
 
 	printf("\n%s:\n  %6s %7s  %s\n", title, "self", "total", "function");
-	for (size_t i = 0; i < top && i < summary->functions.used; i++)
-		printf("  %5.1f%% %6.1f%%  %s\n", percent(list[i].self, summary->samples),
-		       percent(list[i].total, summary->samples), list[i].key);
+	for (size_t i = 0; i < top && i < summary->functions.used; i++) {
+		printf("  %5.1f%% %6.1f%%  ", percent(list[i].self, summary->samples),
+		       percent(list[i].total, summary->samples));
+		write_printable(list[i].key, strlen(list[i].key), stdout);
+		putchar('\n');
+	}
 	free(list);
 }
 
@@ -282,7 +285,9 @@ static void print_stacks(const struct summary *summary, size_t top)
 		while (*frame && shown++ < STACK_FRAMES_SHOWN) {
 			size_t length = strcspn(frame, "\n");
 
-			printf("          %.*s\n", (int)length, frame);
+			fputs("          ", stdout);
+			write_printable(frame, length, stdout);
+			putchar('\n');
 			frame += length + (frame[length] == '\n');
 		}
 		if (*frame) {
@@ -310,9 +315,12 @@ static void print_summary(const struct summary *summary, const char *path, size_
 		printf("warning: samples without a [CPU] field: PerfView cannot weigh them by "
 		       "time\n");
 	printf("\nprocesses:\n");
-	for (size_t i = 0; i < top && i < summary->processes.used; i++)
-		printf("  %5.1f%%  %8llu  %s\n", percent(processes[i].self, summary->samples),
-		       (unsigned long long)processes[i].self, processes[i].key);
+	for (size_t i = 0; i < top && i < summary->processes.used; i++) {
+		printf("  %5.1f%%  %8llu  ", percent(processes[i].self, summary->samples),
+		       (unsigned long long)processes[i].self);
+		write_printable(processes[i].key, strlen(processes[i].key), stdout);
+		putchar('\n');
+	}
 	free(processes);
 	print_functions(summary, "top functions by self samples", compare_self, top);
 	print_functions(summary, "top functions by total samples", compare_total, top);

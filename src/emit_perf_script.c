@@ -12,16 +12,12 @@ static void write_location(const struct profile *profile, const struct profile_l
 			profile->frames[location->first_frame + i].function, location->module);
 }
 
-/* The thread name right-aligned in 16 columns as perf prints it; a control
- * character (a thread may name itself "a\nb") would end the header line. */
+/* The thread name right-aligned in 16 columns, as perf prints it. */
 static void write_comm(const char *comm, FILE *out)
 {
-	size_t length = strlen(comm);
-
-	for (size_t i = length; i < 16; i++)
+	for (size_t i = strlen(comm); i < 16; i++)
 		fputc(' ', out);
-	for (size_t i = 0; i < length; i++)
-		fputc((unsigned char)comm[i] < ' ' || comm[i] == 0x7f ? '?' : comm[i], out);
+	fputs(comm, out);
 }
 
 int emit_perf_script(const struct profile *profile, FILE *out)

@@ -85,6 +85,23 @@ static uint64_t stack_hash_of(const struct profile *profile, uint32_t id)
 	return hash_stack(profile->stack_locations + stack->first, stack->depth);
 }
 
+const char *profile_intern_printable(struct profile *profile, const char *text)
+{
+	const char *cursor = text;
+	char *copy;
+	const char *interned;
+
+	while (*cursor && (unsigned char)*cursor >= 0x20 && *cursor != 0x7f)
+		cursor++;
+	if (!*cursor) /* the usual case: nothing to replace */
+		return string_table_intern(profile->strings, text);
+	copy = xstrdup(text);
+	make_printable(copy);
+	interned = string_table_intern(profile->strings, copy);
+	free(copy);
+	return interned;
+}
+
 uint32_t profile_find_location(const struct profile *profile, uint32_t pid, uint64_t address,
 			       bool kernel)
 {
@@ -114,7 +131,7 @@ uint32_t profile_add_location(struct profile *profile, uint32_t pid, uint64_t ad
 		   profile->frame_count + resolved->frame_count, sizeof(*profile->frames));
 	for (size_t i = 0; i < resolved->frame_count; i++)
 		profile->frames[profile->frame_count + i] = (struct profile_frame){
-		    string_table_intern(profile->strings, resolved->frames[i].function),
+		    profile_intern_printable(profile, resolved->frames[i].function),
 		    resolved->frames[i].offset, resolved->frames[i].named};
 	grow_array((void **)&profile->locations, &profile->location_capacity, id + 1,
 		   sizeof(*profile->locations));
@@ -123,7 +140,7 @@ uint32_t profile_add_location(struct profile *profile, uint32_t pid, uint64_t ad
 	    .address = address,
 	    .kernel = kernel,
 	    .kind = resolved->kind,
-	    .module = string_table_intern(profile->strings, resolved->module),
+	    .module = profile_intern_printable(profile, resolved->module),
 	    .first_frame = (uint32_t)profile->frame_count,
 	    .frame_count = (uint32_t)resolved->frame_count,
 	};

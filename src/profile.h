@@ -69,6 +69,12 @@ struct profile {
 void profile_init(struct profile *profile);
 void profile_release(struct profile *profile);
 
+/* The table's copy of `text` with control characters as '?': names come
+ * from the profiled process (file names, symbols, perf map lines, thread
+ * names), and a newline or an escape sequence in one would break the text
+ * outputs or drive the user's terminal. */
+const char *profile_intern_printable(struct profile *profile, const char *text);
+
 /* The location already made for (pid, address, kernel), or PROFILE_NOT_FOUND. */
 uint32_t profile_find_location(const struct profile *profile, uint32_t pid, uint64_t address,
 			       bool kernel);

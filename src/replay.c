@@ -126,7 +126,7 @@ static const char *thread_name(struct replay *replay, uint32_t tid)
 
 static void set_thread_name(struct replay *replay, uint32_t tid, const char *name)
 {
-	thread_slot(replay, tid)->name = string_table_intern(replay->profile->strings, name);
+	thread_slot(replay, tid)->name = profile_intern_printable(replay->profile, name);
 }
 
 /* Copies a record's NUL-terminated string field, bounded by the record. */

@@ -103,8 +103,10 @@ int target_process_open(pid_t pid, struct target_process *target)
 			     (int)pid);
 		return -1;
 	}
-	if (read_proc_file(pid, "comm", target->comm, sizeof(target->comm)) > 0)
+	if (read_proc_file(pid, "comm", target->comm, sizeof(target->comm)) > 0) {
 		target->comm[strcspn(target->comm, "\n")] = '\0';
+		make_printable(target->comm); /* shown on the user's terminal */
+	}
 	target->namespace_pid = read_namespace_pid(pid);
 	target->start_time = wall_time_of(start_ticks);
 	target->root_fd = target_root_open(pid);
@@ -175,8 +177,10 @@ size_t target_process_list(struct process_entry **entries)
 			continue;
 		process.parent = (pid_t)parent;
 		process.cpu_ticks = user + system;
-		if (read_proc_file(process.pid, "comm", process.comm, sizeof(process.comm)) > 0)
+		if (read_proc_file(process.pid, "comm", process.comm, sizeof(process.comm)) > 0) {
 			process.comm[strcspn(process.comm, "\n")] = '\0';
+			make_printable(process.comm);
+		}
 		grow_array((void **)entries, &capacity, count + 1, sizeof(**entries));
 		(*entries)[count++] = process;
 	}

@@ -1,6 +1,7 @@
 #include "util.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,4 +114,30 @@ void grow_array(void **array, size_t *capacity, size_t needed, size_t element_si
 		new_capacity *= 2;
 	*array = xrealloc(*array, new_capacity * element_size);
 	*capacity = new_capacity;
+}
+
+static bool is_control(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f;
+}
+
+void write_printable(const char *text, size_t length, FILE *out)
+{
+	size_t start = 0;
+
+	for (size_t i = 0; i < length; i++) {
+		if (!is_control((unsigned char)text[i]))
+			continue;
+		fwrite(text + start, 1, i - start, out);
+		fputc('?', out);
+		start = i + 1;
+	}
+	fwrite(text + start, 1, length - start, out);
+}
+
+void make_printable(char *text)
+{
+	for (; *text; text++)
+		if (is_control((unsigned char)*text))
+			*text = '?';
 }

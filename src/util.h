@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdio.h>
 
 /* One line on stderr, prefixed with "profcpu: " ("profcpu: warning: "). */
 void report_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -16,6 +17,14 @@ void report_also_to(FILE *log);
 
 /* report_error() and exit(1). */
 void die(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* Writes `length` bytes of `text` with every control character as '?':
+ * names come from the profiled process (its comm, its perf map), and an
+ * escape sequence in them must not drive the user's terminal. */
+void write_printable(const char *text, size_t length, FILE *out);
+
+/* Replaces control characters in `text` with '?', in place. */
+void make_printable(char *text);
 
 /* Allocation that dies with a message when memory runs out. */
 void *xmalloc(size_t size);
