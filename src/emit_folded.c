@@ -2,16 +2,18 @@
 
 #include <string.h>
 
-/* Folded text separates frames with ';' and ends with " COUNT": a frame
- * name holding ';' or a newline would break the line, so those become ':'
- * and ' ', as stackcollapse-perf does. */
+/* Folded text separates frames with ';', so a ';' in a name becomes ':', as
+ * stackcollapse-perf does. (Names hold no line breaks: the profile made them
+ * printable.) */
 static void write_frame(const char *name, FILE *out)
 {
-	size_t clean = strcspn(name, ";\n\r");
-
-	fwrite(name, 1, clean, out);
-	for (name += clean; *name; name++)
-		fputc(*name == ';' ? ':' : (*name == '\n' || *name == '\r') ? ' ' : *name, out);
+	for (size_t clean; *name; name += clean + 1) {
+		clean = strcspn(name, ";");
+		fwrite(name, 1, clean, out);
+		if (!name[clean])
+			break;
+		fputc(':', out);
+	}
 }
 
 int emit_folded(const struct folded_profile *folded, FILE *out)

@@ -103,7 +103,7 @@ static void test_inlined_frames_and_unsafe_characters(void **state)
 	add_samples(&profile, (uint32_t[]){kernel, inlined, odd}, 3, 4);
 	text = folded_text(&profile, &total);
 	assert_string_equal(text,
-			    "app;weird:name with breaks;outer;inner_inlined;do_syscall_64 4\n");
+			    "app;weird:name?with breaks;outer;inner_inlined;do_syscall_64 4\n");
 	free(text);
 	profile_release(&profile);
 }
