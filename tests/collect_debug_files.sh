@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# A shared library split as the .NET build splits libcoreclr.so (objcopy
+# --only-keep-debug, --strip-unneeded, --add-gnu-debuglink), loaded by a busy
+# program and profiled with profcpu collect: its internal function is named
+# only when the matching .dbg is found, and the log says how to get it.
+source "$(dirname "$0")/lib.sh"
+
+command -v objcopy >/dev/null || skip "objcopy (binutils) is not installed"
+cd "$workdir"
+cat >lib.c <<'C'
+static volatile unsigned long sink;
+__attribute__((noinline)) static void internal_spin(void)
+{
+	for (unsigned long i = 0; i < 100000000; i++)
+		sink += i;
+}
+void lib_entry(void)
+{
+	internal_spin();
+}
+C
+cat >main.c <<'C'
+void lib_entry(void);
+int main(void)
+{
+	for (;;)
+		lib_entry();
+}
+C
+build_library() { # OUTPUT [CFLAGS...]
+	local output=$1
+	shift
+	gcc -shared -fPIC -g -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer "$@" \
+		-o "$output" lib.c
+}
+mkdir app
+build_library app/libsplit.so
+objcopy --only-keep-debug app/libsplit.so libsplit.so.dbg
+objcopy --strip-unneeded app/libsplit.so
+objcopy --add-gnu-debuglink=libsplit.so.dbg app/libsplit.so
+gcc -O0 -fno-omit-frame-pointer -o app/busy main.c -Lapp -lsplit -Wl,-rpath,'$ORIGIN'
+nm app/libsplit.so 2>&1 | grep -q internal_spin && fail "the stripped library still names internal_spin"
+
+profile() { # NAME [OPTIONS...]: profiles app/busy into NAME/
+	local name=$1
+	shift
+	start app/busy
+	"$PROFCPU" collect -pid "$started_pid" -duration 1 -F 499 -o "$name" "$@" 2>/dev/null
+	kill "$started_pid"
+	folded top "$name/folded_stacks.out" 1
+}
+
+# No debug file anywhere: the frame is the module, and the log says what to do.
+profile missing
+assert_share missing/folded_stacks.out 'lib_entry;\[libsplit.so\]$' 90 100
+grep -q 'libsplit.so' missing/profcpu.log && grep -q 'dotnet-symbol' missing/profcpu.log ||
+	fail "the log does not say libsplit.so lacks debug information and how to get it"
+
+# Beside the library, as dotnet-symbol or a build puts it.
+cp libsplit.so.dbg app/
+profile beside
+assert_share beside/folded_stacks.out 'lib_entry;internal_spin$' 90 100
+rm app/libsplit.so.dbg
+
+# In a folder named with --symbols.
+mkdir symbols && cp libsplit.so.dbg symbols/
+profile given --symbols "$workdir/symbols"
+assert_share given/folded_stacks.out 'lib_entry;internal_spin$' 90 100
+
+# A .dbg of another build (other build-id) is refused.
+build_library other.so -DANOTHER_BUILD=1 -Wl,--build-id=sha1 -Wa,--defsym,another=1
+objcopy --only-keep-debug other.so app/libsplit.so.dbg
+profile mismatched
+assert_share mismatched/folded_stacks.out 'internal_spin' 0 0
+grep -q 'ignoring .*libsplit.so.dbg: its build-id .* is not the one of' mismatched/profcpu.log ||
+	fail "the log does not say why the mismatched .dbg was refused"
