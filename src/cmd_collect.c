@@ -62,7 +62,7 @@ struct collect_options {
 	double duration;
 	const char *output_dir, *buffer_size, *process_filter;
 	const char *trace_name; /* perfcollect's form: collect NAME */
-	bool no_compress, help, hardware_events, thread_time, off_cpu, no_lttng;
+	bool no_compress, hardware_events, thread_time, off_cpu, no_lttng;
 	struct symbol_options symbols;
 };
 
@@ -286,7 +286,6 @@ int cmd_collect(int argc, char **argv)
 	    {"offcpu", NULL, OPTION_FLAG, &options.off_cpu},
 	    {"nolttng", NULL, OPTION_FLAG, &options.no_lttng},
 	    {"no-compress", NULL, OPTION_FLAG, &options.no_compress},
-	    {"help", "h", OPTION_FLAG, &options.help},
 	    SYMBOL_OPTION_ENTRIES(&options.symbols),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
@@ -299,13 +298,16 @@ int cmd_collect(int argc, char **argv)
 	FILE *log = NULL;
 	int status = 1;
 
-	if (options_parse(entries, argc, argv, &positionals,
-			  perfcollect_form ? UNKNOWN_OPTIONS_WARN : UNKNOWN_OPTIONS_FAIL) < 0)
+	switch (options_parse(entries, argc, argv, &positionals,
+			      perfcollect_form ? UNKNOWN_OPTIONS_WARN : UNKNOWN_OPTIONS_FAIL,
+			      usage)) {
+	case OPTIONS_INVALID:
 		return 2;
-	if (options.help) {
-		fputs(usage, stdout);
+	case OPTIONS_HELP_SHOWN:
 		string_list_clear(&positionals);
 		return 0;
+	case OPTIONS_PARSED:
+		break;
 	}
 	status = take_positionals(&options, &positionals, perfcollect_form);
 	string_list_clear(&positionals);

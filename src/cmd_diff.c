@@ -56,24 +56,25 @@ static int read_side(struct flamegraph *graph, const char *path, enum folded_col
 int cmd_diff(int argc, char **argv)
 {
 	const char *output = NULL;
-	bool help = false, normalize = false;
+	bool normalize = false;
 	struct string_list positionals = {0};
 	struct flamegraph *graph = NULL;
 	FILE *out = stdout;
 	const struct option options[] = {
-	    {"help", "h", OPTION_FLAG, &help},
 	    {"output", "o", OPTION_STRING, &output},
 	    {"normalize", "n", OPTION_FLAG, &normalize},
 	    {NULL, NULL, 0, NULL},
 	};
 	int status = 1;
 
-	if (options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL))
+	switch (options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage)) {
+	case OPTIONS_INVALID:
 		goto done;
-	if (help) {
-		fputs(usage, stdout);
+	case OPTIONS_HELP_SHOWN:
 		status = 0;
 		goto done;
+	case OPTIONS_PARSED:
+		break;
 	}
 	if (positionals.count != 2) {
 		report_error("give two folded files: BEFORE and AFTER (see --help)");

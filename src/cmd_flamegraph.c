@@ -142,11 +142,10 @@ int cmd_flamegraph(int argc, char **argv)
 {
 	struct flamegraph_options graph_options = {0};
 	const char *input = NULL, *output = NULL, *min_width = NULL;
-	bool help = false, hash = false, flame_chart = false;
+	bool hash = false, flame_chart = false;
 	struct string_list positionals = {0};
 	struct flamegraph *graph;
 	const struct option options[] = {
-	    {"help", "h", OPTION_FLAG, &help},
 	    {"input", "i", OPTION_STRING, &input},
 	    {"output", "o", OPTION_STRING, &output},
 	    {"title", NULL, OPTION_STRING, &graph_options.title},
@@ -165,12 +164,14 @@ int cmd_flamegraph(int argc, char **argv)
 	};
 	int status = 1;
 
-	if (options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL))
+	switch (options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage)) {
+	case OPTIONS_INVALID:
 		goto done;
-	if (help) {
-		fputs(usage, stdout);
+	case OPTIONS_HELP_SHOWN:
 		status = 0;
 		goto done;
+	case OPTIONS_PARSED:
+		break;
 	}
 	if (positionals.count > 1 || (positionals.count && input)) {
 		report_error("give one input: a FILE or -i FILE (see --help)");

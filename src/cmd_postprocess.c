@@ -26,12 +26,10 @@ static const char usage[] =
 int cmd_postprocess(int argc, char **argv)
 {
 	const char *dir = NULL;
-	bool help = false;
 	struct symbol_options symbols = {0};
 	struct string_list positionals = {0};
 	const struct option options[] = {
 	    {"dir", "d", OPTION_STRING, &dir},
-	    {"help", "h", OPTION_FLAG, &help},
 	    SYMBOL_OPTION_ENTRIES(&symbols),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
@@ -40,11 +38,14 @@ int cmd_postprocess(int argc, char **argv)
 	char *log_path;
 	int status;
 
-	if (options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL) < 0)
+	switch (options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage)) {
+	case OPTIONS_INVALID:
 		return 2;
-	if (help) {
-		fputs(usage, stdout);
+	case OPTIONS_HELP_SHOWN:
+		string_list_clear(&positionals);
 		return 0;
+	case OPTIONS_PARSED:
+		break;
 	}
 	if (!dir && positionals.count == 1)
 		dir = positionals.items[0];

@@ -343,11 +343,9 @@ int cmd_view(int argc, char **argv)
 	struct summary summary = {0};
 	struct string_list positionals = {0};
 	long top = 15;
-	bool help = false;
 	const struct option options[] = {
 	    {"top", NULL, OPTION_INTEGER, &top},
 	    {"processfilter", NULL, OPTION_STRING, &summary.process_filter},
-	    {"help", "h", OPTION_FLAG, &help},
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	struct archive *archive = NULL;
@@ -358,12 +356,14 @@ int cmd_view(int argc, char **argv)
 	int status = 1;
 
 	/* Unknown options (perfcollect's -graphtype, -viewer) only warn. */
-	if (options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_WARN) < 0)
+	switch (options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_WARN, usage)) {
+	case OPTIONS_INVALID:
 		return 2;
-	if (help) {
-		fputs(usage, stdout);
+	case OPTIONS_HELP_SHOWN:
 		string_list_clear(&positionals);
 		return 0;
+	case OPTIONS_PARSED:
+		break;
 	}
 	if (positionals.count == 0 || top < 1) {
 		if (top < 1)

@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -67,9 +68,18 @@ static int set_value(const struct option *option, const char *text)
 	return -1;
 }
 
-int options_parse(const struct option *options, int argc, char **argv,
-		  struct string_list *positionals, enum unknown_options unknown)
+static bool is_help(const char *name, size_t length)
 {
+	return (length == 4 && !strncasecmp(name, "help", 4)) ||
+	       (length == 1 && (name[0] == 'h' || name[0] == 'H'));
+}
+
+enum options_result options_parse(const struct option *options, int argc, char **argv,
+				  struct string_list *positionals, enum unknown_options unknown,
+				  const char *usage)
+{
+	bool help = false;
+
 	for (int i = 1; i < argc; i++) {
 		const char *argument = argv[i], *name, *equals;
 		const struct option *option;
@@ -87,11 +97,19 @@ int options_parse(const struct option *options, int argc, char **argv,
 		name = argument + (argument[1] == '-' ? 2 : 1);
 		equals = strchr(name, '=');
 		name_length = equals ? (size_t)(equals - name) : strlen(name);
+		if (is_help(name, name_length)) {
+			if (equals) {
+				report_error("option -help takes no value");
+				return OPTIONS_INVALID;
+			}
+			help = true;
+			continue;
+		}
 		option = find_option(options, name, name_length);
 		if (!option) {
 			if (unknown == UNKNOWN_OPTIONS_FAIL) {
 				report_error("unknown option '%s' (see --help)", argument);
-				return -1;
+				return OPTIONS_INVALID;
 			}
 			report_warning("ignoring unknown option '%s'", argument);
 			continue;
@@ -99,17 +117,21 @@ int options_parse(const struct option *options, int argc, char **argv,
 		if (option->type == OPTION_FLAG) {
 			if (equals) {
 				report_error("option -%s takes no value", option->name);
-				return -1;
+				return OPTIONS_INVALID;
 			}
 			set_value(option, NULL);
 			continue;
 		}
 		if (!equals && i + 1 >= argc) {
 			report_error("option -%s needs a value", option->name);
-			return -1;
+			return OPTIONS_INVALID;
 		}
 		if (set_value(option, equals ? equals + 1 : argv[++i]) < 0)
-			return -1;
+			return OPTIONS_INVALID;
 	}
-	return 0;
+	if (help) {
+		fputs(usage, stdout);
+		return OPTIONS_HELP_SHOWN;
+	}
+	return OPTIONS_PARSED;
 }

@@ -33,10 +33,19 @@ struct option {
 /* What to do with an option no entry names. */
 enum unknown_options { UNKNOWN_OPTIONS_FAIL, UNKNOWN_OPTIONS_WARN };
 
+/* What options_parse() found. */
+enum options_result {
+	OPTIONS_INVALID = -1, /* a one-line error was printed */
+	OPTIONS_PARSED = 0,
+	OPTIONS_HELP_SHOWN = 1, /* -h or --help: `usage` was printed on stdout */
+};
+
 /* Parses argv[1..argc), filling the options' values and putting the other
  * arguments in `positionals`. The options array ends with a NULL name.
- * Returns 0, or -1 after printing a one-line error. */
-int options_parse(const struct option *options, int argc, char **argv,
-		  struct string_list *positionals, enum unknown_options unknown);
+ * Every command understands -h and --help: after a parse without errors,
+ * they print `usage`. */
+enum options_result options_parse(const struct option *options, int argc, char **argv,
+				  struct string_list *positionals, enum unknown_options unknown,
+				  const char *usage);
 
 #endif
