@@ -32,22 +32,29 @@ static ssize_t read_proc_file(pid_t pid, const char *name, char *buffer, size_t 
 	return length;
 }
 
-/* Fields 9 (flags) and 22 (start time, clock ticks after boot) of
- * /proc/<pid>/stat; the comm before them may hold spaces and parentheses, so
- * parsing starts after the last ')'. */
-static int read_stat(pid_t pid, unsigned long *flags, unsigned long long *start_ticks)
-{
-	char stat[1024], *cursor;
+/* The fields profcpu uses of /proc/<pid>/stat. */
+struct process_stat {
+	int parent;			/* field 4 */
+	unsigned long flags;		/* field 9 */
+	unsigned long long cpu_ticks;	/* fields 14 + 15: user and system time */
+	unsigned long long start_ticks; /* field 22: clock ticks after boot */
+};
 
-	if (read_proc_file(pid, "stat", stat, sizeof(stat)) < 0 || !(cursor = strrchr(stat, ')')))
-		return -1;
-	return sscanf(
-		   cursor + 1,
-		   " %*c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d "
+/* The comm before the fields may hold spaces and parentheses, so parsing
+ * starts after the last ')'. */
+static int read_stat(pid_t pid, struct process_stat *stat)
+{
+	char text[1024], *cursor;
+	unsigned long long user, system;
+
+	if (read_proc_file(pid, "stat", text, sizeof(text)) < 0 || !(cursor = strrchr(text, ')')) ||
+	    sscanf(cursor + 1,
+		   " %*c %d %*d %*d %*d %*d %lu %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d "
 		   "%llu",
-		   flags, start_ticks) == 2
-		   ? 0
-		   : -1;
+		   &stat->parent, &stat->flags, &user, &system, &stat->start_ticks) != 5)
+		return -1;
+	stat->cpu_ticks = user + system;
+	return 0;
 }
 
 /* Seconds since the epoch of a time given in clock ticks after boot. */
@@ -83,22 +90,21 @@ static pid_t read_namespace_pid(pid_t pid)
 
 int target_process_open(pid_t pid, struct target_process *target)
 {
-	unsigned long flags;
-	unsigned long long start_ticks;
+	struct process_stat stat;
 
 	*target = (struct target_process){.pid = pid, .root_fd = -1, .pidfd = -1};
 	if (pid <= 0) {
 		report_error("invalid pid %d: give the id of a running process (-pid N)", (int)pid);
 		return -1;
 	}
-	if (read_stat(pid, &flags, &start_ticks) < 0) {
+	if (read_stat(pid, &stat) < 0) {
 		report_error("no process with pid %d: check the pid with 'ps -e'; in a container "
 			     "the profiler must share the target's PID namespace "
 			     "(--pid=container:NAME)",
 			     (int)pid);
 		return -1;
 	}
-	if (flags & PF_KTHREAD) {
+	if (stat.flags & PF_KTHREAD) {
 		report_error("pid %d is a kernel thread: profcpu samples user-space processes",
 			     (int)pid);
 		return -1;
@@ -108,7 +114,7 @@ int target_process_open(pid_t pid, struct target_process *target)
 		make_printable(target->comm); /* shown on the user's terminal */
 	}
 	target->namespace_pid = read_namespace_pid(pid);
-	target->start_time = wall_time_of(start_ticks);
+	target->start_time = wall_time_of(stat.start_ticks);
 	target->root_fd = target_root_open(pid);
 	if (target->root_fd >= 0 && !target_root_has_openat2())
 		report_warning("this kernel has no openat2(2): the target's files are opened "
@@ -162,21 +168,14 @@ size_t target_process_list(struct process_entry **entries)
 
 	*entries = NULL;
 	while (proc && (entry = readdir(proc))) {
-		char stat[1024], *cursor;
 		struct process_entry process = {.pid = (pid_t)atoi(entry->d_name)};
-		unsigned long long user, system;
-		unsigned long flags;
-		int parent;
+		struct process_stat stat;
 
-		if (process.pid <= 0 || process.pid == self ||
-		    read_proc_file(process.pid, "stat", stat, sizeof(stat)) < 0 ||
-		    !(cursor = strrchr(stat, ')')) ||
-		    sscanf(cursor + 1, " %*c %d %*d %*d %*d %*d %lu %*u %*u %*u %*u %llu %llu",
-			   &parent, &flags, &user, &system) != 4 ||
-		    flags & PF_KTHREAD)
+		if (process.pid <= 0 || process.pid == self || read_stat(process.pid, &stat) < 0 ||
+		    stat.flags & PF_KTHREAD)
 			continue;
-		process.parent = (pid_t)parent;
-		process.cpu_ticks = user + system;
+		process.parent = (pid_t)stat.parent;
+		process.cpu_ticks = stat.cpu_ticks;
 		if (read_proc_file(process.pid, "comm", process.comm, sizeof(process.comm)) > 0) {
 			process.comm[strcspn(process.comm, "\n")] = '\0';
 			make_printable(process.comm);
@@ -191,28 +190,22 @@ size_t target_process_list(struct process_entry **entries)
 
 pid_t target_process_find_by_name(const char *name)
 {
-	char wanted[16], comm[64], list[256] = "";
-	pid_t found = 0, self = getpid();
-	size_t matches = 0;
-	struct dirent *entry;
-	DIR *directory = opendir("/proc");
+	char wanted[16], list[256] = "";
+	struct process_entry *processes;
+	size_t count = target_process_list(&processes), matches = 0;
+	pid_t found = 0;
 
 	snprintf(wanted, sizeof(wanted), "%s", name); /* the kernel keeps 15 characters */
-	while (directory && (entry = readdir(directory))) {
-		pid_t pid = (pid_t)atoi(entry->d_name);
-
-		if (pid <= 0 || pid == self || read_proc_file(pid, "comm", comm, sizeof(comm)) <= 0)
-			continue;
-		comm[strcspn(comm, "\n")] = '\0';
-		if (strcmp(comm, wanted))
+	make_printable(wanted);			      /* as the listed names are */
+	for (size_t i = 0; i < count; i++) {
+		if (strcmp(processes[i].comm, wanted))
 			continue;
 		if (matches++ < 8)
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d",
-				 matches > 1 ? ", " : "", (int)pid);
-		found = pid;
+				 matches > 1 ? ", " : "", (int)processes[i].pid);
+		found = processes[i].pid;
 	}
-	if (directory)
-		closedir(directory);
+	free(processes);
 	if (matches == 1)
 		return found;
 	if (matches == 0)
