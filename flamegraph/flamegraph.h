@@ -37,11 +37,6 @@ void flamegraph_free(struct flamegraph *graph);
 void flamegraph_add_stack(struct flamegraph *graph, const char *const *frames, size_t depth,
 			  double count);
 
-/* Adds a stack with separate counts before and after a change, and marks
- * the graph differential. */
-void flamegraph_add_stack_differential(struct flamegraph *graph, const char *const *frames,
-				       size_t depth, double before, double after);
-
 /* True once any differential stack was added. */
 bool flamegraph_is_differential(const struct flamegraph *graph);
 

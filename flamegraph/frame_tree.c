@@ -112,29 +112,16 @@ void frame_tree_add_samples(struct flamegraph *graph, uint32_t node, double befo
 	frame->self_after += after;
 }
 
-static void add_stack(struct flamegraph *graph, const char *const *frames, size_t depth,
-		      double before, double after)
-{
-	uint32_t node = 0;
-
-	if (!depth || before < 0 || after < 0 || !(before > 0 || after > 0))
-		return;
-	for (size_t i = 0; i < depth; i++)
-		node = frame_tree_child(graph, node, frames[i], strlen(frames[i]));
-	frame_tree_add_samples(graph, node, before, after);
-}
-
 void flamegraph_add_stack(struct flamegraph *graph, const char *const *frames, size_t depth,
 			  double count)
 {
-	add_stack(graph, frames, depth, count, count);
-}
+	uint32_t node = 0;
 
-void flamegraph_add_stack_differential(struct flamegraph *graph, const char *const *frames,
-				       size_t depth, double before, double after)
-{
-	graph->differential = true;
-	add_stack(graph, frames, depth, before, after);
+	if (!depth || !(count > 0))
+		return;
+	for (size_t i = 0; i < depth; i++)
+		node = frame_tree_child(graph, node, frames[i], strlen(frames[i]));
+	frame_tree_add_samples(graph, node, count, count);
 }
 
 bool flamegraph_is_differential(const struct flamegraph *graph)
