@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,18 +21,6 @@
 #define MAX_EVENTS    4096
 #define MAX_ATTR_SIZE 4096
 #define MAX_IDS	      (1 << 22)
-
-int perf_data_set_error(char *error, size_t error_size, const char *format, ...)
-{
-	va_list arguments;
-
-	if (error && error_size) {
-		va_start(arguments, format);
-		vsnprintf(error, error_size, format, arguments);
-		va_end(arguments);
-	}
-	return -1;
-}
 
 static bool section_fits(const struct perf_data_reader *reader,
 			 const struct perf_file_section *section)
