@@ -83,3 +83,32 @@ assert_trace_share() {
 	python3 -c "import sys; sys.exit(0 if $3 <= $share <= $4 else 1)" ||
 		fail "trace share of /$2/ is $share%, expected $3..$4%"
 }
+
+# Builds the .NET app tests/dotnet/NAME into $workdir/NAME (skips the test
+# when the SDK is missing); its dll is $workdir/NAME/<assembly>.dll.
+build_dotnet_app() {
+	command -v dotnet >/dev/null || skip "the .NET SDK (dotnet) is not installed"
+	cp -r "$tests_dir/dotnet/$1" "$workdir/$1-src"
+	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+	dotnet build -c Release -o "$workdir/$1" "$workdir/$1-src/$1.csproj" >"$workdir/$1-build.log" 2>&1 ||
+		{ tail -20 "$workdir/$1-build.log"; fail "dotnet build of $1 failed"; }
+}
+
+# start_dotnet_app DLL [ARGS...]: starts a built app (with the environment
+# already exported) and waits until it prints "ready"; its pid is in
+# $started_pid and its output in $started_output.
+start_dotnet_app() {
+	started_output=$workdir/app-$RANDOM.out
+	dotnet "$@" >"$started_output" 2>&1 &
+	started_pid=$!
+	background_pids+=("$started_pid")
+	until grep -q ready "$started_output"; do
+		kill -0 "$started_pid" 2>/dev/null || { cat "$started_output"; fail "$1 exited before it was ready"; }
+		sleep 0.1
+	done
+}
+
+# A free TCP port on loopback, for a test's web app.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
