@@ -9,9 +9,10 @@
 /* With a live target in `config`, its perf map (and the .NET jitdump and
  * perfinfo map when present) are first copied into `dir`, so the folder can
  * be symbolized again after the target is gone. `zip` says where the
- * perfcollect zip goes (NULL: DIR/prof.trace.zip). Returns 0, or -1 after
+ * perfcollect zip goes (NULL: DIR/prof.trace.zip), `fold` how folded stacks
+ * name and group frames (NULL: the defaults). Returns 0, or -1 after
  * printing what went wrong. */
 int postprocess_capture(const char *dir, const struct resolver_config *config,
-			const struct trace_zip *zip);
+			const struct trace_zip *zip, const struct fold_options *fold);
 
 #endif
