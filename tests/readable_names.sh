@@ -20,14 +20,10 @@ profile() {
 	local port
 	capture=$((capture + 1))
 	port=$(free_port)
-	started_output=$workdir/app-$capture.out
-	env "$@" dotnet "$app" "http://127.0.0.1:$port" 30 json,regex,linq,sha256,async >"$started_output" 2>&1 &
-	pid=$!
-	background_pids+=("$pid")
-	until grep -q ready "$started_output"; do
-		kill -0 "$pid" 2>/dev/null || { cat "$started_output"; fail "WebMix exited before it was ready"; }
-		sleep 0.1
-	done
+	export "$@"
+	start_dotnet_app "$app" "http://127.0.0.1:$port" 30 json,regex,linq,sha256,async
+	for variable in "$@"; do unset "${variable%%=*}"; done
+	pid=$started_pid
 	sleep 2 # past start-up, tier-up under way
 	cat /proc/"$pid"/task/*/comm | sort -u >"$workdir/$capture.comms"
 	"$PROFCPU" collect -pid "$pid" -duration 6 -F 199 -o "$workdir/$capture" >"$workdir/$capture.log" 2>&1 ||
