@@ -364,7 +364,7 @@ static void test_palette_tells_dotnet_frames_apart(void **state)
 	     "[OptimizedTier1]",
 	     FRAME_MANAGED, 92},
 	    {"[demo] Demo.Program::Main", FRAME_MANAGED, 25},
-	    {"System.Private.CoreLib!System.SpanHelpers::IndexOf", FRAME_MANAGED, 51},
+	    {"System.Private.CoreLib!System.SpanHelpers::IndexOf", FRAME_MANAGED, 50},
 	    {"Anonymously Hosted DynamicMethods Assembly!dynamicClass::lambda_method1",
 	     FRAME_MANAGED, 72},
 	    {"Foo::operator!=(Foo const&)", FRAME_NATIVE_CPP, 27},
