@@ -366,7 +366,7 @@ static void test_palette_tells_dotnet_frames_apart(void **state)
 	    {"[demo] Demo.Program::Main", FRAME_MANAGED, 25},
 	    {"System.Private.CoreLib!System.SpanHelpers::IndexOf", FRAME_MANAGED, 50},
 	    {"Anonymously Hosted DynamicMethods Assembly!dynamicClass::lambda_method1",
-	     FRAME_MANAGED, 72},
+	     FRAME_MANAGED, 71},
 	    {"Foo::operator!=(Foo const&)", FRAME_NATIVE_CPP, 27},
 	    {"Interop::Sys::Read_[j]", FRAME_MANAGED, 18},
 	    {"Inlined::Helper_[i]", FRAME_INLINED, 15},
