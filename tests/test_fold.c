@@ -246,6 +246,48 @@ static void test_jit_names_readable_and_tiers_merged(void **state)
 	profile_release(&profile);
 }
 
+/* A method's OSR code runs above the method's own frame: one call, one
+ * frame, its tooltip the OSR code's name. A method calling itself stays two
+ * frames. */
+static void test_osr_code_is_one_frame_with_its_method(void **state)
+{
+	static const char tier0[] = "float64 [hotloop] Demo.Program::HotMethod(int32)[QuickJitted]";
+	static const char osr[] =
+	    "float64 [hotloop] Demo.Program::HotMethod(int32)[OptimizedTier1OSR]";
+	struct profile profile;
+	struct folded_profile folded;
+	uint64_t total;
+	char *text;
+
+	(void)state;
+	profile_init(&profile);
+	uint32_t main_location =
+	    add_location(&profile, 0x1000, FRAME_NATIVE, "/bin/app", 1, (const char *[]){"main"});
+	uint32_t patchpoint = add_location(&profile, 0x7000, FRAME_JIT, "/tmp/perf-42.map", 1,
+					   (const char *[]){tier0});
+	uint32_t osr_code =
+	    add_location(&profile, 0x9000, FRAME_JIT, "/tmp/perf-42.map", 1, (const char *[]){osr});
+	uint32_t recursion = add_location(&profile, 0x7010, FRAME_JIT, "/tmp/perf-42.map", 1,
+					  (const char *[]){tier0});
+
+	add_samples(&profile, (uint32_t[]){osr_code, patchpoint, main_location}, 3, 4);
+	add_samples(&profile, (uint32_t[]){recursion, patchpoint, main_location}, 3, 1);
+	text = folded_text(&profile, &total);
+	assert_string_equal(text, "worker;main;hotloop!Demo.Program::HotMethod 4\n"
+				  "worker;main;hotloop!Demo.Program::HotMethod;"
+				  "hotloop!Demo.Program::HotMethod 1\n");
+	free(text);
+	profile_fold(&profile, NULL, &folded);
+	assert_int_equal(folded.stacks[0].depth, 3);
+	assert_string_equal(folded.stacks[0].full_names[2], osr);
+	folded_profile_release(&folded);
+	text = folded_text_with(&profile, &(struct fold_options){FOLD_BY_THREAD, true}, &total);
+	assert_non_null(strstr(text, "HotMethod [QuickJitted];hotloop!Demo.Program::HotMethod "
+				     "[OptimizedTier1OSR] 4\n"));
+	free(text);
+	profile_release(&profile);
+}
+
 /* A run of unnamed frames of one module is one frame. */
 static void test_unnamed_runs_are_one_frame(void **state)
 {
@@ -281,6 +323,7 @@ int main(void)
 	    cmocka_unit_test(test_locations_and_stacks_are_interned),
 	    cmocka_unit_test(test_grouped_by_thread_tid_or_process),
 	    cmocka_unit_test(test_jit_names_readable_and_tiers_merged),
+	    cmocka_unit_test(test_osr_code_is_one_frame_with_its_method),
 	    cmocka_unit_test(test_unnamed_runs_are_one_frame),
 	};
 

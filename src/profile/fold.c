@@ -182,7 +182,9 @@ static int compare_grouped(const void *a, const void *b)
 	return x->group == y->group ? 0 : strcmp(x->group, y->group);
 }
 
-/* The name frame `index` of the profile shows in folded stacks. */
+/* The name frame `index` of the profile shows in folded stacks. Any frame
+ * but the kernel's may be a .NET method: the perf map and jitdump name JIT
+ * code, ReadyToRun images name precompiled code in mapped files. */
 static const char *readable_name(const struct profile *profile, struct folded_profile *folded,
 				 const struct fold_options *options, const char **cache,
 				 const struct profile_location *location, uint32_t index)
@@ -190,7 +192,7 @@ static const char *readable_name(const struct profile *profile, struct folded_pr
 	const char *function = profile->frames[index].function;
 	char *readable;
 
-	if (location->kind != FRAME_JIT)
+	if (location->kind == FRAME_KERNEL)
 		return function;
 	if (!cache[index]) {
 		readable = managed_name_readable(function, options->keep_tiers);
@@ -198,6 +200,16 @@ static const char *readable_name(const struct profile *profile, struct folded_pr
 		free(readable);
 	}
 	return cache[index];
+}
+
+/* Code compiled by on-stack replacement ("...[OptimizedTier1OSR]"): the
+ * runtime enters it from a running call of the same method, whose frame
+ * stays below it. */
+static bool is_osr(const char *full_name)
+{
+	size_t length = strlen(full_name);
+
+	return length > 4 && !strcmp(full_name + length - 4, "OSR]");
 }
 
 /* Builds the frames of `stack`, root first, under `group`. */
@@ -217,15 +229,22 @@ static void fold_stack(const struct profile *profile, struct folded_profile *fol
 		for (size_t frame = location->frame_count; frame-- > 0;) {
 			uint32_t index = location->first_frame + (uint32_t)frame;
 			const struct profile_frame *named = &profile->frames[index];
+			const char *readable;
 
 			/* "[libcoreclr.so]" calling itself ten times is one frame:
 			 * the tower would say nothing more. */
 			if (!named->named && named->function == previous_unnamed)
 				continue;
+			readable = readable_name(profile, folded, options, cache, location, index);
 			previous_unnamed = named->named ? NULL : named->function;
-			push_frame(frames,
-				   readable_name(profile, folded, options, cache, location, index),
-				   named->function, location->kind);
+			/* A method and its OSR code are one call: one frame, named
+			 * by the code that runs. */
+			if (readable == frames->functions[frames->depth - 1] &&
+			    is_osr(named->function)) {
+				frames->full_names[frames->depth - 1] = named->function;
+				continue;
+			}
+			push_frame(frames, readable, named->function, location->kind);
 		}
 	}
 }
