@@ -102,6 +102,8 @@ uint32_t frame_tree_child(struct flamegraph *graph, uint32_t parent, const char 
 	return child;
 }
 
+/* Whether `line[0..length)` is one of the '\n'-separated lines of `text`;
+ * counts them into `lines`. */
 static bool has_line(const char *text, size_t text_length, const char *line, size_t length,
 		     size_t *lines)
 {

@@ -13,8 +13,8 @@
 
 #include <errno.h>
 #include <math.h>
-#include <string.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* flamegraph.js, embedded at build time by xxd -i (see meson.build). */
 extern unsigned char flamegraph_js[];
