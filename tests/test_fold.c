@@ -23,6 +23,13 @@ static uint32_t add_location(struct profile *profile, uint64_t address, enum fra
 	return profile_add_location(profile, 42, address, kind == FRAME_KERNEL, &resolved);
 }
 
+/* A location the perf map names `name`. */
+static uint32_t add_jit_location(struct profile *profile, uint64_t address, const char *name)
+{
+	return add_location(profile, address, FRAME_JIT, "/tmp/perf-42.map", 1,
+			    (const char *[]){name});
+}
+
 /* A location no symbol names: the resolver calls it after its module. */
 static uint32_t add_unnamed_location(struct profile *profile, uint64_t address,
 				     const char *module_name)
@@ -213,12 +220,9 @@ static void test_jit_names_readable_and_tiers_merged(void **state)
 	profile_init(&profile);
 	uint32_t main_location =
 	    add_location(&profile, 0x1000, FRAME_NATIVE, "/bin/app", 1, (const char *[]){"main"});
-	uint32_t early = add_location(&profile, 0x7000, FRAME_JIT, "/tmp/perf-42.map", 1,
-				      (const char *[]){quick});
-	uint32_t late = add_location(&profile, 0x9000, FRAME_JIT, "/tmp/perf-42.map", 1,
-				     (const char *[]){tier1});
-	uint32_t stub = add_location(&profile, 0xa000, FRAME_JIT, "/tmp/perf-42.map", 1,
-				     (const char *[]){"stub<1> AllocateTemporaryEntryPoints"});
+	uint32_t early = add_jit_location(&profile, 0x7000, quick);
+	uint32_t late = add_jit_location(&profile, 0x9000, tier1);
+	uint32_t stub = add_jit_location(&profile, 0xa000, "stub<1> AllocateTemporaryEntryPoints");
 
 	add_samples(&profile, (uint32_t[]){early, main_location}, 2, 1);
 	add_samples(&profile, (uint32_t[]){late, main_location}, 2, 6);
@@ -263,12 +267,9 @@ static void test_osr_code_is_one_frame_with_its_method(void **state)
 	profile_init(&profile);
 	uint32_t main_location =
 	    add_location(&profile, 0x1000, FRAME_NATIVE, "/bin/app", 1, (const char *[]){"main"});
-	uint32_t patchpoint = add_location(&profile, 0x7000, FRAME_JIT, "/tmp/perf-42.map", 1,
-					   (const char *[]){tier0});
-	uint32_t osr_code =
-	    add_location(&profile, 0x9000, FRAME_JIT, "/tmp/perf-42.map", 1, (const char *[]){osr});
-	uint32_t recursion = add_location(&profile, 0x7010, FRAME_JIT, "/tmp/perf-42.map", 1,
-					  (const char *[]){tier0});
+	uint32_t patchpoint = add_jit_location(&profile, 0x7000, tier0);
+	uint32_t osr_code = add_jit_location(&profile, 0x9000, osr);
+	uint32_t recursion = add_jit_location(&profile, 0x7010, tier0);
 
 	add_samples(&profile, (uint32_t[]){osr_code, patchpoint, main_location}, 3, 4);
 	add_samples(&profile, (uint32_t[]){recursion, patchpoint, main_location}, 3, 1);
