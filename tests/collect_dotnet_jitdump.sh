@@ -18,7 +18,7 @@ profile() {
 	env DOTNET_TC_CallCounting=0 "$@" dotnet "$workdir/R2RLoop/r2rloop.dll" 60 >"$workdir/$name.out" 2>&1 &
 	background_pids+=($!)
 	until grep -qs ready "$workdir/$name.out"; do sleep 0.05; done
-	"$PROFCPU" collect -pid $! -duration 6 -o "$workdir/$name" 2>&1 | tee "$workdir/$name.stderr"
+	"$PROFCPU" collect -pid $! -duration 6 -F 499 -o "$workdir/$name" 2>&1 | tee "$workdir/$name.stderr"
 	kill $!
 }
 
@@ -39,7 +39,8 @@ echo "samples with an unnamed managed frame: $unnamed%"
 python3 -c "import sys; sys.exit(0 if $unnamed <= 5 else 1)" ||
 	fail "$unnamed% of samples have an unnamed managed frame, expected at most 5%"
 
-profile jitted DOTNET_ReadyToRun=0
+# Everything jitted, fully optimized as ReadyToRun code is (no Tier0).
+profile jitted DOTNET_ReadyToRun=0 DOTNET_TieredCompilation=0
 for method in 'ArraySortHelper' 'Dictionary`2.*::FindValue'; do
 	r2r=$(share r2r "$method")
 	jitted=$(share jitted "$method")
