@@ -134,10 +134,10 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	fprintf(stderr, "profcpu: sampling pid %d (%s) with %s at %u Hz%s\n", (int)target->pid,
 		target->comm, info.event_name, options->frequency,
 		options->duration > 0 ? "" : "; Ctrl-C stops");
-	sink.runtime_files = runtime_files_follow(target, dir);
+	sink.runtime_files = runtime_files_follow(target, dir, log);
 	record_run(session, &record_options, write_record, &sink, &summary);
 	record_close(session);
-	runtime_files_finish(sink.runtime_files, log);
+	runtime_files_finish(sink.runtime_files);
 	if (perf_data_writer_finish(sink.writer) < 0 && !sink.error)
 		sink.error = errno;
 	log_summary(log, &summary);

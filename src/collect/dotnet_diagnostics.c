@@ -184,10 +184,24 @@ static int request_perfmap(int socket_handle, char *why, size_t why_size)
 	return 0;
 }
 
+int dotnet_rewrite_runtime_files(const struct target_process *target, char *why,
+				 size_t why_size)
+{
+	int socket_handle = open_diagnostic_socket(target), status;
+
+	if (socket_handle < 0) {
+		snprintf(why, why_size, "no usable diagnostics socket in its /tmp (%s)",
+			 strerror(errno));
+		return -1;
+	}
+	status = request_perfmap(socket_handle, why, why_size);
+	close(socket_handle);
+	return status;
+}
+
 void dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
 {
 	char why[128];
-	int socket_handle;
 
 	if (target->root_fd < 0 || !target_process_maps_file(target->pid, "libcoreclr.so"))
 		return;
@@ -195,12 +209,7 @@ void dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
 		fprintf(log, "jitdump: the target writes a whole one already; left as it is\n");
 		return;
 	}
-	socket_handle = open_diagnostic_socket(target);
-	if (socket_handle < 0) {
-		snprintf(why, sizeof(why), "no usable diagnostics socket in its /tmp (%s)",
-			 strerror(errno));
-	} else if (request_perfmap(socket_handle, why, sizeof(why)) == 0) {
-		close(socket_handle);
+	if (dotnet_rewrite_runtime_files(target, why, sizeof(why)) == 0) {
 		fprintf(stderr,
 			"profcpu: turned on the perf map and jitdump of .NET pid %d through its "
 			"diagnostics socket: JIT and ReadyToRun frames will be named\n",
@@ -208,8 +217,6 @@ void dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
 		fprintf(log, "perf map and jitdump: (re)written whole through the diagnostics "
 			     "IPC\n");
 		return;
-	} else {
-		close(socket_handle);
 	}
 	if (has_current_perfmap(target))
 		report_warning("ReadyToRun (precompiled) frames of .NET pid %d may show only as "

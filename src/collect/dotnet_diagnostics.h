@@ -8,6 +8,7 @@
 
 #include "target_process.h"
 
+#include <stddef.h>
 #include <stdio.h>
 
 /* When `target` runs .NET, asks its runtime to (re)write its perf map and
@@ -19,5 +20,11 @@
  * could not (report_warning): then a perf map the target writes anyway still
  * names JIT frames. Never fails the collection. */
 void dotnet_ensure_perfmap(const struct target_process *target, FILE *log);
+
+/* Asks the runtime of `target` (.NET 8 or later) to write its perf map and
+ * jitdump again from the start, whole: the repair for a jitdump that stopped
+ * inside a record. Returns 0, or -1 with the reason in `why`. */
+int dotnet_rewrite_runtime_files(const struct target_process *target, char *why,
+				 size_t why_size);
 
 #endif
