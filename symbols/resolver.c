@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -284,6 +285,15 @@ static bool holds_generated_code(const char *path)
 	       !strncmp(path, "[anon", 5);
 }
 
+/* A .NET assembly (a PE file, mapped by the runtime), whose ReadyToRun
+ * code only the jitdump names. */
+static bool is_managed_image(const char *path)
+{
+	size_t length = strlen(path);
+
+	return length > 4 && !strcasecmp(path + length - 4, ".dll");
+}
+
 static void name_after_module(struct resolver *resolver, struct resolved_location *location,
 			      const char *path)
 {
@@ -304,7 +314,8 @@ static void lookup_native(struct resolver *resolver, struct process *process,
 					     lookup_address - mapping->start + mapping->page_offset,
 					     frames, RESOLVER_MAX_FRAMES);
 
-	if (count == 0 && lookup_jit(resolver, process, lookup_address, location)) {
+	if (count == 0 && is_managed_image(mapping->path) &&
+	    lookup_jit(resolver, process, lookup_address, location)) {
 		/* ReadyToRun code, mapped from its .dll: the jitdump's
 		 * [PreJIT] records name what the runtime has prepared. */
 		location->frames[0].offset += address - lookup_address;
