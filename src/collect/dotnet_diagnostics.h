@@ -24,7 +24,6 @@ void dotnet_ensure_perfmap(const struct target_process *target, FILE *log);
 /* Asks the runtime of `target` (.NET 8 or later) to write its perf map and
  * jitdump again from the start, whole: the repair for a jitdump that stopped
  * inside a record. Returns 0, or -1 with the reason in `why`. */
-int dotnet_rewrite_runtime_files(const struct target_process *target, char *why,
-				 size_t why_size);
+int dotnet_rewrite_runtime_files(const struct target_process *target, char *why, size_t why_size);
 
 #endif
