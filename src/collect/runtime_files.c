@@ -137,15 +137,16 @@ static bool start_generation(struct runtime_files *files, struct followed *file,
 	return true;
 }
 
-/* A different file, one cut shorter, or (jitdump) one with a new header. */
-static bool is_new_generation(const struct followed *file, int fd, const struct stat *source)
+/* A different file, one cut shorter, or a jitdump with a new header. */
+static bool is_new_generation(const struct runtime_files *files, const struct followed *file,
+			      int fd, const struct stat *source)
 {
 	unsigned char header[JITDUMP_HEADER];
 
 	if (file->copy_fd < 0 || file->rewritten || source->st_dev != file->device ||
 	    source->st_ino != file->inode || (uint64_t)source->st_size < file->read)
 		return true;
-	return file->read >= JITDUMP_HEADER && !strncmp(file->source + 5, "jit-", 4) &&
+	return file == &files->files[JITDUMP] && file->read >= JITDUMP_HEADER &&
 	       pread(fd, header, sizeof(header), 0) == (ssize_t)sizeof(header) &&
 	       memcmp(header, file->header, sizeof(header));
 }
@@ -188,7 +189,7 @@ static bool poll_file(struct runtime_files *files, struct followed *file)
 	/* A file older than the target is another process's. */
 	if (fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
 	    status.st_mtime + 1 >= files->target->start_time) {
-		if (is_new_generation(file, fd, &status) &&
+		if (is_new_generation(files, file, fd, &status) &&
 		    !start_generation(files, file, fd, &status)) {
 			file->stopped = true;
 			fprintf(files->log, "%s: a later rewrite could not be joined to the copy\n",
