@@ -369,10 +369,11 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
 		if (lookup_jit(resolver, process, lookup_address, location)) {
 			location->frames[0].offset += address - lookup_address;
 		} else if (mapping) {
-			/* Generated code no map names: the module [JIT], with no
-			 * spaces or parentheses that perf-script parsers split. */
+			/* Generated code no map names: the module [JIT], not a
+			 * path such as "/memfd:doublemapper (deleted)" whose
+			 * space and parentheses perf-script parsers split. */
 			location->kind = FRAME_JIT;
-			location->module = mapping->path;
+			location->module = "[JIT]";
 			location->frames[0].function = "[JIT]";
 		}
 		return;

@@ -32,3 +32,7 @@ for method in 'System\.Text\.Json' 'System\.Text\.RegularExpressions|dynamicClas
 	echo "/$method/: $share%"
 	python3 -c "import sys; sys.exit(0 if $share >= 1 else 1)" || fail "no samples name /$method/"
 done
+# Generated code nothing names is the module [JIT], not the memfd path whose
+# space and parentheses perf-script parsers split.
+! grep -q 'doublemapper (deleted))$' "$workdir/web/perf_script.out" ||
+	fail "perf_script.out names a module '/memfd:doublemapper (deleted)'"
