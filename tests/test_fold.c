@@ -316,6 +316,35 @@ static void test_unnamed_runs_are_one_frame(void **state)
 	profile_release(&profile);
 }
 
+/* perf_script.out's module is what perf-script readers find inside a frame
+ * line's last parentheses: no " (deleted)", no other space or parenthesis. */
+static void test_perf_script_modules_without_spaces(void **state)
+{
+	struct profile profile;
+	struct resolved_location memfd = {
+	    .module = "/memfd:doublemapper (deleted)", .kind = FRAME_JIT, .frame_count = 1};
+	struct resolved_location replaced = {
+	    .module = "/app/lib (v2).so (deleted)", .kind = FRAME_NATIVE, .frame_count = 1};
+	uint32_t stack[2];
+	char *text = NULL;
+	size_t length = 0;
+	FILE *out = open_memstream(&text, &length);
+
+	(void)state;
+	profile_init(&profile);
+	memfd.frames[0] = (struct resolved_frame){"[unknown]", 0, false};
+	replaced.frames[0] = (struct resolved_frame){"run", 0, true};
+	stack[0] = profile_add_location(&profile, 42, 0x7000, false, &memfd);
+	stack[1] = profile_add_location(&profile, 42, 0x1000, false, &replaced);
+	add_samples(&profile, stack, 2, 1);
+	assert_int_equal(emit_perf_script(&profile, out), 0);
+	fclose(out);
+	assert_non_null(strstr(text, "\t            7000 [unknown] (/memfd:doublemapper)\n"));
+	assert_non_null(strstr(text, "\t            1000 run (/app/lib__v2_.so)\n"));
+	free(text);
+	profile_release(&profile);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -326,6 +355,7 @@ int main(void)
 	    cmocka_unit_test(test_jit_names_readable_and_tiers_merged),
 	    cmocka_unit_test(test_osr_code_is_one_frame_with_its_method),
 	    cmocka_unit_test(test_unnamed_runs_are_one_frame),
+	    cmocka_unit_test(test_perf_script_modules_without_spaces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
