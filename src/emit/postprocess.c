@@ -18,7 +18,7 @@ static void warn_about_perfmap(struct resolver *resolver, pid_t pid)
 }
 
 int postprocess_capture(const char *dir, const struct resolver_config *config,
-			const struct trace_zip *zip)
+			const struct trace_zip *zip, const struct fold_options *fold)
 {
 	struct resolver *resolver = resolver_new(config);
 	char *perf_data = xasprintf("%s/perf.data", dir);
@@ -38,7 +38,7 @@ int postprocess_capture(const char *dir, const struct resolver_config *config,
 			    "kernel.perf_event_max_stack=1024 before collecting",
 			    (unsigned long long)profile.cut_stacks, profile.sample_count,
 			    profile.max_stack_depth);
-		status = outputs_write(dir, &profile, zip);
+		status = outputs_write(dir, &profile, zip, fold);
 		if (profile.sample_count == 0)
 			report_warning("no samples: the target used no CPU while it was sampled; "
 				       "no flame graph was drawn");
