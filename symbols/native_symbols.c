@@ -272,25 +272,23 @@ static void load_call_frame_info(struct native_symbols *symbols, struct module *
 		elf_file_close(debug_file);
 	if (!module->cfi)
 		symbols_log(symbols->log,
-			    "%s: no call frame information; callers of its functions that keep "
-			    "no frame pointer are missing",
+			    "%s: no call frame information; stacks through its functions that "
+			    "keep no frame pointer stop there",
 			    module->path);
 }
 
-bool native_symbols_return_address(struct native_symbols *symbols, const char *path,
-				   uint64_t file_offset, const uint8_t *stack, size_t size,
-				   uint64_t *return_address)
+struct call_frame_info *native_symbols_call_frame_info(struct native_symbols *symbols,
+						       const char *path, uint64_t file_offset,
+						       uint64_t *file_address)
 {
 	struct module *module = find_module(symbols, path);
-	uint64_t address;
 
 	if (!module || !load_segments_find_address(module->segments, module->segment_count,
-						   file_offset, &address))
-		return false;
+						   file_offset, file_address))
+		return NULL;
 	if (!module->cfi_loaded)
 		load_call_frame_info(symbols, module);
-	return module->cfi &&
-	       call_frame_info_return_address(module->cfi, address, stack, size, return_address);
+	return module->cfi;
 }
 
 bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t address,

@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct call_frame_info;
+
 /* Where separate debug files are looked for, and in which order:
  * debug_file_search.h. Two environment variables add to the configuration,
  * read by native_symbols_new():
@@ -54,14 +56,14 @@ void native_symbols_free(struct native_symbols *symbols);
 size_t native_symbols_lookup(struct native_symbols *symbols, const char *path, uint64_t file_offset,
 			     struct native_frame *frames, size_t max_frames);
 
-/* The return address of the frame executing at `file_offset` bytes into
- * `path`, read from `stack` (`size` bytes from the stack pointer up) where
- * the file's call frame information puts it (call_frame_info.h). The CFI is
- * loaded on the first call for that file. False when the file has none or
- * the rule cannot be followed in the copy. */
-bool native_symbols_return_address(struct native_symbols *symbols, const char *path,
-				   uint64_t file_offset, const uint8_t *stack, size_t size,
-				   uint64_t *return_address);
+/* The call frame information of the ELF file `path` (call_frame_info.h),
+ * loaded on the first call for that file and cached with it, and in
+ * `file_address` the file's virtual address of `file_offset`. NULL when the
+ * file has no CFI, in itself or in its debug file, or the offset lies
+ * outside its loaded segments. */
+struct call_frame_info *native_symbols_call_frame_info(struct native_symbols *symbols,
+						       const char *path, uint64_t file_offset,
+						       uint64_t *file_address);
 
 /* Names a kernel address from /proc/kallsyms. Returns false when unknown or
  * when kallsyms hides addresses. */

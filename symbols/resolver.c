@@ -244,17 +244,25 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
 	lookup_native(resolver, mapping, address, lookup_address, location);
 }
 
-bool resolver_return_address(struct resolver *resolver, pid_t pid, uint64_t address,
-			     const uint8_t *stack, size_t size, uint64_t *return_address)
+void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, struct code_at *code)
 {
-	struct address_space *space = find_process(resolver, pid)->space;
-	const struct mapping *mapping = address_space_find(space, address);
+	struct process *process = find_process(resolver, pid);
+	const struct mapping *mapping = address_space_find(process->space, address);
 
-	if (!mapping || holds_generated_code(mapping->path) ||
-	    !native_symbols_return_address(resolver->native, mapping->path,
-					   address - mapping->start + mapping->page_offset, stack,
-					   size, return_address))
-		return false;
-	/* A slot that holds no return address rarely points into code. */
-	return *return_address != 0 && address_space_find(space, *return_address - 1);
+	*code = (struct code_at){.kind = CODE_UNMAPPED};
+	if (!mapping) {
+		/* Code the perf map names, whatever the mappings say. */
+		if (load_perfmap(resolver, process) &&
+		    perfmap_lookup(process->perfmap, address, &(struct perfmap_entry){0}))
+			code->kind = CODE_GENERATED;
+		return;
+	}
+	if (holds_generated_code(mapping->path)) {
+		code->kind = CODE_GENERATED;
+		return;
+	}
+	code->cfi = native_symbols_call_frame_info(resolver->native, mapping->path,
+						   address - mapping->start + mapping->page_offset,
+						   &code->file_address);
+	code->kind = code->cfi ? CODE_WITH_CFI : CODE_WITHOUT_CFI;
 }

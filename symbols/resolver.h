@@ -10,6 +10,7 @@
 
 #include "native_symbols.h"
 #include "perfmap.h"
+#include "stack_walk.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -65,14 +66,10 @@ void resolver_exec(struct resolver *resolver, pid_t pid);
 void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bool kernel,
 		      bool return_address, struct resolved_location *location);
 
-/* The return address of the leaf frame executing at `address` in `pid`,
- * read from `stack` (`size` bytes from the stack pointer up) where the call
- * frame information of the ELF file mapped there puts it
- * (native_symbols_return_address), and only when it points into mapped code.
- * False for generated code (which has no call frame information) and
- * unmapped addresses. */
-bool resolver_return_address(struct resolver *resolver, pid_t pid, uint64_t address,
-			     const uint8_t *stack, size_t size, uint64_t *return_address);
+/* What the unwinder needs to know of the code at `address` in `pid`
+ * (stack_walk.h): generated code, or a mapped file and its call frame
+ * information, cached per file. */
+void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, struct code_at *code);
 
 /* The perf map of `pid` (loaded if not yet), or NULL when it has none. */
 struct perfmap *resolver_perfmap(struct resolver *resolver, pid_t pid);

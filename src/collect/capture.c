@@ -99,7 +99,7 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	struct writer_sink sink = {0};
 	char *path = xasprintf("%s/perf.data", dir);
 
-	record_default_attr(&attr, options->frequency);
+	record_default_attr(&attr, options->frequency, options->call_graph, options->stack_size);
 	if (options->hardware_events) {
 		int error = record_use_cpu_cycles(&attr, target->pid);
 
@@ -126,6 +126,10 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	}
 	fprintf(log, "event: %s at %u Hz, %u ring buffer pages per CPU\n", info.event_name,
 		options->frequency, options->buffer_pages);
+	fprintf(log, "call graph: %s", call_graph_name(options->call_graph));
+	if (options->call_graph != CALL_GRAPH_FP)
+		fprintf(log, ", %u bytes of user stack per sample", options->stack_size);
+	fputc('\n', log);
 	fprintf(stderr, "profcpu: sampling pid %d (%s) with %s at %u Hz%s\n", (int)target->pid,
 		target->comm, info.event_name, options->frequency,
 		options->duration > 0 ? "" : "; Ctrl-C stops");

@@ -52,7 +52,8 @@ static uint16_t max_stack_depth(void)
 	return (uint16_t)depth;
 }
 
-void record_default_attr(struct perf_event_attr *attr, unsigned frequency)
+void record_default_attr(struct perf_event_attr *attr, unsigned frequency,
+			 enum call_graph_mode call_graph, unsigned stack_size)
 {
 	*attr = (struct perf_event_attr){
 	    .type = PERF_TYPE_SOFTWARE,
@@ -60,8 +61,6 @@ void record_default_attr(struct perf_event_attr *attr, unsigned frequency)
 	    .config = PERF_COUNT_SW_CPU_CLOCK,
 	    .sample_freq = frequency,
 	    .freq = 1,
-	    .sample_type = PROFCPU_SAMPLE_TYPE,
-	    .sample_stack_user = PROFCPU_SAMPLE_STACK_USER,
 	    .disabled = 1,
 	    .inherit = 1,
 	    .mmap = 1,
@@ -75,6 +74,7 @@ void record_default_attr(struct perf_event_attr *attr, unsigned frequency)
 	    .clockid = CLOCK_MONOTONIC, /* as perfcollect's perf record -k 1 */
 	    .sample_max_stack = max_stack_depth(),
 	};
+	call_graph_set_attr(attr, call_graph, stack_size);
 }
 
 int record_use_cpu_cycles(struct perf_event_attr *attr, pid_t pid)

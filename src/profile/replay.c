@@ -1,7 +1,10 @@
 #include "replay.h"
+#include "perf_call_graph.h"
 #include "perf_data.h"
+#include "stack_walk.h"
 #include "util.h"
 
+#include <asm/perf_regs.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -38,6 +41,7 @@ struct replay {
 	struct thread_name *threads; /* open addressing by tid; tid 0 is empty */
 	size_t thread_slots, thread_count;
 	uint32_t stack[MAX_STACK_DEPTH];
+	uint64_t user_frames[MAX_STACK_DEPTH]; /* a stack walk's addresses */
 };
 
 static struct perf_event_header *copy_record(struct replay *replay,
@@ -152,6 +156,19 @@ static uint32_t locate(struct replay *replay, uint32_t pid, uint64_t address, bo
 	return profile_add_location(replay->profile, pid, address, kernel, &resolved);
 }
 
+/* The process whose code the stack walk asks about. */
+struct code_lookup_context {
+	struct resolver *resolver;
+	pid_t pid;
+};
+
+static void look_up_code(void *context, uint64_t address, struct code_at *code)
+{
+	struct code_lookup_context *process = context;
+
+	resolver_code_at(process->resolver, process->pid, address, code);
+}
+
 /* The caller of the leaf (the first user frame, callchain[leaf]) that the
  * kernel's frame-pointer walk skipped because the leaf keeps no frame
  * pointer: the return address the leaf's call frame information finds in the
@@ -160,15 +177,80 @@ static uint32_t locate(struct replay *replay, uint32_t pid, uint64_t address, bo
 static uint64_t skipped_leaf_caller(struct replay *replay, const struct perf_sample *sample,
 				    uint64_t leaf)
 {
+	struct code_lookup_context process = {replay->resolver, (pid_t)sample->pid};
 	uint64_t return_address;
 
 	if (!sample->user_stack ||
-	    !resolver_return_address(replay->resolver, (pid_t)sample->pid, sample->callchain[leaf],
-				     sample->user_stack, sample->user_stack_size, &return_address))
+	    !stack_walk_leaf_caller(sample->callchain[leaf], sample->user_stack,
+				    sample->user_stack_size, look_up_code, &process,
+				    &return_address))
 		return 0;
 	if (leaf + 1 < sample->callchain_length && sample->callchain[leaf + 1] == return_address)
 		return 0;
 	return return_address;
+}
+
+/* Appends the user stack the walk finds (stack_walk.h) from the sample's
+ * registers and stack copy, and in hybrid mode the kernel's callchain of
+ * user space (`user_chain`), at replay->stack[depth]. Returns the new depth;
+ * a sample without user registers (a kernel thread's) adds nothing. */
+static size_t add_walked_stack(struct replay *replay, const struct perf_sample *sample,
+			       enum call_graph_mode mode, const uint64_t *user_chain,
+			       size_t user_chain_length, size_t depth)
+{
+	struct code_lookup_context process = {replay->resolver, (pid_t)sample->pid};
+	struct stack_walk_sample walk = {
+	    .registers.bp_known = true,
+	    .stack = {.bytes = sample->user_stack, .size = sample->user_stack_size},
+	    .kernel_chain = user_chain,
+	    .kernel_chain_length = user_chain_length,
+	};
+	size_t count;
+
+	if (!perf_sample_user_register(sample, PERF_REG_X86_IP, &walk.registers.ip) ||
+	    !perf_sample_user_register(sample, PERF_REG_X86_SP, &walk.registers.sp) ||
+	    !perf_sample_user_register(sample, PERF_REG_X86_BP, &walk.registers.bp))
+		return depth;
+	walk.stack.start = walk.registers.sp;
+	count = stack_walk(mode == CALL_GRAPH_DWARF ? STACK_WALK_DWARF : STACK_WALK_HYBRID, &walk,
+			   look_up_code, &process, replay->user_frames, MAX_STACK_DEPTH - depth);
+	for (size_t i = 0; i < count; i++)
+		replay->stack[depth++] =
+		    locate(replay, sample->pid, replay->user_frames[i], false, i > 0);
+	return depth;
+}
+
+/* Functions that start a thread or a process: a stack that ends in one is
+ * whole. */
+static bool is_thread_root(const char *function)
+{
+	static const char *const roots[] = {
+	    "start_thread",
+	    "__libc_start_call_main",
+	    "__libc_start_main",
+	    "_start",
+	    "clone3",
+	    "__clone3",
+	    "clone",
+	    "__clone",
+	};
+
+	for (size_t i = 0; i < sizeof(roots) / sizeof(*roots); i++)
+		if (!strcmp(function, roots[i]))
+			return true;
+	return false;
+}
+
+static bool reaches_thread_root(const struct profile *profile, const uint32_t *stack, size_t depth)
+{
+	const struct profile_location *outermost;
+
+	if (depth == 0)
+		return false;
+	outermost = &profile->locations[stack[depth - 1]];
+	return !outermost->kernel && outermost->frame_count > 0 &&
+	       is_thread_root(
+		   profile->frames[outermost->first_frame + outermost->frame_count - 1].function);
 }
 
 static void replay_sample(struct replay *replay, const struct perf_event_header *record)
@@ -178,10 +260,14 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 	size_t depth = 0, frames = 0;
 	bool kernel = (record->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	bool first_in_context = true;
+	enum call_graph_mode mode;
+	const uint64_t *user_chain = NULL;
+	size_t user_chain_length = 0;
 
 	if (!perf_data_reader_parse_sample(replay->reader, record, &sample))
 		return;
-	if (sample.callchain_length == 0)
+	mode = call_graph_of_attr(perf_data_reader_attr(replay->reader, sample.event));
+	if (sample.callchain_length == 0 && mode == CALL_GRAPH_FP)
 		replay->stack[depth++] = locate(replay, sample.pid, sample.ip, kernel, false);
 	for (uint64_t i = 0; i < sample.callchain_length && depth < MAX_STACK_DEPTH; i++) {
 		uint64_t address = sample.callchain[i];
@@ -189,6 +275,13 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 		if (address >= PERF_CONTEXT_MAX) {
 			kernel = address == PERF_CONTEXT_KERNEL;
 			first_in_context = true;
+			if (address == PERF_CONTEXT_USER && mode != CALL_GRAPH_FP) {
+				/* The walk takes the user frames from here. */
+				user_chain = &sample.callchain[i + 1];
+				user_chain_length = sample.callchain_length - i - 1;
+				frames += user_chain_length;
+				break;
+			}
 			continue;
 		}
 		frames++;
@@ -206,8 +299,13 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 		}
 		first_in_context = false;
 	}
+	if (mode != CALL_GRAPH_FP && depth < MAX_STACK_DEPTH)
+		depth =
+		    add_walked_stack(replay, &sample, mode, user_chain, user_chain_length, depth);
 	if (frames >= replay->profile->max_stack_depth)
 		replay->profile->cut_stacks++;
+	if (reaches_thread_root(replay->profile, replay->stack, depth))
+		replay->profile->rooted_stacks++;
 	added = (struct profile_sample){
 	    .time = sample.time,
 	    .period = sample.period,
