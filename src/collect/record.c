@@ -413,7 +413,8 @@ void record_run(struct record_session *session, const struct record_options *opt
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	status = synthesize_kernel_mmap(sink, context);
 	if (status == 0)
-		status = synthesize_process(session->target->pid, sink, context);
+		status = synthesize_process(session->target->pid, session->attr.mmap_data, sink,
+					    context);
 
 	while (!stop_requested && !target_exited && status == 0) {
 		summary->elapsed_seconds = seconds_since(&start);

@@ -44,8 +44,12 @@ void call_graph_set_attr(struct perf_event_attr *attr, enum call_graph_mode mode
 	attr->sample_stack_user = LEAF_REPAIR_STACK_SIZE;
 	attr->sample_regs_user = 0;
 	attr->exclude_callchain_user = 0;
+	attr->mmap_data = 0;
 	if (mode == CALL_GRAPH_FP)
 		return;
+	/* perf's DWARF unwinders find .eh_frame_hdr through the read-only
+	 * segment's mapping. */
+	attr->mmap_data = 1;
 	attr->sample_type |= PERF_SAMPLE_REGS_USER;
 	attr->sample_regs_user = USER_REGISTERS;
 	attr->sample_stack_user = stack_size;

@@ -9,8 +9,9 @@
  *           itself and append its frames under the callchain.
  *   dwarf   as perf record --call-graph dwarf: user registers and a copy of
  *           the user stack, the kernel's callchain for kernel frames only
- *           (exclude_callchain_user). perf script and perf report unwind
- *           these captures with their own DWARF unwinder.
+ *           (exclude_callchain_user), the mappings of data too (mmap_data).
+ *           perf script and perf report unwind these captures with their
+ *           own DWARF unwinder.
  *   hybrid  the registers and stack copy of dwarf mode and the kernel's
  *           whole callchain, user frames included, which the walk joins
  *           where the copy ends (stack_walk.h). perf script reads these
@@ -36,7 +37,7 @@ const char *call_graph_name(enum call_graph_mode mode);
 
 /* Sets the sample fields of `mode` in `attr`: sample_type, the user
  * registers and the user stack copy of `stack_size` bytes (dwarf and hybrid;
- * fp copies 512), exclude_callchain_user. */
+ * fp copies 512), exclude_callchain_user, mmap_data. */
 void call_graph_set_attr(struct perf_event_attr *attr, enum call_graph_mode mode,
 			 unsigned stack_size);
 
