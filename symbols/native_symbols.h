@@ -14,6 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
+
+#include "mapped_file.h"
 
 struct call_frame_info;
 
@@ -28,6 +31,8 @@ struct call_frame_info;
  * server. */
 struct native_symbols_config {
 	int target_root_fd;		/* target_root_open(), or -1: own file system */
+	pid_t live_pid;			/* the running target, whose /proc/<pid>/map_files holds the
+					   files it maps; 0 when replaying a capture */
 	const char *const *symbol_dirs; /* user folders to search, NULL-terminated; may be NULL */
 	const char *symbol_server;	/* URL, or NULL */
 	const char *cache_dir; /* for downloaded debug files; NULL: ~/.cache/profcpu/symbols */
@@ -49,20 +54,22 @@ struct native_symbols;
 struct native_symbols *native_symbols_new(const struct native_symbols_config *config);
 void native_symbols_free(struct native_symbols *symbols);
 
-/* Names the code at `file_offset` bytes into the ELF file `path` (a path as
- * the target sees it, from its mappings). Fills up to `max_frames` frames,
+/* Names the code at `file_offset` bytes into the mapped ELF file `file` (a
+ * path as the target sees it, and the identity the mapping gives: see
+ * mapped_file.h for how the very file is found). Fills up to `max_frames` frames,
  * innermost first (inlined frames, then the function that holds them), and
  * returns how many; 0 when nothing names the address. */
-size_t native_symbols_lookup(struct native_symbols *symbols, const char *path, uint64_t file_offset,
-			     struct native_frame *frames, size_t max_frames);
+size_t native_symbols_lookup(struct native_symbols *symbols, const struct mapped_file *file,
+			     uint64_t file_offset, struct native_frame *frames, size_t max_frames);
 
-/* The call frame information of the ELF file `path` (call_frame_info.h),
+/* The call frame information of the mapped ELF file `file` (call_frame_info.h),
  * loaded on the first call for that file and cached with it, and in
  * `file_address` the file's virtual address of `file_offset`. NULL when the
  * file has no CFI, in itself or in its debug file, or the offset lies
  * outside its loaded segments. */
 struct call_frame_info *native_symbols_call_frame_info(struct native_symbols *symbols,
-						       const char *path, uint64_t file_offset,
+						       const struct mapped_file *file,
+						       uint64_t file_offset,
 						       uint64_t *file_address);
 
 /* Names a kernel address from /proc/kallsyms. Returns false when unknown or

@@ -32,7 +32,8 @@ struct resolver *resolver_new(const struct resolver_config *config)
 	if (!resolver)
 		return NULL;
 	resolver->config = *config;
-	resolver->native = native_symbols_new(&config->native);
+	resolver->config.native.live_pid = config->live_pid;
+	resolver->native = native_symbols_new(&resolver->config.native);
 	return resolver;
 }
 
@@ -75,9 +76,9 @@ static struct process *find_process(struct resolver *resolver, pid_t pid)
 }
 
 void resolver_add_mapping(struct resolver *resolver, pid_t pid, uint64_t start, uint64_t length,
-			  uint64_t page_offset, const char *path)
+			  uint64_t page_offset, const struct mapped_file *file)
 {
-	address_space_add(find_process(resolver, pid)->space, start, length, page_offset, path);
+	address_space_add(find_process(resolver, pid)->space, start, length, page_offset, file);
 }
 
 void resolver_fork(struct resolver *resolver, pid_t child, pid_t parent)
@@ -193,9 +194,9 @@ static void lookup_native(struct resolver *resolver, const struct mapping *mappi
 			  struct resolved_location *location)
 {
 	struct native_frame frames[RESOLVER_MAX_FRAMES];
-	size_t count = native_symbols_lookup(resolver->native, mapping->path,
-					     lookup_address - mapping->start + mapping->page_offset,
-					     frames, RESOLVER_MAX_FRAMES);
+	size_t count = native_symbols_lookup(
+	    resolver->native, &(struct mapped_file){mapping->path, mapping->identity},
+	    lookup_address - mapping->start + mapping->page_offset, frames, RESOLVER_MAX_FRAMES);
 
 	location->kind = FRAME_NATIVE;
 	location->module = mapping->path;
@@ -261,8 +262,8 @@ void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, st
 		code->kind = CODE_GENERATED;
 		return;
 	}
-	code->cfi = native_symbols_call_frame_info(resolver->native, mapping->path,
-						   address - mapping->start + mapping->page_offset,
-						   &code->file_address);
+	code->cfi = native_symbols_call_frame_info(
+	    resolver->native, &(struct mapped_file){mapping->path, mapping->identity},
+	    address - mapping->start + mapping->page_offset, &code->file_address);
 	code->kind = code->cfi ? CODE_WITH_CFI : CODE_WITHOUT_CFI;
 }

@@ -54,8 +54,9 @@ struct resolver;
 struct resolver *resolver_new(const struct resolver_config *config);
 void resolver_free(struct resolver *resolver);
 
+/* A mapping of `file` (its path and identity, mapped_file.h) in `pid`. */
 void resolver_add_mapping(struct resolver *resolver, pid_t pid, uint64_t start, uint64_t length,
-			  uint64_t page_offset, const char *path);
+			  uint64_t page_offset, const struct mapped_file *file);
 /* A new process `child` made by fork(): it starts with the parent's mappings. */
 void resolver_fork(struct resolver *resolver, pid_t child, pid_t parent);
 /* `pid` called exec(): its old mappings are gone. */

@@ -71,20 +71,31 @@ static enum frame_step step(enum stack_walk_mode mode, const struct stack_walk_s
 	return frame_pointer_step(&sample->stack, registers);
 }
 
-/* Goes on with the kernel's callchain above the walk's last frame, where
- * that frame's address appears in it. A walk that found only the leaf takes
- * the callchain as it is. */
-static size_t join_kernel_chain(const struct stack_walk_sample *sample, uint64_t *frames,
-				size_t count, size_t max_frames)
+/* Goes on with the kernel's callchain above the walk's last frame, whose
+ * stack pointer is `last_sp`. The kernel read callchain[k] at rbp + 8 of
+ * the rbp chain that starts at the sample's rbp; where that chain lies in
+ * the copy, an entry joins the walk when it was read from the very slot of
+ * the walk's last return address (an address alone is ambiguous in a
+ * recursion). Beyond the copy, the entry holding the walk's last address
+ * joins it. A walk that found only the leaf takes the callchain as it is. */
+static size_t join_kernel_chain(const struct stack_walk_sample *sample, uint64_t last_sp,
+				uint64_t *frames, size_t count, size_t max_frames)
 {
 	const uint64_t *chain = sample->kernel_chain;
-	size_t length = sample->kernel_chain_length, next = length;
+	size_t length = sample->kernel_chain_length, next = count == 1 ? 1 : length;
+	uint64_t bp = sample->registers.bp, slot_value;
+	bool in_copy = sample->registers.bp_known;
 
-	for (size_t i = 0; i < length && next == length; i++)
-		if (chain[i] == frames[count - 1])
-			next = i + 1;
-	if (next == length && count == 1)
-		next = 1;
+	for (size_t k = 1; k < length && next == length; k++) {
+		in_copy = in_copy && stack_copy_read(&sample->stack, bp + 8, &slot_value) &&
+			  slot_value == chain[k];
+		if (in_copy) {
+			if (bp + 16 == last_sp)
+				next = k + 1;
+			in_copy = stack_copy_read(&sample->stack, bp, &bp);
+		} else if (chain[k] == frames[count - 1])
+			next = k + 1;
+	}
 	while (next < length && count < max_frames)
 		frames[count++] = chain[next++];
 	return count;
@@ -94,6 +105,7 @@ size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sam
 		  code_lookup lookup, void *context, uint64_t *frames, size_t max_frames)
 {
 	struct frame_registers registers = sample->registers;
+	uint64_t last_sp = registers.sp; /* of frames[count - 1] */
 	size_t count = 0;
 
 	if (max_frames == 0)
@@ -112,9 +124,10 @@ size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sam
 		    !is_code(lookup, context, registers.ip))
 			break;
 		frames[count++] = registers.ip;
+		last_sp = registers.sp;
 	}
 	if (mode == STACK_WALK_HYBRID && registers.ip != 0)
-		count = join_kernel_chain(sample, frames, count, max_frames);
+		count = join_kernel_chain(sample, last_sp, frames, count, max_frames);
 	return count;
 }
 

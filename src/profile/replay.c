@@ -302,10 +302,11 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 	if (mode != CALL_GRAPH_FP && depth < MAX_STACK_DEPTH)
 		depth =
 		    add_walked_stack(replay, &sample, mode, user_chain, user_chain_length, depth);
-	if (frames >= replay->profile->max_stack_depth)
-		replay->profile->cut_stacks++;
+	/* A walk may reach the root of a stack the kernel's callchain cut. */
 	if (reaches_thread_root(replay->profile, replay->stack, depth))
 		replay->profile->rooted_stacks++;
+	else if (frames >= replay->profile->max_stack_depth)
+		replay->profile->cut_stacks++;
 	added = (struct profile_sample){
 	    .time = sample.time,
 	    .period = sample.period,
@@ -322,6 +323,7 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 static void replay_record(struct replay *replay, const struct perf_event_header *record)
 {
 	char text[4096];
+	struct mapped_file file;
 
 	switch (record->type) {
 	case PERF_RECORD_SAMPLE:
@@ -356,8 +358,13 @@ static void replay_record(struct replay *replay, const struct perf_event_header 
 		if (record->size < sizeof(*mmap) || !(mmap->protection & PROT_EXEC))
 			break;
 		copy_record_string(record, mmap->filename, text, sizeof(text));
+		file = (struct mapped_file){.path = text};
+		/* A record may carry a build-id where the device and inode go. */
+		if (!(record->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+			file.identity =
+			    (struct file_identity){mmap->major, mmap->minor, mmap->inode};
 		resolver_add_mapping(replay->resolver, (pid_t)mmap->pid, mmap->address,
-				     mmap->length, mmap->page_offset, text);
+				     mmap->length, mmap->page_offset, &file);
 		break;
 	}
 	case PERF_RECORD_MMAP: {
@@ -369,7 +376,8 @@ static void replay_record(struct replay *replay, const struct perf_event_header 
 			break;
 		copy_record_string(record, mmap->filename, text, sizeof(text));
 		resolver_add_mapping(replay->resolver, (pid_t)mmap->pid, mmap->address,
-				     mmap->length, mmap->page_offset, text);
+				     mmap->length, mmap->page_offset,
+				     &(struct mapped_file){.path = text});
 		break;
 	}
 	case PERF_RECORD_LOST:
