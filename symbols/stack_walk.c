@@ -102,12 +102,14 @@ static size_t join_kernel_chain(const struct stack_walk_sample *sample, uint64_t
 }
 
 size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
-		  code_lookup lookup, void *context, uint64_t *frames, size_t max_frames)
+		  code_lookup lookup, void *context, uint64_t *frames, size_t max_frames,
+		  bool *whole)
 {
 	struct frame_registers registers = sample->registers;
 	uint64_t last_sp = registers.sp; /* of frames[count - 1] */
 	size_t count = 0;
 
+	*whole = false;
 	if (max_frames == 0)
 		return 0;
 	frames[count++] = registers.ip;
@@ -116,8 +118,10 @@ size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sam
 		enum frame_step result =
 		    step(mode, sample, lookup, context, count == 1, &registers);
 
-		if (result == FRAME_STEP_OUTERMOST)
+		if (result == FRAME_STEP_OUTERMOST) {
+			*whole = true;
 			return count;
+		}
 		/* A walk that does not climb the stack, or leaves the code, is
 		 * lost; ip 0 ends an rbp chain at the thread's start. */
 		if (result != FRAME_STEP_DONE || registers.ip == 0 || registers.sp <= previous_sp ||
@@ -139,8 +143,9 @@ bool stack_walk_leaf_caller(uint64_t leaf, const uint8_t *stack, size_t size, co
 	    .stack = {.start = 0, .bytes = stack, .size = size},
 	};
 	uint64_t frames[2];
+	bool whole;
 
-	if (stack_walk(STACK_WALK_DWARF, &sample, lookup, context, frames, 2) < 2)
+	if (stack_walk(STACK_WALK_DWARF, &sample, lookup, context, frames, 2, &whole) < 2)
 		return false;
 	*caller = frames[1];
 	return true;

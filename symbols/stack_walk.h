@@ -57,9 +57,12 @@ struct stack_walk_sample {
 
 /* Walks `sample`'s user stack into `frames`, leaf first (the sampled
  * instruction pointer, then return addresses). Returns how many frames it
- * found, at least 1 when max_frames is. */
+ * found, at least 1 when max_frames is; `whole` tells whether the last one
+ * is the outermost, as its CFI says (_start, start_thread, clone3: stripped
+ * binaries' too). */
 size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
-		  code_lookup lookup, void *context, uint64_t *frames, size_t max_frames);
+		  code_lookup lookup, void *context, uint64_t *frames, size_t max_frames,
+		  bool *whole);
 
 /* The frame-pointer mode's leaf repair: the return address of the leaf at
  * `leaf`, from its CFI and `stack`, a copy of `size` bytes from the stack

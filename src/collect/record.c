@@ -332,16 +332,23 @@ static int count_and_pass(const struct perf_event_header *record, void *context)
 	return counting->sink(record, counting->context);
 }
 
-/* Drains every CPU's ring buffer. Returns -1 when the sink fails. */
+/* Drains every CPU's ring buffer, then ends the round as perf record does
+ * (PERF_RECORD_FINISHED_ROUND), so that readers sort and free the capture
+ * round by round. Returns -1 when the sink fails. */
 static int drain_ring_buffers(struct record_session *session, record_sink sink, void *context,
 			      struct record_summary *summary)
 {
+	static const struct perf_event_header finished_round = {.type = PERF_RECORD_FINISHED_ROUND,
+								.size = sizeof(finished_round)};
 	struct counting_sink counting = {sink, context, summary};
+	uint64_t before = summary->samples;
 	int status = 0;
 
 	for (size_t i = 0; i < session->cpu_count && status == 0; i++)
 		status = ring_buffer_drain(&session->rings[i], session->scratch, count_and_pass,
 					   &counting);
+	if (status == 0 && summary->samples != before)
+		status = sink(&finished_round, context);
 	return status;
 }
 

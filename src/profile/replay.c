@@ -35,9 +35,12 @@ struct replay {
 	struct perf_data_reader *reader;
 	struct resolver *resolver;
 	struct profile *profile;
-	struct timed_record *records;
+	struct timed_record *records; /* kept, not replayed yet */
 	struct record_block *blocks;
-	size_t record_count, record_capacity;
+	size_t record_count, record_capacity, next_sequence;
+	/* Rounds (PERF_RECORD_FINISHED_ROUND): records up to the latest time of
+	 * the round before the last one can be replayed and freed. */
+	uint64_t latest_time, replayable_until;
 	struct thread_name *threads; /* open addressing by tid; tid 0 is empty */
 	size_t thread_slots, thread_count;
 	uint32_t stack[MAX_STACK_DEPTH];
@@ -62,14 +65,48 @@ static struct perf_event_header *copy_record(struct replay *replay,
 	return memcpy(copy, record, record->size);
 }
 
-static void free_record_blocks(struct replay *replay)
+static void free_record_blocks(struct record_block *blocks)
 {
-	while (replay->blocks) {
-		struct record_block *next = replay->blocks->next;
+	while (blocks) {
+		struct record_block *next = blocks->next;
 
-		free(replay->blocks);
-		replay->blocks = next;
+		free(blocks);
+		blocks = next;
 	}
+}
+
+static void replay_record(struct replay *replay, const struct perf_event_header *record);
+static int compare_records(const void *a, const void *b);
+
+/* Replays, in time order, the kept records up to `time` and frees them;
+ * the rest move into fresh blocks. */
+static void replay_records_until(struct replay *replay, uint64_t time)
+{
+	struct record_block *replayed_blocks = replay->blocks;
+	size_t done = 0;
+
+	if (replay->record_count > 1)
+		qsort(replay->records, replay->record_count, sizeof(*replay->records),
+		      compare_records);
+	while (done < replay->record_count && replay->records[done].time <= time)
+		replay_record(replay, replay->records[done++].record);
+	replay->blocks = NULL;
+	for (size_t i = done; i < replay->record_count; i++) {
+		replay->records[i - done] = replay->records[i];
+		replay->records[i - done].record = copy_record(replay, replay->records[i].record);
+	}
+	replay->record_count -= done;
+	free_record_blocks(replayed_blocks);
+}
+
+/* perf's rule for rounds (its ordered events): a ring buffer drained in
+ * one round holds nothing older than what the rounds before it held last,
+ * so at the end of a round everything up to the previous round's latest time
+ * is in. Keeps memory to about two rounds of records, not the capture. */
+static void finish_round(struct replay *replay)
+{
+	replay_records_until(replay, replay->replayable_until);
+	replay->replayable_until = replay->latest_time;
 }
 
 static int keep_record(const struct perf_event_header *record, void *context)
@@ -77,12 +114,18 @@ static int keep_record(const struct perf_event_header *record, void *context)
 	struct replay *replay = context;
 	struct timed_record *timed;
 
+	if (record->type == PERF_RECORD_FINISHED_ROUND) {
+		finish_round(replay);
+		return 0;
+	}
 	grow_array((void **)&replay->records, &replay->record_capacity, replay->record_count + 1,
 		   sizeof(*replay->records));
-	timed = &replay->records[replay->record_count];
+	timed = &replay->records[replay->record_count++];
 	if (!perf_data_reader_record_time(replay->reader, record, &timed->time))
 		timed->time = 0;
-	timed->sequence = replay->record_count++;
+	if (timed->time > replay->latest_time)
+		replay->latest_time = timed->time;
+	timed->sequence = replay->next_sequence++;
 	timed->record = copy_record(replay, record);
 	return 0;
 }
@@ -193,10 +236,11 @@ static uint64_t skipped_leaf_caller(struct replay *replay, const struct perf_sam
 /* Appends the user stack the walk finds (stack_walk.h) from the sample's
  * registers and stack copy, and in hybrid mode the kernel's callchain of
  * user space (`user_chain`), at replay->stack[depth]. Returns the new depth;
- * a sample without user registers (a kernel thread's) adds nothing. */
+ * a sample without user registers (a kernel thread's) adds nothing. `whole`
+ * tells whether the walk reached the outermost frame. */
 static size_t add_walked_stack(struct replay *replay, const struct perf_sample *sample,
 			       enum call_graph_mode mode, const uint64_t *user_chain,
-			       size_t user_chain_length, size_t depth)
+			       size_t user_chain_length, size_t depth, bool *whole)
 {
 	struct code_lookup_context process = {replay->resolver, (pid_t)sample->pid};
 	struct stack_walk_sample walk = {
@@ -209,11 +253,14 @@ static size_t add_walked_stack(struct replay *replay, const struct perf_sample *
 
 	if (!perf_sample_user_register(sample, PERF_REG_X86_IP, &walk.registers.ip) ||
 	    !perf_sample_user_register(sample, PERF_REG_X86_SP, &walk.registers.sp) ||
-	    !perf_sample_user_register(sample, PERF_REG_X86_BP, &walk.registers.bp))
+	    !perf_sample_user_register(sample, PERF_REG_X86_BP, &walk.registers.bp)) {
+		*whole = false;
 		return depth;
+	}
 	walk.stack.start = walk.registers.sp;
-	count = stack_walk(mode == CALL_GRAPH_DWARF ? STACK_WALK_DWARF : STACK_WALK_HYBRID, &walk,
-			   look_up_code, &process, replay->user_frames, MAX_STACK_DEPTH - depth);
+	count =
+	    stack_walk(mode == CALL_GRAPH_DWARF ? STACK_WALK_DWARF : STACK_WALK_HYBRID, &walk,
+		       look_up_code, &process, replay->user_frames, MAX_STACK_DEPTH - depth, whole);
 	for (size_t i = 0; i < count; i++)
 		replay->stack[depth++] =
 		    locate(replay, sample->pid, replay->user_frames[i], false, i > 0);
@@ -263,6 +310,7 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 	enum call_graph_mode mode;
 	const uint64_t *user_chain = NULL;
 	size_t user_chain_length = 0;
+	bool whole = false;
 
 	if (!perf_data_reader_parse_sample(replay->reader, record, &sample))
 		return;
@@ -300,10 +348,10 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 		first_in_context = false;
 	}
 	if (mode != CALL_GRAPH_FP && depth < MAX_STACK_DEPTH)
-		depth =
-		    add_walked_stack(replay, &sample, mode, user_chain, user_chain_length, depth);
+		depth = add_walked_stack(replay, &sample, mode, user_chain, user_chain_length,
+					 depth, &whole);
 	/* A walk may reach the root of a stack the kernel's callchain cut. */
-	if (reaches_thread_root(replay->profile, replay->stack, depth))
+	if (whole || reaches_thread_root(replay->profile, replay->stack, depth))
 		replay->profile->rooted_stacks++;
 	else if (frames >= replay->profile->max_stack_depth)
 		replay->profile->cut_stacks++;
@@ -411,13 +459,9 @@ int replay_capture(const char *perf_data_path, struct resolver *resolver, struct
 	    perf_data_reader_for_each(replay.reader, keep_record, &replay, error, sizeof(error));
 	if (status < 0)
 		report_warning("%s: using the %zu records before the damage", error,
-			       replay.record_count);
-	if (replay.record_count > 1)
-		qsort(replay.records, replay.record_count, sizeof(*replay.records),
-		      compare_records);
-	for (size_t i = 0; i < replay.record_count; i++)
-		replay_record(&replay, replay.records[i].record);
-	free_record_blocks(&replay);
+			       replay.next_sequence);
+	replay_records_until(&replay, UINT64_MAX);
+	free_record_blocks(replay.blocks);
 	free(replay.records);
 	free(replay.threads);
 	perf_data_reader_close(replay.reader);
