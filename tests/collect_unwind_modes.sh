@@ -26,7 +26,7 @@ rooted_share() {
 for mode in hybrid dwarf; do
 	capture "$mode"
 	out=$workdir/$mode/folded_stacks.out
-	grep -q "^call graph: $mode, 8192 bytes" "$workdir/$mode/profcpu.log" || fail "$mode: the log does not name the mode"
+	grep -q "^call graph: $mode, 16384 bytes" "$workdir/$mode/profcpu.log" || fail "$mode: the log does not name the mode"
 	assert_share "$out" "$path" 97 100
 	spin=$(folded share "$out" ';spin(;|$)')
 	hot_a=$(folded share "$out" ';stage_three;hot_a;spin(;|$)')

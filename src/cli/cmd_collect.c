@@ -58,7 +58,7 @@ static const char usage[] =
     "                                pointers through JIT code, and the kernel's\n"
     "                                frame-pointer chain where the copy ends\n"
     "  --stack-size BYTES    user stack copied per sample in dwarf and hybrid\n"
-    "                        modes (default 8192, at most 65528)\n" SYMBOL_OPTIONS_USAGE "\n"
+    "                        modes (default 16384, at most 65528)\n" SYMBOL_OPTIONS_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu collect -pid 1 -duration 30           # PID 1 for 30 seconds\n"
     "    profcpu collect -pid 4711 -duration 10 -o out/  # into the folder out/\n"

@@ -28,7 +28,7 @@ enum call_graph_mode { CALL_GRAPH_FP, CALL_GRAPH_DWARF, CALL_GRAPH_HYBRID };
 /* The default stack copy of dwarf and hybrid modes, in bytes (chosen from
  * the table in docs/BENCHMARKS.md), and the largest the kernel takes: a
  * multiple of 8 below 64 KiB, as a record's size is a u16. */
-#define CALL_GRAPH_DEFAULT_STACK_SIZE 8192
+#define CALL_GRAPH_DEFAULT_STACK_SIZE 16384
 #define CALL_GRAPH_MAX_STACK_SIZE     65528
 
 /* Parses "fp", "dwarf" or "hybrid". False for anything else. */
