@@ -27,19 +27,30 @@ static bool is_code(code_lookup lookup, void *context, uint64_t return_address)
 	return code.kind != CODE_UNMAPPED;
 }
 
-/* A JIT leaf that keeps no frame (small optimized methods, or any method
- * before its prologue's push rbp): the return address lies at the stack
- * pointer, and rbp is still its caller's, whose return address the frame
- * pointer step would give instead, skipping the caller. The leaf is taken as
- * frameless when the stack pointer's slot holds an address in code other
- * than the frame pointer's return address: a frame that starts with push
- * rbp holds a stack address there, not code. */
+/* A leaf without CFI (JIT or ReadyToRun code) that keeps no frame: small
+ * optimized methods, any method before its prologue's "mov rbp, rsp" or
+ * after its epilogue's "pop rbp". rbp is still the caller's, and the frame
+ * pointer step would give the caller's caller, skipping the caller. Seen
+ * from the stack pointer:
+ *   - [sp] is an address in code other than the frame pointer's return
+ *     address: the leaf's return address (nothing pushed, or all popped);
+ *   - [sp] equals rbp and [sp + 8] is in code: rbp was just pushed.
+ * A method that has set up its frame holds a stack address or a local at
+ * [sp], and its rbp lies at or above sp, so neither applies. */
 static enum frame_step frameless_leaf_step(const struct stack_copy *stack, code_lookup lookup,
 					   void *context, struct frame_registers *registers)
 {
-	uint64_t at_sp, framed_return_address;
+	uint64_t at_sp, above, framed_return_address;
 
-	if (!stack_copy_read(stack, registers->sp, &at_sp) || !is_code(lookup, context, at_sp))
+	if (!stack_copy_read(stack, registers->sp, &at_sp))
+		return FRAME_STEP_FAILED;
+	if (registers->bp_known && at_sp == registers->bp &&
+	    stack_copy_read(stack, registers->sp + 8, &above) && is_code(lookup, context, above)) {
+		registers->ip = above;
+		registers->sp += 16;
+		return FRAME_STEP_DONE;
+	}
+	if (!is_code(lookup, context, at_sp))
 		return FRAME_STEP_FAILED;
 	if (registers->bp_known && registers->bp >= registers->sp &&
 	    stack_copy_read(stack, registers->bp + 8, &framed_return_address) &&
@@ -65,7 +76,7 @@ static enum frame_step step(enum stack_walk_mode mode, const struct stack_walk_s
 		    call_frame_info_step(code.cfi, code.file_address, &sample->stack, registers);
 	if (result != FRAME_STEP_NO_RULE || mode != STACK_WALK_HYBRID || code.kind == CODE_UNMAPPED)
 		return result;
-	if (leaf && code.kind == CODE_GENERATED &&
+	if (leaf &&
 	    frameless_leaf_step(&sample->stack, lookup, context, registers) == FRAME_STEP_DONE)
 		return FRAME_STEP_DONE;
 	return frame_pointer_step(&sample->stack, registers);
