@@ -399,6 +399,13 @@ void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, st
 		code->kind = CODE_GENERATED;
 		return;
 	}
+	/* ReadyToRun code: the image's RuntimeFunctions carry its unwind info,
+	 * the place to give the walk rules for it (the r2r-images work); until
+	 * then it is walked by its frame pointers. */
+	if (is_managed_image(mapping->path)) {
+		code->kind = CODE_WITHOUT_CFI;
+		return;
+	}
 	code->cfi = native_symbols_call_frame_info(
 	    resolver->native, &(struct mapped_file){mapping->path, mapping->identity},
 	    address - mapping->start + mapping->page_offset, &code->file_address);
