@@ -5,6 +5,7 @@
 #include "elf_file.h"
 #include "inline_frames.h"
 #include "kernel_symbols.h"
+#include "mapped_file.h"
 #include "symbol_server.h"
 #include "symbol_table.h"
 #include "symbols_log.h"
@@ -14,6 +15,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { MODULE_BUCKETS = 256 };
 
@@ -21,6 +23,7 @@ enum { MODULE_BUCKETS = 256 };
  * read stays in the cache with no symbols, so it is tried once. */
 struct module {
 	char *path;
+	struct file_identity identity;
 	struct module *next_in_bucket;
 	struct load_segment *segments;
 	size_t segment_count;
@@ -32,6 +35,7 @@ struct module {
 
 struct native_symbols {
 	bool inline_frames;
+	pid_t live_pid;
 	FILE *log;
 	char **symbol_dirs; /* the config's, then PROFCPU_SYMBOL_PATH's */
 	struct debug_search search;
@@ -85,6 +89,7 @@ struct native_symbols *native_symbols_new(const struct native_symbols_config *co
 	if (!symbols)
 		return NULL;
 	symbols->inline_frames = config->inline_frames;
+	symbols->live_pid = config->live_pid;
 	symbols->log = config->log;
 	if (!collect_symbol_dirs(symbols, config)) {
 		native_symbols_free(symbols);
@@ -207,13 +212,39 @@ static bool take_symbols(struct native_symbols *symbols, struct module *module,
 	return module->symbols != NULL;
 }
 
-static void load_module(struct native_symbols *symbols, struct module *module)
+/* The file the process mapped: at its path inside the target's root when
+ * the file there is that one, else through the live target's map_files
+ * (a deleted or replaced library, a path that means another file here).
+ * -1 when neither holds it. */
+static int open_mapped_file(struct native_symbols *symbols, struct module *module)
 {
 	int fd = target_root_openat(symbols->search.target_root_fd, module->path,
 				    O_RDONLY | O_NONBLOCK | O_NOCTTY);
+
+	if (fd >= 0 && file_identity_matches(fd, &module->identity))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	if (symbols->live_pid > 0 &&
+	    (fd = map_files_open(symbols->live_pid, &module->identity)) >= 0)
+		return fd;
+	return -1;
+}
+
+static void load_module(struct native_symbols *symbols, struct module *module)
+{
+	int fd = open_mapped_file(symbols, module);
 	struct elf_file *binary = elf_file_open(fd), *debug_file;
 	char where[PATH_MAX + 32];
 
+	if (fd < 0) {
+		symbols_log(symbols->log,
+			    "%s: the file the process mapped (inode %llu) is neither at that path "
+			    "nor, the process being gone, in /proc/<pid>/map_files; its frames "
+			    "stay unnamed",
+			    module->path, (unsigned long long)module->identity.inode);
+		return;
+	}
 	if (!binary) {
 		symbols_log(symbols->log, "%s: not a readable ELF file; its frames stay unnamed",
 			    module->path);
@@ -240,31 +271,40 @@ static void load_module(struct native_symbols *symbols, struct module *module)
 	take_symbols(symbols, module, binary);
 }
 
-static struct module *find_module(struct native_symbols *symbols, const char *path)
+static bool is_module_of(const struct module *module, const struct mapped_file *file)
 {
-	size_t bucket = bucket_of(path);
+	return module->identity.inode == file->identity.inode &&
+	       module->identity.major == file->identity.major &&
+	       module->identity.minor == file->identity.minor &&
+	       strcmp(module->path, file->path) == 0;
+}
+
+static struct module *find_module(struct native_symbols *symbols, const struct mapped_file *file)
+{
+	size_t bucket = bucket_of(file->path);
 	struct module *module;
 
-	if (symbols->last_hit && strcmp(symbols->last_hit->path, path) == 0)
+	if (symbols->last_hit && is_module_of(symbols->last_hit, file))
 		return symbols->last_hit;
 	for (module = symbols->buckets[bucket]; module; module = module->next_in_bucket)
-		if (strcmp(module->path, path) == 0)
+		if (is_module_of(module, file))
 			return symbols->last_hit = module;
 	module = calloc(1, sizeof(*module));
-	if (!module || !(module->path = strdup(path))) {
+	if (!module || !(module->path = strdup(file->path))) {
 		free(module);
 		return NULL;
 	}
+	module->identity = file->identity;
 	load_module(symbols, module);
 	module->next_in_bucket = symbols->buckets[bucket];
 	symbols->buckets[bucket] = module;
 	return symbols->last_hit = module;
 }
 
-size_t native_symbols_lookup(struct native_symbols *symbols, const char *path, uint64_t file_offset,
-			     struct native_frame *frames, size_t max_frames)
+size_t native_symbols_lookup(struct native_symbols *symbols, const struct mapped_file *file,
+			     uint64_t file_offset, struct native_frame *frames, size_t max_frames)
 {
-	struct module *module = find_module(symbols, path);
+	struct module *module = find_module(symbols, file);
 	uint64_t address, offset;
 	const char *name;
 	size_t count = 0;
@@ -285,8 +325,7 @@ size_t native_symbols_lookup(struct native_symbols *symbols, const char *path, u
  * debug file. */
 static void load_call_frame_info(struct native_symbols *symbols, struct module *module)
 {
-	int fd = target_root_openat(symbols->search.target_root_fd, module->path,
-				    O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	int fd = open_mapped_file(symbols, module);
 	struct elf_file *binary = elf_file_open(fd), *debug_file;
 	char where[PATH_MAX + 32];
 
@@ -299,25 +338,23 @@ static void load_call_frame_info(struct native_symbols *symbols, struct module *
 		elf_file_close(debug_file);
 	if (!module->cfi)
 		symbols_log(symbols->log,
-			    "%s: no call frame information; callers of its functions that keep "
-			    "no frame pointer are missing",
+			    "%s: no call frame information; stacks through its functions that "
+			    "keep no frame pointer stop there",
 			    module->path);
 }
 
-bool native_symbols_return_address(struct native_symbols *symbols, const char *path,
-				   uint64_t file_offset, const uint8_t *stack, size_t size,
-				   uint64_t *return_address)
+struct call_frame_info *native_symbols_call_frame_info(struct native_symbols *symbols,
+						       const struct mapped_file *file,
+						       uint64_t file_offset, uint64_t *file_address)
 {
-	struct module *module = find_module(symbols, path);
-	uint64_t address;
+	struct module *module = find_module(symbols, file);
 
 	if (!module || !load_segments_find_address(module->segments, module->segment_count,
-						   file_offset, &address))
-		return false;
+						   file_offset, file_address))
+		return NULL;
 	if (!module->cfi_loaded)
 		load_call_frame_info(symbols, module);
-	return module->cfi &&
-	       call_frame_info_return_address(module->cfi, address, stack, size, return_address);
+	return module->cfi;
 }
 
 bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t address,

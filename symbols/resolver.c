@@ -43,7 +43,8 @@ struct resolver *resolver_new(const struct resolver_config *config)
 	if (!resolver)
 		return NULL;
 	resolver->config = *config;
-	resolver->native = native_symbols_new(&config->native);
+	resolver->config.native.live_pid = config->live_pid;
+	resolver->native = native_symbols_new(&resolver->config.native);
 	return resolver;
 }
 
@@ -87,9 +88,9 @@ static struct process *find_process(struct resolver *resolver, pid_t pid)
 }
 
 void resolver_add_mapping(struct resolver *resolver, pid_t pid, uint64_t start, uint64_t length,
-			  uint64_t page_offset, const char *path)
+			  uint64_t page_offset, const struct mapped_file *file)
 {
-	address_space_add(find_process(resolver, pid)->space, start, length, page_offset, path);
+	address_space_add(find_process(resolver, pid)->space, start, length, page_offset, file);
 }
 
 void resolver_fork(struct resolver *resolver, pid_t child, pid_t parent)
@@ -310,9 +311,9 @@ static void lookup_native(struct resolver *resolver, struct process *process,
 			  struct resolved_location *location)
 {
 	struct native_frame frames[RESOLVER_MAX_FRAMES];
-	size_t count = native_symbols_lookup(resolver->native, mapping->path,
-					     lookup_address - mapping->start + mapping->page_offset,
-					     frames, RESOLVER_MAX_FRAMES);
+	size_t count = native_symbols_lookup(
+	    resolver->native, &(struct mapped_file){mapping->path, mapping->identity},
+	    lookup_address - mapping->start + mapping->page_offset, frames, RESOLVER_MAX_FRAMES);
 
 	if (count == 0 && is_managed_image(mapping->path) &&
 	    lookup_jit(resolver, process, lookup_address, location)) {
@@ -381,17 +382,32 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
 	lookup_native(resolver, process, mapping, address, lookup_address, location);
 }
 
-bool resolver_return_address(struct resolver *resolver, pid_t pid, uint64_t address,
-			     const uint8_t *stack, size_t size, uint64_t *return_address)
+void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, struct code_at *code)
 {
-	struct address_space *space = find_process(resolver, pid)->space;
-	const struct mapping *mapping = address_space_find(space, address);
+	struct process *process = find_process(resolver, pid);
+	const struct mapping *mapping = address_space_find(process->space, address);
 
-	if (!mapping || holds_generated_code(mapping->path) ||
-	    !native_symbols_return_address(resolver->native, mapping->path,
-					   address - mapping->start + mapping->page_offset, stack,
-					   size, return_address))
-		return false;
-	/* A slot that holds no return address rarely points into code. */
-	return *return_address != 0 && address_space_find(space, *return_address - 1);
+	*code = (struct code_at){.kind = CODE_UNMAPPED};
+	if (!mapping) {
+		/* Code the perf map names, whatever the mappings say. */
+		if (load_perfmap(resolver, process) &&
+		    perfmap_lookup(process->perfmap, address, &(struct perfmap_entry){0}))
+			code->kind = CODE_GENERATED;
+		return;
+	}
+	if (holds_generated_code(mapping->path)) {
+		code->kind = CODE_GENERATED;
+		return;
+	}
+	/* ReadyToRun code: the image's RuntimeFunctions carry its unwind info,
+	 * the place to give the walk rules for it (the r2r-images work); until
+	 * then it is walked by its frame pointers. */
+	if (is_managed_image(mapping->path)) {
+		code->kind = CODE_WITHOUT_CFI;
+		return;
+	}
+	code->cfi = native_symbols_call_frame_info(
+	    resolver->native, &(struct mapped_file){mapping->path, mapping->identity},
+	    address - mapping->start + mapping->page_offset, &code->file_address);
+	code->kind = code->cfi ? CODE_WITH_CFI : CODE_WITHOUT_CFI;
 }

@@ -23,7 +23,7 @@ static const char usage[] =
     "       profcpu collect NAME -pid PID [-collectsec SECONDS] [options]\n"
     "\n"
     "Samples every thread of PID (also threads started later) with the\n"
-    "cpu-clock event and frame-pointer call stacks, then writes into one\n"
+    "cpu-clock event and whole call stacks, then writes into one\n"
     "folder: perf.data, folded_stacks.out, perf_script.out, flamegraph.svg,\n"
     "prof.tar.gz, prof.trace.zip (perfcollect's layout, for PerfView) and a\n"
     "copy of the target's perf map and jitdump. Stops after the duration, on\n"
@@ -51,19 +51,30 @@ static const char usage[] =
     "  -hwevents             sample CPU cycles; cpu-clock where the CPU has no PMU\n"
     "  -threadtime, -offcpu  accepted; scheduler events are not recorded (a warning)\n"
     "  -nolttng              accepted; profcpu records no LTTng events anyway\n"
-    "  -no-compress          write perf.data records without zstd\n" SYMBOL_OPTIONS_USAGE
+    "  -no-compress          write perf.data records without zstd\n"
+    "  --call-graph MODE     how stacks are unwound (default hybrid):\n"
+    "                        fp      frame pointers, as perf record -g\n"
+    "                        dwarf   call frame information over a copy of the\n"
+    "                                user stack, as perf record --call-graph dwarf\n"
+    "                        hybrid  both: CFI where a module has it, frame\n"
+    "                                pointers through JIT code, and the kernel's\n"
+    "                                frame-pointer chain where the copy ends\n"
+    "  --stack-size BYTES    user stack copied per sample in dwarf and hybrid\n"
+    "                        modes (default 16384, at most 65528)\n" SYMBOL_OPTIONS_USAGE
 	GROUPING_OPTIONS_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu collect -pid 1 -duration 30           # PID 1 for 30 seconds\n"
     "    profcpu collect -pid 4711 -duration 10 -o out/  # into the folder out/\n"
     "    profcpu collect -pid 4711 -F 999               # finer sampling until Ctrl-C\n"
+    "    profcpu collect -pid 4711 --call-graph fp      # smallest capture, as perf record -g\n"
     "    profcpu collect sample -pid 1 -collectsec 30   # ./sample.trace.zip for PerfView\n"
     "    profcpu collect sample -processfilter dotnet   # the one dotnet process, until Ctrl-C\n";
 
 struct collect_options {
-	long pid, frequency, buffer_pages;
+	long pid, frequency, buffer_pages, stack_size;
 	double duration;
-	const char *output_dir, *buffer_size, *process_filter;
+	const char *output_dir, *buffer_size, *process_filter, *call_graph_text;
+	enum call_graph_mode call_graph;
 	const char *trace_name; /* perfcollect's form: collect NAME */
 	bool no_compress, hardware_events, thread_time, off_cpu, no_lttng;
 	struct symbol_options symbols;
@@ -153,6 +164,23 @@ static int parse_buffer_size(const char *text, long *pages)
 	return 0;
 }
 
+static int check_call_graph_options(struct collect_options *options)
+{
+	if (options->call_graph_text &&
+	    !call_graph_parse(options->call_graph_text, &options->call_graph)) {
+		report_error("invalid --call-graph %s: give fp, dwarf or hybrid",
+			     options->call_graph_text);
+		return -1;
+	}
+	if (options->stack_size < 8 || options->stack_size > CALL_GRAPH_MAX_STACK_SIZE ||
+	    options->stack_size % 8) {
+		report_error("invalid --stack-size %ld: give a multiple of 8 from 8 to %d bytes",
+			     options->stack_size, CALL_GRAPH_MAX_STACK_SIZE);
+		return -1;
+	}
+	return 0;
+}
+
 static int check_options(struct collect_options *options)
 {
 	if (options->pid == 0 && !options->process_filter) {
@@ -172,7 +200,7 @@ static int check_options(struct collect_options *options)
 	}
 	if (options->buffer_size && parse_buffer_size(options->buffer_size, &options->buffer_pages))
 		return -1;
-	return 0;
+	return check_call_graph_options(options);
 }
 
 /* perfcollect options profcpu accepts without doing what perfcollect does:
@@ -276,7 +304,10 @@ static int take_positionals(struct collect_options *options, struct string_list 
 
 int cmd_collect(int argc, char **argv)
 {
-	struct collect_options options = {.frequency = -1, .buffer_pages = 256};
+	struct collect_options options = {.frequency = -1,
+					  .buffer_pages = 256,
+					  .call_graph = CALL_GRAPH_HYBRID,
+					  .stack_size = CALL_GRAPH_DEFAULT_STACK_SIZE};
 	struct string_list positionals = {0};
 	const struct option entries[] = {
 	    {"pid", "p", OPTION_INTEGER, &options.pid},
@@ -290,6 +321,8 @@ int cmd_collect(int argc, char **argv)
 	    {"offcpu", NULL, OPTION_FLAG, &options.off_cpu},
 	    {"nolttng", NULL, OPTION_FLAG, &options.no_lttng},
 	    {"no-compress", NULL, OPTION_FLAG, &options.no_compress},
+	    {"call-graph", "callgraph", OPTION_STRING, &options.call_graph_text},
+	    {"stack-size", "stacksize", OPTION_INTEGER, &options.stack_size},
 	    SYMBOL_OPTION_ENTRIES(&options.symbols),
 	    GROUPING_OPTION_ENTRIES(&options.grouping),
 	    {NULL, NULL, OPTION_FLAG, NULL},
@@ -357,6 +390,8 @@ int cmd_collect(int argc, char **argv)
 	if (capture_target(&(struct capture_options){.duration = options.duration,
 						     .frequency = (unsigned)options.frequency,
 						     .buffer_pages = (unsigned)options.buffer_pages,
+						     .call_graph = options.call_graph,
+						     .stack_size = (unsigned)options.stack_size,
 						     .compress = !options.no_compress,
 						     .hardware_events = options.hardware_events,
 						     .command_line = command_line},

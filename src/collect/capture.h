@@ -3,6 +3,7 @@
 #ifndef PROFCPU_CAPTURE_H
 #define PROFCPU_CAPTURE_H
 
+#include "perf_call_graph.h"
 #include "target_process.h"
 
 #include <stdbool.h>
@@ -11,6 +12,8 @@
 struct capture_options {
 	double duration; /* seconds; 0 until Ctrl-C, SIGTERM or the target's exit */
 	unsigned frequency, buffer_pages;
+	enum call_graph_mode call_graph;
+	unsigned stack_size;	  /* bytes of user stack per sample: dwarf and hybrid */
 	bool compress;		  /* zstd records, as perf record -z */
 	bool hardware_events;	  /* CPU cycles where the CPU has a PMU */
 	const char *command_line; /* for the capture's header */

@@ -47,6 +47,7 @@ struct profile {
 	uint64_t lost_samples;
 	uint64_t cut_stacks;	  /* samples whose stack reached the kernel's limit */
 	unsigned max_stack_depth; /* that limit */
+	uint64_t rooted_stacks;	  /* samples whose stack reaches a thread's start */
 
 	struct profile_frame *frames;
 	size_t frame_count, frame_capacity;
