@@ -1,5 +1,6 @@
 #include "resolver.h"
 #include "address_space.h"
+#include "managed_images.h"
 #include "target_root.h"
 
 #include <fcntl.h>
@@ -20,6 +21,7 @@ struct process {
 struct resolver {
 	struct resolver_config config;
 	struct native_symbols *native;
+	struct managed_images *managed; /* precompiled .NET code, named from its files */
 	struct process *processes;
 	size_t process_count, process_capacity;
 	char module_name[256]; /* "[libfoo.so]" for unnamed frames */
@@ -33,6 +35,7 @@ struct resolver *resolver_new(const struct resolver_config *config)
 		return NULL;
 	resolver->config = *config;
 	resolver->native = native_symbols_new(&config->native);
+	resolver->managed = managed_images_new(config->native.target_root_fd);
 	return resolver;
 }
 
@@ -49,6 +52,8 @@ void resolver_free(struct resolver *resolver)
 			close(process->perfmap_fd);
 	}
 	free(resolver->processes);
+	managed_images_report(resolver->managed, resolver->config.native.log);
+	managed_images_free(resolver->managed);
 	native_symbols_free(resolver->native);
 	free(resolver);
 }
@@ -188,15 +193,39 @@ static void name_after_module(struct resolver *resolver, struct resolved_locatio
 	location->frames[0] = (struct resolved_frame){resolver->module_name, 0, false};
 }
 
+/* Precompiled (ReadyToRun) code in a .NET assembly the runtime mapped. */
+static bool lookup_managed_image(struct resolver *resolver, const struct mapping *mapping,
+				 uint64_t address, uint64_t lookup_address,
+				 struct resolved_location *location)
+{
+	const char *name;
+	uint64_t offset;
+
+	if (!resolver->managed || !managed_images_may_hold(mapping->path) ||
+	    !managed_images_lookup(resolver->managed, mapping->path,
+				   lookup_address - mapping->start + mapping->page_offset, &name,
+				   &offset))
+		return false;
+	location->kind = FRAME_JIT;
+	location->module = mapping->path;
+	location->frame_count = 1;
+	location->frames[0] =
+	    (struct resolved_frame){name, offset + (address - lookup_address), true};
+	return true;
+}
+
 static void lookup_native(struct resolver *resolver, const struct mapping *mapping,
 			  uint64_t address, uint64_t lookup_address,
 			  struct resolved_location *location)
 {
 	struct native_frame frames[RESOLVER_MAX_FRAMES];
-	size_t count = native_symbols_lookup(resolver->native, mapping->path,
-					     lookup_address - mapping->start + mapping->page_offset,
-					     frames, RESOLVER_MAX_FRAMES);
+	size_t count;
 
+	if (lookup_managed_image(resolver, mapping, address, lookup_address, location))
+		return;
+	count = native_symbols_lookup(resolver->native, mapping->path,
+				      lookup_address - mapping->start + mapping->page_offset,
+				      frames, RESOLVER_MAX_FRAMES);
 	location->kind = FRAME_NATIVE;
 	location->module = mapping->path;
 	if (count == 0) {

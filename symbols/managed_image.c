@@ -1,0 +1,422 @@
+#include "managed_image.h"
+#include "clr_metadata.h"
+#include "clr_signature.h"
+#include "little_endian.h"
+#include "target_root.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_NAME 1024
+
+/* ReadyToRun method signature flags (readytorun-format.md, "Method Signatures"). */
+enum {
+	METHOD_SIGNATURE_METHOD_INSTANTIATION = 0x04,
+	METHOD_SIGNATURE_SLOT_INSTEAD_OF_TOKEN = 0x08,
+	METHOD_SIGNATURE_MEMBER_REF_TOKEN = 0x10,
+	METHOD_SIGNATURE_CONSTRAINED = 0x20,
+	METHOD_SIGNATURE_OWNER_TYPE = 0x40,
+	METHOD_SIGNATURE_UPDATE_CONTEXT = 0x80,
+};
+
+/* Where a method's code starts, and what names it. */
+struct method_start {
+	uint32_t runtime_function;
+	uint32_t source; /* MethodDef row, or the RVA of an instance signature */
+	bool instance;
+	bool name_made;
+	char *name; /* NULL until made, or when it cannot be */
+};
+
+struct managed_image {
+	uint8_t *data;
+	size_t size;
+	struct pe_image pe;
+	struct clr_metadata metadata;
+	struct readytorun r2r;
+	bool has_native_code;
+	struct clr_metadata manifest; /* the version bubble's extra AssemblyRefs */
+	bool has_manifest;
+	struct method_start *methods;
+	size_t method_count;
+	bool indexed;
+	managed_image_assembly_finder finder;
+	void *finder_context;
+};
+
+struct managed_image *managed_image_from_bytes(uint8_t *data, size_t size)
+{
+	struct managed_image *image = calloc(1, sizeof(*image));
+	uint32_t cli_rva, cli_size, metadata_rva, metadata_size;
+	const uint8_t *cli, *metadata;
+
+	if (!image) {
+		free(data);
+		return NULL;
+	}
+	image->data = data;
+	image->size = size;
+	if (!pe_image_parse(&image->pe, data, size) ||
+	    !pe_image_directory(&image->pe, PE_DIRECTORY_CLI_HEADER, &cli_rva, &cli_size) ||
+	    !(cli = pe_image_at_rva(&image->pe, cli_rva, 16)))
+		goto not_managed;
+	metadata_rva = read_u32(cli + 8);
+	metadata_size = read_u32(cli + 12);
+	if (!(metadata = pe_image_at_rva(&image->pe, metadata_rva, metadata_size)) ||
+	    !clr_metadata_parse(&image->metadata, metadata, metadata_size))
+		goto not_managed;
+	image->has_native_code =
+	    readytorun_parse(&image->r2r, &image->pe) && image->r2r.runtime_function_count;
+	image->has_manifest = image->r2r.manifest_metadata &&
+			      clr_metadata_parse(&image->manifest, image->r2r.manifest_metadata,
+						 image->r2r.manifest_metadata_size);
+	return image;
+not_managed:
+	managed_image_free(image);
+	return NULL;
+}
+
+struct managed_image *managed_image_open(int root_fd, const char *path)
+{
+	int fd = target_root_openat(root_fd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	struct stat status;
+	uint8_t *data = NULL;
+	size_t done = 0;
+
+	if (fd < 0)
+		return NULL;
+	/* A FIFO or device in the target's root must not be read (or block). */
+	if (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) || status.st_size < 64 ||
+	    (uint64_t)status.st_size > MANAGED_IMAGE_MAX_SIZE ||
+	    !(data = malloc((size_t)status.st_size)))
+		goto fail;
+	/* The file may shrink while it is read: what was read is what counts. */
+	while (done < (size_t)status.st_size) {
+		ssize_t got = pread(fd, data + done, (size_t)status.st_size - done, (off_t)done);
+
+		if (got <= 0)
+			break;
+		done += (size_t)got;
+	}
+	close(fd);
+	return managed_image_from_bytes(data, done);
+fail:
+	free(data);
+	close(fd);
+	return NULL;
+}
+
+void managed_image_free(struct managed_image *image)
+{
+	if (!image)
+		return;
+	for (size_t i = 0; i < image->method_count; i++)
+		free(image->methods[i].name);
+	free(image->methods);
+	free(image->data);
+	free(image);
+}
+
+void managed_image_set_assembly_finder(struct managed_image *image,
+				       managed_image_assembly_finder finder, void *context)
+{
+	image->finder = finder;
+	image->finder_context = context;
+}
+
+bool managed_image_has_native_code(const struct managed_image *image)
+{
+	return image->has_native_code;
+}
+
+const char *managed_image_assembly_name(const struct managed_image *image)
+{
+	return clr_metadata_assembly_name(&image->metadata);
+}
+
+const struct clr_metadata *managed_image_metadata(const struct managed_image *image)
+{
+	return &image->metadata;
+}
+
+void managed_image_identity(const struct managed_image *image, uint32_t *timestamp,
+			    uint8_t mvid[16])
+{
+	*timestamp = image->pe.timestamp;
+	if (!clr_metadata_mvid(&image->metadata, mvid))
+		memset(mvid, 0, 16);
+}
+
+/* The module a ReadyToRun module override index names (readytorun-format.md,
+ * "ManifestMetadata"): 0 this one, then the IL AssemblyRefs, then those of
+ * the manifest metadata. */
+static const struct clr_metadata *module_override(void *context, uint32_t index)
+{
+	struct managed_image *image = context;
+	uint32_t il_references = clr_metadata_row_count(&image->metadata, CLR_TABLE_ASSEMBLY_REF);
+	bool manifest_counts_itself =
+	    image->r2r.major_version > 6 ||
+	    (image->r2r.major_version == 6 && image->r2r.minor_version >= 3);
+	const char *name;
+
+	if (index == 0)
+		return &image->metadata;
+	if (index <= il_references)
+		name = clr_metadata_assembly_ref_name(&image->metadata, index);
+	else if (!image->has_manifest)
+		return NULL;
+	else if (manifest_counts_itself)
+		name = clr_metadata_assembly_ref_name(&image->manifest, index - il_references - 1);
+	else
+		name = clr_metadata_assembly_ref_name(&image->manifest, index - il_references);
+	if (!strcmp(name, managed_image_assembly_name(image)))
+		return &image->metadata;
+	return *name && image->finder ? image->finder(image->finder_context, name) : NULL;
+}
+
+/* Reads a ReadyToRun method signature (readytorun-format.md, "Method
+ * Signatures"); with `name` given, writes the method's full name into it.
+ * Returns the signature's length, 0 when it is malformed. */
+static size_t read_instance_signature(struct managed_image *image, const uint8_t *bytes,
+				      size_t size, struct name_text *name)
+{
+	struct clr_signature_reader reader = {bytes, size, 0, false};
+	struct clr_type_scope scope = {&image->metadata, module_override, image};
+	char owner_text[MAX_NAME] = "";
+	struct name_text owner = {owner_text, sizeof(owner_text), 0};
+	uint32_t flags = clr_signature_read_number(&reader), row = 0;
+
+	if (flags & METHOD_SIGNATURE_UPDATE_CONTEXT)
+		scope.metadata = module_override(image, clr_signature_read_number(&reader));
+	if ((flags & METHOD_SIGNATURE_OWNER_TYPE) &&
+	    !clr_signature_write_type(&reader, &scope, CLR_TYPE_REFLECTION, name ? &owner : NULL))
+		return 0;
+	row = clr_signature_read_number(&reader);
+	if (flags & METHOD_SIGNATURE_METHOD_INSTANTIATION) {
+		uint32_t count = clr_signature_read_number(&reader);
+
+		for (uint32_t i = 0; i < count && !reader.failed; i++)
+			if (!clr_signature_write_type(&reader, &scope, CLR_TYPE_REFLECTION, NULL))
+				return 0;
+	}
+	if ((flags & METHOD_SIGNATURE_CONSTRAINED) &&
+	    !clr_signature_write_type(&reader, &scope, CLR_TYPE_REFLECTION, NULL))
+		return 0;
+	if (reader.failed)
+		return 0;
+	if (name && scope.metadata && !(flags & METHOD_SIGNATURE_SLOT_INSTEAD_OF_TOKEN)) {
+		const uint8_t *signature = NULL;
+		uint32_t signature_size = 0;
+		const char *method_name = NULL;
+		struct clr_method_def method;
+		struct clr_member_ref member;
+
+		if (flags & METHOD_SIGNATURE_MEMBER_REF_TOKEN) {
+			if (clr_metadata_member_ref(scope.metadata, row, &member)) {
+				method_name = member.name;
+				signature = member.signature;
+				signature_size = member.signature_size;
+			}
+		} else if (clr_metadata_method_def(scope.metadata, row, &method)) {
+			method_name = method.name;
+			signature = method.signature;
+			signature_size = method.signature_size;
+			if (owner.length == 0)
+				clr_signature_write_type_name(
+				    scope.metadata,
+				    (struct clr_token){
+					CLR_TABLE_TYPE_DEF,
+					clr_metadata_method_owner(scope.metadata, row)},
+				    CLR_TYPE_REFLECTION, &owner);
+		}
+		if (method_name) {
+			char parameters_text[MAX_NAME] = "";
+			struct name_text parameters = {parameters_text, sizeof(parameters_text), 0};
+
+			if (!clr_signature_write_method(signature, signature_size, &scope, name,
+							&parameters))
+				name_text_append(name, "?");
+			name_text_append(name, " [");
+			name_text_append(name, clr_metadata_assembly_name(scope.metadata));
+			name_text_append(name, "] ");
+			name_text_append(name, owner_text);
+			name_text_append(name, "::");
+			name_text_append(name, method_name);
+			name_text_append(name, parameters_text);
+			name_text_append(name, "[PreJIT]");
+		}
+	}
+	return reader.position;
+}
+
+static void name_method_def(struct managed_image *image, uint32_t row, struct name_text *name)
+{
+	struct clr_type_scope scope = {&image->metadata, module_override, image};
+	char parameters_text[MAX_NAME] = "";
+	struct name_text parameters = {parameters_text, sizeof(parameters_text), 0};
+	struct clr_method_def method;
+
+	if (!clr_metadata_method_def(&image->metadata, row, &method))
+		return;
+	if (!clr_signature_write_method(method.signature, method.signature_size, &scope, name,
+					&parameters))
+		name_text_append(name, "?");
+	name_text_append(name, " [");
+	name_text_append(name, managed_image_assembly_name(image));
+	name_text_append(name, "] ");
+	clr_signature_write_type_name(
+	    &image->metadata,
+	    (struct clr_token){CLR_TABLE_TYPE_DEF,
+			       clr_metadata_method_owner(&image->metadata, row)},
+	    CLR_TYPE_REFLECTION, name);
+	name_text_append(name, "::");
+	name_text_append(name, method.name);
+	name_text_append(name, parameters_text);
+	name_text_append(name, "[PreJIT]");
+}
+
+static bool add_method(struct managed_image *image, size_t *capacity, struct method_start start)
+{
+	if (image->method_count == *capacity) {
+		size_t grown_capacity = *capacity ? *capacity * 2 : 1024;
+		struct method_start *grown =
+		    realloc(image->methods, grown_capacity * sizeof(*grown));
+
+		if (!grown)
+			return false;
+		image->methods = grown;
+		*capacity = grown_capacity;
+	}
+	image->methods[image->method_count++] = start;
+	return true;
+}
+
+static int by_runtime_function(const void *a, const void *b)
+{
+	const struct method_start *left = a, *right = b;
+
+	if (left->runtime_function != right->runtime_function)
+		return left->runtime_function < right->runtime_function ? -1 : 1;
+	return (int)left->instance - (int)right->instance;
+}
+
+/* Lists where every precompiled method starts: the MethodDef entry points,
+ * then the generic instantiations. */
+static void index_methods(struct managed_image *image)
+{
+	uint32_t rows = clr_metadata_row_count(&image->metadata, CLR_TABLE_METHOD_DEF);
+	const struct readytorun_table *instances = &image->r2r.instance_entry_points;
+	size_t capacity = 0, entries_left = instances->end_rva - instances->start_rva;
+	uint32_t cursor = 0, runtime_function;
+	const uint8_t *signature;
+	size_t available;
+
+	image->indexed = true;
+	for (uint32_t row = 1; row <= rows; row++)
+		if (readytorun_method_entry_point(&image->r2r, row, &runtime_function) &&
+		    !add_method(
+			image, &capacity,
+			(struct method_start){.runtime_function = runtime_function, .source = row}))
+			return;
+	/* Each entry takes at least two bytes of the table: a bound for a
+	 * table whose offsets loop. */
+	while (entries_left-- > 0 &&
+	       readytorun_next_instance_entry(&image->r2r, &cursor, &signature, &available)) {
+		size_t length = read_instance_signature(image, signature, available, NULL);
+
+		if (length &&
+		    readytorun_instance_entry_point(&image->r2r, signature, length,
+						    &runtime_function) &&
+		    !add_method(image, &capacity,
+				(struct method_start){
+				    .runtime_function = runtime_function,
+				    .source = (uint32_t)(signature - instances->section_base),
+				    .instance = true}))
+			return;
+	}
+	qsort(image->methods, image->method_count, sizeof(*image->methods), by_runtime_function);
+}
+
+/* The method whose code includes runtime function `index`: the last one
+ * starting at or before it (funclets follow their method). */
+static struct method_start *method_of(struct managed_image *image, uint32_t index)
+{
+	size_t low = 0, high = image->method_count;
+
+	while (low < high) {
+		size_t middle = low + (high - low) / 2;
+
+		if (image->methods[middle].runtime_function <= index)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	if (low == 0)
+		return NULL;
+	/* The first of the entries sharing that start. */
+	while (low > 1 &&
+	       image->methods[low - 2].runtime_function == image->methods[low - 1].runtime_function)
+		low--;
+	return &image->methods[low - 1];
+}
+
+static const char *method_name(struct managed_image *image, struct method_start *method)
+{
+	if (!method->name_made) {
+		char text[MAX_NAME] = "";
+		struct name_text name = {text, sizeof(text), 0};
+
+		method->name_made = true;
+		if (method->instance) {
+			const struct readytorun_table *table = &image->r2r.instance_entry_points;
+
+			read_instance_signature(image, table->section_base + method->source,
+						table->section_end_rva - method->source, &name);
+		} else {
+			name_method_def(image, method->source, &name);
+		}
+		method->name = name.length ? strdup(text) : NULL;
+	}
+	return method->name;
+}
+
+static bool runtime_function_at(const struct managed_image *image, uint64_t file_offset,
+				uint32_t *rva, uint32_t *index)
+{
+	return image->has_native_code &&
+	       pe_image_rva_of_file_offset(&image->pe, file_offset, rva) &&
+	       readytorun_find_runtime_function(&image->r2r, *rva, index);
+}
+
+bool managed_image_lookup(struct managed_image *image, uint64_t file_offset, const char **name,
+			  uint64_t *offset)
+{
+	struct readytorun_runtime_function start;
+	struct method_start *method;
+	uint32_t rva, index;
+
+	if (!runtime_function_at(image, file_offset, &rva, &index))
+		return false;
+	if (!image->indexed)
+		index_methods(image);
+	method = method_of(image, readytorun_hot_part(&image->r2r, index));
+	if (!method || !(*name = method_name(image, method)) ||
+	    !readytorun_runtime_function(&image->r2r, method->runtime_function, &start))
+		return false;
+	*offset = rva >= start.begin_rva ? rva - start.begin_rva : 0;
+	return true;
+}
+
+bool managed_image_runtime_function(const struct managed_image *image, uint64_t file_offset,
+				    struct readytorun_runtime_function *function,
+				    const uint8_t **unwind_info, size_t *unwind_size)
+{
+	uint32_t rva, index;
+
+	return runtime_function_at(image, file_offset, &rva, &index) &&
+	       readytorun_runtime_function(&image->r2r, index, function) &&
+	       readytorun_unwind_info(&image->r2r, function, unwind_info, unwind_size);
+}
