@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #define MAX_NAME 1024
+#define ELEMENT_TYPE_MODULE_ZAPSIG 0x3f
 
 /* ReadyToRun method signature flags (readytorun-format.md, "Method Signatures"). */
 enum {
@@ -25,7 +26,8 @@ enum {
 /* Where a method's code starts, and what names it. */
 struct method_start {
 	uint32_t runtime_function;
-	uint32_t source; /* MethodDef row, or the RVA of an instance signature */
+	uint32_t source;    /* MethodDef row, or the RVA of an instance signature */
+	uint16_t component; /* for a MethodDef: 0 this assembly, N the Nth of a composite image */
 	bool instance;
 	bool name_made;
 	char *name; /* NULL until made, or when it cannot be */
@@ -143,9 +145,10 @@ const struct clr_metadata *managed_image_metadata(const struct managed_image *im
 }
 
 void managed_image_identity(const struct managed_image *image, uint32_t *timestamp,
-			    uint8_t mvid[16])
+			    uint8_t mvid[16], uint64_t *size)
 {
 	*timestamp = image->pe.timestamp;
+	*size = image->size;
 	if (!clr_metadata_mvid(&image->metadata, mvid))
 		memset(mvid, 0, 16);
 }
@@ -156,7 +159,11 @@ void managed_image_identity(const struct managed_image *image, uint32_t *timesta
 static const struct clr_metadata *module_override(void *context, uint32_t index)
 {
 	struct managed_image *image = context;
-	uint32_t il_references = clr_metadata_row_count(&image->metadata, CLR_TABLE_ASSEMBLY_REF);
+	/* A composite image has no IL metadata: its metadata is the manifest. */
+	uint32_t il_references =
+	    image->r2r.component_count
+		? 0
+		: clr_metadata_row_count(&image->metadata, CLR_TABLE_ASSEMBLY_REF);
 	bool manifest_counts_itself =
 	    image->r2r.major_version > 6 ||
 	    (image->r2r.major_version == 6 && image->r2r.minor_version >= 3);
@@ -177,6 +184,22 @@ static const struct clr_metadata *module_override(void *context, uint32_t index)
 	return *name && image->finder ? image->finder(image->finder_context, name) : NULL;
 }
 
+/* A composite image has no module of its own: a method token without an
+ * explicit context belongs to the module of the method's type, the one its
+ * owner type signature names first (ELEMENT_TYPE_MODULE_ZAPSIG). */
+static const struct clr_metadata *composite_token_module(struct managed_image *image,
+							 const struct clr_signature_reader *reader,
+							 uint32_t flags)
+{
+	struct clr_signature_reader owner = *reader;
+
+	if (!(flags & METHOD_SIGNATURE_OWNER_TYPE) || owner.position >= owner.size ||
+	    owner.bytes[owner.position] != ELEMENT_TYPE_MODULE_ZAPSIG)
+		return &image->metadata;
+	owner.position++;
+	return module_override(image, clr_signature_read_number(&owner));
+}
+
 /* Reads a ReadyToRun method signature (readytorun-format.md, "Method
  * Signatures"); with `name` given, writes the method's full name into it.
  * Returns the signature's length, 0 when it is malformed. */
@@ -191,6 +214,8 @@ static size_t read_instance_signature(struct managed_image *image, const uint8_t
 
 	if (flags & METHOD_SIGNATURE_UPDATE_CONTEXT)
 		scope.metadata = module_override(image, clr_signature_read_number(&reader));
+	else if (image->r2r.component_count)
+		scope.metadata = composite_token_module(image, &reader, flags);
 	if ((flags & METHOD_SIGNATURE_OWNER_TYPE) &&
 	    !clr_signature_write_type(&reader, &scope, CLR_TYPE_REFLECTION, name ? &owner : NULL))
 		return 0;
@@ -252,25 +277,38 @@ static size_t read_instance_signature(struct managed_image *image, const uint8_t
 	return reader.position;
 }
 
-static void name_method_def(struct managed_image *image, uint32_t row, struct name_text *name)
+/* The metadata of component `component` (1-based) of a composite image:
+ * that of the assembly file its manifest AssemblyRef names. */
+static const struct clr_metadata *component_metadata(struct managed_image *image,
+						     uint16_t component)
 {
-	struct clr_type_scope scope = {&image->metadata, module_override, image};
+	const char *name = clr_metadata_assembly_ref_name(
+	    image->has_manifest ? &image->manifest : &image->metadata, component);
+
+	return *name && image->finder ? image->finder(image->finder_context, name) : NULL;
+}
+
+static void name_method_def(struct managed_image *image, uint16_t component, uint32_t row,
+			    struct name_text *name)
+{
+	const struct clr_metadata *metadata =
+	    component ? component_metadata(image, component) : &image->metadata;
+	struct clr_type_scope scope = {metadata, module_override, image};
 	char parameters_text[MAX_NAME] = "";
 	struct name_text parameters = {parameters_text, sizeof(parameters_text), 0};
 	struct clr_method_def method;
 
-	if (!clr_metadata_method_def(&image->metadata, row, &method))
+	if (!metadata || !clr_metadata_method_def(metadata, row, &method))
 		return;
 	if (!clr_signature_write_method(method.signature, method.signature_size, &scope, name,
 					&parameters))
 		name_text_append(name, "?");
 	name_text_append(name, " [");
-	name_text_append(name, managed_image_assembly_name(image));
+	name_text_append(name, clr_metadata_assembly_name(metadata));
 	name_text_append(name, "] ");
 	clr_signature_write_type_name(
-	    &image->metadata,
-	    (struct clr_token){CLR_TABLE_TYPE_DEF,
-			       clr_metadata_method_owner(&image->metadata, row)},
+	    metadata,
+	    (struct clr_token){CLR_TABLE_TYPE_DEF, clr_metadata_method_owner(metadata, row)},
 	    CLR_TYPE_REFLECTION, name);
 	name_text_append(name, "::");
 	name_text_append(name, method.name);
@@ -303,23 +341,42 @@ static int by_runtime_function(const void *a, const void *b)
 	return (int)left->instance - (int)right->instance;
 }
 
-/* Lists where every precompiled method starts: the MethodDef entry points,
- * then the generic instantiations. */
+/* Adds the methods of one MethodDefEntryPoints table. */
+static bool index_method_defs(struct managed_image *image, size_t *capacity,
+			      const struct readytorun_table *entry_points, uint16_t component)
+{
+	uint32_t rows = readytorun_method_entry_count(entry_points), runtime_function;
+
+	for (uint32_t row = 1; row <= rows; row++)
+		if (readytorun_method_entry_point(&image->r2r, entry_points, row,
+						  &runtime_function) &&
+		    !add_method(image, capacity,
+				(struct method_start){.runtime_function = runtime_function,
+						      .source = row,
+						      .component = component}))
+			return false;
+	return true;
+}
+
+/* Lists where every precompiled method starts: the MethodDef entry points
+ * (of each component, in a composite image), then the generic
+ * instantiations. */
 static void index_methods(struct managed_image *image)
 {
-	uint32_t rows = clr_metadata_row_count(&image->metadata, CLR_TABLE_METHOD_DEF);
 	const struct readytorun_table *instances = &image->r2r.instance_entry_points;
 	size_t capacity = 0, entries_left = instances->end_rva - instances->start_rva;
 	uint32_t cursor = 0, runtime_function;
+	struct readytorun_table component_entry_points;
 	const uint8_t *signature;
 	size_t available;
 
 	image->indexed = true;
-	for (uint32_t row = 1; row <= rows; row++)
-		if (readytorun_method_entry_point(&image->r2r, row, &runtime_function) &&
-		    !add_method(
-			image, &capacity,
-			(struct method_start){.runtime_function = runtime_function, .source = row}))
+	if (!index_method_defs(image, &capacity, &image->r2r.method_def_entry_points, 0))
+		return;
+	for (uint32_t i = 0; i < image->r2r.component_count && i < UINT16_MAX; i++)
+		if (readytorun_component_entry_points(&image->r2r, i, &component_entry_points) &&
+		    !index_method_defs(image, &capacity, &component_entry_points,
+				       (uint16_t)(i + 1)))
 			return;
 	/* Each entry takes at least two bytes of the table: a bound for a
 	 * table whose offsets loop. */
@@ -376,7 +433,7 @@ static const char *method_name(struct managed_image *image, struct method_start 
 			read_instance_signature(image, table->section_base + method->source,
 						table->section_end_rva - method->source, &name);
 		} else {
-			name_method_def(image, method->source, &name);
+			name_method_def(image, method->component, method->source, &name);
 		}
 		method->name = name.length ? strdup(text) : NULL;
 	}

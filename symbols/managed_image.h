@@ -47,9 +47,10 @@ bool managed_image_has_native_code(const struct managed_image *image);
 const char *managed_image_assembly_name(const struct managed_image *image);
 const struct clr_metadata *managed_image_metadata(const struct managed_image *image);
 
-/* The build identity: the COFF timestamp and the module's MVID. */
+/* The build identity: the COFF timestamp, the module's MVID and the file's
+ * size (a composite image's component keeps its assembly's MVID). */
 void managed_image_identity(const struct managed_image *image, uint32_t *timestamp,
-			    uint8_t mvid[16]);
+			    uint8_t mvid[16], uint64_t *size);
 
 /* The name of the precompiled method whose code holds the byte at
  * `file_offset`, and the offset of that byte from the method's start. The

@@ -57,10 +57,11 @@ static bool same_identity(const struct managed_image *a, const struct managed_im
 {
 	uint32_t a_timestamp, b_timestamp;
 	uint8_t a_mvid[16], b_mvid[16];
+	uint64_t a_size, b_size;
 
-	managed_image_identity(a, &a_timestamp, a_mvid);
-	managed_image_identity(b, &b_timestamp, b_mvid);
-	return a_timestamp == b_timestamp && !memcmp(a_mvid, b_mvid, 16);
+	managed_image_identity(a, &a_timestamp, a_mvid, &a_size);
+	managed_image_identity(b, &b_timestamp, b_mvid, &b_size);
+	return a_timestamp == b_timestamp && a_size == b_size && !memcmp(a_mvid, b_mvid, 16);
 }
 
 /* The other assembly `name` of a signature: the file "<name>.dll" in the
@@ -140,7 +141,7 @@ void managed_images_report(const struct managed_images *images, FILE *log)
 {
 	size_t with_code = 0;
 
-	if (images->lookups == 0)
+	if (!images || images->lookups == 0)
 		return;
 	for (size_t i = 0; i < images->count; i++)
 		if (images->cached[i]->owned && images->cached[i]->image &&

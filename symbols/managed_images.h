@@ -36,7 +36,7 @@ bool managed_images_lookup(struct managed_images *images, const char *path, uint
 
 /* Writes one line to `log` (symbols_log): how many images with ReadyToRun
  * code were read and how many lookups they answered. Nothing when no
- * lookup was made. */
+ * lookup was made or `images` is NULL. */
 void managed_images_report(const struct managed_images *images, FILE *log);
 
 #endif

@@ -12,6 +12,7 @@ enum section_type {
 	SECTION_METHOD_DEF_ENTRY_POINTS = 103,
 	SECTION_INSTANCE_ENTRY_POINTS = 109,
 	SECTION_MANIFEST_METADATA = 112,
+	SECTION_COMPONENT_ASSEMBLIES = 115,
 	SECTION_OWNER_COMPOSITE_EXECUTABLE = 116,
 	SECTION_HOT_COLD_MAP = 120,
 };
@@ -99,6 +100,10 @@ bool readytorun_parse(struct readytorun *r2r, const struct pe_image *image)
 			break;
 		case SECTION_INSTANCE_ENTRY_POINTS:
 			table_at(image, rva, size, &r2r->instance_entry_points);
+			break;
+		case SECTION_COMPONENT_ASSEMBLIES:
+			r2r->components = bytes;
+			r2r->component_count = size / 16;
 			break;
 		case SECTION_MANIFEST_METADATA:
 			r2r->manifest_metadata = bytes;
@@ -281,10 +286,47 @@ static bool decode_entry_point(const struct readytorun *r2r, const struct readyt
 	return *runtime_function < r2r->runtime_function_count;
 }
 
-bool readytorun_method_entry_point(const struct readytorun *r2r, uint32_t method_row,
+bool readytorun_component_entry_points(const struct readytorun *r2r, uint32_t index,
+				       struct readytorun_table *entry_points)
+{
+	const uint8_t *entry = r2r->components + (size_t)index * 16, *header;
+	uint32_t header_rva, section_count;
+
+	/* An entry: the component's COR header, then its READYTORUN_CORE_HEADER
+	 * (flags, section count, sections). */
+	if (index >= r2r->component_count)
+		return false;
+	header_rva = read_u32(entry + 8);
+	if (!(header = pe_image_at_rva(r2r->image, header_rva, 8)))
+		return false;
+	section_count = read_u32(header + 4);
+	if (section_count > MAX_SECTIONS ||
+	    !(header = pe_image_at_rva(r2r->image, header_rva, 8 + section_count * 12)))
+		return false;
+	for (uint32_t i = 0; i < section_count; i++) {
+		const uint8_t *section = header + 8 + i * 12;
+
+		if (read_u32(section) == SECTION_METHOD_DEF_ENTRY_POINTS)
+			return table_at(r2r->image, read_u32(section + 4), read_u32(section + 8),
+					entry_points);
+	}
+	return false;
+}
+
+uint32_t readytorun_method_entry_count(const struct readytorun_table *entry_points)
+{
+	uint32_t rva = entry_points->start_rva, header;
+
+	/* A NativeArray starts with its element count and cell size. */
+	return entry_points->end_rva && decode_unsigned(entry_points, &rva, &header) ? header >> 2
+										     : 0;
+}
+
+bool readytorun_method_entry_point(const struct readytorun *r2r,
+				   const struct readytorun_table *entry_points, uint32_t method_row,
 				   uint32_t *runtime_function)
 {
-	const struct readytorun_table *table = &r2r->method_def_entry_points;
+	const struct readytorun_table *table = entry_points;
 	uint32_t rva = table->start_rva, header, count, index = method_row - 1, block_offset;
 	unsigned entry_size;
 

@@ -11,6 +11,9 @@
  *   InstanceMethodEntryPoints (109)  generic instantiations: method signature
  *                                    -> first runtime function (a NativeHashtable)
  *   HotColdMap (120)                 cold parts of split methods -> hot part
+ *   ComponentAssemblies (115)        a composite image (the code of many
+ *                                    assemblies in one file): per assembly, its
+ *                                    own MethodDefEntryPoints
  *   OwnerCompositeExecutable (116)   a component of a composite image: the
  *                                    file that holds its code
  *
@@ -24,9 +27,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#define READYTORUN_FLAG_COMPOSITE 0x02
-#define READYTORUN_FLAG_COMPONENT 0x20
 
 /* A table in the image: its bytes are those of the PE section holding it,
  * from `start_rva` to `end_rva`, and offsets inside it are RVAs. */
@@ -45,6 +45,8 @@ struct readytorun {
 	struct readytorun_table method_def_entry_points, instance_entry_points;
 	const uint8_t *hot_cold_map; /* pairs of (cold index, hot index) */
 	uint32_t hot_cold_count;
+	const uint8_t *components;	  /* ComponentAssemblies: 16 bytes each */
+	uint32_t component_count;	  /* parallel to the manifest's AssemblyRef rows */
 	const uint8_t *manifest_metadata; /* ECMA-335 metadata; NULL when absent */
 	uint32_t manifest_metadata_size;
 	char owner_composite[256]; /* "" unless this is a component of a composite image */
@@ -77,9 +79,20 @@ bool readytorun_unwind_info(const struct readytorun *r2r,
 			    const struct readytorun_runtime_function *function,
 			    const uint8_t **bytes, size_t *size);
 
-/* The first runtime function of MethodDef row `method_row`; false when the
- * method has no precompiled code. */
-bool readytorun_method_entry_point(const struct readytorun *r2r, uint32_t method_row,
+/* The MethodDefEntryPoints of component `index` (0-based, that is
+ * AssemblyRef row index + 1 of the manifest) of a composite image; false
+ * when it has none. */
+bool readytorun_component_entry_points(const struct readytorun *r2r, uint32_t index,
+				       struct readytorun_table *entry_points);
+
+/* How many MethodDef rows the MethodDefEntryPoints `entry_points` covers. */
+uint32_t readytorun_method_entry_count(const struct readytorun_table *entry_points);
+
+/* The first runtime function of MethodDef row `method_row` in the
+ * MethodDefEntryPoints `entry_points` (the image's own, or a component's);
+ * false when the method has no precompiled code. */
+bool readytorun_method_entry_point(const struct readytorun *r2r,
+				   const struct readytorun_table *entry_points, uint32_t method_row,
 				   uint32_t *runtime_function);
 
 /* Walks the InstanceMethodEntryPoints hashtable. Start with *cursor = 0;

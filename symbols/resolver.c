@@ -35,7 +35,10 @@ struct resolver *resolver_new(const struct resolver_config *config)
 		return NULL;
 	resolver->config = *config;
 	resolver->native = native_symbols_new(&config->native);
-	resolver->managed = managed_images_new(config->native.target_root_fd);
+	/* PROFCPU_NO_READYTORUN=1 leaves precompiled .NET code to the runtime's
+	 * own files (jitdump): for comparisons, or against a misleading image. */
+	if (!getenv("PROFCPU_NO_READYTORUN"))
+		resolver->managed = managed_images_new(config->native.target_root_fd);
 	return resolver;
 }
 
