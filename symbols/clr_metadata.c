@@ -345,6 +345,16 @@ bool clr_metadata_type_ref(const struct clr_metadata *metadata, uint32_t row,
 	return true;
 }
 
+/* A signature blob; NULL and 0 when it lies outside the heap. */
+static void read_signature(const struct clr_metadata *metadata, uint32_t index,
+			   const uint8_t **signature, uint32_t *size)
+{
+	if (!clr_metadata_blob(metadata, index, signature, size)) {
+		*signature = NULL;
+		*size = 0;
+	}
+}
+
 bool clr_metadata_member_ref(const struct clr_metadata *metadata, uint32_t row,
 			     struct clr_member_ref *member)
 {
@@ -352,11 +362,8 @@ bool clr_metadata_member_ref(const struct clr_metadata *metadata, uint32_t row,
 		return false;
 	member->name =
 	    clr_metadata_string(metadata, column(metadata, CLR_TABLE_MEMBER_REF, row, 1));
-	if (!clr_metadata_blob(metadata, column(metadata, CLR_TABLE_MEMBER_REF, row, 2),
-			       &member->signature, &member->signature_size)) {
-		member->signature = NULL;
-		member->signature_size = 0;
-	}
+	read_signature(metadata, column(metadata, CLR_TABLE_MEMBER_REF, row, 2), &member->signature,
+		       &member->signature_size);
 	return true;
 }
 
@@ -368,11 +375,8 @@ bool clr_metadata_method_def(const struct clr_metadata *metadata, uint32_t row,
 	method->flags = (uint16_t)column(metadata, CLR_TABLE_METHOD_DEF, row, 2);
 	method->name =
 	    clr_metadata_string(metadata, column(metadata, CLR_TABLE_METHOD_DEF, row, 3));
-	if (!clr_metadata_blob(metadata, column(metadata, CLR_TABLE_METHOD_DEF, row, 4),
-			       &method->signature, &method->signature_size)) {
-		method->signature = NULL;
-		method->signature_size = 0;
-	}
+	read_signature(metadata, column(metadata, CLR_TABLE_METHOD_DEF, row, 4), &method->signature,
+		       &method->signature_size);
 	return true;
 }
 

@@ -110,6 +110,20 @@ static void append_number(struct name_text *out, uint32_t number)
 	name_text_append(out, digits);
 }
 
+/* One type of a chain of nested types, outermost first: "Namespace.Outer",
+ * then "/Inner" (signature style) or "+Inner" (reflection style). */
+static void write_nested_part(const char *name_space, const char *name, bool outermost,
+			      enum clr_type_style style, struct name_text *out)
+{
+	if (!outermost)
+		name_text_append(out, style == CLR_TYPE_SIGNATURE ? "/" : "+");
+	else if (*name_space) {
+		name_text_append(out, name_space);
+		name_text_append(out, ".");
+	}
+	name_text_append(out, name);
+}
+
 static void write_type_def_name(const struct clr_metadata *metadata, uint32_t row,
 				enum clr_type_style style, struct name_text *out)
 {
@@ -125,13 +139,7 @@ static void write_type_def_name(const struct clr_metadata *metadata, uint32_t ro
 	for (size_t i = depth; i-- > 0;) {
 		if (!clr_metadata_type_def(metadata, chain[i], &type))
 			return;
-		if (i == depth - 1 && *type.name_space) {
-			name_text_append(out, type.name_space);
-			name_text_append(out, ".");
-		}
-		name_text_append(out, type.name);
-		if (i)
-			name_text_append(out, style == CLR_TYPE_SIGNATURE ? "/" : "+");
+		write_nested_part(type.name_space, type.name, i == depth - 1, style, out);
 	}
 }
 
@@ -159,13 +167,7 @@ static void write_type_ref_name(const struct clr_metadata *metadata, uint32_t ro
 	}
 	for (size_t i = depth; i-- > 0;) {
 		clr_metadata_type_ref(metadata, chain[i], &type);
-		if (i == depth - 1 && *type.name_space) {
-			name_text_append(out, type.name_space);
-			name_text_append(out, ".");
-		}
-		name_text_append(out, type.name);
-		if (i)
-			name_text_append(out, style == CLR_TYPE_SIGNATURE ? "/" : "+");
+		write_nested_part(type.name_space, type.name, i == depth - 1, style, out);
 	}
 }
 

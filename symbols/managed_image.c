@@ -2,15 +2,14 @@
 #include "clr_metadata.h"
 #include "clr_signature.h"
 #include "little_endian.h"
+#include "sparse_file.h"
 #include "target_root.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#define MAX_NAME 1024
+#define MAX_NAME		   1024
 #define ELEMENT_TYPE_MODULE_ZAPSIG 0x3f
 
 /* ReadyToRun method signature flags (readytorun-format.md, "Method Signatures"). */
@@ -49,19 +48,19 @@ struct managed_image {
 	void *finder_context;
 };
 
-struct managed_image *managed_image_from_bytes(uint8_t *data, size_t size)
+static void index_methods(struct managed_image *image);
+
+/* Reads the headers and metadata of the assembly in `data`; NULL when it
+ * is not one (`data` is then left to the caller). */
+static struct managed_image *parse_image(uint8_t *data, size_t size, const struct pe_loader *loader)
 {
 	struct managed_image *image = calloc(1, sizeof(*image));
 	uint32_t cli_rva, cli_size, metadata_rva, metadata_size;
 	const uint8_t *cli, *metadata;
 
-	if (!image) {
-		free(data);
+	if (!image)
 		return NULL;
-	}
-	image->data = data;
-	image->size = size;
-	if (!pe_image_parse(&image->pe, data, size) ||
+	if (!pe_image_parse(&image->pe, data, size, loader) ||
 	    !pe_image_directory(&image->pe, PE_DIRECTORY_CLI_HEADER, &cli_rva, &cli_size) ||
 	    !(cli = pe_image_at_rva(&image->pe, cli_rva, 16)))
 		goto not_managed;
@@ -70,6 +69,8 @@ struct managed_image *managed_image_from_bytes(uint8_t *data, size_t size)
 	if (!(metadata = pe_image_at_rva(&image->pe, metadata_rva, metadata_size)) ||
 	    !clr_metadata_parse(&image->metadata, metadata, metadata_size))
 		goto not_managed;
+	image->data = data;
+	image->size = size;
 	image->has_native_code =
 	    readytorun_parse(&image->r2r, &image->pe) && image->r2r.runtime_function_count;
 	image->has_manifest = image->r2r.manifest_metadata &&
@@ -77,38 +78,59 @@ struct managed_image *managed_image_from_bytes(uint8_t *data, size_t size)
 						 image->r2r.manifest_metadata_size);
 	return image;
 not_managed:
-	managed_image_free(image);
+	free(image);
 	return NULL;
+}
+
+struct managed_image *managed_image_from_bytes(uint8_t *data, size_t size)
+{
+	struct managed_image *image = parse_image(data, size, NULL);
+
+	if (!image)
+		free(data);
+	return image;
+}
+
+static bool load_file_range(void *context, uint64_t file_offset, uint64_t length)
+{
+	return sparse_file_load(context, file_offset, length);
+}
+
+/* Loads what lookups will read once the file is closed: the method index
+ * and every UNWIND_INFO. */
+static void load_for_lookups(struct managed_image *image)
+{
+	struct readytorun_runtime_function function;
+	const uint8_t *unwind_info;
+	size_t unwind_size;
+
+	index_methods(image);
+	for (uint32_t i = 0; readytorun_runtime_function(&image->r2r, i, &function); i++)
+		readytorun_unwind_info(&image->r2r, &function, &unwind_info, &unwind_size);
 }
 
 struct managed_image *managed_image_open(int root_fd, const char *path)
 {
-	int fd = target_root_openat(root_fd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
-	struct stat status;
-	uint8_t *data = NULL;
-	size_t done = 0;
+	struct sparse_file file;
+	struct pe_loader loader = {load_file_range, &file};
+	struct managed_image *image;
+	uint8_t *bytes;
 
-	if (fd < 0)
+	/* Only the headers, metadata and ReadyToRun tables are read: a tenth
+	 * of CoreLib, whose code is not needed. */
+	if (!sparse_file_open(&file,
+			      target_root_openat(root_fd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY),
+			      MANAGED_IMAGE_MAX_SIZE))
 		return NULL;
-	/* A FIFO or device in the target's root must not be read (or block). */
-	if (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) || status.st_size < 64 ||
-	    (uint64_t)status.st_size > MANAGED_IMAGE_MAX_SIZE ||
-	    !(data = malloc((size_t)status.st_size)))
-		goto fail;
-	/* The file may shrink while it is read: what was read is what counts. */
-	while (done < (size_t)status.st_size) {
-		ssize_t got = pread(fd, data + done, (size_t)status.st_size - done, (off_t)done);
-
-		if (got <= 0)
-			break;
-		done += (size_t)got;
-	}
-	close(fd);
-	return managed_image_from_bytes(data, done);
-fail:
-	free(data);
-	close(fd);
-	return NULL;
+	image = parse_image(file.bytes, file.size, &loader);
+	if (image && image->has_native_code)
+		load_for_lookups(image);
+	if (image)
+		pe_image_stop_loading(&image->pe);
+	bytes = sparse_file_take_bytes(&file);
+	if (!image)
+		free(bytes);
+	return image;
 }
 
 void managed_image_free(struct managed_image *image)
@@ -184,6 +206,27 @@ static const struct clr_metadata *module_override(void *context, uint32_t index)
 	return *name && image->finder ? image->finder(image->finder_context, name) : NULL;
 }
 
+/* "RET [Assembly] Owner::Method(PARAMS)[PreJIT]", the runtime's name for
+ * precompiled code, for a method of the module `scope` names. */
+static void write_method_name(const struct clr_type_scope *scope, const char *owner,
+			      const char *method_name, const uint8_t *signature,
+			      uint32_t signature_size, struct name_text *name)
+{
+	char parameters_text[MAX_NAME] = "";
+	struct name_text parameters = {parameters_text, sizeof(parameters_text), 0};
+
+	if (!clr_signature_write_method(signature, signature_size, scope, name, &parameters))
+		name_text_append(name, "?");
+	name_text_append(name, " [");
+	name_text_append(name, clr_metadata_assembly_name(scope->metadata));
+	name_text_append(name, "] ");
+	name_text_append(name, owner);
+	name_text_append(name, "::");
+	name_text_append(name, method_name);
+	name_text_append(name, parameters_text);
+	name_text_append(name, "[PreJIT]");
+}
+
 /* A composite image has no module of its own: a method token without an
  * explicit context belongs to the module of the method's type, the one its
  * owner type signature names first (ELEMENT_TYPE_MODULE_ZAPSIG). */
@@ -257,22 +300,9 @@ static size_t read_instance_signature(struct managed_image *image, const uint8_t
 					clr_metadata_method_owner(scope.metadata, row)},
 				    CLR_TYPE_REFLECTION, &owner);
 		}
-		if (method_name) {
-			char parameters_text[MAX_NAME] = "";
-			struct name_text parameters = {parameters_text, sizeof(parameters_text), 0};
-
-			if (!clr_signature_write_method(signature, signature_size, &scope, name,
-							&parameters))
-				name_text_append(name, "?");
-			name_text_append(name, " [");
-			name_text_append(name, clr_metadata_assembly_name(scope.metadata));
-			name_text_append(name, "] ");
-			name_text_append(name, owner_text);
-			name_text_append(name, "::");
-			name_text_append(name, method_name);
-			name_text_append(name, parameters_text);
-			name_text_append(name, "[PreJIT]");
-		}
+		if (method_name)
+			write_method_name(&scope, owner_text, method_name, signature,
+					  signature_size, name);
 	}
 	return reader.position;
 }
@@ -294,26 +324,18 @@ static void name_method_def(struct managed_image *image, uint16_t component, uin
 	const struct clr_metadata *metadata =
 	    component ? component_metadata(image, component) : &image->metadata;
 	struct clr_type_scope scope = {metadata, module_override, image};
-	char parameters_text[MAX_NAME] = "";
-	struct name_text parameters = {parameters_text, sizeof(parameters_text), 0};
+	char owner_text[MAX_NAME] = "";
+	struct name_text owner = {owner_text, sizeof(owner_text), 0};
 	struct clr_method_def method;
 
 	if (!metadata || !clr_metadata_method_def(metadata, row, &method))
 		return;
-	if (!clr_signature_write_method(method.signature, method.signature_size, &scope, name,
-					&parameters))
-		name_text_append(name, "?");
-	name_text_append(name, " [");
-	name_text_append(name, clr_metadata_assembly_name(metadata));
-	name_text_append(name, "] ");
 	clr_signature_write_type_name(
 	    metadata,
 	    (struct clr_token){CLR_TABLE_TYPE_DEF, clr_metadata_method_owner(metadata, row)},
-	    CLR_TYPE_REFLECTION, name);
-	name_text_append(name, "::");
-	name_text_append(name, method.name);
-	name_text_append(name, parameters_text);
-	name_text_append(name, "[PreJIT]");
+	    CLR_TYPE_REFLECTION, &owner);
+	write_method_name(&scope, owner_text, method.name, method.signature, method.signature_size,
+			  name);
 }
 
 static bool add_method(struct managed_image *image, size_t *capacity, struct method_start start)

@@ -29,8 +29,9 @@ typedef const struct clr_metadata *(*managed_image_assembly_finder)(void *contex
 								    const char *name);
 
 /* Reads the assembly at `path` (as the target sees it) inside `root_fd`
- * (target_root.h; -1: the profiler's own files). NULL when it is not a
- * regular file, too large, unreadable, or not a .NET assembly. */
+ * (target_root.h; -1: the profiler's own files): its headers, metadata and
+ * ReadyToRun tables, not its code. NULL when it is not a regular file, too
+ * large, unreadable, or not a .NET assembly. */
 struct managed_image *managed_image_open(int root_fd, const char *path);
 /* Reads an assembly from `size` bytes of `data`, which it takes (free()d
  * with the image). NULL, freeing `data`, when it is not an assembly. */
@@ -61,8 +62,7 @@ bool managed_image_lookup(struct managed_image *image, uint64_t file_offset, con
 
 /* The runtime function (code block with its unwind information) holding
  * the byte at `file_offset`, with its UNWIND_INFO bytes (Windows x64
- * format, followed by GC information; `unwind_size` runs to the end of
- * their section). For unwinding through precompiled code. */
+ * format, readytorun_unwind_info). For unwinding through precompiled code. */
 bool managed_image_runtime_function(const struct managed_image *image, uint64_t file_offset,
 				    struct readytorun_runtime_function *function,
 				    const uint8_t **unwind_info, size_t *unwind_size);

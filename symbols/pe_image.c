@@ -10,17 +10,27 @@
 #define COFF_HEADER_SIZE	 20
 #define SECTION_HEADER_SIZE	 40
 
-bool pe_image_parse(struct pe_image *image, const uint8_t *data, size_t size)
+static bool load(const struct pe_image *image, uint64_t file_offset, uint64_t length)
+{
+	return !image->loader.load ||
+	       image->loader.load(image->loader.context, file_offset, length);
+}
+
+bool pe_image_parse(struct pe_image *image, const uint8_t *data, size_t size,
+		    const struct pe_loader *loader)
 {
 	uint64_t pe_offset, optional_offset, sections_offset, directories_offset;
 	uint16_t optional_size, optional_magic;
 	uint32_t count_field_offset;
 
 	memset(image, 0, sizeof(*image));
-	if (size < 64 || read_u16(data) != DOS_MAGIC)
+	if (loader)
+		image->loader = *loader;
+	if (size < 64 || !load(image, 0, 64) || read_u16(data) != DOS_MAGIC)
 		return false;
 	pe_offset = read_u32(data + 60);
 	if (pe_offset > size || size - pe_offset < 4 + COFF_HEADER_SIZE ||
+	    !load(image, pe_offset, 4 + COFF_HEADER_SIZE) ||
 	    read_u32(data + pe_offset) != PE_SIGNATURE)
 		return false;
 	image->data = data;
@@ -33,7 +43,9 @@ bool pe_image_parse(struct pe_image *image, const uint8_t *data, size_t size)
 	sections_offset = optional_offset + optional_size;
 	if (image->section_count > PE_IMAGE_MAX_SECTIONS || sections_offset > size ||
 	    (size - sections_offset) / SECTION_HEADER_SIZE < image->section_count ||
-	    optional_size < 2)
+	    optional_size < 2 ||
+	    !load(image, optional_offset,
+		  optional_size + image->section_count * SECTION_HEADER_SIZE))
 		return false;
 	optional_magic = read_u16(data + optional_offset);
 	if (optional_magic == OPTIONAL_MAGIC_PE32)
@@ -92,12 +104,20 @@ const uint8_t *pe_image_at_rva(const struct pe_image *image, uint32_t rva, uint3
 		const struct pe_section *section = &image->sections[i];
 		uint64_t bytes = section_file_bytes(image, section);
 
+		uint64_t file_offset =
+		    section->raw_offset + (uint64_t)(rva - section->virtual_address);
+
 		if (rva >= section->virtual_address &&
 		    (uint64_t)rva - section->virtual_address < bytes &&
 		    bytes - (rva - section->virtual_address) >= length)
-			return image->data + section->raw_offset + (rva - section->virtual_address);
+			return load(image, file_offset, length) ? image->data + file_offset : NULL;
 	}
 	return NULL;
+}
+
+void pe_image_stop_loading(struct pe_image *image)
+{
+	image->loader.load = NULL;
 }
 
 bool pe_image_rva_of_file_offset(const struct pe_image *image, uint64_t file_offset, uint32_t *rva)

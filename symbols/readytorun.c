@@ -17,8 +17,11 @@ enum section_type {
 	SECTION_HOT_COLD_MAP = 120,
 };
 
-#define RUNTIME_FUNCTION_SIZE	12 /* x64 */
-#define NATIVE_ARRAY_BLOCK_SIZE 16
+#define RUNTIME_FUNCTION_SIZE		12 /* x64 */
+#define UNWIND_FLAG_EXCEPTION_HANDLER	0x1
+#define UNWIND_FLAG_TERMINATION_HANDLER 0x2
+#define UNWIND_FLAG_CHAIN_INFO		0x4
+#define NATIVE_ARRAY_BLOCK_SIZE		16
 
 /* .NET writes the machine of non-Windows images xor-ed with an OS tag. */
 static bool is_x64(uint16_t machine)
@@ -32,10 +35,13 @@ static bool is_x64(uint16_t machine)
 	return false;
 }
 
-/* A view of the table at `rva` (`size` bytes) inside the section holding it. */
+/* A view of the table at `rva` (`size` bytes, loaded) inside the section
+ * holding it. */
 static bool table_at(const struct pe_image *image, uint32_t rva, uint32_t size,
 		     struct readytorun_table *table)
 {
+	if (!pe_image_at_rva(image, rva, size))
+		return false;
 	for (size_t i = 0; i < image->section_count; i++) {
 		const struct pe_section *section = &image->sections[i];
 		uint64_t bytes = section->raw_size;
@@ -46,8 +52,7 @@ static bool table_at(const struct pe_image *image, uint32_t rva, uint32_t size,
 			continue;
 		if (bytes > image->size - section->raw_offset)
 			bytes = image->size - section->raw_offset;
-		if (rva < section->virtual_address || rva - section->virtual_address >= bytes ||
-		    bytes - (rva - section->virtual_address) < size)
+		if (rva < section->virtual_address || rva - section->virtual_address >= bytes)
 			continue;
 		table->section_base = image->data + section->raw_offset - section->virtual_address;
 		table->start_rva = rva;
@@ -86,14 +91,13 @@ bool readytorun_parse(struct readytorun *r2r, const struct pe_image *image)
 		const uint8_t *entry = header + 16 + i * 12;
 		uint32_t type = read_u32(entry), rva = read_u32(entry + 4),
 			 size = read_u32(entry + 8);
-		const uint8_t *bytes = pe_image_at_rva(image, rva, size);
 
-		if (!bytes)
-			continue; /* a section outside the file is left unread */
+		/* Only the sections read here are loaded; one outside the file
+		 * is left unread. */
 		switch (type) {
 		case SECTION_RUNTIME_FUNCTIONS:
-			r2r->runtime_functions = bytes;
-			r2r->runtime_function_count = size / RUNTIME_FUNCTION_SIZE;
+			if ((r2r->runtime_functions = pe_image_at_rva(image, rva, size)))
+				r2r->runtime_function_count = size / RUNTIME_FUNCTION_SIZE;
 			break;
 		case SECTION_METHOD_DEF_ENTRY_POINTS:
 			table_at(image, rva, size, &r2r->method_def_entry_points);
@@ -102,22 +106,25 @@ bool readytorun_parse(struct readytorun *r2r, const struct pe_image *image)
 			table_at(image, rva, size, &r2r->instance_entry_points);
 			break;
 		case SECTION_COMPONENT_ASSEMBLIES:
-			r2r->components = bytes;
-			r2r->component_count = size / 16;
+			if ((r2r->components = pe_image_at_rva(image, rva, size)))
+				r2r->component_count = size / 16;
 			break;
 		case SECTION_MANIFEST_METADATA:
-			r2r->manifest_metadata = bytes;
-			r2r->manifest_metadata_size = size;
+			if ((r2r->manifest_metadata = pe_image_at_rva(image, rva, size)))
+				r2r->manifest_metadata_size = size;
 			break;
-		case SECTION_OWNER_COMPOSITE_EXECUTABLE:
-			if (size < sizeof(r2r->owner_composite)) {
-				memcpy(r2r->owner_composite, bytes, size);
+		case SECTION_OWNER_COMPOSITE_EXECUTABLE: {
+			const uint8_t *name = pe_image_at_rva(image, rva, size);
+
+			if (name && size < sizeof(r2r->owner_composite)) {
+				memcpy(r2r->owner_composite, name, size);
 				r2r->owner_composite[size] = '\0';
 			}
 			break;
+		}
 		case SECTION_HOT_COLD_MAP:
-			r2r->hot_cold_map = bytes;
-			r2r->hot_cold_count = size / 8;
+			if ((r2r->hot_cold_map = pe_image_at_rva(image, rva, size)))
+				r2r->hot_cold_count = size / 8;
 			break;
 		}
 	}
@@ -184,79 +191,71 @@ bool readytorun_unwind_info(const struct readytorun *r2r,
 			    const struct readytorun_runtime_function *function,
 			    const uint8_t **bytes, size_t *size)
 {
-	struct readytorun_table table;
+	const uint8_t *header = pe_image_at_rva(r2r->image, function->unwind_info_rva, 4);
+	uint32_t length;
 
-	if (!table_at(r2r->image, function->unwind_info_rva, 4, &table))
+	/* UNWIND_INFO: 4 bytes, the unwind codes (2 bytes each, an even
+	 * count), then a handler RVA or the chained RUNTIME_FUNCTION. */
+	if (!header)
 		return false;
-	*bytes = table.section_base + function->unwind_info_rva;
-	*size = table.section_end_rva - function->unwind_info_rva;
+	length = 4 + 2 * ((header[2] + 1u) & ~1u);
+	if (header[0] >> 3 & UNWIND_FLAG_CHAIN_INFO)
+		length += RUNTIME_FUNCTION_SIZE;
+	else if (header[0] >> 3 & (UNWIND_FLAG_EXCEPTION_HANDLER | UNWIND_FLAG_TERMINATION_HANDLER))
+		length += 4;
+	if (!(*bytes = pe_image_at_rva(r2r->image, function->unwind_info_rva, length)))
+		return false;
+	*size = length;
 	return true;
 }
 
-/* NativeFormat integers (readytorun-format.md, "Integer encoding"): the low
- * bits of the first byte say how many bytes follow. Each decoder reads at
- * `*rva` within the table's section, advances it, and fails past its end. */
-static bool decode_unsigned(const struct readytorun_table *table, uint32_t *rva, uint32_t *value)
+/* A NativeFormat integer (readytorun-format.md, "Integer encoding"): the
+ * low bits of the first byte say how many bytes follow. Reads at `*rva`
+ * within the table's section, advances it, and fails past its end. */
+static bool decode_integer(const struct readytorun_table *table, uint32_t *rva, bool is_signed,
+			   uint32_t *value)
 {
 	uint32_t left = *rva < table->section_end_rva ? table->section_end_rva - *rva : 0;
+	unsigned length, shift;
 	const uint8_t *bytes;
-	uint32_t first;
+	uint32_t raw;
 
 	if (left < 1 || *rva < table->section_start_rva)
 		return false;
 	bytes = table->section_base + *rva;
-	first = bytes[0];
-	if ((first & 0x01) == 0) {
-		*value = first >> 1;
-		*rva += 1;
-	} else if ((first & 0x02) == 0 && left >= 2) {
-		*value = (first | (uint32_t)bytes[1] << 8) >> 2;
-		*rva += 2;
-	} else if ((first & 0x04) == 0 && left >= 3) {
-		*value = (first | (uint32_t)bytes[1] << 8 | (uint32_t)bytes[2] << 16) >> 3;
-		*rva += 3;
-	} else if ((first & 0x08) == 0 && left >= 4) {
-		*value = read_u32(bytes) >> 4;
-		*rva += 4;
-	} else if ((first & 0x10) == 0 && left >= 5) {
-		*value = read_u32(bytes + 1);
-		*rva += 5;
-	} else {
+	for (length = 1; length <= 5 && (bytes[0] >> (length - 1) & 1); length++)
+		;
+	if (length > 5 || left < length)
 		return false;
+	if (length == 5) {
+		raw = read_u32(bytes + 1);
+		shift = 0;
+	} else {
+		raw = 0;
+		for (unsigned i = 0; i < length; i++)
+			raw |= (uint32_t)bytes[i] << (8 * i);
+		/* Sign-extend from the top bit of the bytes read. */
+		if (is_signed && length < 4 && (raw >> (8 * length - 1) & 1))
+			raw |= ~0u << (8 * length);
+		shift = length;
 	}
+	*value = is_signed ? (uint32_t)((int32_t)raw >> shift) : raw >> shift;
+	*rva += length;
 	return true;
+}
+
+static bool decode_unsigned(const struct readytorun_table *table, uint32_t *rva, uint32_t *value)
+{
+	return decode_integer(table, rva, false, value);
 }
 
 static bool decode_signed(const struct readytorun_table *table, uint32_t *rva, int32_t *value)
 {
-	uint32_t left = *rva < table->section_end_rva ? table->section_end_rva - *rva : 0;
-	const uint8_t *bytes;
-	uint32_t first;
+	uint32_t bits;
 
-	if (left < 1 || *rva < table->section_start_rva)
+	if (!decode_integer(table, rva, true, &bits))
 		return false;
-	bytes = table->section_base + *rva;
-	first = bytes[0];
-	if ((first & 0x01) == 0) {
-		*value = (int8_t)first >> 1;
-		*rva += 1;
-	} else if ((first & 0x02) == 0 && left >= 2) {
-		*value = (int16_t)(first | (uint32_t)bytes[1] << 8) >> 2;
-		*rva += 2;
-	} else if ((first & 0x04) == 0 && left >= 3) {
-		*value =
-		    (int32_t)((first | (uint32_t)bytes[1] << 8 | (uint32_t)bytes[2] << 16) << 8) >>
-		    11;
-		*rva += 3;
-	} else if ((first & 0x08) == 0 && left >= 4) {
-		*value = (int32_t)read_u32(bytes) >> 4;
-		*rva += 4;
-	} else if ((first & 0x10) == 0 && left >= 5) {
-		*value = (int32_t)read_u32(bytes + 1);
-		*rva += 5;
-	} else {
-		return false;
-	}
+	*value = (int32_t)bits;
 	return true;
 }
 

@@ -73,8 +73,9 @@ bool readytorun_find_runtime_function(const struct readytorun *r2r, uint32_t rva
  * part; `index` itself otherwise. */
 uint32_t readytorun_hot_part(const struct readytorun *r2r, uint32_t index);
 
-/* The UNWIND_INFO bytes of `function`, up to the end of their section;
- * false when its RVA lies outside the image. */
+/* The UNWIND_INFO bytes of `function` (Windows x64: header, unwind codes,
+ * then the handler RVA or chained function); false when they lie outside
+ * the image. */
 bool readytorun_unwind_info(const struct readytorun *r2r,
 			    const struct readytorun_runtime_function *function,
 			    const uint8_t **bytes, size_t *size);

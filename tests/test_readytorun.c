@@ -82,7 +82,7 @@ static bool some_code_is_named(const char *path, const char *expected)
 	bool found = false;
 
 	assert_non_null(image);
-	assert_true(pe_image_parse(&pe, data, size));
+	assert_true(pe_image_parse(&pe, data, size, NULL));
 	assert_true(readytorun_parse(&r2r, &pe));
 	for (uint32_t i = 0; !found && readytorun_runtime_function(&r2r, i, &function); i++) {
 		const uint8_t *code = pe_image_at_rva(&pe, function.begin_rva, 1);
