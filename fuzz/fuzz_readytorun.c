@@ -3,9 +3,10 @@
  * the code at offsets spread over the file, as the resolver does for frames
  * (managed_image.h). Any crash, leak or out-of-bounds read is a bug.
  *
- *     clang -g -fsanitize=fuzzer,address,undefined -Isymbols fuzz/fuzz_readytorun.c \
- *         symbols/pe_image.c symbols/clr_metadata.c symbols/clr_signature.c \
- *         symbols/readytorun.c symbols/managed_image.c symbols/target_root.c
+ *     clang -D_GNU_SOURCE -g -fsanitize=fuzzer,address,undefined -Isymbols \
+ *         fuzz/fuzz_readytorun.c symbols/pe_image.c symbols/clr_metadata.c \
+ *         symbols/clr_signature.c symbols/readytorun.c symbols/managed_image.c \
+ *         symbols/sparse_file.c symbols/target_root.c
  *     ./a.out -max_len=4000000 CORPUS/   (seed it with framework .dll files) */
 #include "managed_image.h"
 

@@ -369,6 +369,10 @@ static bool index_method_defs(struct managed_image *image, size_t *capacity,
 {
 	uint32_t rows = readytorun_method_entry_count(entry_points), runtime_function;
 
+	/* The image's own methods are no more than its metadata lists. */
+	if (component == 0 && rows > clr_metadata_row_count(&image->metadata, CLR_TABLE_METHOD_DEF))
+		rows = clr_metadata_row_count(&image->metadata, CLR_TABLE_METHOD_DEF);
+
 	for (uint32_t row = 1; row <= rows; row++)
 		if (readytorun_method_entry_point(&image->r2r, entry_points, row,
 						  &runtime_function) &&

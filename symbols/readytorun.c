@@ -314,11 +314,16 @@ bool readytorun_component_entry_points(const struct readytorun *r2r, uint32_t in
 
 uint32_t readytorun_method_entry_count(const struct readytorun_table *entry_points)
 {
-	uint32_t rva = entry_points->start_rva, header;
+	uint32_t rva = entry_points->start_rva, header, count, entry_size, most;
 
-	/* A NativeArray starts with its element count and cell size. */
-	return entry_points->end_rva && decode_unsigned(entry_points, &rva, &header) ? header >> 2
-										     : 0;
+	/* A NativeArray starts with its element count and cell size, then
+	 * one cell per 16 elements: a count the table cannot hold is cut. */
+	if (!entry_points->end_rva || !decode_unsigned(entry_points, &rva, &header))
+		return 0;
+	count = header >> 2;
+	entry_size = 1u << (header & 3);
+	most = (entry_points->end_rva - rva) / entry_size * NATIVE_ARRAY_BLOCK_SIZE;
+	return count < most ? count : most;
 }
 
 bool readytorun_method_entry_point(const struct readytorun *r2r,

@@ -86,7 +86,8 @@ bool readytorun_unwind_info(const struct readytorun *r2r,
 bool readytorun_component_entry_points(const struct readytorun *r2r, uint32_t index,
 				       struct readytorun_table *entry_points);
 
-/* How many MethodDef rows the MethodDefEntryPoints `entry_points` covers. */
+/* How many MethodDef rows the MethodDefEntryPoints `entry_points` covers
+ * (no more than its block index has room for). */
 uint32_t readytorun_method_entry_count(const struct readytorun_table *entry_points);
 
 /* The first runtime function of MethodDef row `method_row` in the
