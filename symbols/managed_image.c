@@ -10,6 +10,7 @@
 #include <string.h>
 
 #define MAX_NAME		   1024
+#define NO_METHOD		   UINT32_MAX
 #define ELEMENT_TYPE_MODULE_ZAPSIG 0x3f
 
 /* ReadyToRun method signature flags (readytorun-format.md, "Method Signatures"). */
@@ -43,6 +44,7 @@ struct managed_image {
 	bool has_manifest;
 	struct method_start *methods;
 	size_t method_count;
+	uint32_t *method_at; /* per runtime function: its method, or NO_METHOD */
 	bool indexed;
 	managed_image_assembly_finder finder;
 	void *finder_context;
@@ -140,6 +142,7 @@ void managed_image_free(struct managed_image *image)
 	for (size_t i = 0; i < image->method_count; i++)
 		free(image->methods[i].name);
 	free(image->methods);
+	free(image->method_at);
 	free(image->data);
 	free(image);
 }
@@ -354,13 +357,24 @@ static bool add_method(struct managed_image *image, size_t *capacity, struct met
 	return true;
 }
 
-static int by_runtime_function(const void *a, const void *b)
+/* Gives each runtime function the method whose code it is: the one that
+ * starts there, or else the one before it (funclets follow their method).
+ * Where two entries start at one place, the first listed wins. */
+static void assign_runtime_functions(struct managed_image *image)
 {
-	const struct method_start *left = a, *right = b;
+	uint32_t count = image->r2r.runtime_function_count, owner = NO_METHOD;
 
-	if (left->runtime_function != right->runtime_function)
-		return left->runtime_function < right->runtime_function ? -1 : 1;
-	return (int)left->instance - (int)right->instance;
+	image->method_at = malloc((size_t)count * sizeof(*image->method_at));
+	if (!image->method_at)
+		return;
+	memset(image->method_at, 0xff, (size_t)count * sizeof(*image->method_at));
+	for (size_t i = image->method_count; i-- > 0;)
+		image->method_at[image->methods[i].runtime_function] = (uint32_t)i;
+	for (uint32_t i = 0; i < count; i++) {
+		if (image->method_at[i] != NO_METHOD)
+			owner = image->method_at[i];
+		image->method_at[i] = owner;
+	}
 }
 
 /* Adds the methods of one MethodDefEntryPoints table. */
@@ -420,30 +434,16 @@ static void index_methods(struct managed_image *image)
 				    .instance = true}))
 			return;
 	}
-	qsort(image->methods, image->method_count, sizeof(*image->methods), by_runtime_function);
+	assign_runtime_functions(image);
 }
 
-/* The method whose code includes runtime function `index`: the last one
- * starting at or before it (funclets follow their method). */
+/* The method whose code includes runtime function `index`. */
 static struct method_start *method_of(struct managed_image *image, uint32_t index)
 {
-	size_t low = 0, high = image->method_count;
-
-	while (low < high) {
-		size_t middle = low + (high - low) / 2;
-
-		if (image->methods[middle].runtime_function <= index)
-			low = middle + 1;
-		else
-			high = middle;
-	}
-	if (low == 0)
+	if (!image->method_at || index >= image->r2r.runtime_function_count ||
+	    image->method_at[index] == NO_METHOD)
 		return NULL;
-	/* The first of the entries sharing that start. */
-	while (low > 1 &&
-	       image->methods[low - 2].runtime_function == image->methods[low - 1].runtime_function)
-		low--;
-	return &image->methods[low - 1];
+	return &image->methods[image->method_at[index]];
 }
 
 static const char *method_name(struct managed_image *image, struct method_start *method)
