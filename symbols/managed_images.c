@@ -4,7 +4,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define MAX_IMAGES 4096 /* a bound for a hostile capture with endless paths */
 
@@ -43,14 +42,6 @@ void managed_images_free(struct managed_images *images)
 	}
 	free(images->cached);
 	free(images);
-}
-
-bool managed_images_may_hold(const char *path)
-{
-	size_t length = strlen(path);
-
-	return length > 4 &&
-	       (!strcasecmp(path + length - 4, ".dll") || !strcasecmp(path + length - 4, ".exe"));
 }
 
 static bool same_identity(const struct managed_image *a, const struct managed_image *b)

@@ -22,9 +22,6 @@ struct managed_images;
 struct managed_images *managed_images_new(int root_fd);
 void managed_images_free(struct managed_images *images);
 
-/* Whether `path` names a file that may be a .NET assembly (.dll, .exe). */
-bool managed_images_may_hold(const char *path);
-
 /* The image at `path`, read on the first call; NULL when it is not a .NET
  * assembly (remembered: it is not read again). */
 struct managed_image *managed_images_get(struct managed_images *images, const char *path);
