@@ -64,4 +64,7 @@ DOTNET_EnableDiagnostics=0 DOTNET_PerfMapEnabled=2 DOTNET_PerfMapStubGranularity
 kill "$started_pid"
 python3 "$tests_dir/r2r_jitdump_check.py" "$workdir/checked/perf_script.out" "$jitdumps"/jit-*.dump ||
 	fail "frames named otherwise than the runtime names them"
+# The names came from the images: without them, the frames are [X.dll].
+PROFCPU_NO_READYTORUN=1 "$PROFCPU" postprocess -dir "$workdir/images" >/dev/null
+assert_share "$workdir/images/folded_stacks.out" '\[[^];]*\.dll\]' 50 100
 echo "PASS"
