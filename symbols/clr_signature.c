@@ -70,7 +70,8 @@ void name_text_append_length(struct name_text *out, const char *text, size_t len
 
 void name_text_append(struct name_text *out, const char *text)
 {
-	name_text_append_length(out, text, strlen(text));
+	if (out)
+		name_text_append_length(out, text, strlen(text));
 }
 
 static uint8_t read_byte(struct clr_signature_reader *reader)
@@ -220,6 +221,8 @@ static void write_token(struct clr_signature_reader *reader, const struct clr_ty
 {
 	struct clr_token token = clr_metadata_type_def_or_ref(clr_signature_read_number(reader));
 
+	if (!out)
+		return; /* only reading */
 	if (style == CLR_TYPE_SIGNATURE)
 		name_text_append(out, element == ELEMENT_VALUETYPE ? "valuetype " : "class ");
 	if (scope->metadata)
@@ -339,8 +342,10 @@ static bool write_type(struct clr_signature_reader *reader, const struct clr_typ
 		uint32_t index = clr_signature_read_number(reader);
 		struct clr_type_scope other = *scope;
 
-		other.metadata =
-		    scope->module_override ? scope->module_override(scope->context, index) : NULL;
+		/* Only a name needs the other module (which may mean reading it). */
+		other.metadata = out && scope->module_override
+				     ? scope->module_override(scope->context, index)
+				     : NULL;
 		return !reader->failed && write_type(reader, &other, style, out, nesting + 1);
 	}
 	}

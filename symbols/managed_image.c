@@ -258,10 +258,14 @@ static size_t read_instance_signature(struct managed_image *image, const uint8_t
 	struct name_text owner = {owner_text, sizeof(owner_text), 0};
 	uint32_t flags = clr_signature_read_number(&reader), row = 0;
 
-	if (flags & METHOD_SIGNATURE_UPDATE_CONTEXT)
-		scope.metadata = module_override(image, clr_signature_read_number(&reader));
-	else if (image->r2r.component_count)
-		scope.metadata = composite_token_module(image, &reader, flags);
+	/* Only a name needs the method's module (which may mean reading it). */
+	if (flags & METHOD_SIGNATURE_UPDATE_CONTEXT) {
+		uint32_t index = clr_signature_read_number(&reader);
+
+		scope.metadata = name ? module_override(image, index) : NULL;
+	} else if (image->r2r.component_count) {
+		scope.metadata = name ? composite_token_module(image, &reader, flags) : NULL;
+	}
 	if ((flags & METHOD_SIGNATURE_OWNER_TYPE) &&
 	    !clr_signature_write_type(&reader, &scope, CLR_TYPE_REFLECTION, name ? &owner : NULL))
 		return 0;
