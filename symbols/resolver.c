@@ -1,5 +1,6 @@
 #include "resolver.h"
 #include "address_space.h"
+#include "managed_images.h"
 #include "target_root.h"
 
 #include <fcntl.h>
@@ -29,6 +30,7 @@ struct process {
 struct resolver {
 	struct resolver_config config;
 	struct native_symbols *native;
+	struct managed_images *managed; /* precompiled .NET code, named from its files */
 	struct process *processes;
 	size_t process_count, process_capacity;
 	char module_name[256]; /* "[libfoo.so]" for unnamed frames */
@@ -45,6 +47,10 @@ struct resolver *resolver_new(const struct resolver_config *config)
 	resolver->config = *config;
 	resolver->config.native.live_pid = config->live_pid;
 	resolver->native = native_symbols_new(&resolver->config.native);
+	/* PROFCPU_NO_READYTORUN=1 leaves precompiled .NET code to the runtime's
+	 * own files (jitdump): for comparisons, or against a misleading image. */
+	if (!getenv("PROFCPU_NO_READYTORUN"))
+		resolver->managed = managed_images_new(config->native.target_root_fd);
 	return resolver;
 }
 
@@ -62,6 +68,8 @@ void resolver_free(struct resolver *resolver)
 			close(process->perfmap_fd);
 	}
 	free(resolver->processes);
+	managed_images_report(resolver->managed, resolver->config.native.log);
+	managed_images_free(resolver->managed);
 	native_symbols_free(resolver->native);
 	free(resolver);
 }
@@ -287,7 +295,7 @@ static bool holds_generated_code(const char *path)
 }
 
 /* A .NET assembly (a PE file, mapped by the runtime), whose ReadyToRun
- * code only the jitdump names. */
+ * code the jitdump or the assembly itself names. */
 static bool is_managed_image(const char *path)
 {
 	size_t length = strlen(path);
@@ -306,6 +314,28 @@ static void name_after_module(struct resolver *resolver, struct resolved_locatio
 	location->frames[0] = (struct resolved_frame){resolver->module_name, 0, false};
 }
 
+/* Precompiled (ReadyToRun) code in a .NET assembly the runtime mapped,
+ * named from the assembly itself. */
+static bool lookup_managed_image(struct resolver *resolver, const struct mapping *mapping,
+				 uint64_t address, uint64_t lookup_address,
+				 struct resolved_location *location)
+{
+	const char *name;
+	uint64_t offset;
+
+	if (!resolver->managed ||
+	    !managed_images_lookup(resolver->managed, mapping->path,
+				   lookup_address - mapping->start + mapping->page_offset, &name,
+				   &offset))
+		return false;
+	location->kind = FRAME_JIT;
+	location->module = mapping->path;
+	location->frame_count = 1;
+	location->frames[0] =
+	    (struct resolved_frame){name, offset + (address - lookup_address), true};
+	return true;
+}
+
 static void lookup_native(struct resolver *resolver, struct process *process,
 			  const struct mapping *mapping, uint64_t address, uint64_t lookup_address,
 			  struct resolved_location *location)
@@ -315,12 +345,16 @@ static void lookup_native(struct resolver *resolver, struct process *process,
 	    resolver->native, &(struct mapped_file){mapping->path, mapping->identity},
 	    lookup_address - mapping->start + mapping->page_offset, frames, RESOLVER_MAX_FRAMES);
 
-	if (count == 0 && is_managed_image(mapping->path) &&
-	    lookup_jit(resolver, process, lookup_address, location)) {
+	if (count == 0 && is_managed_image(mapping->path)) {
 		/* ReadyToRun code, mapped from its .dll: the jitdump's
-		 * [PreJIT] records name what the runtime has prepared. */
-		location->frames[0].offset += address - lookup_address;
-		return;
+		 * [PreJIT] records name what the runtime has prepared, the
+		 * image itself names the rest (no jitdump, or not whole). */
+		if (lookup_jit(resolver, process, lookup_address, location)) {
+			location->frames[0].offset += address - lookup_address;
+			return;
+		}
+		if (lookup_managed_image(resolver, mapping, address, lookup_address, location))
+			return;
 	}
 	location->kind = FRAME_NATIVE;
 	location->module = mapping->path;

@@ -21,7 +21,7 @@
 
 enum frame_kind {
 	FRAME_NATIVE, /* code in an ELF file */
-	FRAME_JIT,    /* generated code: .NET, node, anything with a perf map */
+	FRAME_JIT, /* generated code: .NET, node, anything with a perf map; precompiled .NET code */
 	FRAME_KERNEL,
 	FRAME_UNKNOWN, /* nothing says what is at the address */
 };
