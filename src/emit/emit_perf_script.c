@@ -1,7 +1,6 @@
 #include "emit.h"
 
 #include <inttypes.h>
-#include <string.h>
 
 static void write_location(const struct profile *profile, const struct profile_location *location,
 			   FILE *out)
@@ -12,29 +11,22 @@ static void write_location(const struct profile *profile, const struct profile_l
 			profile->frames[location->first_frame + i].function, location->module);
 }
 
-/* The thread name right-aligned in 16 columns, as perf prints it. */
-static void write_comm(const char *comm, FILE *out)
-{
-	for (size_t i = strlen(comm); i < 16; i++)
-		fputc(' ', out);
-	fputs(comm, out);
-}
-
 int emit_perf_script(const struct profile *profile, FILE *out)
 {
 	for (size_t i = 0; i < profile->sample_count; i++) {
 		const struct profile_sample *sample = &profile->samples[i];
 		const struct profile_stack *stack = &profile->stacks[sample->stack];
 
-		/* Two spaces after the comm: PerfView finds the comm's end by
-		 * " PID/TID" scanning forward, and a comm ending in " 2" would
-		 * swallow a single space. */
-		write_comm(sample->thread_name, out);
+		/* perf script's own header for these fields (its
+		 * perf_sample__fprintf_start): with a call chain the comm is
+		 * neither padded nor aligned, and FlameGraph's
+		 * stackcollapse-perf, speedscope and FlameScope expect that. */
 		fprintf(out,
-			"  %5" PRIu32 "/%-5" PRIu32 " [%03" PRIu32 "] %5" PRIu64 ".%06" PRIu64
+			"%s %5" PRIu32 "/%-5" PRIu32 " [%03" PRIu32 "] %5" PRIu64 ".%06" PRIu64
 			": %10" PRIu64 " %s: \n",
-			sample->pid, sample->tid, sample->cpu, sample->time / 1000000000,
-			sample->time % 1000000000 / 1000, sample->period, profile->event_name);
+			sample->thread_name, sample->pid, sample->tid, sample->cpu,
+			sample->time / 1000000000, sample->time % 1000000000 / 1000, sample->period,
+			profile->event_name);
 		for (uint32_t level = 0; level < stack->depth; level++)
 			write_location(
 			    profile,
