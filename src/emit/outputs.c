@@ -58,6 +58,16 @@ static int write_perf_script(const void *data, FILE *out)
 	return emit_perf_script(data, out);
 }
 
+static int write_pprof(const void *data, FILE *out)
+{
+	return emit_pprof(data, out);
+}
+
+static int write_speedscope(const void *data, FILE *out)
+{
+	return emit_speedscope(data, out);
+}
+
 static bool has_prefix_and_suffix(const char *name, const char *prefix, const char *suffix)
 {
 	size_t length = strlen(name), prefix_length = strlen(prefix),
@@ -121,8 +131,9 @@ static void release_members(struct member_list *list)
 /* prof.tar.gz: the folder as it is. */
 static int write_tar_gz(const char *dir)
 {
-	static const char *const outputs[] = {"perf.data", "folded_stacks.out", "perf_script.out",
-					      "flamegraph.svg", "profcpu.log"};
+	static const char *const outputs[] = {
+	    "perf.data",     "folded_stacks.out", "perf_script.out", "flamegraph.svg",
+	    "profile.pb.gz", "speedscope.json",	  "profcpu.log"};
 	struct member_list list = {0};
 	char *dir_copy = xstrdup(dir), *path = xasprintf("%s/prof.tar.gz", dir);
 	int status;
@@ -168,6 +179,8 @@ int outputs_write(const char *dir, const struct profile *profile, const struct t
 	profile_fold(profile, &folded);
 	status |= write_output(dir, "folded_stacks.out", write_folded, &folded);
 	status |= write_output(dir, "perf_script.out", write_perf_script, profile);
+	status |= write_output(dir, "profile.pb.gz", write_pprof, profile);
+	status |= write_output(dir, "speedscope.json", write_speedscope, profile);
 	if (folded.total) {
 		char *title = xasprintf("CPU: %s", folded.stacks[0].functions[0]);
 		char *subtitle =
