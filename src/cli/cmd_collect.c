@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "dotnet_diagnostics.h"
 #include "postprocess.h"
+#include "push_options.h"
 #include "symbol_options.h"
 #include "util.h"
 
@@ -24,8 +25,9 @@ static const char usage[] =
     "Samples every thread of PID (also threads started later) with the\n"
     "cpu-clock event and frame-pointer call stacks, then writes into one\n"
     "folder: perf.data, folded_stacks.out, perf_script.out, flamegraph.svg,\n"
-    "prof.tar.gz, prof.trace.zip (perfcollect's layout, for PerfView) and a\n"
-    "copy of the target's perf map and jitdump. Stops after the duration, on\n"
+    "profile.pb.gz (pprof), speedscope.json, prof.tar.gz, prof.trace.zip\n"
+    "(perfcollect's layout, for PerfView) and a copy of the target's perf map\n"
+    "and jitdump. Stops after the duration, on\n"
     "Ctrl-C or SIGTERM, or when the target exits.\n"
     "\n"
     "The second form is perfcollect's: it writes ./NAME.trace.zip, samples at\n"
@@ -49,13 +51,17 @@ static const char usage[] =
     "  -hwevents             sample CPU cycles; cpu-clock where the CPU has no PMU\n"
     "  -threadtime, -offcpu  accepted; scheduler events are not recorded (a warning)\n"
     "  -nolttng              accepted; profcpu records no LTTng events anyway\n"
-    "  -no-compress          write perf.data records without zstd\n" SYMBOL_OPTIONS_USAGE "\n"
+    "  -no-compress          write perf.data records without zstd\n" SYMBOL_OPTIONS_USAGE
+    "  --push URL            then send profile.pb.gz to the Pyroscope server at URL,\n"
+    "                        labelled with the process, hostname, container and "
+    "pod\n" PUSH_OPTIONS_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu collect -pid 1 -duration 30           # PID 1 for 30 seconds\n"
     "    profcpu collect -pid 4711 -duration 10 -o out/  # into the folder out/\n"
     "    profcpu collect -pid 4711 -F 999               # finer sampling until Ctrl-C\n"
     "    profcpu collect sample -pid 1 -collectsec 30   # ./sample.trace.zip for PerfView\n"
-    "    profcpu collect sample -processfilter dotnet   # the one dotnet process, until Ctrl-C\n";
+    "    profcpu collect sample -processfilter dotnet   # the one dotnet process, until Ctrl-C\n"
+    "    profcpu collect -pid 4711 -duration 60 --push http://pyroscope:4040  # to Pyroscope\n";
 
 struct collect_options {
 	long pid, frequency, buffer_pages;
@@ -64,6 +70,8 @@ struct collect_options {
 	const char *trace_name; /* perfcollect's form: collect NAME */
 	bool no_compress, hardware_events, thread_time, off_cpu, no_lttng;
 	struct symbol_options symbols;
+	const char *push_url;
+	struct push_options push;
 };
 
 /* mkdir -p */
@@ -287,6 +295,8 @@ int cmd_collect(int argc, char **argv)
 	    {"nolttng", NULL, OPTION_FLAG, &options.no_lttng},
 	    {"no-compress", NULL, OPTION_FLAG, &options.no_compress},
 	    SYMBOL_OPTION_ENTRIES(&options.symbols),
+	    {"push", NULL, OPTION_STRING, &options.push_url},
+	    PUSH_OPTION_ENTRIES(&options.push),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	bool perfcollect_form = is_perfcollect_form(argc, argv);
@@ -370,6 +380,12 @@ int cmd_collect(int argc, char **argv)
 		printf("profcpu: flame graph: %s/flamegraph.svg; trace for PerfView: "
 		       "%s/prof.trace.zip\n",
 		       dir, dir);
+	/* Whatever the outputs, a profile that was written is sent. */
+	if (options.push_url) {
+		push_options_add_target_labels(&options.push, target.pid, target.comm);
+		if (push_options_push(&options.push, dir, options.push_url) < 0)
+			status = 1;
+	}
 done:
 	report_also_to(NULL);
 	if (log)
@@ -378,6 +394,7 @@ done:
 		remove_capture_dir(dir);
 	target_process_close(&target);
 	symbol_options_release(&options.symbols);
+	push_options_release(&options.push);
 	free(command_line);
 	free(log_path);
 	free(zip_path);

@@ -290,7 +290,7 @@ static void release_message(Profile *message)
 	free(message->string_table);
 }
 
-int emit_pprof(const struct profile *profile, FILE *out)
+int emit_pprof(const struct profile *profile, int64_t end_time_nanos, FILE *out)
 {
 	struct pprof_builder builder = {.profile = profile};
 	int status;
@@ -300,6 +300,8 @@ int emit_pprof(const struct profile *profile, FILE *out)
 	describe_values(&builder);
 	add_locations(&builder);
 	add_samples(&builder);
+	if (end_time_nanos > builder.message.duration_nanos)
+		builder.message.time_nanos = end_time_nanos - builder.message.duration_nanos;
 	status = write_gzipped(&builder.message, out);
 	release_message(&builder.message);
 	id_map_release(&builder.strings);

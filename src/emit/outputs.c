@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Opens DIR/NAME, lets `write` fill it and closes it; on failure says
  * which file and why. Returns 0 or -1. */
@@ -58,9 +59,29 @@ static int write_perf_script(const void *data, FILE *out)
 	return emit_perf_script(data, out);
 }
 
+struct pprof_input {
+	const struct profile *profile;
+	int64_t end_time_nanos;
+};
+
 static int write_pprof(const void *data, FILE *out)
 {
-	return emit_pprof(data, out);
+	const struct pprof_input *input = data;
+
+	return emit_pprof(input->profile, input->end_time_nanos, out);
+}
+
+/* When the capture ended: perf.data is written last. */
+static int64_t capture_end_time(const char *dir)
+{
+	char *path = xasprintf("%s/perf.data", dir);
+	struct stat status;
+	int64_t end = stat(path, &status) == 0
+			  ? (int64_t)status.st_mtim.tv_sec * 1000000000 + status.st_mtim.tv_nsec
+			  : 0;
+
+	free(path);
+	return end;
 }
 
 static int write_speedscope(const void *data, FILE *out)
@@ -179,7 +200,8 @@ int outputs_write(const char *dir, const struct profile *profile, const struct t
 	profile_fold(profile, &folded);
 	status |= write_output(dir, "folded_stacks.out", write_folded, &folded);
 	status |= write_output(dir, "perf_script.out", write_perf_script, profile);
-	status |= write_output(dir, "profile.pb.gz", write_pprof, profile);
+	status |= write_output(dir, "profile.pb.gz", write_pprof,
+			       &(struct pprof_input){profile, capture_end_time(dir)});
 	status |= write_output(dir, "speedscope.json", write_speedscope, profile);
 	if (folded.total) {
 		char *title = xasprintf("CPU: %s", folded.stacks[0].functions[0]);
