@@ -1,6 +1,8 @@
 #include "emit.h"
+#include "util.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 
 static void write_location(const struct profile *profile, const struct profile_location *location,
 			   FILE *out)
@@ -11,8 +13,38 @@ static void write_location(const struct profile *profile, const struct profile_l
 			profile->frames[location->first_frame + i].function, location->module);
 }
 
+/* The frame lines of every location, formatted once: a location recurs in
+ * many samples, and formatting each time took most of the writing. */
+struct location_lines {
+	char *text;
+	size_t size;
+	size_t *start; /* location i's lines: text[start[i] .. start[i + 1]) */
+};
+
+static int format_locations(const struct profile *profile, struct location_lines *lines)
+{
+	FILE *buffer = open_memstream(&lines->text, &lines->size);
+
+	if (!buffer)
+		return -1;
+	lines->start = xmalloc((profile->location_count + 1) * sizeof(*lines->start));
+	for (size_t i = 0; i < profile->location_count; i++) {
+		lines->start[i] = (size_t)ftell(buffer);
+		write_location(profile, &profile->locations[i], buffer);
+	}
+	lines->start[profile->location_count] = (size_t)ftell(buffer);
+	return fclose(buffer) == 0 ? 0 : -1;
+}
+
 int emit_perf_script(const struct profile *profile, FILE *out)
 {
+	struct location_lines lines = {0};
+
+	if (format_locations(profile, &lines) < 0) {
+		free(lines.start);
+		free(lines.text);
+		return -1;
+	}
 	for (size_t i = 0; i < profile->sample_count; i++) {
 		const struct profile_sample *sample = &profile->samples[i];
 		const struct profile_stack *stack = &profile->stacks[sample->stack];
@@ -27,12 +59,15 @@ int emit_perf_script(const struct profile *profile, FILE *out)
 			sample->thread_name, sample->pid, sample->tid, sample->cpu,
 			sample->time / 1000000000, sample->time % 1000000000 / 1000, sample->period,
 			profile->event_name);
-		for (uint32_t level = 0; level < stack->depth; level++)
-			write_location(
-			    profile,
-			    &profile->locations[profile->stack_locations[stack->first + level]],
-			    out);
+		for (uint32_t level = 0; level < stack->depth; level++) {
+			uint32_t location = profile->stack_locations[stack->first + level];
+
+			fwrite(lines.text + lines.start[location], 1,
+			       lines.start[location + 1] - lines.start[location], out);
+		}
 		fputc('\n', out);
 	}
+	free(lines.start);
+	free(lines.text);
 	return ferror(out) ? -1 : 0;
 }

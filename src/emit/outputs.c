@@ -149,12 +149,14 @@ static void release_members(struct member_list *list)
 	*list = (struct member_list){0};
 }
 
-/* prof.tar.gz: the folder as it is. */
+/* prof.tar.gz: the folder as it is, but for perf_script.out. That text is
+ * the largest output by far, prof.trace.zip holds it (perf.data.txt), and
+ * deflating it a second time took most of the postprocess time. */
 static int write_tar_gz(const char *dir)
 {
-	static const char *const outputs[] = {
-	    "perf.data",     "folded_stacks.out", "perf_script.out", "flamegraph.svg",
-	    "profile.pb.gz", "speedscope.json",	  "profcpu.log"};
+	static const char *const outputs[] = {"perf.data",	 "folded_stacks.out",
+					      "flamegraph.svg",	 "profile.pb.gz",
+					      "speedscope.json", "profcpu.log"};
 	struct member_list list = {0};
 	char *dir_copy = xstrdup(dir), *path = xasprintf("%s/prof.tar.gz", dir);
 	int status;
