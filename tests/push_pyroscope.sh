@@ -56,6 +56,23 @@ name=$(query_value "$received/2.query" name)
 [[ $name == "checkout_api.cpu{team=a_b}" ]] || fail "unexpected name: $name"
 cmp -s "$received/2.pb.gz" "$workdir/capture/profile.pb.gz" || fail "push sent another file"
 
+echo "--- collect --push-interval: a profile each period"
+start_receiver ok
+periodic=$workdir/received-ok
+rm -f "$periodic"/*.query "$periodic"/*.pb.gz
+"$PROFCPU" collect -pid "$pid" -duration 3 -F 499 -o "$workdir/periodic" --push "$url" --push-interval 1
+[[ -s $periodic/3.pb.gz && ! -e $periodic/4.query ]] || fail "three periods of 1 s did not push three profiles"
+previous_until=0
+for period in 1 2 3; do
+	from=$(query_value "$periodic/$period.query" from)
+	until=$(query_value "$periodic/$period.query" until)
+	samples=$(go tool pprof -top -sample_index=samples "$periodic/$period.pb.gz" 2>&1 | grep -o 'Total samples = [0-9]*')
+	echo "period $period: from $from until $until, $samples"
+	((from <= until && from + 1 >= previous_until)) || fail "period $period is not after the one before"
+	[[ $samples =~ [1-9] ]] || fail "period $period holds no samples"
+	previous_until=$until
+done
+
 echo "--- server down"
 down_url=http://127.0.0.1:$(free_port)
 set +e

@@ -61,7 +61,8 @@ static const char usage[] =
     "    profcpu collect -pid 4711 -F 999               # finer sampling until Ctrl-C\n"
     "    profcpu collect sample -pid 1 -collectsec 30   # ./sample.trace.zip for PerfView\n"
     "    profcpu collect sample -processfilter dotnet   # the one dotnet process, until Ctrl-C\n"
-    "    profcpu collect -pid 4711 -duration 60 --push http://pyroscope:4040  # to Pyroscope\n";
+    "    profcpu collect -pid 4711 -duration 60 --push http://pyroscope:4040  # to Pyroscope\n"
+    "    profcpu collect -pid 4711 --push http://pyroscope:4040 --push-interval 10  # continuous\n";
 
 struct collect_options {
 	long pid, frequency, buffer_pages;
@@ -71,6 +72,7 @@ struct collect_options {
 	bool no_compress, hardware_events, thread_time, off_cpu, no_lttng;
 	struct symbol_options symbols;
 	const char *push_url;
+	double push_interval; /* seconds a period; 0: one capture */
 	struct push_options push;
 };
 
@@ -174,6 +176,10 @@ static int check_options(struct collect_options *options)
 			     options->duration);
 		return -1;
 	}
+	if (options->push_interval < 0 || (options->push_interval > 0 && !options->push_url)) {
+		report_error("-push-interval needs a positive number of seconds and --push URL");
+		return -1;
+	}
 	if (options->buffer_size && parse_buffer_size(options->buffer_size, &options->buffer_pages))
 		return -1;
 	return 0;
@@ -255,6 +261,29 @@ static void remove_capture_dir(const char *dir)
 }
 
 /* perfcollect's form starts with the trace NAME: collect NAME -pid N. */
+/* Writes every output of the capture in `dir` and, with --push, sends its
+ * profile. Returns the exit status: 0, or 1 when an output or the push
+ * failed (the other outputs are still written). */
+static int write_outputs_and_push(struct collect_options *options, const char *dir,
+				  const struct resolver_config *config, const struct trace_zip *zip,
+				  const char *zip_path, FILE *log)
+{
+	int status;
+
+	fflush(log);
+	status = postprocess_capture(dir, config, zip) == 0 ? 0 : 1;
+	if (status == 0 && zip_path)
+		printf("profcpu: trace saved to %s (flamegraph.svg inside)\n", zip_path);
+	else if (status == 0)
+		printf("profcpu: flame graph: %s/flamegraph.svg; trace for PerfView: "
+		       "%s/prof.trace.zip\n",
+		       dir, dir);
+	/* Whatever the outputs, a profile that was written is sent. */
+	if (options->push_url && push_options_push(&options->push, dir, options->push_url) < 0)
+		status = 1;
+	return status;
+}
+
 static bool is_perfcollect_form(int argc, char **argv)
 {
 	return argc > 1 && argv[1][0] != '-';
@@ -296,6 +325,7 @@ int cmd_collect(int argc, char **argv)
 	    {"no-compress", NULL, OPTION_FLAG, &options.no_compress},
 	    SYMBOL_OPTION_ENTRIES(&options.symbols),
 	    {"push", NULL, OPTION_STRING, &options.push_url},
+	    {"push-interval", NULL, OPTION_NUMBER, &options.push_interval},
 	    PUSH_OPTION_ENTRIES(&options.push),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
@@ -358,33 +388,40 @@ int cmd_collect(int argc, char **argv)
 	log_environment(log, &target, &options);
 	warn_about_perfcollect_options(&options);
 	dotnet_ensure_perfmap(&target, log);
-	if (capture_target(&(struct capture_options){.duration = options.duration,
-						     .frequency = (unsigned)options.frequency,
-						     .buffer_pages = (unsigned)options.buffer_pages,
-						     .compress = !options.no_compress,
-						     .hardware_events = options.hardware_events,
-						     .command_line = command_line},
-			   &target, dir, log) < 0)
-		goto done;
+	/* With --push-interval, one capture a period into the same folder, each
+	 * pushed, until the duration, Ctrl-C or the target's exit. */
+	for (double collected = 0; !collected || options.push_interval > 0;) {
+		double period =
+		    options.push_interval > 0 ? options.push_interval : options.duration;
+		bool stopped_early = false;
 
-	symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
-	config.capture_dir = dir;
-	config.live_pid = target.pid;
-	config.live_namespace_pid = target.namespace_pid;
-	config.live_root_fd = target.root_fd;
-	fflush(log);
-	status = postprocess_capture(dir, &config, &zip) == 0 ? 0 : 1;
-	if (status == 0 && zip_path)
-		printf("profcpu: trace saved to %s (flamegraph.svg inside)\n", zip_path);
-	else if (status == 0)
-		printf("profcpu: flame graph: %s/flamegraph.svg; trace for PerfView: "
-		       "%s/prof.trace.zip\n",
-		       dir, dir);
-	/* Whatever the outputs, a profile that was written is sent. */
-	if (options.push_url) {
-		push_options_add_target_labels(&options.push, target.pid, target.comm);
-		if (push_options_push(&options.push, dir, options.push_url) < 0)
-			status = 1;
+		if (options.push_interval > 0 && options.duration > 0 &&
+		    options.duration - collected < period)
+			period = options.duration - collected;
+		if (capture_target(
+			&(struct capture_options){.duration = period,
+						  .frequency = (unsigned)options.frequency,
+						  .buffer_pages = (unsigned)options.buffer_pages,
+						  .compress = !options.no_compress,
+						  .hardware_events = options.hardware_events,
+						  .command_line = command_line,
+						  .stopped_early = &stopped_early},
+			&target, dir, log) < 0)
+			goto done;
+		if (collected == 0) { /* after the first capture: sampling starts at once */
+			symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
+			config.capture_dir = dir;
+			config.live_pid = target.pid;
+			config.live_namespace_pid = target.namespace_pid;
+			config.live_root_fd = target.root_fd;
+			if (options.push_url)
+				push_options_add_target_labels(&options.push, target.pid,
+							       target.comm);
+		}
+		collected += period > 0 ? period : 1;
+		status = write_outputs_and_push(&options, dir, &config, &zip, zip_path, log);
+		if (stopped_early || (options.duration > 0 && collected >= options.duration))
+			break;
 	}
 done:
 	report_also_to(NULL);
