@@ -32,6 +32,19 @@ echo "folded_stacks.out: $total samples, top leaf: $top_leaf"
 ((total > 50)) || fail "only $total samples"
 [[ $top_leaf == *HotMethod* ]] || fail "the hot method is not the top leaf: $top_leaf"
 
+echo "--- perf script's own layout"
+# The real perf script on our perf.data, with the fields perf_script.out has:
+# every sample's header line is the same, byte for byte.
+if command -v perf >/dev/null; then
+	perf script -F comm,pid,tid,cpu,time,period,event,ip,sym,dso -i "$capture/perf.data" 2>/dev/null |
+		grep -v $'^\t' >"$workdir/perf-headers.txt"
+	grep -v $'^\t' "$capture/perf_script.out" >"$workdir/our-headers.txt"
+	diff "$workdir/perf-headers.txt" "$workdir/our-headers.txt" | head -5
+	cmp -s "$workdir/perf-headers.txt" "$workdir/our-headers.txt" ||
+		fail "perf_script.out's header lines differ from perf script's"
+	echo "same $(grep -c . "$workdir/our-headers.txt") header lines as perf script"
+fi
+
 echo "--- stackcollapse-perf's rules on perf_script.out"
 python3 "$tests_dir/stackcollapse_perf.py" "$capture/perf_script.out" "$capture/folded_stacks.out" ||
 	fail "stackcollapse-perf's rules read perf_script.out differently from folded_stacks.out"

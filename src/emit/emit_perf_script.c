@@ -1,8 +1,11 @@
 #include "emit.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void write_location(const struct profile *profile, const struct profile_location *location,
 			   FILE *out)
@@ -36,6 +39,20 @@ static int format_locations(const struct profile *profile, struct location_lines
 	return fclose(buffer) == 0 ? 0 : -1;
 }
 
+/* Whether a comm ends in " DIGITS" ("job 2"). PerfView finds where the comm
+ * ends by scanning for " PID/": a candidate " 2" that fails takes the space
+ * after it, and with a pid of five digits or more perf leaves only that one
+ * space, so the real " PID/" is never seen. One more space there, which
+ * every other reader skips as perf's own padding, keeps the sample. */
+static bool comm_hides_pid_from_perfview(const char *comm, uint32_t pid)
+{
+	size_t end = strlen(comm), digits = end;
+
+	while (digits > 0 && isdigit((unsigned char)comm[digits - 1]))
+		digits--;
+	return pid >= 10000 && digits < end && digits > 0 && comm[digits - 1] == ' ';
+}
+
 int emit_perf_script(const struct profile *profile, FILE *out)
 {
 	struct location_lines lines = {0};
@@ -53,12 +70,14 @@ int emit_perf_script(const struct profile *profile, FILE *out)
 		 * perf_sample__fprintf_start): with a call chain the comm is
 		 * neither padded nor aligned, and FlameGraph's
 		 * stackcollapse-perf, speedscope and FlameScope expect that. */
+		fputs(sample->thread_name, out);
+		if (comm_hides_pid_from_perfview(sample->thread_name, sample->pid))
+			fputc(' ', out);
 		fprintf(out,
-			"%s %5" PRIu32 "/%-5" PRIu32 " [%03" PRIu32 "] %5" PRIu64 ".%06" PRIu64
+			" %5" PRIu32 "/%-5" PRIu32 " [%03" PRIu32 "] %5" PRIu64 ".%06" PRIu64
 			": %10" PRIu64 " %s: \n",
-			sample->thread_name, sample->pid, sample->tid, sample->cpu,
-			sample->time / 1000000000, sample->time % 1000000000 / 1000, sample->period,
-			profile->event_name);
+			sample->pid, sample->tid, sample->cpu, sample->time / 1000000000,
+			sample->time % 1000000000 / 1000, sample->period, profile->event_name);
 		for (uint32_t level = 0; level < stack->depth; level++) {
 			uint32_t location = profile->stack_locations[stack->first + level];
 
