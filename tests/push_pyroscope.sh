@@ -19,6 +19,16 @@ start_receiver() {
 	url=http://127.0.0.1:$port
 }
 
+# expect_push_failure NAME COMMAND...: COMMAND must exit 1; its stderr is
+# kept in $workdir/NAME.err.
+expect_push_failure() {
+	local name=$1 status=0
+	shift
+	"$@" 2>"$workdir/$name.err" || status=$?
+	cat "$workdir/$name.err"
+	((status == 1)) || fail "$name: exit status $status, expected 1"
+}
+
 # query_value FILE KEY
 query_value() {
 	sed -n "s/^$2=//p" "$1"
@@ -75,12 +85,8 @@ done
 
 echo "--- server down"
 down_url=http://127.0.0.1:$(free_port)
-set +e
-"$PROFCPU" collect -pid "$pid" -duration 1 -o "$workdir/down" --push "$down_url" --push-timeout 2 2>"$workdir/down.err"
-status=$?
-set -e
-cat "$workdir/down.err"
-((status == 1)) || fail "collect --push to a server that is down exits $status, expected 1"
+expect_push_failure down "$PROFCPU" collect -pid "$pid" -duration 1 -o "$workdir/down" --push "$down_url" \
+	--push-timeout 2
 grep -q "cannot push $workdir/down/profile.pb.gz to $down_url: .*onnect" "$workdir/down.err" ||
 	fail "no clear error for a server that is down"
 assert_file "$workdir/down/flamegraph.svg"
@@ -88,25 +94,14 @@ assert_file "$workdir/down/profile.pb.gz"
 
 echo "--- server slow"
 start_receiver slow
-started=$(date +%s)
-set +e
-"$PROFCPU" push "$workdir/capture" "$url" --push-timeout 1 2>"$workdir/slow.err"
-status=$?
-set -e
-cat "$workdir/slow.err"
-((status == 1)) || fail "push to a slow server exits $status"
+expect_push_failure slow "$PROFCPU" push "$workdir/capture" "$url" --push-timeout 1
 grep -q "cannot push .*: Timeout" "$workdir/slow.err" || fail "no clear error for a slow server"
 [[ -e $workdir/received-slow/3.query && ! -e $workdir/received-slow/4.query ]] ||
 	fail "a slow server should get three tries"
 
 echo "--- server failing"
 start_receiver error
-set +e
-"$PROFCPU" push "$workdir/capture" "$url" 2>"$workdir/error.err"
-status=$?
-set -e
-cat "$workdir/error.err"
-((status == 1)) || fail "push to a failing server exits $status"
+expect_push_failure error "$PROFCPU" push "$workdir/capture" "$url"
 grep -q "the server answered HTTP 500: ingester unavailable" "$workdir/error.err" ||
 	fail "the server's answer is not in the error"
 [[ -e $workdir/received-error/3.query ]] || fail "a failing server should get three tries"

@@ -27,7 +27,7 @@ enum { VALUE_SAMPLES, VALUE_CPU, VALUE_COUNT };
 struct pprof_builder {
 	const struct profile *profile;
 	Profile message;
-	size_t string_capacity, mapping_capacity;
+	size_t string_capacity, mapping_capacity, function_capacity;
 	struct id_map strings;	 /* interned text's address -> string_table index */
 	struct id_map functions; /* name's string index -> Function id - 1 */
 	struct id_map mappings;	 /* module's string index -> Mapping id - 1 */
@@ -115,7 +115,10 @@ static uint64_t function_id(struct pprof_builder *builder, const char *name)
 		perftools__profiles__function__init(function);
 		function->id = index + 1;
 		function->name = function->system_name = name_index;
+		grow_array((void **)&message->function, &builder->function_capacity, index + 1,
+			   sizeof(*message->function));
 		message->function[index] = function;
+		message->n_function = index + 1;
 	}
 	return index + 1;
 }
@@ -128,8 +131,6 @@ static void add_locations(struct pprof_builder *builder)
 
 	message->n_location = profile->location_count;
 	message->location = xcalloc(profile->location_count, sizeof(*message->location));
-	/* At most one function per frame. */
-	message->function = xcalloc(profile->frame_count, sizeof(*message->function));
 	for (size_t i = 0; i < profile->location_count; i++) {
 		const struct profile_location *source = &profile->locations[i];
 		Location *location = xmalloc(sizeof(*location));
@@ -150,7 +151,6 @@ static void add_locations(struct pprof_builder *builder)
 		}
 		message->location[i] = location;
 	}
-	message->n_function = builder->functions.count;
 }
 
 static Sample *new_sample(struct pprof_builder *builder, const struct profile_sample *source)
