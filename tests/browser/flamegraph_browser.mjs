@@ -68,7 +68,12 @@ function matchedShare(regex, of = stacks) {
 // frames of managed methods under a thread pool dispatcher, random counts.
 function writeDeepFolded(path, bytes) {
 	let seed = 7, written = 0, chunk = [];
-	const random = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+	const random = (n) => { // mulberry32: well mixed, so stacks spread as in real captures
+		seed = (seed + 0x6d2b79f5) | 0;
+		let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+		t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+		return ((t ^ (t >>> 14)) >>> 0) % n;
+	};
 	writeFileSync(path, "");
 	while (written < bytes) {
 		const frames = ["dotnet", "[unknown]", "System.Threading.ThreadPoolWorkQueue::Dispatch()[OptimizedTier1]"];
