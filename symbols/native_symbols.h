@@ -10,6 +10,8 @@
 #ifndef PROFCPU_NATIVE_SYMBOLS_H
 #define PROFCPU_NATIVE_SYMBOLS_H
 
+#include "build_id.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,6 +64,11 @@ size_t native_symbols_lookup(struct native_symbols *symbols, const char *path, u
 bool native_symbols_return_address(struct native_symbols *symbols, const char *path,
 				   uint64_t file_offset, const uint8_t *stack, size_t size,
 				   uint64_t *return_address);
+
+/* The GNU build-id of the ELF file `path`, in hex, once a lookup loaded it.
+ * False when it has none or was not looked up. */
+bool native_symbols_build_id(struct native_symbols *symbols, const char *path,
+			     char hex[BUILD_ID_HEX_MAX]);
 
 /* Names a kernel address from /proc/kallsyms. Returns false when unknown or
  * when kallsyms hides addresses. */

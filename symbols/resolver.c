@@ -23,6 +23,7 @@ struct resolver {
 	struct process *processes;
 	size_t process_count, process_capacity;
 	char module_name[256]; /* "[libfoo.so]" for unnamed frames */
+	char build_id[BUILD_ID_HEX_MAX];
 };
 
 struct resolver *resolver_new(const struct resolver_config *config)
@@ -199,6 +200,8 @@ static void lookup_native(struct resolver *resolver, const struct mapping *mappi
 
 	location->kind = FRAME_NATIVE;
 	location->module = mapping->path;
+	if (native_symbols_build_id(resolver->native, mapping->path, resolver->build_id))
+		location->build_id = resolver->build_id;
 	if (count == 0) {
 		name_after_module(resolver, location, mapping->path);
 		return;

@@ -70,6 +70,9 @@ echo "go tool pprof -traces: $traced samples"
 ((traced == total)) || fail "go tool pprof -traces holds $traced samples, folded $total"
 grep -q 'thread:' "$workdir/traces.txt" || fail "traces carry no thread label"
 grep -q 'Demo.Program::HotMethod' "$workdir/traces.txt" || fail "no trace names Demo.Program::HotMethod"
+go tool pprof -raw "$capture/profile.pb.gz" 2>/dev/null | sed -n '/^Mappings/,$p' >"$workdir/mappings.txt"
+grep -E '/libcoreclr\.so [0-9a-f]{40} ' "$workdir/mappings.txt" ||
+	fail "the mapping of libcoreclr.so has no build-id: $(head -5 "$workdir/mappings.txt")"
 
 echo "--- npm pprof-format"
 node "$tests_dir/browser/pprof_format_decode.mjs" "$capture/profile.pb.gz" | tee "$workdir/decoded.txt" ||

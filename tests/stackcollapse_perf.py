@@ -28,7 +28,11 @@ def tidy(name):
     name = name.replace(";", ":")
     if not re.search(r"\.\(.*\)\.", name):
         name = re.sub(r"\((?!anonymous namespace\)).*", "", name)
-    return name.replace('"', "").replace("'", "")
+    # A module with a space ("/memfd:doublemapper (deleted)", .NET's code
+    # heap) makes its "(.+) \((\S*)\)" take "(deleted)" as the module and
+    # leave "[unknown] (/memfd:doublemapper" as the name, cut here to
+    # "[unknown] ": the same frame, with a space stackcollapse leaves in.
+    return name.replace('"', "").replace("'", "").rstrip()
 
 
 def collapse(path):

@@ -78,10 +78,10 @@ static void describe_values(struct pprof_builder *builder)
 	message->default_sample_type = message->sample_type[VALUE_CPU]->type;
 }
 
-static uint64_t mapping_id(struct pprof_builder *builder, const char *module)
+static uint64_t mapping_id(struct pprof_builder *builder, const struct profile_location *location)
 {
 	bool added;
-	int64_t filename = string_index(builder, module);
+	int64_t filename = string_index(builder, location->module);
 	uint32_t index = id_map_get(&builder->mappings, (uint64_t)filename, 0, &added);
 	Profile *message = &builder->message;
 
@@ -91,7 +91,8 @@ static uint64_t mapping_id(struct pprof_builder *builder, const char *module)
 		perftools__profiles__mapping__init(mapping);
 		mapping->id = index + 1;
 		mapping->filename = filename;
-		/* The build-id (field build_id) is not in the profile yet. */
+		if (location->build_id)
+			mapping->build_id = string_index(builder, location->build_id);
 		mapping->has_functions = true;
 		mapping->has_inline_frames = true;
 		grow_array((void **)&message->mapping, &builder->mapping_capacity, index + 1,
@@ -137,7 +138,7 @@ static void add_locations(struct pprof_builder *builder)
 
 		perftools__profiles__location__init(location);
 		location->id = i + 1;
-		location->mapping_id = mapping_id(builder, source->module);
+		location->mapping_id = mapping_id(builder, source);
 		location->address = source->address;
 		location->n_line = source->frame_count;
 		location->line = xcalloc(source->frame_count, sizeof(*location->line));
