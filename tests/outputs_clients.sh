@@ -54,6 +54,7 @@ export HOME=$workdir GOCACHE=$workdir/gocache
 go tool pprof -top -sample_index=samples "$capture/profile.pb.gz" >"$workdir/top.txt" 2>&1 ||
 	{ cat "$workdir/top.txt"; fail "go tool pprof -top cannot read profile.pb.gz"; }
 head -8 "$workdir/top.txt"
+grep -qx 'File: dotnet' "$workdir/top.txt" || fail "pprof does not take dotnet for the profiled program"
 grep -q "Total samples = $total\b" "$workdir/top.txt" ||
 	fail "go tool pprof counts $(grep -o 'Total samples = [0-9]*' "$workdir/top.txt"), folded $total"
 # pprof shows C++-style names without their argument lists.

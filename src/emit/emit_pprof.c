@@ -124,11 +124,31 @@ static uint64_t function_id(struct pprof_builder *builder, const char *name)
 	return index + 1;
 }
 
+/* pprof takes the first mapping for the profiled program ("File:"): the
+ * executable named as the process is, when a sample ran in it. */
+static void add_main_mapping(struct pprof_builder *builder)
+{
+	const struct profile *profile = builder->profile;
+	const char *process = profile->sample_count ? profile->samples[0].process_name : NULL;
+
+	for (size_t i = 0; process && i < profile->location_count; i++) {
+		const char *module = profile->locations[i].module;
+		const char *base = strrchr(module, '/');
+
+		if (base && !strcmp(base + 1, process)) {
+			mapping_id(builder, &profile->locations[i]);
+			return;
+		}
+	}
+}
+
 /* Location i + 1 is the profile's location i, its frames as lines. */
 static void add_locations(struct pprof_builder *builder)
 {
 	const struct profile *profile = builder->profile;
 	Profile *message = &builder->message;
+
+	add_main_mapping(builder);
 
 	message->n_location = profile->location_count;
 	message->location = xcalloc(profile->location_count, sizeof(*message->location));
