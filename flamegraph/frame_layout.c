@@ -87,8 +87,9 @@ static bool is_drawn(double width, double threshold)
 
 /* How many frames a layout with this threshold draws: the nodes at least
  * `threshold` wide (a child is never wider than its parent, so they form a
- * tree), and one "…" frame under each of them whose children left out add
- * up to `min_width`. `left_out` is scratch space, one per node. */
+ * tree), and (but in a flame chart) one "…" frame under each of them whose
+ * children left out add up to `min_width`. `left_out` is scratch space, one
+ * per node. */
 static size_t frames_drawn(const struct flamegraph *graph, const double *total, double threshold,
 			   double min_width, double *left_out)
 {
@@ -103,6 +104,8 @@ static size_t frames_drawn(const struct flamegraph *graph, const double *total, 
 		else if (node && total[parent] >= threshold)
 			left_out[parent] += total[node];
 	}
+	if (graph->order == FLAMEGRAPH_CHART) /* no "…" frames: gaps */
+		return drawn;
 	for (uint32_t node = 0; node < graph->node_count; node++)
 		if (left_out[node] > 0 && left_out[node] >= min_width)
 			drawn++;
@@ -155,6 +158,7 @@ void frame_layout_build(struct frame_layout *layout, const struct flamegraph *gr
 			double min_width, size_t max_frames)
 {
 	double threshold;
+	bool in_time_order;
 	struct frame_children children;
 	double *total, *total_before;
 	struct placed_frame *pending = NULL; /* depth-first work stack */
@@ -175,6 +179,7 @@ void frame_layout_build(struct frame_layout *layout, const struct flamegraph *gr
 	}
 	frame_children_build(&children, graph);
 	threshold = choose_threshold(graph, total, min_width, max_frames);
+	in_time_order = graph->order == FLAMEGRAPH_CHART;
 
 	fg_grow((void **)&pending, &pending_capacity, 1, sizeof(*pending));
 	pending[pending_count++] =
@@ -193,15 +198,17 @@ void frame_layout_build(struct frame_layout *layout, const struct flamegraph *gr
 			continue;
 		/* Children kept start at the frame's left edge, the "…" of
 		 * those left out follows them, the frame's self samples are
-		 * the gap at the right end. They go on the work stack right to
-		 * left so they are taken left to right. */
+		 * the gap at the right end. In a flame chart x is time: every
+		 * child keeps its place, and those left out leave gaps. They
+		 * go on the work stack right to left so they are taken left
+		 * to right. */
 		fg_grow((void **)&pending, &pending_capacity, pending_count + (last - first) + 1,
 			sizeof(*pending));
 		merged.x = frame.x;
 		for (uint32_t i = first; i < last; i++) {
 			uint32_t child = children.nodes[i];
 
-			if (is_drawn(total[child], threshold))
+			if (is_drawn(total[child], threshold) || in_time_order)
 				merged.x += total[child];
 			else if (total[child] > 0) {
 				merged.merged++;
@@ -209,20 +216,21 @@ void frame_layout_build(struct frame_layout *layout, const struct flamegraph *gr
 				merged.width_before += total_before[child];
 			}
 		}
-		if (merged.merged && merged.width >= min_width)
+		if (!in_time_order && merged.merged && merged.width >= min_width)
 			pending[pending_count++] = merged;
 		for (uint32_t i = last; i-- > first;) {
 			uint32_t child = children.nodes[i];
+			bool drawn = is_drawn(total[child], threshold);
 
-			if (!is_drawn(total[child], threshold))
-				continue;
-			merged.x -= total[child];
-			pending[pending_count++] =
-			    (struct placed_frame){.node = child,
-						  .depth = frame.depth + 1,
-						  .x = merged.x,
-						  .width = total[child],
-						  .width_before = total_before[child]};
+			if (drawn || in_time_order)
+				merged.x -= total[child];
+			if (drawn)
+				pending[pending_count++] =
+				    (struct placed_frame){.node = child,
+							  .depth = frame.depth + 1,
+							  .x = merged.x,
+							  .width = total[child],
+							  .width_before = total_before[child]};
 		}
 	}
 	free(pending);

@@ -38,7 +38,8 @@ struct frame_layout {
  * samples, and more when needed to draw at most about `max_frames` (0: no
  * limit): the narrowest go first. Under each frame, its children left out
  * are merged into one "…" frame (`merged` > 0) right of the children kept,
- * when together they are at least `min_width` wide. With `reverse`, stacks
+ * when together they are at least `min_width` wide; in a flame chart, whose
+ * x is time, they leave gaps instead. With `reverse`, stacks
  * are merged leaf first. */
 void frame_layout_build(struct frame_layout *layout, const struct flamegraph *graph, bool reverse,
 			double min_width, size_t max_frames);

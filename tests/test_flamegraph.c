@@ -267,6 +267,22 @@ static void test_frame_cap_merges_the_narrowest(void **state)
 	flamegraph_free(graph);
 }
 
+/* A flame chart's x is time: a frame left out by the cap leaves a gap, and
+ * the frames after it keep their place. */
+static void test_frame_cap_keeps_time_in_a_flame_chart(void **state)
+{
+	struct flamegraph *graph = read_text("a;x 1\na;y 1000\na;z 1\n", FLAMEGRAPH_CHART, NULL);
+	struct flamegraph_options capped = {.max_frames = 3, .min_width = -1};
+	char *svg = write_svg(graph, &capped);
+
+	(void)state;
+	assert_int_equal(count_of(svg, "fg:w="), 3);
+	assert_float_equal(frame_attribute(svg, "y", "fg:x"), 1, 0.001);
+	assert_null(strstr(svg, "narrow frame"));
+	free(svg);
+	flamegraph_free(graph);
+}
+
 static void test_inverted_and_reverse(void **state)
 {
 	struct flamegraph *graph =
@@ -428,6 +444,7 @@ int main(void)
 	    cmocka_unit_test(test_layout_widths_follow_counts),
 	    cmocka_unit_test(test_min_width_prunes_narrow_frames),
 	    cmocka_unit_test(test_frame_cap_merges_the_narrowest),
+	    cmocka_unit_test(test_frame_cap_keeps_time_in_a_flame_chart),
 	    cmocka_unit_test(test_inverted_and_reverse),
 	    cmocka_unit_test(test_flame_chart_keeps_input_order),
 	    cmocka_unit_test(test_stacks_from_memory),
