@@ -20,6 +20,15 @@ bool curl_library_load(struct curl_library *curl, char *why, size_t why_size)
 	    {"curl_easy_perform", (void **)&curl->easy_perform},
 	    {"curl_easy_getinfo", (void **)&curl->easy_getinfo},
 	    {"curl_easy_strerror", (void **)&curl->easy_strerror},
+	    {"curl_easy_escape", (void **)&curl->easy_escape},
+	    {"curl_free", (void **)&curl->free},
+	    {"curl_mime_init", (void **)&curl->mime_init},
+	    {"curl_mime_addpart", (void **)&curl->mime_addpart},
+	    {"curl_mime_name", (void **)&curl->mime_name},
+	    {"curl_mime_filename", (void **)&curl->mime_filename},
+	    {"curl_mime_type", (void **)&curl->mime_type},
+	    {"curl_mime_data", (void **)&curl->mime_data},
+	    {"curl_mime_free", (void **)&curl->mime_free},
 	};
 
 	memset(curl, 0, sizeof(*curl));

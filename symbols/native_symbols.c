@@ -31,6 +31,7 @@ struct module {
 	struct inline_frames *inlines; /* NULL: no DWARF, or not asked for */
 	struct call_frame_info *cfi;   /* loaded on the first leaf unwound here */
 	bool cfi_loaded;
+	struct build_id build_id; /* the binary's; size 0: none, or not loaded yet */
 };
 
 struct native_symbols {
@@ -250,6 +251,7 @@ static void load_module(struct native_symbols *symbols, struct module *module)
 			    module->path);
 		return;
 	}
+	module->build_id = binary->build_id;
 	if (binary->segment_count &&
 	    (module->segments = malloc(binary->segment_count * sizeof(*module->segments)))) {
 		memcpy(module->segments, binary->segments,
@@ -379,5 +381,16 @@ bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t addre
 	if (!symbols->kernel || !symbol_table_find(symbols->kernel, address, &name, &offset))
 		return false;
 	*frame = (struct native_frame){.function = name, .offset = offset};
+	return true;
+}
+
+bool native_symbols_build_id(struct native_symbols *symbols, const struct mapped_file *file,
+			     char hex[BUILD_ID_HEX_MAX])
+{
+	struct module *module = find_module(symbols, file);
+
+	if (!module || !module->build_id.size)
+		return false;
+	build_id_to_hex(&module->build_id, hex);
 	return true;
 }

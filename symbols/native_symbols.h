@@ -10,6 +10,8 @@
 #ifndef PROFCPU_NATIVE_SYMBOLS_H
 #define PROFCPU_NATIVE_SYMBOLS_H
 
+#include "build_id.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,6 +73,11 @@ struct call_frame_info *native_symbols_call_frame_info(struct native_symbols *sy
 						       const struct mapped_file *file,
 						       uint64_t file_offset,
 						       uint64_t *file_address);
+
+/* The GNU build-id of the mapped ELF `file`, in hex, once a lookup loaded it.
+ * False when it has none or was not looked up. */
+bool native_symbols_build_id(struct native_symbols *symbols, const struct mapped_file *file,
+			     char hex[BUILD_ID_HEX_MAX]);
 
 /* Names a kernel address from /proc/kallsyms. Returns false when unknown or
  * when kallsyms hides addresses. */

@@ -36,6 +36,7 @@ struct resolver {
 	char module_name[256]; /* "[libfoo.so]" for unnamed frames */
 	char stub_name[512];   /* "[stub] ..." */
 	uint64_t time;	       /* of the addresses asked for */
+	char build_id[BUILD_ID_HEX_MAX];
 };
 
 struct resolver *resolver_new(const struct resolver_config *config)
@@ -341,9 +342,10 @@ static void lookup_native(struct resolver *resolver, struct process *process,
 			  struct resolved_location *location)
 {
 	struct native_frame frames[RESOLVER_MAX_FRAMES];
-	size_t count = native_symbols_lookup(
-	    resolver->native, &(struct mapped_file){mapping->path, mapping->identity},
-	    lookup_address - mapping->start + mapping->page_offset, frames, RESOLVER_MAX_FRAMES);
+	struct mapped_file file = {mapping->path, mapping->identity};
+	size_t count = native_symbols_lookup(resolver->native, &file,
+					     lookup_address - mapping->start + mapping->page_offset,
+					     frames, RESOLVER_MAX_FRAMES);
 
 	if (count == 0 && is_managed_image(mapping->path)) {
 		/* ReadyToRun code, mapped from its .dll: the jitdump's
@@ -358,6 +360,8 @@ static void lookup_native(struct resolver *resolver, struct process *process,
 	}
 	location->kind = FRAME_NATIVE;
 	location->module = mapping->path;
+	if (native_symbols_build_id(resolver->native, &file, resolver->build_id))
+		location->build_id = resolver->build_id;
 	if (count == 0) {
 		name_after_module(resolver, location, mapping->path);
 		return;

@@ -36,9 +36,10 @@ struct resolved_frame {
 
 /* Strings stay valid until the next resolver call. */
 struct resolved_location {
-	const char *module; /* file path as the process sees it, "/tmp/perf-N.map",
-			       "[kernel.kallsyms]", "[JIT]" (generated code no
-			       map names) or "[unknown]" */
+	const char *module;   /* file path as the process sees it, "/tmp/perf-N.map",
+				 "[kernel.kallsyms]", "[JIT]" (generated code no
+				 map names) or "[unknown]" */
+	const char *build_id; /* the module's GNU build-id in hex, or NULL */
 	enum frame_kind kind;
 	size_t frame_count;				   /* at least 1 */
 	struct resolved_frame frames[RESOLVER_MAX_FRAMES]; /* innermost first */

@@ -4,6 +4,7 @@
 #include "dotnet_diagnostics.h"
 #include "grouping_options.h"
 #include "postprocess.h"
+#include "push_options.h"
 #include "symbol_options.h"
 #include "util.h"
 
@@ -25,8 +26,9 @@ static const char usage[] =
     "Samples every thread of PID (also threads started later) with the\n"
     "cpu-clock event and whole call stacks, then writes into one\n"
     "folder: perf.data, folded_stacks.out, perf_script.out, flamegraph.svg,\n"
-    "prof.tar.gz, prof.trace.zip (perfcollect's layout, for PerfView) and a\n"
-    "copy of the target's perf map and jitdump. Stops after the duration, on\n"
+    "profile.pb.gz (pprof), speedscope.json, prof.tar.gz, prof.trace.zip\n"
+    "(perfcollect's layout, for PerfView) and a copy of the target's perf map\n"
+    "and jitdump. Stops after the duration, on\n"
     "Ctrl-C or SIGTERM, or when the target exits.\n"
     "\n"
     "The second form is perfcollect's: it writes ./NAME.trace.zip, samples at\n"
@@ -61,14 +63,19 @@ static const char usage[] =
     "                                frame-pointer chain where the copy ends\n"
     "  --stack-size BYTES    user stack copied per sample in dwarf and hybrid\n"
     "                        modes (default 16384, at most 65528)\n" SYMBOL_OPTIONS_USAGE
-	GROUPING_OPTIONS_USAGE "\n"
+	GROUPING_OPTIONS_USAGE
+    "  --push URL            then send profile.pb.gz to the Pyroscope server at URL,\n"
+    "                        labelled with the process, hostname, container and "
+    "pod\n" PUSH_OPTIONS_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu collect -pid 1 -duration 30           # PID 1 for 30 seconds\n"
     "    profcpu collect -pid 4711 -duration 10 -o out/  # into the folder out/\n"
     "    profcpu collect -pid 4711 -F 999               # finer sampling until Ctrl-C\n"
     "    profcpu collect -pid 4711 --call-graph fp      # smallest capture, as perf record -g\n"
     "    profcpu collect sample -pid 1 -collectsec 30   # ./sample.trace.zip for PerfView\n"
-    "    profcpu collect sample -processfilter dotnet   # the one dotnet process, until Ctrl-C\n";
+    "    profcpu collect sample -processfilter dotnet   # the one dotnet process, until Ctrl-C\n"
+    "    profcpu collect -pid 4711 -duration 60 --push http://pyroscope:4040  # to Pyroscope\n"
+    "    profcpu collect -pid 4711 --push http://pyroscope:4040 --push-interval 10  # continuous\n";
 
 struct collect_options {
 	long pid, frequency, buffer_pages, stack_size;
@@ -79,6 +86,9 @@ struct collect_options {
 	bool no_compress, hardware_events, thread_time, off_cpu, no_lttng;
 	struct symbol_options symbols;
 	struct grouping_options grouping;
+	const char *push_url;
+	double push_interval; /* seconds a period; 0: one capture */
+	struct push_options push;
 };
 
 /* mkdir -p */
@@ -198,6 +208,10 @@ static int check_options(struct collect_options *options)
 			     options->duration);
 		return -1;
 	}
+	if (options->push_interval < 0 || (options->push_interval > 0 && !options->push_url)) {
+		report_error("-push-interval needs a positive number of seconds and --push URL");
+		return -1;
+	}
 	if (options->buffer_size && parse_buffer_size(options->buffer_size, &options->buffer_pages))
 		return -1;
 	return check_call_graph_options(options);
@@ -279,6 +293,29 @@ static void remove_capture_dir(const char *dir)
 }
 
 /* perfcollect's form starts with the trace NAME: collect NAME -pid N. */
+/* Writes every output of the capture in `dir` and, with --push, sends its
+ * profile. Returns the exit status: 0, or 1 when an output or the push
+ * failed (the other outputs are still written). */
+static int write_outputs_and_push(struct collect_options *options, const char *dir,
+				  const struct resolver_config *config, const struct trace_zip *zip,
+				  const struct fold_options *fold, const char *zip_path, FILE *log)
+{
+	int status;
+
+	fflush(log);
+	status = postprocess_capture(dir, config, zip, fold) == 0 ? 0 : 1;
+	if (status == 0 && zip_path)
+		printf("profcpu: trace saved to %s (flamegraph.svg inside)\n", zip_path);
+	else if (status == 0)
+		printf("profcpu: flame graph: %s/flamegraph.svg; trace for PerfView: "
+		       "%s/prof.trace.zip\n",
+		       dir, dir);
+	/* Whatever the outputs, a profile that was written is sent. */
+	if (options->push_url && push_options_push(&options->push, dir, options->push_url) < 0)
+		status = 1;
+	return status;
+}
+
 static bool is_perfcollect_form(int argc, char **argv)
 {
 	return argc > 1 && argv[1][0] != '-';
@@ -325,6 +362,9 @@ int cmd_collect(int argc, char **argv)
 	    {"stack-size", "stacksize", OPTION_INTEGER, &options.stack_size},
 	    SYMBOL_OPTION_ENTRIES(&options.symbols),
 	    GROUPING_OPTION_ENTRIES(&options.grouping),
+	    {"push", NULL, OPTION_STRING, &options.push_url},
+	    {"push-interval", NULL, OPTION_NUMBER, &options.push_interval},
+	    PUSH_OPTION_ENTRIES(&options.push),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	bool perfcollect_form = is_perfcollect_form(argc, argv);
@@ -387,30 +427,43 @@ int cmd_collect(int argc, char **argv)
 	log_environment(log, &target, &options);
 	warn_about_perfcollect_options(&options);
 	dotnet_ensure_perfmap(&target, log);
-	if (capture_target(&(struct capture_options){.duration = options.duration,
-						     .frequency = (unsigned)options.frequency,
-						     .buffer_pages = (unsigned)options.buffer_pages,
-						     .call_graph = options.call_graph,
-						     .stack_size = (unsigned)options.stack_size,
-						     .compress = !options.no_compress,
-						     .hardware_events = options.hardware_events,
-						     .command_line = command_line},
-			   &target, dir, log) < 0)
-		goto done;
+	/* With --push-interval, one capture a period into the same folder, each
+	 * pushed, until the duration, Ctrl-C or the target's exit. */
+	for (double collected = 0; !collected || options.push_interval > 0;) {
+		double period =
+		    options.push_interval > 0 ? options.push_interval : options.duration;
+		bool stopped_early = false;
 
-	symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
-	config.capture_dir = dir;
-	config.live_pid = target.pid;
-	config.live_namespace_pid = target.namespace_pid;
-	config.live_root_fd = target.root_fd;
-	fflush(log);
-	status = postprocess_capture(dir, &config, &zip, &fold) == 0 ? 0 : 1;
-	if (status == 0 && zip_path)
-		printf("profcpu: trace saved to %s (flamegraph.svg inside)\n", zip_path);
-	else if (status == 0)
-		printf("profcpu: flame graph: %s/flamegraph.svg; trace for PerfView: "
-		       "%s/prof.trace.zip\n",
-		       dir, dir);
+		if (options.push_interval > 0 && options.duration > 0 &&
+		    options.duration - collected < period)
+			period = options.duration - collected;
+		if (capture_target(
+			&(struct capture_options){.duration = period,
+						  .frequency = (unsigned)options.frequency,
+						  .buffer_pages = (unsigned)options.buffer_pages,
+						  .call_graph = options.call_graph,
+						  .stack_size = (unsigned)options.stack_size,
+						  .compress = !options.no_compress,
+						  .hardware_events = options.hardware_events,
+						  .command_line = command_line,
+						  .stopped_early = &stopped_early},
+			&target, dir, log) < 0)
+			goto done;
+		if (collected == 0) { /* after the first capture: sampling starts at once */
+			symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
+			config.capture_dir = dir;
+			config.live_pid = target.pid;
+			config.live_namespace_pid = target.namespace_pid;
+			config.live_root_fd = target.root_fd;
+			if (options.push_url)
+				push_options_add_target_labels(&options.push, target.pid,
+							       target.comm);
+		}
+		collected += period > 0 ? period : 1;
+		status = write_outputs_and_push(&options, dir, &config, &zip, &fold, zip_path, log);
+		if (stopped_early || (options.duration > 0 && collected >= options.duration))
+			break;
+	}
 done:
 	report_also_to(NULL);
 	if (log)
@@ -419,6 +472,7 @@ done:
 		remove_capture_dir(dir);
 	target_process_close(&target);
 	symbol_options_release(&options.symbols);
+	push_options_release(&options.push);
 	free(command_line);
 	free(log_path);
 	free(zip_path);

@@ -15,6 +15,7 @@ static const struct command commands[] = {
     {"postprocess", cmd_postprocess, "write the outputs again from a capture folder"},
     {"flamegraph", cmd_flamegraph, "draw an interactive flame graph SVG from folded stacks"},
     {"diff", cmd_diff, "join two folded captures for a differential flame graph"},
+    {"push", cmd_push, "send a capture's profile to a Pyroscope server"},
     {"view", cmd_view, "summarize a NAME.trace.zip (perfcollect's format) in the terminal"},
 };
 

@@ -166,6 +166,8 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	if (perf_data_writer_finish(sink.writer) < 0 && !sink.error)
 		sink.error = errno;
 	log_summary(log, &summary);
+	if (options->stopped_early)
+		*options->stopped_early = summary.stop_reason != RECORD_STOPPED_BY_DURATION;
 	fprintf(stderr,
 		"profcpu: %llu samples from %u thread%s in %.1f s, %llu lost; stopped: %s\n",
 		(unsigned long long)summary.samples, summary.threads_seen,

@@ -17,6 +17,8 @@ struct capture_options {
 	bool compress;		  /* zstd records, as perf record -z */
 	bool hardware_events;	  /* CPU cycles where the CPU has a PMU */
 	const char *command_line; /* for the capture's header */
+	bool *stopped_early;	  /* if not NULL: set when Ctrl-C, SIGTERM, the target's exit
+				   * or a write error ended the capture before its duration */
 };
 
 /* Returns 0 when a capture was written (possibly cut short: a full disk,

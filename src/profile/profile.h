@@ -27,6 +27,7 @@ struct profile_location {
 	bool kernel;
 	enum frame_kind kind;
 	const char *module;		   /* interned */
+	const char *build_id;		   /* interned hex, or NULL */
 	uint32_t first_frame, frame_count; /* into profile.frames, innermost first */
 };
 
