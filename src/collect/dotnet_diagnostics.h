@@ -7,11 +7,17 @@
 
 #include "target_process.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* When `target` runs .NET and has no perf map written since it started,
  * asks its runtime to start one. Says what it did on stderr and in `log`,
  * or warns why it could not (report_warning). Never fails the collection. */
 void dotnet_ensure_perfmap(const struct target_process *target, FILE *log);
+
+/* The runtime version of a .NET `target` (e.g. "10.0.0"), from the
+ * ProcessInfo2 command of its diagnostics IPC. Returns false when it has no
+ * diagnostics socket or gives no answer. */
+bool dotnet_runtime_version(const struct target_process *target, char *version, size_t size);
 
 #endif
