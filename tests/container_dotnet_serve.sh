@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The sidecar image beside a .NET app in real containers under podman: the
+# image stays small, `profcpu ps` in the sidecar shows the app with its
+# runtime and container, and `profcpu serve` in the sidecar answers curl from
+# the host: list, capture, the SVG and the zip, the refusal of a second
+# capture, and a token as soon as it listens beyond loopback.
+#
+# Ports: podman here runs containers with --network=none (there is no
+# slirp4netns, pasta or bridge to publish a port through), so the serving
+# sidecar joins the host's network namespace (--network=host) and curl
+# reaches it on the host's loopback; its PID namespace is still the app's.
+source "$(dirname "$0")/lib.sh"
+source "$tests_dir/podman.sh"
+command -v curl >/dev/null || skip "curl is not installed"
+
+# The sidecar image, and what it weighs unpacked: profcpu with every output,
+# libmicrohttpd, libcurl (GnuTLS build) and what they load, busybox.
+"$tests_dir/../container/build-image" localhost/profcpu-test -- "${podman_options[@]}"
+size=$(podman image inspect --format '{{.Size}}' localhost/profcpu-test)
+echo "sidecar image: $size bytes"
+((size < 25000000)) || fail "the sidecar image weighs $size bytes"
+
+# The .NET app image: the runtime folder, the libraries it loads, HotLoop.
+build_hotloop
+dotnet_root=$(dirname "$(readlink -f "$(command -v dotnet)")")
+runtime=$(ls -d "$dotnet_root"/shared/Microsoft.NETCore.App/* | tail -1)
+app_root=$workdir/app-root
+mkdir -p "$app_root$dotnet_root/shared/Microsoft.NETCore.App" "$app_root/app"
+cp -a "$dotnet_root/dotnet" "$dotnet_root/host" "$app_root$dotnet_root/"
+cp -a "$runtime" "$app_root$dotnet_root/shared/Microsoft.NETCore.App/"
+install_libraries "$app_root" "$dotnet_root/dotnet" "$runtime"/*.so "$dotnet_root"/host/fxr/*/*.so
+cp -a "$workdir/bin/." "$app_root/app/"
+install -d -m 1777 "$app_root/tmp"
+import_image localhost/dotnet-app "$app_root"
+
+app=dotnet-app-$$
+run -d --name "$app" -e DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 localhost/dotnet-app \
+	"$dotnet_root/dotnet" /app/hotloop.dll 600 >/dev/null || skip "podman cannot run containers here"
+until podman logs "$app" 2>&1 | grep -q ready; do
+	podman container exists "$app" && [[ $(podman inspect -f '{{.State.Running}}' "$app") == true ]] ||
+		{ podman logs "$app"; fail "the .NET app container stopped"; }
+	sleep 0.2
+done
+app_id=$(podman inspect -f '{{.Id}}' "$app")
+privileges=(--cap-add PERFMON --cap-add SYS_PTRACE --security-opt seccomp=unconfined)
+
+# profcpu ps in the sidecar: the app is pid 1 there, .NET with its version,
+# in its container.
+run --rm --pid=container:"$app" "${privileges[@]}" localhost/profcpu-test profcpu ps |
+	tee "$workdir/ps.txt"
+grep -qE "^ +1 +1  dotnet +\.NET 1[0-9]\.[0-9]+\.[0-9]+ .* ${app_id:0:12} " "$workdir/ps.txt" ||
+	fail "profcpu ps in the sidecar does not list the .NET app as pid 1 of its container"
+
+# profcpu serve in the sidecar, on the host's loopback.
+mkdir -m 777 "$workdir/out"
+port=$(free_port)
+serve=(--pid=container:"$app" "${privileges[@]}" -v "$workdir/out:/profilings" localhost/profcpu-test)
+podman run -d --name "serve-$$" --network=host "${serve[@]}" \
+	profcpu serve -port "$port" -o /profilings >/dev/null
+url=http://127.0.0.1:$port
+until curl -sf "$url/processes" -o "$workdir/processes.json"; do
+	[[ $(podman inspect -f '{{.State.Running}}' "serve-$$") == true ]] ||
+		{ podman logs "serve-$$"; fail "profcpu serve stopped"; }
+	sleep 0.2
+done
+python3 - "$workdir/processes.json" <<'PY' || fail "/processes does not list the .NET app"
+import json, sys
+processes = json.load(open(sys.argv[1]))["processes"]
+app = [p for p in processes if p["pid"] == 1]
+print(app)
+assert app and app[0]["runtime"] == ".NET" and app[0]["runtime_version"].startswith("1"), processes
+PY
+
+# A capture, its flame graph; a second capture at the same time is refused.
+curl -sf -X POST -D "$workdir/headers" -o "$workdir/flame.svg" "$url/captures?pid=1&seconds=4" &
+first_capture=$!
+sleep 1.5
+code=$(curl -s -X POST -D "$workdir/refused-headers" -o "$workdir/refused.json" -w '%{http_code}' \
+	"$url/captures?pid=1&seconds=1")
+cat "$workdir/refused.json"
+[[ $code == 409 ]] || fail "a second capture got $code, not 409"
+grep -qi '^Retry-After: [0-9]' "$workdir/refused-headers" || fail "the 409 has no Retry-After"
+grep -q '"error": "a capture is already running' "$workdir/refused.json" || fail "the 409 does not say why"
+wait "$first_capture" || fail "the capture request failed"
+grep -q 'Demo.Program::HotMethod' "$workdir/flame.svg" || fail "the SVG does not name HotMethod"
+capture=$(tr -d '\r' <"$workdir/headers" | awk -F': ' 'tolower($1) == "x-profcpu-capture" {print $2}')
+echo "capture: $capture"
+
+# Its zip, downloaded afterwards: perfcollect's layout for PerfView.
+curl -sf -o "$workdir/capture.zip" "$url/captures/$capture/zip" || fail "no zip for $capture"
+unzip -l "$workdir/capture.zip" >"$workdir/zip.txt"
+grep -q 'perf.data.txt' "$workdir/zip.txt" || fail "the zip has no perf.data.txt"
+assert_file "$workdir/out/$capture/flamegraph.svg"
+
+# A client that goes away: the capture still ends in the output folder.
+before=$(ls "$workdir/out")
+curl -s -X POST --max-time 1 "$url/captures?pid=1&seconds=3" >/dev/null || true
+for attempt in {1..60}; do
+	kept=$(comm -13 <(echo "$before") <(ls "$workdir/out"))
+	[[ -n $kept && -s $workdir/out/$kept/flamegraph.svg ]] && break
+	sleep 0.5
+done
+[[ -n $kept && -s $workdir/out/$kept/flamegraph.svg ]] || fail "the capture of a client that went away is lost"
+
+# Bad requests get JSON errors.
+code=$(curl -s -o "$workdir/bad.json" -w '%{http_code}' -X POST "$url/captures?pid=1&seconds=forever")
+cat "$workdir/bad.json"
+[[ $code == 400 ]] && grep -q '"error": "seconds must be' "$workdir/bad.json" || fail "a bad duration got $code"
+podman rm -f -t 0 "serve-$$" >/dev/null
+
+# Beyond loopback, serve wants a token, and then every request needs it.
+status=0
+podman run --rm --network=host "${serve[@]}" profcpu serve -address 0.0.0.0 -port "$port" \
+	2>"$workdir/stderr" || status=$?
+cat "$workdir/stderr"
+((status == 2)) && grep -q 'set a token' "$workdir/stderr" || fail "serve on 0.0.0.0 started without a token"
+podman run -d --name "token-$$" --network=host -e PROFCPU_SERVE_TOKEN=s3cret "${serve[@]}" \
+	profcpu serve -address 0.0.0.0 -port "$port" -o /profilings >/dev/null
+until code=$(curl -s -o /dev/null -w '%{http_code}' "$url/processes") && [[ $code != 000 ]]; do sleep 0.2; done
+[[ $code == 401 ]] || fail "a request without the token got $code"
+[[ $(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer wrong' "$url/processes") == 401 ]] ||
+	fail "a wrong token was accepted"
+curl -sf -H 'Authorization: Bearer s3cret' -o "$workdir/with-token.json" "$url/processes" ||
+	fail "the token was refused"
+grep -q '"runtime": ".NET"' "$workdir/with-token.json" || fail "the token's answer lists no .NET app"
