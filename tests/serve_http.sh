@@ -45,12 +45,21 @@ expect_error POST "/captures?pid=999999999" 404 'no process with pid'
 expect_error DELETE /captures 405 "POST /captures"
 expect_error GET /metrics 404 'no such endpoint'
 expect_error GET /captures/..%2Fetc/svg 400 'not a capture name'
-expect_error GET /captures/nothing/svg 404 'has no flamegraph.svg'
+expect_error GET /captures/nothing/svg 404 'no capture named nothing'
 
 # A capture as folded stacks: HotMethod has the time.
-curl -sf -X POST -o "$workdir/capture.folded" "$url/captures?pid=$app&seconds=2&format=folded" ||
-	fail "the capture failed"
+curl -sf -X POST -D "$workdir/headers" -o "$workdir/capture.folded" \
+	"$url/captures?pid=$app&seconds=2&format=folded" || fail "the capture failed"
 assert_share "$workdir/capture.folded" 'Demo\.Program::HotMethod' 70 100
+capture=$(tr -d '\r' <"$workdir/headers" | awk -F': ' 'tolower($1) == "x-profcpu-capture" {print $2}')
+
+# pprof: served once profcpu writes profile.pb.gz, a clear 404 before.
+if [[ -f "$workdir/captures/$capture/profile.pb.gz" ]]; then
+	curl -sf -o "$workdir/profile.pb.gz" "$url/captures/$capture/pprof" || fail "no pprof"
+	gzip -t "$workdir/profile.pb.gz" || fail "the pprof answer is no gzip file"
+else
+	expect_error GET "/captures/$capture/pprof" 404 'does not write that format'
+fi
 
 kill -TERM "$server"
 status=0

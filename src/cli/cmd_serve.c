@@ -129,19 +129,25 @@ static enum MHD_Result send_capture_file(struct MHD_Connection *connection,
 					 const struct server *server, const char *name,
 					 const struct capture_format *format)
 {
-	char *path = xasprintf("%s/%s/%s", server->output_dir, name, format->file);
+	char *folder = xasprintf("%s/%s", server->output_dir, name);
+	char *path = xasprintf("%s/%s", folder, format->file);
+	struct stat status;
+	bool is_capture = stat(folder, &status) == 0 && S_ISDIR(status.st_mode);
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct MHD_Response *response;
-	struct stat status;
 	enum MHD_Result queued;
 
+	free(folder);
 	free(path);
 	if (fd < 0 || fstat(fd, &status) < 0 || !S_ISREG(status.st_mode)) {
 		if (fd >= 0)
 			close(fd);
+		if (!is_capture)
+			return send_error(connection, MHD_HTTP_NOT_FOUND, NULL, NULL,
+					  "no capture named %s (GET /captures lists them)", name);
 		return send_error(connection, MHD_HTTP_NOT_FOUND, NULL, NULL,
-				  "capture %s has no %s (this profcpu may not write it; "
-				  "GET /captures/%s/svg gives the flame graph)",
+				  "capture %s has no %s: it failed, or this profcpu does not "
+				  "write that format (its profcpu.log: GET /captures/%s/log)",
 				  name, format->file, name);
 	}
 	response = MHD_create_response_from_fd((uint64_t)status.st_size, fd);
