@@ -140,6 +140,21 @@ static size_t bucket_of(const char *path)
 	return hash % MODULE_BUCKETS;
 }
 
+/* A file the distribution installed (not .NET's): its debug file comes from
+ * the distribution's debug packages or debuginfod, not dotnet-symbol. */
+static bool is_distribution_file(const char *path)
+{
+	static const char *const folders[] = {"/lib",	  "/usr/lib", "/bin",
+					      "/usr/bin", "/sbin",    "/usr/sbin"};
+
+	if (strstr(path, "dotnet"))
+		return false;
+	for (size_t i = 0; i < sizeof(folders) / sizeof(*folders); i++)
+		if (!strncmp(path, folders[i], strlen(folders[i])))
+			return true;
+	return false;
+}
+
 static void say_no_debug_information(const struct native_symbols *symbols, const char *path,
 				     const struct elf_file *binary)
 {
@@ -151,12 +166,22 @@ static void say_no_debug_information(const struct native_symbols *symbols, const
 		snprintf(wanted, sizeof(wanted), "%s", binary->debuglink.name);
 	else
 		snprintf(wanted, sizeof(wanted), "%s.debug", base);
-	symbols_log(symbols->log,
-		    "%s (build-id %s) has no debug information: %s was not found, so only "
-		    "exported functions are named (.dynsym); get it with `dotnet-symbol "
-		    "--symbols -o DIR %s` and pass --symbols DIR, install the distribution's "
-		    "debug package, or pass --symbol-server URL",
-		    path, binary->build_id.size ? hex : "none", wanted, path);
+	if (is_distribution_file(path))
+		symbols_log(symbols->log,
+			    "%s (build-id %s) has no debug information: %s was not found, so "
+			    "only exported functions are named (.dynsym); install the "
+			    "distribution's debug package where profcpu runs (Debian: libc6-dbg "
+			    "for libc, PACKAGE-dbgsym for others; Fedora: dnf debuginfo-install "
+			    "PACKAGE), or pass --symbol-server with its debuginfod "
+			    "(https://debuginfod.debian.net)",
+			    path, binary->build_id.size ? hex : "none", wanted);
+	else
+		symbols_log(symbols->log,
+			    "%s (build-id %s) has no debug information: %s was not found, so "
+			    "only exported functions are named (.dynsym); get it with "
+			    "`dotnet-symbol --symbols -o DIR %s` and pass --symbols DIR, install "
+			    "the distribution's debug package, or pass --symbol-server URL",
+			    path, binary->build_id.size ? hex : "none", wanted, path);
 }
 
 /* Reads symbols from `source`, the binary or its debug file, then keeps
@@ -293,6 +318,29 @@ bool native_symbols_return_address(struct native_symbols *symbols, const char *p
 	       call_frame_info_return_address(module->cfi, address, stack, size, return_address);
 }
 
+/* /proc/kallsyms shows addresses to readers with CAP_SYSLOG while
+ * kernel.kptr_restrict is 0 or 1, and to nobody at 2; being root in a
+ * container is not enough without the capability. */
+static void say_no_kernel_addresses(FILE *log)
+{
+	char level = '?';
+	FILE *setting = fopen("/proc/sys/kernel/kptr_restrict", "re");
+
+	if (setting) {
+		level = (char)fgetc(setting);
+		fclose(setting);
+	}
+	if (level == '2')
+		symbols_log(log,
+			    "/proc/kallsyms shows no addresses: kernel frames stay unnamed "
+			    "while kernel.kptr_restrict is 2 on the host (set it to 1 and give "
+			    "profcpu CAP_SYSLOG, or 0)");
+	else
+		symbols_log(log, "/proc/kallsyms shows no addresses: kernel frames stay unnamed; "
+				 "profcpu needs CAP_SYSLOG to read them (--cap-add SYSLOG; in "
+				 "Kubernetes, capabilities add SYSLOG)");
+}
+
 bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t address,
 				  struct native_frame *frame)
 {
@@ -308,9 +356,7 @@ bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t addre
 			fclose(kallsyms);
 		}
 		if (!symbols->kernel)
-			symbols_log(symbols->log,
-				    "/proc/kallsyms shows no addresses: kernel frames stay unnamed "
-				    "(run as root, or set kernel.kptr_restrict=0)");
+			say_no_kernel_addresses(symbols->log);
 	}
 	if (!symbols->kernel || !symbol_table_find(symbols->kernel, address, &name, &offset))
 		return false;
