@@ -28,10 +28,28 @@ static const char *find_hex_run(const char *text, size_t length)
 	return NULL;
 }
 
+/* The pod uid after a "pod" in `line` (36 characters of hex digits and '-',
+ * or '_' under systemd's cgroup driver), written with '-'; false if none.
+ * "kubepods" itself is skipped: no uid follows it. */
+static bool find_pod_uid(const char *line, char *uid, size_t size)
+{
+	for (const char *pod = strstr(line, "pod"); pod; pod = strstr(pod + 3, "pod")) {
+		size_t length = strspn(pod + 3, "0123456789abcdef-_");
+
+		if (length < 36)
+			continue;
+		snprintf(uid, size, "%.36s", pod + 3);
+		for (char *c = uid; *c; c++)
+			*c = *c == '_' ? '-' : *c;
+		return true;
+	}
+	return false;
+}
+
 /* The container id and pod uid in the process's cgroup path: runtimes name
  * the container's cgroup after its 64-digit id (libpod-<id>.scope,
  * cri-containerd-<id>.scope, docker/<id>), and the kubelet the pod's after
- * its uid (pod<uid>, with '_' for '-' under systemd). */
+ * its uid (pod<uid>). */
 static void read_container(pid_t pid, struct process_facts *facts)
 {
 	char path[64], line[1024];
@@ -40,16 +58,12 @@ static void read_container(pid_t pid, struct process_facts *facts)
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	cgroup = fopen(path, "re");
 	while (cgroup && fgets(line, sizeof(line), cgroup)) {
-		const char *id = find_hex_run(line, 64), *pod = strstr(line, "pod");
+		const char *id = find_hex_run(line, 64);
 
 		if (id && !facts->container[0])
 			snprintf(facts->container, sizeof(facts->container), "%.12s", id);
-		if (pod && strlen(pod + 3) >= 36 && isxdigit((unsigned char)pod[3]) &&
-		    !facts->pod[0]) {
-			snprintf(facts->pod, sizeof(facts->pod), "%.36s", pod + 3);
-			for (char *c = facts->pod; *c; c++)
-				*c = *c == '_' ? '-' : *c;
-		}
+		if (!facts->pod[0])
+			find_pod_uid(line, facts->pod, sizeof(facts->pod));
 	}
 	if (cgroup)
 		fclose(cgroup);
