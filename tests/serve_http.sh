@@ -61,8 +61,20 @@ else
 	expect_error GET "/captures/$capture/pprof" 404 'does not write that format'
 fi
 
+# SIGTERM during a capture: the capture stops early and keeps what it
+# collected, then the server exits.
+before=$(ls "$workdir/captures")
+curl -s -X POST -o /dev/null "$url/captures?pid=$app&seconds=600" &
+client=$!
+background_pids+=("$client")
+until [[ $(ls "$workdir/captures") != "$before" ]]; do sleep 0.1; done
+sleep 1
 kill -TERM "$server"
 status=0
 wait "$server" || status=$?
 cat "$workdir/serve.out"
 ((status == 0)) || fail "serve exited with $status on SIGTERM"
+interrupted=$(comm -13 <(echo "$before") <(ls "$workdir/captures"))
+grep -q 'stopped: interrupted' "$workdir/captures/$interrupted/profcpu.log" ||
+	fail "the running capture was not stopped by the server's SIGTERM"
+assert_share "$workdir/captures/$interrupted/folded_stacks.out" 'Demo\.Program::HotMethod' 70 100

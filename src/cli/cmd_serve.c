@@ -37,7 +37,8 @@ static const char usage[] =
     "  GET  /captures/NAME/FORMAT       one output of a kept capture (F or its file name)\n"
     "One capture runs at a time: another gets 409 with Retry-After. Errors are\n"
     "JSON: {\"error\": \"...\"}. Every capture stays in the output folder, also when\n"
-    "its client went away.\n"
+    "its client went away; SIGTERM ends a running capture early, keeping what it\n"
+    "collected.\n"
     "\n"
     "It listens on loopback only, unless a token is set; with a token, every\n"
     "request must send 'Authorization: Bearer TOKEN'.\n"
@@ -62,8 +63,9 @@ struct server {
 	const char *output_dir;
 	char *token; /* NULL: none (loopback only) */
 	pthread_mutex_t lock;
-	bool capturing; /* under lock */
+	bool capturing; /* under lock, as the two below */
 	time_t capture_ends;
+	struct capture capture;
 };
 
 /* Marks a request whose headers were seen (libmicrohttpd calls the
@@ -225,7 +227,7 @@ static enum MHD_Result start_capture(struct MHD_Connection *connection, struct s
 	    capture_format_find(format_name ? format_name : "svg");
 	long pid = parse_number(pid_text, 1, 0x7fffffff);
 	long seconds = seconds_text ? parse_number(seconds_text, 1, MAX_CAPTURE_SECONDS) : 10;
-	char name[64], error[512] = "", retry[24], path[32];
+	char error[512] = "", retry[24], path[32], names[128], name[64];
 	int status;
 
 	if (pid < 0)
@@ -235,10 +237,11 @@ static enum MHD_Result start_capture(struct MHD_Connection *connection, struct s
 		return send_error(connection, MHD_HTTP_BAD_REQUEST, NULL, NULL,
 				  "seconds must be a whole number from 1 to %d",
 				  MAX_CAPTURE_SECONDS);
-	if (!format)
+	if (!format) {
+		capture_format_names(names, sizeof(names));
 		return send_error(connection, MHD_HTTP_BAD_REQUEST, NULL, NULL,
-				  "unknown format '%s': choose one of %s", format_name,
-				  capture_format_names());
+				  "unknown format '%s': choose one of %s", format_name, names);
+	}
 	snprintf(path, sizeof(path), "/proc/%ld", pid);
 	if (access(path, F_OK) < 0)
 		return send_error(connection, MHD_HTTP_NOT_FOUND, NULL, NULL,
@@ -254,14 +257,20 @@ static enum MHD_Result start_capture(struct MHD_Connection *connection, struct s
 				  "%s s",
 				  retry);
 	}
-	server->capturing = true;
+	status = capture_start(&server->capture, server->output_dir, (pid_t)pid, (unsigned)seconds,
+			       error, sizeof(error));
+	server->capturing = status == 0;
 	server->capture_ends = time(NULL) + seconds;
+	snprintf(name, sizeof(name), "%s", server->capture.name);
 	pthread_mutex_unlock(&server->lock);
+	if (status < 0)
+		return send_error(connection, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL, "%s",
+				  error);
 
-	status = capture_run(server->output_dir, (pid_t)pid, (unsigned)seconds, name, sizeof(name),
-			     error, sizeof(error));
-
+	status = capture_finish(&server->capture, error, sizeof(error));
 	pthread_mutex_lock(&server->lock);
+	if (server->capture.pidfd >= 0)
+		close(server->capture.pidfd);
 	server->capturing = false;
 	pthread_mutex_unlock(&server->lock);
 	if (status < 0)
@@ -285,10 +294,13 @@ static enum MHD_Result get_capture_file(struct MHD_Connection *connection,
 	if (!is_plain_name(name))
 		return send_error(connection, MHD_HTTP_BAD_REQUEST, NULL, NULL,
 				  "'%s' is not a capture name", name);
-	if (!format)
+	if (!format) {
+		char names[128];
+
+		capture_format_names(names, sizeof(names));
 		return send_error(connection, MHD_HTTP_NOT_FOUND, NULL, NULL,
-				  "unknown format '%s': choose one of %s", slash + 1,
-				  capture_format_names());
+				  "unknown format '%s': choose one of %s", slash + 1, names);
+	}
 	return send_capture_file(connection, server, name, format);
 }
 
@@ -465,7 +477,13 @@ int cmd_serve(int argc, char **argv)
 		;
 	printf("profcpu serve: stopping on %s\n", strsignal(signal_number));
 	fflush(stdout);
-	MHD_stop_daemon(daemon); /* waits for a running capture */
+	/* A running capture stops early and writes what it collected; stopping
+	 * the daemon waits for that. */
+	pthread_mutex_lock(&server.lock);
+	if (server.capturing)
+		capture_stop(&server.capture);
+	pthread_mutex_unlock(&server.lock);
+	MHD_stop_daemon(daemon);
 	free(server.token);
 	return 0;
 }

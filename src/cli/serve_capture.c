@@ -7,7 +7,9 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,15 +38,12 @@ const struct capture_format *capture_format_find(const char *name)
 	return NULL;
 }
 
-const char *capture_format_names(void)
+void capture_format_names(char *names, size_t size)
 {
-	static char names[256];
-
-	if (!names[0])
-		for (size_t i = 0; i < sizeof(formats) / sizeof(*formats); i++)
-			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
-				 i ? ", " : "", formats[i].name);
-	return names;
+	names[0] = '\0';
+	for (size_t i = 0; i < sizeof(formats) / sizeof(*formats); i++)
+		snprintf(names + strlen(names), size - strlen(names), "%s%s", i ? ", " : "",
+			 formats[i].name);
 }
 
 /* The last non-empty line of what the child printed on stderr. */
@@ -60,29 +59,26 @@ static void keep_last_line(const char *text, char *line, size_t size)
 	snprintf(line, size, "%.*s", (int)(end - start), text + start);
 }
 
-int capture_run(const char *output_dir, pid_t pid, unsigned seconds, char *name, size_t name_size,
-		char *error, size_t error_size)
+int capture_start(struct capture *capture, const char *output_dir, pid_t pid, unsigned seconds,
+		  char *error, size_t error_size)
 {
-	char pid_text[16], seconds_text[16], date[32], *folder, messages[4096] = "";
+	char pid_text[16], seconds_text[16], date[32], *folder;
 	time_t now = time(NULL);
+	struct tm local;
 	posix_spawn_file_actions_t actions;
 	posix_spawnattr_t attributes;
 	sigset_t no_signals;
-	size_t kept = 0;
-	ssize_t got;
-	pid_t child;
-	int pipe_ends[2], status, spawned;
+	int pipe_ends[2], spawned;
 
-	strftime(date, sizeof(date), "%Y-%m-%d_%H-%M-%S", localtime(&now));
-	snprintf(name, name_size, "pid%d_%s", (int)pid, date);
+	strftime(date, sizeof(date), "%Y-%m-%d_%H-%M-%S", localtime_r(&now, &local));
+	snprintf(capture->name, sizeof(capture->name), "pid%d_%s", (int)pid, date);
 	snprintf(pid_text, sizeof(pid_text), "%d", (int)pid);
 	snprintf(seconds_text, sizeof(seconds_text), "%u", seconds);
-	folder = xasprintf("%s/%s", output_dir, name);
 	if (pipe2(pipe_ends, O_CLOEXEC) < 0) {
 		snprintf(error, error_size, "cannot start the capture: %s", strerror(errno));
-		free(folder);
 		return -1;
 	}
+	folder = xasprintf("%s/%s", output_dir, capture->name);
 	char *arguments[] = {"profcpu",	   "collect", "-pid", pid_text, "-duration",
 			     seconds_text, "-o",      folder, NULL};
 
@@ -96,7 +92,8 @@ int capture_run(const char *output_dir, pid_t pid, unsigned seconds, char *name,
 	sigemptyset(&no_signals);
 	posix_spawnattr_setsigmask(&attributes, &no_signals);
 	posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
-	spawned = posix_spawn(&child, "/proc/self/exe", &actions, &attributes, arguments, environ);
+	spawned = posix_spawn(&capture->child, "/proc/self/exe", &actions, &attributes, arguments,
+			      environ);
 	posix_spawn_file_actions_destroy(&actions);
 	posix_spawnattr_destroy(&attributes);
 	close(pipe_ends[1]);
@@ -106,24 +103,48 @@ int capture_run(const char *output_dir, pid_t pid, unsigned seconds, char *name,
 		snprintf(error, error_size, "cannot start the capture: %s", strerror(spawned));
 		return -1;
 	}
-	/* Keeps the first 4 KB: collect's messages are a few lines. */
-	while ((got = read(pipe_ends[0], messages + kept, sizeof(messages) - 1 - kept)) != 0) {
+	capture->messages_fd = pipe_ends[0];
+	capture->pidfd = (int)syscall(SYS_pidfd_open, capture->child, 0);
+	return 0;
+}
+
+void capture_stop(const struct capture *capture)
+{
+	if (capture->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, capture->pidfd, SIGTERM, NULL, 0);
+}
+
+/* What the child printed on stderr, its first 4 KB (collect's messages are
+ * a few lines), read to the end so the child never blocks on a full pipe. */
+static void read_messages(int fd, char *messages, size_t size)
+{
+	size_t kept = 0;
+	char discard[4096];
+	ssize_t got;
+
+	for (;;) {
+		bool full = kept + 1 >= size;
+
+		got = full ? read(fd, discard, sizeof(discard))
+			   : read(fd, messages + kept, size - 1 - kept);
 		if (got < 0 && errno == EINTR)
 			continue;
-		if (got < 0)
+		if (got <= 0)
 			break;
-		kept += (size_t)got;
-		if (kept == sizeof(messages) - 1) {
-			char discard[4096];
-
-			while (read(pipe_ends[0], discard, sizeof(discard)) > 0)
-				;
-			break;
-		}
+		if (!full)
+			kept += (size_t)got;
 	}
 	messages[kept] = '\0';
-	close(pipe_ends[0]);
-	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+}
+
+int capture_finish(struct capture *capture, char *error, size_t error_size)
+{
+	char messages[4096];
+	int status;
+
+	read_messages(capture->messages_fd, messages, sizeof(messages));
+	close(capture->messages_fd);
+	while (waitpid(capture->child, &status, 0) < 0 && errno == EINTR)
 		;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;

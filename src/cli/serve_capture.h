@@ -18,14 +18,27 @@ struct capture_format {
 /* The format named `name`, or of the file named `name`; NULL if none. */
 const struct capture_format *capture_format_find(const char *name);
 
-/* The known formats, comma-separated, for error messages. */
-const char *capture_format_names(void);
+/* The known formats' names, comma-separated, into `names`. */
+void capture_format_names(char *names, size_t size);
 
-/* Runs `profcpu collect -pid PID -duration SECONDS -o OUTPUT_DIR/NAME` and
- * waits for it. `name` (pid<PID>_<date>_<time>) is chosen here and written
- * to `name`. Returns 0 when the capture exited successfully, or -1 with its
- * last message (or how it died) in `error`. */
-int capture_run(const char *output_dir, pid_t pid, unsigned seconds, char *name, size_t name_size,
-		char *error, size_t error_size);
+/* A running capture: the child `profcpu collect` process. */
+struct capture {
+	pid_t child;
+	int pidfd;	 /* signals exactly this child, even once it is reaped */
+	int messages_fd; /* the child's stderr */
+	char name[64];	 /* its folder in the output folder: pid<PID>_<date>_<time> */
+};
+
+/* Starts `profcpu collect -pid PID -duration SECONDS -o OUTPUT_DIR/NAME`.
+ * Returns 0, or -1 with the reason in `error`. */
+int capture_start(struct capture *capture, const char *output_dir, pid_t pid, unsigned seconds,
+		  char *error, size_t error_size);
+
+/* Asks a running capture to stop early; it still writes its outputs. */
+void capture_stop(const struct capture *capture);
+
+/* Waits for the capture to end. Returns 0 when it exited successfully, or
+ * -1 with its last message (or how it died) in `error`. */
+int capture_finish(struct capture *capture, char *error, size_t error_size);
 
 #endif
