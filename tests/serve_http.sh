@@ -12,9 +12,18 @@ app=$started_pid
 # ps: the app with its runtime version; collect's wrong pid points to ps.
 "$PROFCPU" ps | tee "$workdir/ps.txt"
 grep -qE "^ *$app +$app  dotnet +\.NET 1[0-9]\.[0-9]+" "$workdir/ps.txt" || fail "ps does not show the .NET app"
+# A process whose name has a quote, a backslash and a tab stays valid JSON.
+odd_name=$'say"hi\\\tx'
+cp "$(command -v sleep)" "$workdir/$odd_name"
+start "$workdir/$odd_name" 60
 "$PROFCPU" ps -json >"$workdir/ps.json"
-python3 -c "import json, sys; assert any(p['pid'] == $app for p in json.load(open(sys.argv[1]))['processes'])" \
-	"$workdir/ps.json" || fail "ps -json does not list the app"
+python3 - "$workdir/ps.json" "$app" "$started_pid" <<'PY' || fail "ps -json is not valid JSON with the app and the odd name"
+import json, sys
+processes = {p["pid"]: p for p in json.load(open(sys.argv[1]))["processes"]}
+assert processes[int(sys.argv[2])]["runtime"] == ".NET"
+print(repr(processes[int(sys.argv[3])]["name"]))
+assert processes[int(sys.argv[3])]["name"].startswith('say"hi\\')
+PY
 status=0
 "$PROFCPU" collect -pid 999999999 -duration 1 -o "$workdir/none" 2>"$workdir/stderr" || status=$?
 grep -q "'profcpu ps' lists" "$workdir/stderr" || fail "a wrong pid does not point to profcpu ps"
