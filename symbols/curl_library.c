@@ -33,6 +33,8 @@ bool curl_library_load(struct curl_library *curl, char *why, size_t why_size)
 
 	memset(curl, 0, sizeof(*curl));
 	curl->handle = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+	if (!curl->handle) /* Debian's GnuTLS build, as the sidecar image has */
+		curl->handle = dlopen("libcurl-gnutls.so.4", RTLD_NOW | RTLD_LOCAL);
 	if (!curl->handle) {
 		snprintf(why, why_size, "libcurl is not installed (%s)", dlerror());
 		return false;

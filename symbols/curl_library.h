@@ -31,7 +31,7 @@ struct curl_library {
 	void (*mime_free)(curl_mime *mime);
 };
 
-/* Loads libcurl.so.4. Returns false, with the reason in `why`, when it is
+/* Loads libcurl.so.4 (or libcurl-gnutls.so.4, the same API). Returns false, with the reason in `why`, when it is
  * not installed. */
 bool curl_library_load(struct curl_library *curl, char *why, size_t why_size);
 void curl_library_unload(struct curl_library *curl);

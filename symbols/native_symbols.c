@@ -359,6 +359,29 @@ struct call_frame_info *native_symbols_call_frame_info(struct native_symbols *sy
 	return module->cfi;
 }
 
+/* /proc/kallsyms shows addresses to readers with CAP_SYSLOG while
+ * kernel.kptr_restrict is 0 or 1, and to nobody at 2; being root in a
+ * container is not enough without the capability. */
+static void say_no_kernel_addresses(FILE *log)
+{
+	char level = '?';
+	FILE *setting = fopen("/proc/sys/kernel/kptr_restrict", "re");
+
+	if (setting) {
+		level = (char)fgetc(setting);
+		fclose(setting);
+	}
+	if (level == '2')
+		symbols_log(log,
+			    "/proc/kallsyms shows no addresses: kernel frames stay unnamed "
+			    "while kernel.kptr_restrict is 2 on the host (set it to 1 and give "
+			    "profcpu CAP_SYSLOG, or 0)");
+	else
+		symbols_log(log, "/proc/kallsyms shows no addresses: kernel frames stay unnamed; "
+				 "profcpu needs CAP_SYSLOG to read them (--cap-add SYSLOG; in "
+				 "Kubernetes, capabilities add SYSLOG)");
+}
+
 bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t address,
 				  struct native_frame *frame)
 {
@@ -374,9 +397,7 @@ bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t addre
 			fclose(kallsyms);
 		}
 		if (!symbols->kernel)
-			symbols_log(symbols->log,
-				    "/proc/kallsyms shows no addresses: kernel frames stay unnamed "
-				    "(run as root, or set kernel.kptr_restrict=0)");
+			say_no_kernel_addresses(symbols->log);
 	}
 	if (!symbols->kernel || !symbol_table_find(symbols->kernel, address, &name, &offset))
 		return false;
