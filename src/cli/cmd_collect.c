@@ -1,7 +1,9 @@
 /* profcpu collect: sample a running process, then write every output. */
 #include "capture.h"
 #include "commands.h"
+#include "collect_events.h"
 #include "dotnet_diagnostics.h"
+#include "event_options.h"
 #include "postprocess.h"
 #include "symbol_options.h"
 #include "util.h"
@@ -34,6 +36,9 @@ static const char usage[] =
     "\n"
     "JIT frames of .NET are named from its perf map: a .NET 8+ target started\n"
     "without DOTNET_PerfMapEnabled=1 is asked to start one; older ones need it.\n"
+    "A .NET target's own events (GC, exceptions, contention, JIT) are recorded\n"
+    "beside the samples through EventPipe into runtime.nettrace, summarized at\n"
+    "the end and by profcpu view.\n"
     "\n"
     "options:\n"
     "  -pid PID              the process to sample\n"
@@ -48,22 +53,26 @@ static const char usage[] =
     "                        pages (default 256 pages)\n"
     "  -hwevents             sample CPU cycles; cpu-clock where the CPU has no PMU\n"
     "  -threadtime, -offcpu  accepted; scheduler events are not recorded (a warning)\n"
-    "  -nolttng              accepted; profcpu records no LTTng events anyway\n"
-    "  -no-compress          write perf.data records without zstd\n" SYMBOL_OPTIONS_USAGE "\n"
+    "  -no-compress          write perf.data records without zstd\n" SYMBOL_OPTIONS_USAGE
+    "\n" EVENT_OPTIONS_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu collect -pid 1 -duration 30           # PID 1 for 30 seconds\n"
     "    profcpu collect -pid 4711 -duration 10 -o out/  # into the folder out/\n"
     "    profcpu collect -pid 4711 -F 999               # finer sampling until Ctrl-C\n"
     "    profcpu collect sample -pid 1 -collectsec 30   # ./sample.trace.zip for PerfView\n"
-    "    profcpu collect sample -processfilter dotnet   # the one dotnet process, until Ctrl-C\n";
+    "    profcpu collect sample -processfilter dotnet   # the one dotnet process, until Ctrl-C\n"
+    "    profcpu collect gc -pid 1 -gccollectonly -noperf  # GC events only, no samples\n";
 
 struct collect_options {
 	long pid, frequency, buffer_pages;
 	double duration;
 	const char *output_dir, *buffer_size, *process_filter;
 	const char *trace_name; /* perfcollect's form: collect NAME */
-	bool no_compress, hardware_events, thread_time, off_cpu, no_lttng;
+	bool no_compress, hardware_events, thread_time, off_cpu;
 	struct symbol_options symbols;
+	struct event_options events;
+	struct eventpipe_config events_config;
+	bool events_wanted;
 };
 
 /* mkdir -p */
@@ -168,6 +177,15 @@ static int check_options(struct collect_options *options)
 	}
 	if (options->buffer_size && parse_buffer_size(options->buffer_size, &options->buffer_pages))
 		return -1;
+	switch (event_options_config(&options->events, &options->events_config)) {
+	case -1:
+		return -1;
+	case 0:
+		options->events_wanted = false;
+		break;
+	default:
+		options->events_wanted = true;
+	}
 	return 0;
 }
 
@@ -213,7 +231,7 @@ static void log_environment(FILE *log, const struct target_process *target,
 		free(value);
 	}
 	fprintf(log, "lttng: not recorded (%s)\n",
-		options->no_lttng ? "-nolttng" : "profcpu records no LTTng events");
+		options->events.no_events ? "-nolttng" : "runtime events come through EventPipe");
 }
 
 static char *make_temporary_dir(const char *name)
@@ -284,15 +302,16 @@ int cmd_collect(int argc, char **argv)
 	    {"hwevents", NULL, OPTION_FLAG, &options.hardware_events},
 	    {"threadtime", NULL, OPTION_FLAG, &options.thread_time},
 	    {"offcpu", NULL, OPTION_FLAG, &options.off_cpu},
-	    {"nolttng", NULL, OPTION_FLAG, &options.no_lttng},
 	    {"no-compress", NULL, OPTION_FLAG, &options.no_compress},
 	    SYMBOL_OPTION_ENTRIES(&options.symbols),
+	    EVENT_OPTION_ENTRIES(&options.events),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	bool perfcollect_form = is_perfcollect_form(argc, argv);
 	struct target_process target = {.root_fd = -1, .pidfd = -1};
 	struct resolver_config config = {0};
 	struct trace_zip zip = {0};
+	struct eventpipe_session *events = NULL;
 	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL;
 	bool keep_dir = true;
 	FILE *log = NULL;
@@ -347,15 +366,25 @@ int cmd_collect(int argc, char **argv)
 		target.comm);
 	log_environment(log, &target, &options);
 	warn_about_perfcollect_options(&options);
-	dotnet_ensure_perfmap(&target, log);
-	if (capture_target(&(struct capture_options){.duration = options.duration,
-						     .frequency = (unsigned)options.frequency,
-						     .buffer_pages = (unsigned)options.buffer_pages,
-						     .compress = !options.no_compress,
-						     .hardware_events = options.hardware_events,
-						     .command_line = command_line},
-			   &target, dir, log) < 0)
+	if (!options.events.no_samples)
+		dotnet_ensure_perfmap(&target, log);
+	if (options.events_wanted)
+		events = collect_events_start(&target, &options.events_config, dir, log);
+	status = options.events.no_samples
+		     ? collect_events_only(events, &target, options.duration, log)
+		     : capture_target(&(struct capture_options){
+					  .duration = options.duration,
+					  .frequency = (unsigned)options.frequency,
+					  .buffer_pages = (unsigned)options.buffer_pages,
+					  .compress = !options.no_compress,
+					  .hardware_events = options.hardware_events,
+					  .command_line = command_line},
+				      &target, dir, log);
+	collect_events_finish(events, dir, log);
+	if (status < 0) {
+		status = 1;
 		goto done;
+	}
 
 	symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
 	config.capture_dir = dir;
@@ -363,7 +392,10 @@ int cmd_collect(int argc, char **argv)
 	config.live_namespace_pid = target.namespace_pid;
 	config.live_root_fd = target.root_fd;
 	fflush(log);
-	status = postprocess_capture(dir, &config, &zip) == 0 ? 0 : 1;
+	status = (options.events.no_samples ? outputs_write_archives(dir, &zip)
+					    : postprocess_capture(dir, &config, &zip)) == 0
+		     ? 0
+		     : 1;
 	if (status == 0 && zip_path)
 		printf("profcpu: trace saved to %s (flamegraph.svg inside)\n", zip_path);
 	else if (status == 0)

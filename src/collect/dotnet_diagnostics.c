@@ -48,10 +48,9 @@ static bool has_current_perfmap(const struct target_process *target)
 	return current;
 }
 
-/* The newest "dotnet-diagnostic-<pid>-<key>-socket" in the target's /tmp,
- * opened as an O_PATH handle; -1 if there is none. The key is the runtime's
- * start time: a larger key is a newer runtime. */
-static int open_diagnostic_socket(const struct target_process *target)
+/* The key in the socket's name is the runtime's start time: a larger key
+ * is a newer runtime. */
+int dotnet_open_diagnostic_socket(const struct target_process *target)
 {
 	char prefix[48], best[NAME_MAX + 8] = "", path[NAME_MAX + 16];
 	unsigned long long best_key = 0, key;
@@ -155,7 +154,7 @@ void dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
 	if (target->root_fd < 0 || !target_process_maps_file(target->pid, "libcoreclr.so") ||
 	    has_current_perfmap(target))
 		return;
-	socket_handle = open_diagnostic_socket(target);
+	socket_handle = dotnet_open_diagnostic_socket(target);
 	if (socket_handle < 0) {
 		snprintf(why, sizeof(why), "no usable diagnostics socket in its /tmp (%s)",
 			 strerror(errno));

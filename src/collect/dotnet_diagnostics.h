@@ -14,4 +14,9 @@
  * or warns why it could not (report_warning). Never fails the collection. */
 void dotnet_ensure_perfmap(const struct target_process *target, FILE *log);
 
+/* The newest "dotnet-diagnostic-<pid>-<key>-socket" in the target's /tmp,
+ * opened as an O_PATH handle (connect through /proc/self/fd/N), or -1 with
+ * errno set when there is none or it is not a socket. */
+int dotnet_open_diagnostic_socket(const struct target_process *target);
+
 #endif

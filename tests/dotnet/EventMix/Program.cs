@@ -1,0 +1,119 @@
+// A .NET app whose runtime events are known, for the EventPipe tests:
+//   eventmix TRIGGER EXCEPTIONS   prints "ready", waits until the file
+//       TRIGGER exists, then allocates (forcing GCs, two of them induced
+//       gen2), throws and catches EXCEPTIONS Demo.KnownException, makes four
+//       threads contend on one lock in Demo.Program::ContendedSection, and
+//       prints what it did: "gc0 N", "gc1 N", "gc2 N" (GC.CollectionCount
+//       deltas: gcN counts collections of generation N or older),
+//       "exceptions N", then "done"; then it idles until killed.
+//   eventmix bench ITERATIONS     allocates ITERATIONS rounds and prints
+//       "cpu SECONDS" (its own CPU time): the workload of the benchmark.
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.IO;
+using System.Runtime.CompilerServices;
+using System.Threading;
+
+namespace Demo;
+
+public sealed class KnownException : Exception
+{
+    public KnownException(int number) : base($"known exception {number}") { }
+}
+
+public static class Program
+{
+    private static readonly object Gate = new();
+    private static long sink;
+
+    // Short-lived garbage with a small survivor set: gen0 collections, a few
+    // gen1 ones as the survivors age.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void Allocate(int rounds)
+    {
+        var survivors = new List<byte[]>();
+        for (int round = 0; round < rounds; round++)
+        {
+            for (int i = 0; i < 1000; i++)
+            {
+                var garbage = new byte[1024 + (i % 7) * 128];
+                garbage[0] = (byte)i;
+                sink += garbage.Length;
+            }
+            survivors.Add(new byte[256]);
+            if (survivors.Count > 2000)
+                survivors.Clear();
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void Throw(int number) => throw new KnownException(number);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static int ThrowAndCatch(int count)
+    {
+        int caught = 0;
+        for (int i = 0; i < count; i++)
+        {
+            try { Throw(i); }
+            catch (KnownException) { caught++; }
+        }
+        return caught;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ContendedSection()
+    {
+        lock (Gate)
+        {
+            Thread.Sleep(2);
+            sink++;
+        }
+    }
+
+    private static void Contend()
+    {
+        var threads = new Thread[4];
+        for (int t = 0; t < threads.Length; t++)
+        {
+            threads[t] = new Thread(() => { for (int i = 0; i < 50; i++) ContendedSection(); });
+            threads[t].Start();
+        }
+        foreach (var thread in threads)
+            thread.Join();
+    }
+
+    public static int Main(string[] args)
+    {
+        if (args.Length == 2 && args[0] == "bench")
+        {
+            Allocate(int.Parse(args[1]));
+            Console.WriteLine($"cpu {Process.GetCurrentProcess().TotalProcessorTime.TotalSeconds:F3}");
+            return 0;
+        }
+        if (args.Length != 2)
+        {
+            Console.Error.WriteLine("usage: eventmix TRIGGER EXCEPTIONS | eventmix bench ITERATIONS");
+            return 2;
+        }
+        Console.WriteLine("ready");
+        while (!File.Exists(args[0]))
+            Thread.Sleep(50);
+        var before = new int[3];
+        for (int g = 0; g < 3; g++)
+            before[g] = GC.CollectionCount(g);
+        Allocate(20000);
+        GC.Collect(2, GCCollectionMode.Forced, blocking: true);
+        Allocate(5000);
+        GC.Collect(2, GCCollectionMode.Forced, blocking: true);
+        int caught = ThrowAndCatch(int.Parse(args[1]));
+        Contend();
+        for (int g = 0; g < 3; g++)
+            Console.WriteLine($"gc{g} {GC.CollectionCount(g) - before[g]}");
+        Console.WriteLine($"exceptions {caught}");
+        Console.WriteLine("done");
+        Thread.Sleep(Timeout.Infinite);
+        return 0;
+    }
+}
