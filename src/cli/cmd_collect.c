@@ -397,7 +397,11 @@ int cmd_collect(int argc, char **argv)
 		     ? 0
 		     : 1;
 	if (status == 0 && zip_path)
-		printf("profcpu: trace saved to %s (flamegraph.svg inside)\n", zip_path);
+		printf("profcpu: trace saved to %s (%s inside)\n", zip_path,
+		       options.events.no_samples ? OUTPUTS_RUNTIME_EVENTS : "flamegraph.svg");
+	else if (status == 0 && options.events.no_samples)
+		printf("profcpu: runtime events: %s/%s; in %s/prof.trace.zip\n", dir,
+		       OUTPUTS_RUNTIME_EVENTS, dir);
 	else if (status == 0)
 		printf("profcpu: flame graph: %s/flamegraph.svg; trace for PerfView: "
 		       "%s/prof.trace.zip\n",

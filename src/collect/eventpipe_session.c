@@ -256,6 +256,7 @@ struct eventpipe_session *eventpipe_session_start(const struct target_process *t
 			if (pthread_create(&session->streamer, NULL, stream_to_file, session) == 0) {
 				fprintf(log, "runtime events: EventPipe session %llu into %s\n",
 					(unsigned long long)id, path);
+				fflush(log); /* a watcher learns the session runs */
 				return session;
 			}
 			snprintf(why, sizeof(why), "no thread to read the events");

@@ -18,6 +18,8 @@ if (args.Length != 1)
     return 2;
 }
 const string Runtime = "Microsoft-Windows-DotNETRuntime";
+// TraceEvent names the rundown provider by its GUID.
+var rundownProvider = new Guid("a669021c-c450-4609-a035-5af59af4df18");
 const ulong GcKeyword = 0x1;
 long events = 0, contentions = 0, jitted = 0, rundown = 0, otherRuntime = 0;
 var gcs = new long[3];
@@ -34,7 +36,7 @@ source.AllEvents += data =>
 {
     events++;
     providers[data.ProviderName] = providers.GetValueOrDefault(data.ProviderName) + 1;
-    if (data.ProviderName == Runtime + "Rundown")
+    if (data.ProviderGuid == rundownProvider)
         rundown++;
     else if (data.ProviderName == Runtime && ((ulong)data.Keywords & GcKeyword) == 0)
         otherRuntime++;

@@ -103,9 +103,9 @@ public static class Program
         var before = new int[3];
         for (int g = 0; g < 3; g++)
             before[g] = GC.CollectionCount(g);
-        Allocate(20000);
+        Allocate(4000);
         GC.Collect(2, GCCollectionMode.Forced, blocking: true);
-        Allocate(5000);
+        Allocate(1000);
         GC.Collect(2, GCCollectionMode.Forced, blocking: true);
         int caught = ThrowAndCatch(int.Parse(args[1]));
         Contend();
