@@ -372,14 +372,14 @@ int cmd_collect(int argc, char **argv)
 		events = collect_events_start(&target, &options.events_config, dir, log);
 	status = options.events.no_samples
 		     ? collect_events_only(events, &target, options.duration, log)
-		     : capture_target(&(struct capture_options){
-					  .duration = options.duration,
-					  .frequency = (unsigned)options.frequency,
-					  .buffer_pages = (unsigned)options.buffer_pages,
-					  .compress = !options.no_compress,
-					  .hardware_events = options.hardware_events,
-					  .command_line = command_line},
-				      &target, dir, log);
+		     : capture_target(
+			   &(struct capture_options){.duration = options.duration,
+						     .frequency = (unsigned)options.frequency,
+						     .buffer_pages = (unsigned)options.buffer_pages,
+						     .compress = !options.no_compress,
+						     .hardware_events = options.hardware_events,
+						     .command_line = command_line},
+			   &target, dir, log);
 	collect_events_finish(events, dir, log);
 	if (status < 0) {
 		status = 1;

@@ -44,8 +44,8 @@ static void add_provider(struct eventpipe_config *config, const char *name, uint
 		}
 	config->providers[config->provider_count] =
 	    (struct eventpipe_provider){.keywords = keywords, .level = level};
-	snprintf(config->providers[config->provider_count++].name,
-		 sizeof(config->providers->name), "%s", name);
+	snprintf(config->providers[config->provider_count++].name, sizeof(config->providers->name),
+		 "%s", name);
 }
 
 /* One item of -events, modified in place: a named set, or
@@ -81,7 +81,8 @@ static int add_event_item(struct eventpipe_config *config, char *item)
 	    (level_text && ((level = strtoul(level_text, &end, 0)) > 5 || *end || !*level_text))) {
 		report_error("invalid -events item '%s:%s%s%s': give Provider:0xKEYWORDS[:LEVEL], "
 			     "LEVEL 0 to 5",
-			     item, keywords_text, level_text ? ":" : "", level_text ? level_text : "");
+			     item, keywords_text, level_text ? ":" : "",
+			     level_text ? level_text : "");
 		return -1;
 	}
 	if (strlen(item) >= sizeof(config->providers->name) ||
@@ -146,10 +147,11 @@ int event_options_config(const struct event_options *options, struct eventpipe_c
 		add_provider(config, RUNTIME_PROVIDER, KEYWORD_GC, EVENTPIPE_LEVEL_INFORMATIONAL);
 		config->rundown = false;
 	} else if (options->gc_only || options->gc_with_heap) {
-		add_provider(config, RUNTIME_PROVIDER,
-			     KEYWORD_GC | KEYWORD_JIT | KEYWORD_LOADER | KEYWORD_EXCEPTION |
-				 (options->gc_with_heap ? KEYWORD_GC_HEAP_SURVIVAL_AND_MOVEMENT : 0),
-			     EVENTPIPE_LEVEL_VERBOSE);
+		add_provider(
+		    config, RUNTIME_PROVIDER,
+		    KEYWORD_GC | KEYWORD_JIT | KEYWORD_LOADER | KEYWORD_EXCEPTION |
+			(options->gc_with_heap ? KEYWORD_GC_HEAP_SURVIVAL_AND_MOVEMENT : 0),
+		    EVENTPIPE_LEVEL_VERBOSE);
 		if (options->gc_with_heap)
 			report_warning("-gcwithheap: every GC reports each block of the heap it "
 				       "keeps or moves; expect each GC pause to last more than "

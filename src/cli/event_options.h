@@ -12,8 +12,8 @@
 
 struct event_options {
 	bool gc_collect_only, gc_only, gc_with_heap;
-	bool no_events; /* -nolttng: samples only */
-	bool no_samples; /* -noperf: events only */
+	bool no_events;	    /* -nolttng: samples only */
+	bool no_samples;    /* -noperf: events only */
 	const char *events; /* -events LIST */
 };
 

@@ -24,17 +24,17 @@ struct ipc_header {
 	uint16_t reserved;
 } __attribute__((packed));
 
-#define IPC_MAGIC	    "DOTNET_IPC_V1"
-#define EVENTPIPE_COMMANDS  0x02
-#define STOP_TRACING	    0x01
-#define COLLECT_TRACING_2   0x03
-#define SERVER_RESPONSE	    0xFF
-#define RESPONSE_OK	    0x00
-#define UNKNOWN_COMMAND	    0x80131385u /* a runtime without this command */
-#define FORMAT_NETTRACE	    1
-#define BUFFER_MEGABYTES    256 /* the runtime's cap; it allocates as needed */
-#define MAX_REQUEST	    4096
-#define STOP_GRACE_SECONDS  15 /* the rundown of a large app takes seconds */
+#define IPC_MAGIC	   "DOTNET_IPC_V1"
+#define EVENTPIPE_COMMANDS 0x02
+#define STOP_TRACING	   0x01
+#define COLLECT_TRACING_2  0x03
+#define SERVER_RESPONSE	   0xFF
+#define RESPONSE_OK	   0x00
+#define UNKNOWN_COMMAND	   0x80131385u /* a runtime without this command */
+#define FORMAT_NETTRACE	   1
+#define BUFFER_MEGABYTES   256 /* the runtime's cap; it allocates as needed */
+#define MAX_REQUEST	   4096
+#define STOP_GRACE_SECONDS 15 /* the rundown of a large app takes seconds */
 
 struct eventpipe_session {
 	const struct target_process *target;
@@ -87,7 +87,8 @@ static int read_reply(int connection, void *payload, size_t payload_size, uint32
 	size_t body_size;
 
 	if (received < 0) {
-		snprintf(why, why_size, "no answer on the diagnostics socket (%s)", strerror(errno));
+		snprintf(why, why_size, "no answer on the diagnostics socket (%s)",
+			 strerror(errno));
 		return -1;
 	}
 	if ((size_t)received < sizeof(header) || memcmp(header.magic, IPC_MAGIC, 14) ||
@@ -168,7 +169,6 @@ static void build_collect_request(const struct eventpipe_config *config, struct 
 	((struct ipc_header *)request->bytes)->size = (uint16_t)request->length;
 }
 
-
 /* Sends CollectTracing2 and reads the session id; the stream follows on
  * `connection`. Returns 0, or -1 with a reason in `why`. */
 static int request_session(int connection, const struct eventpipe_config *config, uint64_t *id,
@@ -231,8 +231,9 @@ struct eventpipe_session *eventpipe_session_start(const struct target_process *t
 		return NULL;
 	socket_handle = dotnet_open_diagnostic_socket(target);
 	if (socket_handle < 0)
-		snprintf(why, sizeof(why), "no usable diagnostics socket in its /tmp (%s; was it "
-					   "started with DOTNET_EnableDiagnostics=0?)",
+		snprintf(why, sizeof(why),
+			 "no usable diagnostics socket in its /tmp (%s; was it "
+			 "started with DOTNET_EnableDiagnostics=0?)",
 			 strerror(errno));
 	else if ((connection = connect_to_runtime(socket_handle, 10)) < 0)
 		snprintf(why, sizeof(why), "its diagnostics socket refuses connections (%s)",
@@ -253,7 +254,8 @@ struct eventpipe_session *eventpipe_session_start(const struct target_process *t
 			strcpy(session->path, path);
 			setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &no_timeout,
 				   sizeof(no_timeout));
-			if (pthread_create(&session->streamer, NULL, stream_to_file, session) == 0) {
+			if (pthread_create(&session->streamer, NULL, stream_to_file, session) ==
+			    0) {
 				fprintf(log, "runtime events: EventPipe session %llu into %s\n",
 					(unsigned long long)id, path);
 				fflush(log); /* a watcher learns the session runs */
@@ -320,8 +322,7 @@ const char *eventpipe_session_wait(struct eventpipe_session *session, double sec
 }
 
 /* Sends StopTracing for the session. Returns 0, or -1 with a reason. */
-static int request_stop_tracing(const struct eventpipe_session *session, char *why,
-				size_t why_size)
+static int request_stop_tracing(const struct eventpipe_session *session, char *why, size_t why_size)
 {
 	struct {
 		struct ipc_header header;
@@ -334,8 +335,8 @@ static int request_stop_tracing(const struct eventpipe_session *session, char *w
 	uint64_t stopped_id;
 	uint32_t code = 0;
 
-	if (connection < 0 || send(connection, &request, sizeof(request), MSG_NOSIGNAL) !=
-				  (ssize_t)sizeof(request)) {
+	if (connection < 0 ||
+	    send(connection, &request, sizeof(request), MSG_NOSIGNAL) != (ssize_t)sizeof(request)) {
 		snprintf(why, why_size, "the diagnostics socket: %s", strerror(errno));
 		if (connection >= 0)
 			close(connection);

@@ -142,7 +142,8 @@ static void add_metadata(struct parser *parser, const uint8_t *payload, size_t s
 
 	if (size < 4)
 		return;
-	id = (uint32_t)(payload[0] | payload[1] << 8 | payload[2] << 16 | (uint32_t)payload[3] << 24);
+	id = (uint32_t)(payload[0] | payload[1] << 8 | payload[2] << 16 |
+			(uint32_t)payload[3] << 24);
 	payload += 4;
 	size -= 4;
 	if (id == 0 || id >= MAX_METADATA_ID ||
@@ -157,8 +158,14 @@ static void add_metadata(struct parser *parser, const uint8_t *payload, size_t s
 		return;
 	entry.version = (uint32_t)(payload[8] | payload[9] << 8 | payload[10] << 16 |
 				   (uint32_t)payload[11] << 24); /* after the keywords */
-	grow_array((void **)&parser->metadata, &parser->metadata_capacity, id + 1,
-		   sizeof(*parser->metadata));
+	if (id >= parser->metadata_capacity) {
+		size_t old_capacity = parser->metadata_capacity;
+
+		grow_array((void **)&parser->metadata, &parser->metadata_capacity, id + 1,
+			   sizeof(*parser->metadata));
+		memset(parser->metadata + old_capacity, 0,
+		       (parser->metadata_capacity - old_capacity) * sizeof(*parser->metadata));
+	}
 	parser->metadata[id] = entry;
 }
 
@@ -375,8 +382,11 @@ int nettrace_parse(const uint8_t *data, size_t size, struct nettrace_info *info,
 		   nettrace_event_fn on_event, void *context, char *why, size_t why_size)
 {
 	static const char magic[] = "Nettrace\x14\0\0\0!FastSerialization.1";
-	struct parser parser = {
-	    .info = info, .on_event = on_event, .context = context, .why = why, .why_size = why_size};
+	struct parser parser = {.info = info,
+				.on_event = on_event,
+				.context = context,
+				.why = why,
+				.why_size = why_size};
 	struct cursor cursor = {.data = data, .size = size};
 	int status = 0;
 

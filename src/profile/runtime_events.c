@@ -14,6 +14,10 @@
 #define MAX_FILE_SIZE	 (4ULL << 30)
 #define SITE_FRAMES	 32 /* frames of a waiting stack kept to name its site */
 #define SHOWN		 10 /* exception types and lock sites listed */
+/* Bounds on what a hostile trace can make this keep. */
+#define MAX_THREADS	1024
+#define MAX_CONTENTIONS 100000 /* waits kept with their stacks */
+#define MAX_METHODS	1000000
 
 /* Event ids of the runtime providers (ClrEtwAll.man). */
 enum runtime_event_id {
@@ -66,11 +70,14 @@ struct reading {
 	size_t method_count, method_capacity;
 };
 
+/* The state of a thread, or NULL past MAX_THREADS threads. */
 static struct pending *thread_state(struct reading *reading, uint64_t thread_id)
 {
 	for (size_t i = 0; i < reading->thread_count; i++)
 		if (reading->threads[i].thread_id == thread_id)
 			return &reading->threads[i];
+	if (reading->thread_count == MAX_THREADS)
+		return NULL;
 	grow_array((void **)&reading->threads, &reading->thread_capacity, reading->thread_count + 1,
 		   sizeof(*reading->threads));
 	reading->threads[reading->thread_count] = (struct pending){.thread_id = thread_id};
@@ -127,6 +134,8 @@ static void on_gc_event(struct reading *reading, const struct nettrace_event *ev
 			events->gc_count[depth]++;
 		else
 			events->gc_other++;
+	} else if (!thread) {
+		return;
 	} else if (event->id == EVENT_GC_SUSPEND_EE_BEGIN) {
 		uint32_t reason = payload_u32(event, 0);
 
@@ -150,13 +159,15 @@ static void on_contention_event(struct reading *reading, const struct nettrace_e
 	struct contention *contention;
 	double duration_ns;
 
+	if (!thread)
+		return;
 	if (event->id == EVENT_CONTENTION_START) {
 		thread->waiting = true;
 		thread->wait_time = event->timestamp;
 		copy_stack(event, reading->events->info.pointer_size, thread->ips, &thread->depth);
 		return;
 	}
-	if (!thread->waiting)
+	if (!thread->waiting || reading->contention_count == MAX_CONTENTIONS)
 		return;
 	thread->waiting = false;
 	grow_array((void **)&reading->contentions, &reading->contention_capacity,
@@ -170,9 +181,10 @@ static void on_contention_event(struct reading *reading, const struct nettrace_e
 		memcpy(&duration_ns, event->payload + 3, sizeof(duration_ns));
 		contention->seconds = duration_ns > 0 && duration_ns < 1e15 ? duration_ns / 1e9 : 0;
 	} else {
-		contention->seconds = event->timestamp > thread->wait_time
-					  ? to_seconds(reading, event->timestamp - thread->wait_time)
-					  : 0;
+		contention->seconds =
+		    event->timestamp > thread->wait_time
+			? to_seconds(reading, event->timestamp - thread->wait_time)
+			: 0;
 	}
 }
 
@@ -185,7 +197,7 @@ static void on_method_event(struct reading *reading, const struct nettrace_event
 	char namespace_name[256], method_name[256];
 	struct method_range range;
 
-	if (remaining == 0)
+	if (remaining == 0 || reading->method_count == MAX_METHODS)
 		return;
 	memcpy(&range.start, event->payload + 16, 8);
 	range.size = payload_u32(event, 24);
@@ -276,7 +288,8 @@ static void summarize_contention(struct reading *reading)
 {
 	struct runtime_events *events = reading->events;
 
-	qsort(reading->methods, reading->method_count, sizeof(*reading->methods), by_start);
+	if (reading->method_count)
+		qsort(reading->methods, reading->method_count, sizeof(*reading->methods), by_start);
 	for (size_t i = 0; i < reading->contention_count; i++) {
 		struct runtime_tally *site =
 		    tally(&events->lock_sites, lock_site(reading, &reading->contentions[i]));
@@ -297,8 +310,8 @@ static void release_reading(struct reading *reading)
 	free(reading->threads);
 }
 
-int runtime_events_parse(const uint8_t *data, size_t size, struct runtime_events *events,
-			 char *why, size_t why_size)
+int runtime_events_parse(const uint8_t *data, size_t size, struct runtime_events *events, char *why,
+			 size_t why_size)
 {
 	struct reading reading = {.events = events};
 	int status;
@@ -306,15 +319,14 @@ int runtime_events_parse(const uint8_t *data, size_t size, struct runtime_events
 	*events = (struct runtime_events){0};
 	status = nettrace_parse(data, size, &events->info, on_event, &reading, why, why_size);
 	if (reading.last_timestamp > events->info.start_timestamp)
-		events->seconds = to_seconds(&reading, reading.last_timestamp -
-							   events->info.start_timestamp);
+		events->seconds =
+		    to_seconds(&reading, reading.last_timestamp - events->info.start_timestamp);
 	summarize_contention(&reading);
 	release_reading(&reading);
 	return status;
 }
 
-int runtime_events_read(const char *path, struct runtime_events *events, char *why,
-			size_t why_size)
+int runtime_events_read(const char *path, struct runtime_events *events, char *why, size_t why_size)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 	struct stat status;
@@ -331,7 +343,8 @@ int runtime_events_read(const char *path, struct runtime_events *events, char *w
 	if (!S_ISREG(status.st_mode) || (uint64_t)status.st_size > MAX_FILE_SIZE ||
 	    status.st_size == 0) {
 		snprintf(why, why_size, "%s",
-			 status.st_size == 0 ? "it is empty" : "not a regular file of at most 4 GiB");
+			 status.st_size == 0 ? "it is empty"
+					     : "not a regular file of at most 4 GiB");
 		close(fd);
 		return -1;
 	}
@@ -412,7 +425,8 @@ void runtime_events_print(const struct runtime_events *events, FILE *out)
 	memcpy(sorted, events->exceptions.items, events->exceptions.count * sizeof(*sorted));
 	qsort(sorted, events->exceptions.count, sizeof(*sorted), by_count);
 	for (size_t i = 0; i < events->exceptions.count && i < SHOWN; i++)
-		fprintf(out, "    %8llu  %s\n", (unsigned long long)sorted[i].count, sorted[i].name);
+		fprintf(out, "    %8llu  %s\n", (unsigned long long)sorted[i].count,
+			sorted[i].name);
 	free(sorted);
 	fprintf(out, "  lock contention: %llu waits, %.1f ms in total\n",
 		(unsigned long long)events->contentions, events->contention_seconds * 1e3);

@@ -44,8 +44,8 @@ int runtime_events_read(const char *path, struct runtime_events *events, char *w
 			size_t why_size);
 
 /* The same from bytes in memory. */
-int runtime_events_parse(const uint8_t *data, size_t size, struct runtime_events *events,
-			 char *why, size_t why_size);
+int runtime_events_parse(const uint8_t *data, size_t size, struct runtime_events *events, char *why,
+			 size_t why_size);
 
 void runtime_events_release(struct runtime_events *events);
 
