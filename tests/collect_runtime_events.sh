@@ -9,18 +9,12 @@
 # mid-session leaves the app running and the next collect working.
 source "$(dirname "$0")/lib.sh"
 
-command -v dotnet >/dev/null || skip "the .NET SDK (dotnet) is not installed"
-export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-cp -r "$tests_dir/nettrace_check" "$workdir/check"
-timeout 90 dotnet restore "$workdir/check/NettraceCheck.csproj" >"$workdir/restore.log" 2>&1 ||
-	skip "Microsoft.Diagnostics.Tracing.TraceEvent cannot be restored from this machine's NuGet sources: $(grep -m1 -E 'error|NU[0-9]+' "$workdir/restore.log" || tail -1 "$workdir/restore.log")"
-dotnet build --no-restore -c Release -o "$workdir/check-bin" "$workdir/check/NettraceCheck.csproj" \
-	>"$workdir/check-build.log" 2>&1 || { tail -20 "$workdir/check-build.log"; fail "the nettrace check does not build"; }
+build_traceevent_checker nettrace_check
 build_dotnet_app EventMix
 cd "$workdir"
 
 check_nettrace() {
-	dotnet "$workdir/check-bin/NettraceCheck.dll" "$1"
+	dotnet "$workdir/nettrace_check-bin/NettraceCheck.dll" "$1"
 }
 
 # value FILE KEY: the number after KEY at the start of a line of FILE.

@@ -21,8 +21,8 @@ int collect_events_only(struct eventpipe_session *session, const struct target_p
 	const char *stopped;
 
 	if (!session) {
-		report_error("-noperf: no runtime events from pid %d (see above), and no samples "
-			     "were asked for: nothing to record",
+		report_error("-noperf: pid %d gives no runtime events (it is not a .NET process, "
+			     "or see above) and no samples were asked for: nothing to record",
 			     (int)target->pid);
 		return -1;
 	}

@@ -1,3 +1,4 @@
+#include "diagnostics_ipc.h"
 #include "dotnet_diagnostics.h"
 #include "target_root.h"
 #include "util.h"
@@ -13,22 +14,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-/* The IPC header (dotnet/diagnostics ipc-protocol.md), little endian like
- * this machine. */
-struct ipc_header {
-	char magic[14]; /* "DOTNET_IPC_V1\0" */
-	uint16_t size;	/* of the whole message */
-	uint8_t command_set, command_id;
-	uint16_t reserved;
-} __attribute__((packed));
-
-#define IPC_MAGIC	    "DOTNET_IPC_V1"
 #define PROCESS_COMMAND_SET 0x04
 #define ENABLE_PERFMAP	    0x05
 #define PERFMAP_ONLY	    3 /* as DOTNET_PerfMapEnabled=3: no jitdump */
-#define SERVER_RESPONSE	    0xFF
-#define RESPONSE_OK	    0x00
-#define UNKNOWN_COMMAND	    0x80131385u /* runtimes before .NET 8 */
 
 /* A perf map written since the process started: one left by an earlier
  * process with the same pid would name code wrongly. */

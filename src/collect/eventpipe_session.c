@@ -1,4 +1,5 @@
 #include "eventpipe_session.h"
+#include "diagnostics_ipc.h"
 #include "dotnet_diagnostics.h"
 #include "util.h"
 
@@ -15,22 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-/* dotnet/diagnostics ipc-protocol.md: the header, little endian like this
- * machine, and the EventPipe command set. */
-struct ipc_header {
-	char magic[14]; /* "DOTNET_IPC_V1\0" */
-	uint16_t size;	/* of the whole message */
-	uint8_t command_set, command_id;
-	uint16_t reserved;
-} __attribute__((packed));
-
-#define IPC_MAGIC	   "DOTNET_IPC_V1"
+/* The EventPipe command set of the diagnostics IPC. */
 #define EVENTPIPE_COMMANDS 0x02
 #define STOP_TRACING	   0x01
 #define COLLECT_TRACING_2  0x03
-#define SERVER_RESPONSE	   0xFF
-#define RESPONSE_OK	   0x00
-#define UNKNOWN_COMMAND	   0x80131385u /* a runtime without this command */
 #define FORMAT_NETTRACE	   1
 #define BUFFER_MEGABYTES   256 /* the runtime's cap; it allocates as needed */
 #define MAX_REQUEST	   4096
@@ -359,14 +348,22 @@ static bool join_streamer(struct eventpipe_session *session, int seconds)
 	return pthread_timedjoin_np(session->streamer, NULL, &deadline) == 0;
 }
 
+static bool target_exited(const struct target_process *target)
+{
+	struct pollfd exit_watch = {.fd = target->pidfd, .events = POLLIN};
+
+	return target->pidfd >= 0 && poll(&exit_watch, 1, 0) > 0;
+}
+
 uint64_t eventpipe_session_stop(struct eventpipe_session *session, FILE *log)
 {
 	char why[160];
 	uint64_t bytes;
 
+	/* A target that exited ended the stream itself. */
 	if (!atomic_load(&session->stream_ended) &&
 	    request_stop_tracing(session, why, sizeof(why)) < 0 &&
-	    !atomic_load(&session->stream_ended))
+	    !atomic_load(&session->stream_ended) && !target_exited(session->target))
 		report_warning("the EventPipe session of pid %d could not be stopped (%s): closed "
 			       "its connection instead, which ends it; the rundown may be missing",
 			       (int)session->target->pid, why);
