@@ -5,9 +5,11 @@
  *
  * The map only grows and may be flushed late, so it is read incrementally:
  * perfmap_read_more() takes what was appended since the last call and keeps
- * an unterminated last line for later. For one start address the latest line
- * wins (a re-jitted method). Malformed lines are counted and skipped: the map
- * belongs to the target and is treated as hostile input. */
+ * an unterminated last line for later. Addresses are reused (a re-jitted or
+ * collected method): each line is valid from the time it appeared (as told
+ * by perfmap_set_time) until a later line overlapping it (code_ranges.h).
+ * Malformed lines are counted and skipped: the map belongs to the target
+ * and is treated as hostile input. */
 #ifndef PROFCPU_PERFMAP_H
 #define PROFCPU_PERFMAP_H
 
@@ -20,6 +22,7 @@ struct perfmap_entry {
 	uint64_t start;
 	uint64_t size;
 	const char *name;
+	uint64_t valid_until; /* see code_range */
 };
 
 struct perfmap;
@@ -35,16 +38,20 @@ int perfmap_read_more(struct perfmap *map, int fd);
  * bytes it reads). An unterminated tail is kept until more text arrives. */
 void perfmap_add_text(struct perfmap *map, const char *text, size_t length);
 
-/* Finds the region containing `address`. The name stays valid until the next
- * perfmap_read_more() or perfmap_add_text(). */
+/* Lines completed from now on appeared at `time` (CLOCK_MONOTONIC
+ * nanoseconds); 0, the start, until it is called. */
+void perfmap_set_time(struct perfmap *map, uint64_t time);
+
+/* Finds the region that held `address` at `time` (code_ranges_lookup).
+ * The name stays valid until the next perfmap_read_more() or
+ * perfmap_add_text(). */
+bool perfmap_lookup_at(struct perfmap *map, uint64_t address, uint64_t time,
+		       struct perfmap_entry *found);
+
+/* The region holding `address` in the latest lines. */
 bool perfmap_lookup(struct perfmap *map, uint64_t address, struct perfmap_entry *found);
 
 size_t perfmap_entry_count(const struct perfmap *map);
 size_t perfmap_malformed_count(const struct perfmap *map);
-
-/* Writes the well-formed lines read so far to `out`: the copy kept beside a
- * capture, so that it can be symbolized after the target is gone. Returns 0,
- * or -1 when writing failed. */
-int perfmap_write_copy(const struct perfmap *map, FILE *out);
 
 #endif
