@@ -7,8 +7,9 @@
 //       deltas: gcN counts collections of generation N or older),
 //       "exceptions N", then "done"; then it idles until killed.
 //   eventmix bench ROUNDS TRIGGER  prints "ready", waits for TRIGGER, then
-//       allocates ROUNDS rounds and prints "cpu SECONDS", the CPU time of
-//       the whole process over them: the workload of scripts/bench-events.
+//       allocates ROUNDS rounds and prints "cpu SECONDS gcs N", the CPU
+//       time of the whole process over them and the GCs they made: the
+//       workload of scripts/bench-events.
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -98,9 +99,10 @@ public static class Program
         {
             WaitFor(args[2]);
             var start = Process.GetCurrentProcess().TotalProcessorTime;
+            int gcs = GC.CollectionCount(0);
             Allocate(int.Parse(args[1]));
             var used = Process.GetCurrentProcess().TotalProcessorTime - start;
-            Console.WriteLine($"cpu {used.TotalSeconds:F3}");
+            Console.WriteLine($"cpu {used.TotalSeconds:F3} gcs {GC.CollectionCount(0) - gcs}");
             return 0;
         }
         if (args.Length != 2)
