@@ -423,7 +423,8 @@ void runtime_events_print(const struct runtime_events *events, FILE *out)
 	fprintf(out, "  exceptions: %llu thrown\n", (unsigned long long)exceptions_thrown(events));
 	sorted = xcalloc(events->exceptions.count + 1, sizeof(*sorted));
 	if (events->exceptions.count)
-		memcpy(sorted, events->exceptions.items, events->exceptions.count * sizeof(*sorted));
+		memcpy(sorted, events->exceptions.items,
+		       events->exceptions.count * sizeof(*sorted));
 	qsort(sorted, events->exceptions.count, sizeof(*sorted), by_count);
 	for (size_t i = 0; i < events->exceptions.count && i < SHOWN; i++)
 		fprintf(out, "    %8llu  %s\n", (unsigned long long)sorted[i].count,
@@ -433,13 +434,17 @@ void runtime_events_print(const struct runtime_events *events, FILE *out)
 		(unsigned long long)events->contentions, events->contention_seconds * 1e3);
 	sorted = xcalloc(events->lock_sites.count + 1, sizeof(*sorted));
 	if (events->lock_sites.count)
-		memcpy(sorted, events->lock_sites.items, events->lock_sites.count * sizeof(*sorted));
+		memcpy(sorted, events->lock_sites.items,
+		       events->lock_sites.count * sizeof(*sorted));
 	qsort(sorted, events->lock_sites.count, sizeof(*sorted), by_time);
 	for (size_t i = 0; i < events->lock_sites.count && i < SHOWN; i++)
 		fprintf(out, "    %8.1f ms %6llu waits  %s\n", sorted[i].seconds * 1e3,
 			(unsigned long long)sorted[i].count, sorted[i].name);
 	free(sorted);
-	fprintf(out, "  JIT: %llu methods jitted\n", (unsigned long long)events->methods_jitted);
+	fprintf(out, "  JIT: %llu methods jitted%s\n", (unsigned long long)events->methods_jitted,
+		events->methods_jitted ? ""
+				       : " (method loads are Verbose events: recorded with -gconly "
+					 "or -events jit)");
 }
 
 char *runtime_events_gc_note(const struct runtime_events *events)
