@@ -398,6 +398,19 @@ static uint64_t gc_total(const struct runtime_events *events)
 	return events->gc_count[0] + events->gc_count[1] + events->gc_count[2] + events->gc_other;
 }
 
+/* A sorted copy of the list (free it). */
+static struct runtime_tally *sorted_copy(const struct runtime_tally_list *list,
+					 int (*compare)(const void *, const void *))
+{
+	struct runtime_tally *copy = xcalloc(list->count + 1, sizeof(*copy));
+
+	if (list->count) {
+		memcpy(copy, list->items, list->count * sizeof(*copy));
+		qsort(copy, list->count, sizeof(*copy), compare);
+	}
+	return copy;
+}
+
 static uint64_t exceptions_thrown(const struct runtime_events *events)
 {
 	uint64_t thrown = 0;
@@ -421,22 +434,14 @@ void runtime_events_print(const struct runtime_events *events, FILE *out)
 		events->gc_pause_seconds * 1e3, share(events->gc_pause_seconds, events->seconds),
 		events->gc_longest_pause_seconds * 1e3);
 	fprintf(out, "  exceptions: %llu thrown\n", (unsigned long long)exceptions_thrown(events));
-	sorted = xcalloc(events->exceptions.count + 1, sizeof(*sorted));
-	if (events->exceptions.count)
-		memcpy(sorted, events->exceptions.items,
-		       events->exceptions.count * sizeof(*sorted));
-	qsort(sorted, events->exceptions.count, sizeof(*sorted), by_count);
+	sorted = sorted_copy(&events->exceptions, by_count);
 	for (size_t i = 0; i < events->exceptions.count && i < SHOWN; i++)
 		fprintf(out, "    %8llu  %s\n", (unsigned long long)sorted[i].count,
 			sorted[i].name);
 	free(sorted);
 	fprintf(out, "  lock contention: %llu waits, %.1f ms in total\n",
 		(unsigned long long)events->contentions, events->contention_seconds * 1e3);
-	sorted = xcalloc(events->lock_sites.count + 1, sizeof(*sorted));
-	if (events->lock_sites.count)
-		memcpy(sorted, events->lock_sites.items,
-		       events->lock_sites.count * sizeof(*sorted));
-	qsort(sorted, events->lock_sites.count, sizeof(*sorted), by_time);
+	sorted = sorted_copy(&events->lock_sites, by_time);
 	for (size_t i = 0; i < events->lock_sites.count && i < SHOWN; i++)
 		fprintf(out, "    %8.1f ms %6llu waits  %s\n", sorted[i].seconds * 1e3,
 			(unsigned long long)sorted[i].count, sorted[i].name);
