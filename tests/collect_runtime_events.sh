@@ -3,8 +3,9 @@
 # app (tests/dotnet/EventMix) allocates, throws a known number of exceptions
 # and contends on a lock while profcpu samples it. The runtime.nettrace opens
 # with TraceEvent's EventPipeEventSource (the reader PerfView uses), whose GC
-# and exception counts match the app's own, and profcpu's summary, its view
-# and the flame graph's subtitle say the same. Then -gccollectonly -noperf
+# and exception counts match the app's own and whose GC analysis gives the
+# same pauses; profcpu's summary, its view and the flame graph's subtitle say
+# the same. Then -gccollectonly -noperf
 # records GC events and no samples, and a profcpu killed with SIGKILL
 # mid-session leaves the app running and the next collect working.
 source "$(dirname "$0")/lib.sh"
@@ -75,7 +76,11 @@ for summary in run.out view.out; do
 	grep -qE '^  lock contention: [1-9][0-9]* waits' "$summary" || fail "$summary shows no lock contention"
 	grep -qE 'waits  Demo\.Program::ContendedSection$' "$summary" || fail "$summary does not name the lock site Demo.Program::ContendedSection"
 done
-grep -qE 'pauses [0-9.]+ ms in total \([0-9.]+% of the time\), longest [0-9.]+ ms' run.out || fail "no GC pause times"
+# Pause times as TraceEvent's GC analysis (PerfView's GCStats) computes them.
+read -r our_total our_longest < <(sed -nE 's/.*pauses ([0-9.]+) ms in total \([0-9.]+% of the time\), longest ([0-9.]+) ms$/\1 \2/p' run.out)
+[[ -n $our_total ]] || fail "no GC pause times in the summary"
+python3 -c "import sys; sys.exit(0 if abs($our_total - $(value check.out pause-total)) <= 0.2 and abs($our_longest - $(value check.out pause-max)) <= 0.2 else 1)" ||
+	fail "GC pauses $our_total ms (longest $our_longest ms) differ from TraceEvent's $(value check.out pause-total) ms ($(value check.out pause-max) ms)"
 grep -qF "GC: $app_gc0 collections" run/flamegraph.svg || fail "the flame graph's subtitle does not carry the GC pauses"
 python3 -c 'import sys, zipfile; names = zipfile.ZipFile(sys.argv[1]).namelist(); sys.exit(0 if "prof.trace/runtime.nettrace" in names else 1)' run/prof.trace.zip ||
 	fail "prof.trace.zip holds no runtime.nettrace"

@@ -8,9 +8,12 @@
 //   rundown N          events of the rundown provider
 //   other-runtime N    runtime-provider events outside the GC keyword
 //   provider NAME N    events per provider
+//   pause-total MS, pause-max MS   GC pauses as TraceEvent's GC analysis
+//                      (the one PerfView's GCStats uses) computes them
 using System;
 using System.Collections.Generic;
 using Microsoft.Diagnostics.Tracing;
+using Microsoft.Diagnostics.Tracing.Analysis;
 
 if (args.Length != 1)
 {
@@ -41,7 +44,20 @@ source.AllEvents += data =>
     else if (data.ProviderName == Runtime && ((ulong)data.Keywords & GcKeyword) == 0)
         otherRuntime++;
 };
+source.NeedLoadedDotNetRuntimes();
 source.Process();
+double pauseTotal = 0, pauseMax = 0;
+foreach (var process in source.Processes())
+{
+    var runtime = process.LoadedDotNetRuntime();
+    if (runtime == null)
+        continue;
+    foreach (var gc in runtime.GC.GCs)
+    {
+        pauseTotal += gc.PauseDurationMSec;
+        pauseMax = Math.Max(pauseMax, gc.PauseDurationMSec);
+    }
+}
 
 Console.WriteLine($"events {events}");
 Console.WriteLine($"gc {gcs[0] + gcs[1] + gcs[2]}");
@@ -53,6 +69,8 @@ Console.WriteLine($"contentions {contentions}");
 Console.WriteLine($"jitted {jitted}");
 Console.WriteLine($"rundown {rundown}");
 Console.WriteLine($"other-runtime {otherRuntime}");
+Console.WriteLine($"pause-total {pauseTotal:F1}");
+Console.WriteLine($"pause-max {pauseMax:F1}");
 foreach (var (name, count) in providers)
     Console.WriteLine($"provider {name} {count}");
 return 0;
