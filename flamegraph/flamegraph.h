@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct flamegraph;
@@ -36,6 +37,12 @@ void flamegraph_free(struct flamegraph *graph);
  * depth 0 or a count <= 0 adds nothing. */
 void flamegraph_add_stack(struct flamegraph *graph, const char *const *frames, size_t depth,
 			  double count);
+
+/* The same, with a title for each frame (NULL: none, or titles[i] NULL):
+ * the frame's full name, shown on hover under its name. A frame that
+ * stacks with different titles merge into shows each, a line each. */
+void flamegraph_add_titled_stack(struct flamegraph *graph, const char *const *frames,
+				 const char *const *titles, size_t depth, double count);
 
 /* True once any differential stack was added. */
 bool flamegraph_is_differential(const struct flamegraph *graph);
@@ -87,9 +94,15 @@ struct flamegraph_options {
 	double min_width;	   /* frames narrower than this are left out ... */
 	bool min_width_is_percent; /* ... in pixels, or in % of the width; default (0)
 				    * 0.1 px; a negative value keeps every frame */
+	size_t max_frames;	   /* draw about this many frames at most: narrower ones
+				    * are merged into a "…" frame under their parent;
+				    * default (0) 30000, FLAMEGRAPH_ALL_FRAMES for all */
 	bool inverted;		   /* icicle graph: roots at the top */
 	bool reverse;		   /* merge stacks from the leaf: leaves become roots */
 };
+
+#define FLAMEGRAPH_ALL_FRAMES	      SIZE_MAX
+#define FLAMEGRAPH_DEFAULT_MAX_FRAMES 30000 /* a page any browser opens at once */
 
 /* Whether flamegraph_options.palette may be `name`: dotnet (colours by kind
  * of code, see palette.h), java (the same), hot, mem, io, red, green, blue,

@@ -18,7 +18,8 @@ void frame_children_build(struct frame_children *children, const struct flamegra
 void frame_children_free(struct frame_children *children);
 
 struct placed_frame {
-	uint32_t node;
+	uint32_t node;	     /* for a merged frame: the parent of what it merges */
+	uint32_t merged;     /* 0, or the count of narrow siblings this "…" frame stands for */
 	uint32_t depth;	     /* 0 for the root */
 	double x;	     /* samples (after) left of the frame */
 	double width;	     /* total samples (after) of the frame */
@@ -34,9 +35,14 @@ struct frame_layout {
 };
 
 /* Lays the graph out, leaving out frames narrower than `min_width`
- * samples. With `reverse`, stacks are merged leaf first. */
+ * samples, and more when needed to draw at most about `max_frames` (0: no
+ * limit): the narrowest go first. Under each frame, its children left out
+ * are merged into one "…" frame (`merged` > 0) right of the children kept,
+ * when together they are at least `min_width` wide; in a flame chart, whose
+ * x is time, they leave gaps instead. With `reverse`, stacks
+ * are merged leaf first. */
 void frame_layout_build(struct frame_layout *layout, const struct flamegraph *graph, bool reverse,
-			double min_width);
+			double min_width, size_t max_frames);
 void frame_layout_free(struct frame_layout *layout);
 
 #endif

@@ -12,8 +12,10 @@
 #include "text_fit.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* flamegraph.js, embedded at build time by xxd -i (see meson.build). */
 extern unsigned char flamegraph_js[];
@@ -177,10 +179,12 @@ static const struct name_style *style_of(struct svg_writer *writer, uint32_t nam
 	return style;
 }
 
+/* "NAME (COUNT samples, SHARE%)", then the frame's full names, a line each. */
 static void put_frame_title(struct svg_writer *writer, const struct placed_frame *frame,
 			    const char *name, size_t length)
 {
 	struct output_buffer *out = &writer->out;
+	uint32_t title = writer->graph->nodes[frame->node].title;
 
 	output_string(out, "<g><title>");
 	output_xml_text(out, name, length);
@@ -204,17 +208,30 @@ static void put_frame_title(struct svg_writer *writer, const struct placed_frame
 		output_decimal(out, 100 * change / writer->total, 2);
 		output_char(out, '%');
 	}
-	output_string(out, ")</title>");
+	output_char(out, ')');
+	if (title != NO_TITLE) {
+		const char *line = name_table_name(&writer->graph->names, title);
+		const char *end = line + name_table_length(&writer->graph->names, title);
+
+		for (const char *stop; line <= end; line = stop + 1) {
+			stop = memchr(line, '\n', (size_t)(end - line));
+			if (!stop)
+				stop = end;
+			output_char(out, '\n');
+			output_xml_text(out, line, (size_t)(stop - line));
+		}
+	}
+	output_string(out, "</title>");
 }
 
 static void write_frame(struct svg_writer *writer, const struct placed_frame *frame)
 {
 	struct output_buffer *out = &writer->out;
 	const struct svg_geometry *g = &writer->geometry;
-	const char *name =
-	    name_table_name(&writer->graph->names, writer->graph->nodes[frame->node].name);
-	const struct name_style *style = style_of(writer, writer->graph->nodes[frame->node].name);
-	struct rgb colour = style->colour;
+	const char *name;
+	size_t length;
+	struct rgb colour;
+	char merged_name[64];
 	double x = SIDE_PADDING + frame->x * g->pixels_per_sample;
 	double width = frame->width * g->pixels_per_sample;
 	double y = g->inverted ? g->top + frame->depth * g->frame_height
@@ -222,12 +239,30 @@ static void write_frame(struct svg_writer *writer, const struct placed_frame *fr
 	size_t max_chars =
 	    width > 2 * TEXT_PADDING ? (size_t)((width - 2 * TEXT_PADDING) / g->char_width) : 0;
 	bool ellipsis;
-	size_t shown = text_fit(name, style->display_length, max_chars, &ellipsis);
+	size_t shown;
+
+	if (frame->merged) {
+		/* Narrow frames merged under their parent: grey, named by
+		 * their count. */
+		length = (size_t)snprintf(merged_name, sizeof(merged_name),
+					  ELLIPSIS " %" PRIu32 " narrow frame%s merged",
+					  frame->merged, frame->merged == 1 ? "" : "s");
+		name = merged_name;
+		colour = palette_colour(writer->palette, FRAME_UNKNOWN, name, length);
+	} else {
+		uint32_t name_id = writer->graph->nodes[frame->node].name;
+		const struct name_style *style = style_of(writer, name_id);
+
+		name = name_table_name(&writer->graph->names, name_id);
+		length = style->display_length;
+		colour = style->colour;
+	}
+	shown = text_fit(name, length, max_chars, &ellipsis);
 
 	if (writer->graph->differential)
 		colour = palette_change_colour(frame->width_before, frame->width,
 					       writer->largest_change);
-	put_frame_title(writer, frame, name, style->display_length);
+	put_frame_title(writer, frame, name, length);
 	output_string(out, "<rect");
 	put_attribute(out, "x", x);
 	put_attribute(out, "y", y);
@@ -339,8 +374,11 @@ int flamegraph_write_svg(struct flamegraph *graph, const struct flamegraph_optio
 		errno = ENODATA;
 		return -1;
 	}
+	if (!options.max_frames)
+		options.max_frames = FLAMEGRAPH_DEFAULT_MAX_FRAMES;
 	frame_layout_build(&layout, graph, options.reverse,
-			   min_width_pixels * writer.total / content_width);
+			   min_width_pixels * writer.total / content_width,
+			   options.max_frames == FLAMEGRAPH_ALL_FRAMES ? 0 : options.max_frames);
 	writer.graph = layout.graph;
 
 	*g = (struct svg_geometry){

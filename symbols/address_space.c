@@ -75,7 +75,7 @@ static size_t first_ending_after(const struct address_space *space, uint64_t add
 }
 
 void address_space_add(struct address_space *space, uint64_t start, uint64_t length,
-		       uint64_t page_offset, const char *path)
+		       uint64_t page_offset, const struct mapped_file *file)
 {
 	uint64_t end = start + length < start ? UINT64_MAX : start + length;
 	size_t index = first_ending_after(space, start);
@@ -110,8 +110,9 @@ void address_space_add(struct address_space *space, uint64_t start, uint64_t len
 			space->count--;
 		}
 	}
-	insert_at(space, first_ending_after(space, start),
-		  (struct mapping){start, end, page_offset, checked(strdup(path))});
+	insert_at(
+	    space, first_ending_after(space, start),
+	    (struct mapping){start, end, page_offset, checked(strdup(file->path)), file->identity});
 }
 
 const struct mapping *address_space_find(const struct address_space *space, uint64_t address)

@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The DWARF number of rsp (System V x86-64 psABI, figure 3.36). */
-enum { DWARF_REGISTER_RSP = 7 };
+/* DWARF numbers of the registers a step reads (System V x86-64 psABI,
+ * figure 3.36). */
+enum { DWARF_REGISTER_RBP = 6, DWARF_REGISTER_RSP = 7 };
 
 struct call_frame_info {
 	struct elf_file *file;
@@ -14,6 +15,17 @@ struct call_frame_info {
 	Dwarf *debug_info;   /* owns the .debug_frame CFI when there is no eh_frame */
 	Dwarf_CFI *cfi;	     /* the one in use */
 };
+
+bool stack_copy_read(const struct stack_copy *copy, uint64_t address, uint64_t *value)
+{
+	uint64_t offset = address - copy->start;
+
+	if (address < copy->start || copy->size < sizeof(*value) ||
+	    offset > copy->size - sizeof(*value))
+		return false;
+	memcpy(value, copy->bytes + offset, sizeof(*value));
+	return true;
+}
 
 struct call_frame_info *call_frame_info_open(struct elf_file *file)
 {
@@ -46,57 +58,87 @@ void call_frame_info_free(struct call_frame_info *info)
 	free(info);
 }
 
-/* The canonical frame address's offset from the stack pointer, when the
- * rule is rsp plus an offset (libdw gives it as one DW_OP_bregx). */
-static bool frame_offset(Dwarf_Frame *frame, uint64_t *offset)
+/* The canonical frame address, when the rule is rsp or rbp plus an offset
+ * (libdw gives it as one DW_OP_bregx). Expressions (PLT entries) are not
+ * followed. */
+static bool canonical_frame_address(Dwarf_Frame *frame, const struct frame_registers *registers,
+				    uint64_t *cfa)
 {
 	Dwarf_Op *ops;
 	size_t count;
 
-	if (dwarf_frame_cfa(frame, &ops, &count) != 0 || count != 1 || ops[0].atom != DW_OP_bregx ||
-	    ops[0].number != DWARF_REGISTER_RSP)
+	if (dwarf_frame_cfa(frame, &ops, &count) != 0 || count != 1 || ops[0].atom != DW_OP_bregx)
 		return false;
-	*offset = ops[0].number2;
+	if (ops[0].number == DWARF_REGISTER_RSP)
+		*cfa = registers->sp + ops[0].number2;
+	else if (ops[0].number == DWARF_REGISTER_RBP && registers->bp_known)
+		*cfa = registers->bp + ops[0].number2;
+	else
+		return false;
 	return true;
 }
 
-/* Where the return address is saved, when the rule is offset(N): the CFA
- * plus N (libdw: DW_OP_call_frame_cfa, then DW_OP_plus_uconst N unless N is
- * 0). Offsets are signed; unsigned sums wrap around to the same result. */
-static bool return_address_slot(Dwarf_Frame *frame, uint64_t cfa, uint64_t *slot)
+enum restored { RESTORED, UNDEFINED, UNSUPPORTED };
+
+/* The caller's value of register `regno`: unchanged (same_value), or saved
+ * at the CFA plus N (offset(N), libdw: DW_OP_call_frame_cfa then
+ * DW_OP_plus_uconst N unless N is 0), or the CFA plus N itself
+ * (val_offset(N): the same ending in DW_OP_stack_value). Offsets are signed;
+ * unsigned sums wrap around to the same result. */
+static enum restored restore_register(Dwarf_Frame *frame, int regno, uint64_t cfa,
+				      const struct stack_copy *stack, uint64_t *value)
 {
 	Dwarf_Op ops_memory[3], *ops;
-	size_t count;
-	int regno = dwarf_frame_info(frame, NULL, NULL, NULL);
+	size_t count, used = 1;
+	uint64_t address = cfa;
 
-	if (regno < 0 || dwarf_frame_register(frame, regno, ops_memory, &ops, &count) != 0 ||
-	    count == 0 || ops[0].atom != DW_OP_call_frame_cfa)
-		return false;
-	if (count == 1) {
-		*slot = cfa;
-		return true;
+	if (dwarf_frame_register(frame, regno, ops_memory, &ops, &count) != 0)
+		return UNSUPPORTED;
+	if (count == 0)
+		return ops ? UNDEFINED : RESTORED; /* NULL: same_value, *value stays */
+	if (ops[0].atom != DW_OP_call_frame_cfa)
+		return UNSUPPORTED;
+	if (count > used && ops[used].atom == DW_OP_plus_uconst)
+		address += ops[used++].number;
+	if (count == used + 1 && ops[used].atom == DW_OP_stack_value) {
+		*value = address;
+		return RESTORED;
 	}
-	if (count != 2 || ops[1].atom != DW_OP_plus_uconst)
-		return false;
-	*slot = cfa + ops[1].number;
-	return true;
+	if (count != used)
+		return UNSUPPORTED;
+	return stack_copy_read(stack, address, value) ? RESTORED : UNSUPPORTED;
 }
 
-bool call_frame_info_return_address(struct call_frame_info *info, uint64_t address,
-				    const uint8_t *stack, size_t size, uint64_t *return_address)
+enum frame_step call_frame_info_step(struct call_frame_info *info, uint64_t file_address,
+				     const struct stack_copy *stack,
+				     struct frame_registers *registers)
 {
+	struct frame_registers caller = *registers;
+	enum frame_step step = FRAME_STEP_FAILED;
+	enum restored return_address;
 	Dwarf_Frame *frame;
-	uint64_t cfa, slot; /* as offsets from the stack pointer */
-	bool signal_frame, found;
+	bool signal_frame;
+	uint64_t cfa;
+	int regno;
 
-	if (dwarf_cfi_addrframe(info->cfi, address, &frame) != 0)
-		return false;
-	/* A signal frame's "return address" is the interrupted instruction. */
-	found = dwarf_frame_info(frame, NULL, NULL, &signal_frame) >= 0 && !signal_frame &&
-		frame_offset(frame, &cfa) && return_address_slot(frame, cfa, &slot) &&
-		size >= sizeof(*return_address) && slot <= size - sizeof(*return_address);
-	if (found)
-		memcpy(return_address, stack + slot, sizeof(*return_address));
+	if (dwarf_cfi_addrframe(info->cfi, file_address, &frame) != 0)
+		return FRAME_STEP_NO_RULE;
+	regno = dwarf_frame_info(frame, NULL, NULL, &signal_frame);
+	/* A signal frame's caller is the interrupted state, in a ucontext this
+	 * step does not read. */
+	if (regno >= 0 && !signal_frame && canonical_frame_address(frame, registers, &cfa)) {
+		return_address = restore_register(frame, regno, cfa, stack, &caller.ip);
+		if (return_address == UNDEFINED)
+			step = FRAME_STEP_OUTERMOST;
+		else if (return_address == RESTORED) {
+			if (restore_register(frame, DWARF_REGISTER_RBP, cfa, stack, &caller.bp) !=
+			    RESTORED)
+				caller.bp_known = false;
+			caller.sp = cfa;
+			*registers = caller;
+			step = FRAME_STEP_DONE;
+		}
+	}
 	free(frame);
-	return found;
+	return step;
 }

@@ -1,21 +1,12 @@
-/* The call frame information (CFI) of one ELF file, and the one unwinding
- * step profcpu takes with it: finding the return address of the leaf frame.
+/* The call frame information (CFI) of one ELF file, and one unwinding step
+ * taken with it: from a frame's registers to its caller's.
  *
- * Frame-pointer callchains lose the caller of a leaf that keeps no frame
- * pointer (most of libc, code built with -fomit-frame-pointer, a function in
- * its prologue or epilogue): the kernel reads the return address from the
- * caller's frame instead. The CFI rule at the leaf's address says where the
- * leaf's own return address lies on the stack; the sample's copy of the top
- * of the user stack holds it.
+ * libdw reads the CFI (dwarf_getcfi_elf, dwarf_cfi_addrframe) and hands back
+ * the rules in force at one address; the step applies them to the registers
+ * the walk tracks (stack_walk.h) and to the sample's copy of the user stack.
  *
- * libdw reads the CFI (dwarf_getcfi_elf, dwarf_cfi_addrframe): it is already
- * profcpu's DWARF reader, and it hands back the rules in force at one
- * address, which is all one step needs. libunwind would need a remote address
- * space with accessors over the copy for the same single step.
- *
- * The file and the stack copy are untrusted: a rule that is not the stack
- * pointer plus an offset, or a slot outside the copy, gives no answer. x86-64
- * ELF files only. */
+ * The file and the stack copy are untrusted: a rule this step cannot follow,
+ * or a slot outside the copy, gives no answer. x86-64 ELF files only. */
 #ifndef PROFCPU_CALL_FRAME_INFO_H
 #define PROFCPU_CALL_FRAME_INFO_H
 
@@ -25,6 +16,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The registers an x86-64 walk needs: the instruction pointer, the stack
+ * pointer and the frame pointer (rbp), which a callee may save and a
+ * caller's CFI may use as its frame base. */
+struct frame_registers {
+	uint64_t ip, sp, bp;
+	bool bp_known; /* false once a frame clobbered rbp without saving it */
+};
+
+/* A copy of user stack memory: `size` bytes that lay at `start`. */
+struct stack_copy {
+	uint64_t start;
+	const uint8_t *bytes;
+	size_t size;
+};
+
+/* Reads the 8 bytes at `address` from the copy. False outside it. */
+bool stack_copy_read(const struct stack_copy *copy, uint64_t address, uint64_t *value);
+
 struct call_frame_info;
 
 /* Reads the .eh_frame of `file`, or its .debug_frame when it has none (a
@@ -33,15 +42,21 @@ struct call_frame_info;
 struct call_frame_info *call_frame_info_open(struct elf_file *file);
 void call_frame_info_free(struct call_frame_info *info);
 
-/* The return address of the frame executing at `address` (a virtual address
- * of the file, as its symbols use), read from `stack`, a copy of `size` bytes
- * of the stack from the stack pointer up, where the CFI rule at `address` puts
- * it. False when no rule covers the address, the canonical frame address is
- * not the stack pointer plus an offset (a frame kept in rbp, which the
- * kernel's frame-pointer walk already followed; an expression, as in PLT
- * entries), the return address has no saved slot, or the slot is outside the
- * copy. */
-bool call_frame_info_return_address(struct call_frame_info *info, uint64_t address,
-				    const uint8_t *stack, size_t size, uint64_t *return_address);
+enum frame_step {
+	FRAME_STEP_DONE,      /* `registers` now hold the caller's */
+	FRAME_STEP_OUTERMOST, /* the CFI says there is no caller (_start, start_thread) */
+	FRAME_STEP_NO_RULE,   /* no CFI covers the address */
+	FRAME_STEP_FAILED,    /* a rule this step cannot follow, or memory outside the copy */
+};
+
+/* Unwinds the frame executing at `file_address` (the virtual address of the
+ * file, as its symbols use, of registers->ip; for a caller's frame, of the
+ * call instruction, i.e. ip - 1) from `registers` to its caller's: the
+ * canonical frame address from rsp or rbp plus an offset, the return address
+ * and rbp from their saved slots in `stack`. `registers` change only on
+ * FRAME_STEP_DONE. */
+enum frame_step call_frame_info_step(struct call_frame_info *info, uint64_t file_address,
+				     const struct stack_copy *stack,
+				     struct frame_registers *registers);
 
 #endif

@@ -20,10 +20,21 @@ bool curl_library_load(struct curl_library *curl, char *why, size_t why_size)
 	    {"curl_easy_perform", (void **)&curl->easy_perform},
 	    {"curl_easy_getinfo", (void **)&curl->easy_getinfo},
 	    {"curl_easy_strerror", (void **)&curl->easy_strerror},
+	    {"curl_easy_escape", (void **)&curl->easy_escape},
+	    {"curl_free", (void **)&curl->free},
+	    {"curl_mime_init", (void **)&curl->mime_init},
+	    {"curl_mime_addpart", (void **)&curl->mime_addpart},
+	    {"curl_mime_name", (void **)&curl->mime_name},
+	    {"curl_mime_filename", (void **)&curl->mime_filename},
+	    {"curl_mime_type", (void **)&curl->mime_type},
+	    {"curl_mime_data", (void **)&curl->mime_data},
+	    {"curl_mime_free", (void **)&curl->mime_free},
 	};
 
 	memset(curl, 0, sizeof(*curl));
 	curl->handle = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+	if (!curl->handle) /* Debian's GnuTLS build, as the sidecar image has */
+		curl->handle = dlopen("libcurl-gnutls.so.4", RTLD_NOW | RTLD_LOCAL);
 	if (!curl->handle) {
 		snprintf(why, why_size, "libcurl is not installed (%s)", dlerror());
 		return false;

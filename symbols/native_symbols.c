@@ -5,6 +5,7 @@
 #include "elf_file.h"
 #include "inline_frames.h"
 #include "kernel_symbols.h"
+#include "mapped_file.h"
 #include "symbol_server.h"
 #include "symbol_table.h"
 #include "symbols_log.h"
@@ -14,6 +15,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { MODULE_BUCKETS = 256 };
 
@@ -21,6 +23,7 @@ enum { MODULE_BUCKETS = 256 };
  * read stays in the cache with no symbols, so it is tried once. */
 struct module {
 	char *path;
+	struct file_identity identity;
 	struct module *next_in_bucket;
 	struct load_segment *segments;
 	size_t segment_count;
@@ -28,10 +31,12 @@ struct module {
 	struct inline_frames *inlines; /* NULL: no DWARF, or not asked for */
 	struct call_frame_info *cfi;   /* loaded on the first leaf unwound here */
 	bool cfi_loaded;
+	struct build_id build_id; /* the binary's; size 0: none, or not loaded yet */
 };
 
 struct native_symbols {
 	bool inline_frames;
+	pid_t live_pid;
 	FILE *log;
 	char **symbol_dirs; /* the config's, then PROFCPU_SYMBOL_PATH's */
 	struct debug_search search;
@@ -85,6 +90,7 @@ struct native_symbols *native_symbols_new(const struct native_symbols_config *co
 	if (!symbols)
 		return NULL;
 	symbols->inline_frames = config->inline_frames;
+	symbols->live_pid = config->live_pid;
 	symbols->log = config->log;
 	if (!collect_symbol_dirs(symbols, config)) {
 		native_symbols_free(symbols);
@@ -140,6 +146,20 @@ static size_t bucket_of(const char *path)
 	return hash % MODULE_BUCKETS;
 }
 
+/* A library of the distribution (libc, libssl, ...), whose debug files come
+ * from its debug packages, not from Microsoft's symbol server. */
+static bool is_distribution_library(const char *path)
+{
+	static const char *const folders[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/"};
+
+	if (strstr(path, "dotnet")) /* a .NET runtime installed under /usr/lib */
+		return false;
+	for (size_t i = 0; i < sizeof(folders) / sizeof(*folders); i++)
+		if (!strncmp(path, folders[i], strlen(folders[i])))
+			return true;
+	return false;
+}
+
 static void say_no_debug_information(const struct native_symbols *symbols, const char *path,
 				     const struct elf_file *binary)
 {
@@ -151,11 +171,24 @@ static void say_no_debug_information(const struct native_symbols *symbols, const
 		snprintf(wanted, sizeof(wanted), "%s", binary->debuglink.name);
 	else
 		snprintf(wanted, sizeof(wanted), "%s.debug", base);
-	symbols_log(symbols->log,
+	if (is_distribution_library(path))
+		symbols_log(
+		    symbols->log,
+		    "%s (build-id %s) has no debug information: %s was not found, so only "
+		    "exported functions are named (.dynsym); install the distribution's "
+		    "debug package (Debian: %s, or its -dbgsym package from the "
+		    "debian-debug archive), or set DEBUGINFOD_URLS=https://debuginfod.debian.net",
+		    path, binary->build_id.size ? hex : "none", wanted,
+		    !strncmp(base, "libc.so", 7) || !strncmp(base, "libm.so", 7) ||
+			    !strncmp(base, "ld-linux", 8)
+			? "apt-get install libc6-dbg"
+			: "apt-get install <package>-dbgsym");
+	else
+		symbols_log(
+		    symbols->log,
 		    "%s (build-id %s) has no debug information: %s was not found, so only "
 		    "exported functions are named (.dynsym); get it with `dotnet-symbol "
-		    "--symbols -o DIR %s` and pass --symbols DIR, install the distribution's "
-		    "debug package, or pass --symbol-server URL",
+		    "--symbols -o DIR %s` and pass --symbols DIR, or pass --symbol-server URL",
 		    path, binary->build_id.size ? hex : "none", wanted, path);
 }
 
@@ -180,18 +213,45 @@ static bool take_symbols(struct native_symbols *symbols, struct module *module,
 	return module->symbols != NULL;
 }
 
-static void load_module(struct native_symbols *symbols, struct module *module)
+/* The file the process mapped: at its path inside the target's root when
+ * the file there is that one, else through the live target's map_files
+ * (a deleted or replaced library, a path that means another file here).
+ * -1 when neither holds it. */
+static int open_mapped_file(struct native_symbols *symbols, struct module *module)
 {
 	int fd = target_root_openat(symbols->search.target_root_fd, module->path,
 				    O_RDONLY | O_NONBLOCK | O_NOCTTY);
+
+	if (fd >= 0 && file_identity_matches(fd, &module->identity))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	if (symbols->live_pid > 0 &&
+	    (fd = map_files_open(symbols->live_pid, &module->identity)) >= 0)
+		return fd;
+	return -1;
+}
+
+static void load_module(struct native_symbols *symbols, struct module *module)
+{
+	int fd = open_mapped_file(symbols, module);
 	struct elf_file *binary = elf_file_open(fd), *debug_file;
 	char where[PATH_MAX + 32];
 
+	if (fd < 0) {
+		symbols_log(symbols->log,
+			    "%s: the file the process mapped (inode %llu) is neither at that path "
+			    "nor, the process being gone, in /proc/<pid>/map_files; its frames "
+			    "stay unnamed",
+			    module->path, (unsigned long long)module->identity.inode);
+		return;
+	}
 	if (!binary) {
 		symbols_log(symbols->log, "%s: not a readable ELF file; its frames stay unnamed",
 			    module->path);
 		return;
 	}
+	module->build_id = binary->build_id;
 	if (binary->segment_count &&
 	    (module->segments = malloc(binary->segment_count * sizeof(*module->segments)))) {
 		memcpy(module->segments, binary->segments,
@@ -213,31 +273,40 @@ static void load_module(struct native_symbols *symbols, struct module *module)
 	take_symbols(symbols, module, binary);
 }
 
-static struct module *find_module(struct native_symbols *symbols, const char *path)
+static bool is_module_of(const struct module *module, const struct mapped_file *file)
 {
-	size_t bucket = bucket_of(path);
+	return module->identity.inode == file->identity.inode &&
+	       module->identity.major == file->identity.major &&
+	       module->identity.minor == file->identity.minor &&
+	       strcmp(module->path, file->path) == 0;
+}
+
+static struct module *find_module(struct native_symbols *symbols, const struct mapped_file *file)
+{
+	size_t bucket = bucket_of(file->path);
 	struct module *module;
 
-	if (symbols->last_hit && strcmp(symbols->last_hit->path, path) == 0)
+	if (symbols->last_hit && is_module_of(symbols->last_hit, file))
 		return symbols->last_hit;
 	for (module = symbols->buckets[bucket]; module; module = module->next_in_bucket)
-		if (strcmp(module->path, path) == 0)
+		if (is_module_of(module, file))
 			return symbols->last_hit = module;
 	module = calloc(1, sizeof(*module));
-	if (!module || !(module->path = strdup(path))) {
+	if (!module || !(module->path = strdup(file->path))) {
 		free(module);
 		return NULL;
 	}
+	module->identity = file->identity;
 	load_module(symbols, module);
 	module->next_in_bucket = symbols->buckets[bucket];
 	symbols->buckets[bucket] = module;
 	return symbols->last_hit = module;
 }
 
-size_t native_symbols_lookup(struct native_symbols *symbols, const char *path, uint64_t file_offset,
-			     struct native_frame *frames, size_t max_frames)
+size_t native_symbols_lookup(struct native_symbols *symbols, const struct mapped_file *file,
+			     uint64_t file_offset, struct native_frame *frames, size_t max_frames)
 {
-	struct module *module = find_module(symbols, path);
+	struct module *module = find_module(symbols, file);
 	uint64_t address, offset;
 	const char *name;
 	size_t count = 0;
@@ -258,8 +327,7 @@ size_t native_symbols_lookup(struct native_symbols *symbols, const char *path, u
  * debug file. */
 static void load_call_frame_info(struct native_symbols *symbols, struct module *module)
 {
-	int fd = target_root_openat(symbols->search.target_root_fd, module->path,
-				    O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	int fd = open_mapped_file(symbols, module);
 	struct elf_file *binary = elf_file_open(fd), *debug_file;
 	char where[PATH_MAX + 32];
 
@@ -272,25 +340,46 @@ static void load_call_frame_info(struct native_symbols *symbols, struct module *
 		elf_file_close(debug_file);
 	if (!module->cfi)
 		symbols_log(symbols->log,
-			    "%s: no call frame information; callers of its functions that keep "
-			    "no frame pointer are missing",
+			    "%s: no call frame information; stacks through its functions that "
+			    "keep no frame pointer stop there",
 			    module->path);
 }
 
-bool native_symbols_return_address(struct native_symbols *symbols, const char *path,
-				   uint64_t file_offset, const uint8_t *stack, size_t size,
-				   uint64_t *return_address)
+struct call_frame_info *native_symbols_call_frame_info(struct native_symbols *symbols,
+						       const struct mapped_file *file,
+						       uint64_t file_offset, uint64_t *file_address)
 {
-	struct module *module = find_module(symbols, path);
-	uint64_t address;
+	struct module *module = find_module(symbols, file);
 
 	if (!module || !load_segments_find_address(module->segments, module->segment_count,
-						   file_offset, &address))
-		return false;
+						   file_offset, file_address))
+		return NULL;
 	if (!module->cfi_loaded)
 		load_call_frame_info(symbols, module);
-	return module->cfi &&
-	       call_frame_info_return_address(module->cfi, address, stack, size, return_address);
+	return module->cfi;
+}
+
+/* /proc/kallsyms shows addresses to readers with CAP_SYSLOG while
+ * kernel.kptr_restrict is 0 or 1, and to nobody at 2; being root in a
+ * container is not enough without the capability. */
+static void say_no_kernel_addresses(FILE *log)
+{
+	char level = '?';
+	FILE *setting = fopen("/proc/sys/kernel/kptr_restrict", "re");
+
+	if (setting) {
+		level = (char)fgetc(setting);
+		fclose(setting);
+	}
+	if (level == '2')
+		symbols_log(log,
+			    "/proc/kallsyms shows no addresses: kernel frames stay unnamed "
+			    "while kernel.kptr_restrict is 2 on the host (set it to 1 and give "
+			    "profcpu CAP_SYSLOG, or 0)");
+	else
+		symbols_log(log, "/proc/kallsyms shows no addresses: kernel frames stay unnamed; "
+				 "profcpu needs CAP_SYSLOG to read them (--cap-add SYSLOG; in "
+				 "Kubernetes, capabilities add SYSLOG)");
 }
 
 bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t address,
@@ -308,12 +397,21 @@ bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t addre
 			fclose(kallsyms);
 		}
 		if (!symbols->kernel)
-			symbols_log(symbols->log,
-				    "/proc/kallsyms shows no addresses: kernel frames stay unnamed "
-				    "(run as root, or set kernel.kptr_restrict=0)");
+			say_no_kernel_addresses(symbols->log);
 	}
 	if (!symbols->kernel || !symbol_table_find(symbols->kernel, address, &name, &offset))
 		return false;
 	*frame = (struct native_frame){.function = name, .offset = offset};
+	return true;
+}
+
+bool native_symbols_build_id(struct native_symbols *symbols, const struct mapped_file *file,
+			     char hex[BUILD_ID_HEX_MAX])
+{
+	struct module *module = find_module(symbols, file);
+
+	if (!module || !module->build_id.size)
+		return false;
+	build_id_to_hex(&module->build_id, hex);
 	return true;
 }

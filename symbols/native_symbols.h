@@ -10,10 +10,17 @@
 #ifndef PROFCPU_NATIVE_SYMBOLS_H
 #define PROFCPU_NATIVE_SYMBOLS_H
 
+#include "build_id.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
+
+#include "mapped_file.h"
+
+struct call_frame_info;
 
 /* Where separate debug files are looked for, and in which order:
  * debug_file_search.h. Two environment variables add to the configuration,
@@ -26,6 +33,8 @@
  * server. */
 struct native_symbols_config {
 	int target_root_fd;		/* target_root_open(), or -1: own file system */
+	pid_t live_pid;			/* the running target, whose /proc/<pid>/map_files holds the
+					   files it maps; 0 when replaying a capture */
 	const char *const *symbol_dirs; /* user folders to search, NULL-terminated; may be NULL */
 	const char *symbol_server;	/* URL, or NULL */
 	const char *cache_dir; /* for downloaded debug files; NULL: ~/.cache/profcpu/symbols */
@@ -47,21 +56,28 @@ struct native_symbols;
 struct native_symbols *native_symbols_new(const struct native_symbols_config *config);
 void native_symbols_free(struct native_symbols *symbols);
 
-/* Names the code at `file_offset` bytes into the ELF file `path` (a path as
- * the target sees it, from its mappings). Fills up to `max_frames` frames,
+/* Names the code at `file_offset` bytes into the mapped ELF file `file` (a
+ * path as the target sees it, and the identity the mapping gives: see
+ * mapped_file.h for how the very file is found). Fills up to `max_frames` frames,
  * innermost first (inlined frames, then the function that holds them), and
  * returns how many; 0 when nothing names the address. */
-size_t native_symbols_lookup(struct native_symbols *symbols, const char *path, uint64_t file_offset,
-			     struct native_frame *frames, size_t max_frames);
+size_t native_symbols_lookup(struct native_symbols *symbols, const struct mapped_file *file,
+			     uint64_t file_offset, struct native_frame *frames, size_t max_frames);
 
-/* The return address of the frame executing at `file_offset` bytes into
- * `path`, read from `stack` (`size` bytes from the stack pointer up) where
- * the file's call frame information puts it (call_frame_info.h). The CFI is
- * loaded on the first call for that file. False when the file has none or
- * the rule cannot be followed in the copy. */
-bool native_symbols_return_address(struct native_symbols *symbols, const char *path,
-				   uint64_t file_offset, const uint8_t *stack, size_t size,
-				   uint64_t *return_address);
+/* The call frame information of the mapped ELF file `file` (call_frame_info.h),
+ * loaded on the first call for that file and cached with it, and in
+ * `file_address` the file's virtual address of `file_offset`. NULL when the
+ * file has no CFI, in itself or in its debug file, or the offset lies
+ * outside its loaded segments. */
+struct call_frame_info *native_symbols_call_frame_info(struct native_symbols *symbols,
+						       const struct mapped_file *file,
+						       uint64_t file_offset,
+						       uint64_t *file_address);
+
+/* The GNU build-id of the mapped ELF `file`, in hex, once a lookup loaded it.
+ * False when it has none or was not looked up. */
+bool native_symbols_build_id(struct native_symbols *symbols, const struct mapped_file *file,
+			     char hex[BUILD_ID_HEX_MAX]);
 
 /* Names a kernel address from /proc/kallsyms. Returns false when unknown or
  * when kallsyms hides addresses. */

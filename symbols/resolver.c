@@ -1,5 +1,6 @@
 #include "resolver.h"
 #include "address_space.h"
+#include "managed_images.h"
 #include "target_root.h"
 
 #include <fcntl.h>
@@ -29,11 +30,13 @@ struct process {
 struct resolver {
 	struct resolver_config config;
 	struct native_symbols *native;
+	struct managed_images *managed; /* precompiled .NET code, named from its files */
 	struct process *processes;
 	size_t process_count, process_capacity;
 	char module_name[256]; /* "[libfoo.so]" for unnamed frames */
 	char stub_name[512];   /* "[stub] ..." */
 	uint64_t time;	       /* of the addresses asked for */
+	char build_id[BUILD_ID_HEX_MAX];
 };
 
 struct resolver *resolver_new(const struct resolver_config *config)
@@ -43,7 +46,12 @@ struct resolver *resolver_new(const struct resolver_config *config)
 	if (!resolver)
 		return NULL;
 	resolver->config = *config;
-	resolver->native = native_symbols_new(&config->native);
+	resolver->config.native.live_pid = config->live_pid;
+	resolver->native = native_symbols_new(&resolver->config.native);
+	/* PROFCPU_NO_READYTORUN=1 leaves precompiled .NET code to the runtime's
+	 * own files (jitdump): for comparisons, or against a misleading image. */
+	if (!getenv("PROFCPU_NO_READYTORUN"))
+		resolver->managed = managed_images_new(config->native.target_root_fd);
 	return resolver;
 }
 
@@ -61,6 +69,8 @@ void resolver_free(struct resolver *resolver)
 			close(process->perfmap_fd);
 	}
 	free(resolver->processes);
+	managed_images_report(resolver->managed, resolver->config.native.log);
+	managed_images_free(resolver->managed);
 	native_symbols_free(resolver->native);
 	free(resolver);
 }
@@ -87,9 +97,9 @@ static struct process *find_process(struct resolver *resolver, pid_t pid)
 }
 
 void resolver_add_mapping(struct resolver *resolver, pid_t pid, uint64_t start, uint64_t length,
-			  uint64_t page_offset, const char *path)
+			  uint64_t page_offset, const struct mapped_file *file)
 {
-	address_space_add(find_process(resolver, pid)->space, start, length, page_offset, path);
+	address_space_add(find_process(resolver, pid)->space, start, length, page_offset, file);
 }
 
 void resolver_fork(struct resolver *resolver, pid_t child, pid_t parent)
@@ -286,7 +296,7 @@ static bool holds_generated_code(const char *path)
 }
 
 /* A .NET assembly (a PE file, mapped by the runtime), whose ReadyToRun
- * code only the jitdump names. */
+ * code the jitdump or the assembly itself names. */
 static bool is_managed_image(const char *path)
 {
 	size_t length = strlen(path);
@@ -305,24 +315,53 @@ static void name_after_module(struct resolver *resolver, struct resolved_locatio
 	location->frames[0] = (struct resolved_frame){resolver->module_name, 0, false};
 }
 
+/* Precompiled (ReadyToRun) code in a .NET assembly the runtime mapped,
+ * named from the assembly itself. */
+static bool lookup_managed_image(struct resolver *resolver, const struct mapping *mapping,
+				 uint64_t address, uint64_t lookup_address,
+				 struct resolved_location *location)
+{
+	const char *name;
+	uint64_t offset;
+
+	if (!resolver->managed ||
+	    !managed_images_lookup(resolver->managed, mapping->path,
+				   lookup_address - mapping->start + mapping->page_offset, &name,
+				   &offset))
+		return false;
+	location->kind = FRAME_JIT;
+	location->module = mapping->path;
+	location->frame_count = 1;
+	location->frames[0] =
+	    (struct resolved_frame){name, offset + (address - lookup_address), true};
+	return true;
+}
+
 static void lookup_native(struct resolver *resolver, struct process *process,
 			  const struct mapping *mapping, uint64_t address, uint64_t lookup_address,
 			  struct resolved_location *location)
 {
 	struct native_frame frames[RESOLVER_MAX_FRAMES];
-	size_t count = native_symbols_lookup(resolver->native, mapping->path,
+	struct mapped_file file = {mapping->path, mapping->identity};
+	size_t count = native_symbols_lookup(resolver->native, &file,
 					     lookup_address - mapping->start + mapping->page_offset,
 					     frames, RESOLVER_MAX_FRAMES);
 
-	if (count == 0 && is_managed_image(mapping->path) &&
-	    lookup_jit(resolver, process, lookup_address, location)) {
+	if (count == 0 && is_managed_image(mapping->path)) {
 		/* ReadyToRun code, mapped from its .dll: the jitdump's
-		 * [PreJIT] records name what the runtime has prepared. */
-		location->frames[0].offset += address - lookup_address;
-		return;
+		 * [PreJIT] records name what the runtime has prepared, the
+		 * image itself names the rest (no jitdump, or not whole). */
+		if (lookup_jit(resolver, process, lookup_address, location)) {
+			location->frames[0].offset += address - lookup_address;
+			return;
+		}
+		if (lookup_managed_image(resolver, mapping, address, lookup_address, location))
+			return;
 	}
 	location->kind = FRAME_NATIVE;
 	location->module = mapping->path;
+	if (native_symbols_build_id(resolver->native, &file, resolver->build_id))
+		location->build_id = resolver->build_id;
 	if (count == 0) {
 		name_after_module(resolver, location, mapping->path);
 		return;
@@ -381,17 +420,32 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
 	lookup_native(resolver, process, mapping, address, lookup_address, location);
 }
 
-bool resolver_return_address(struct resolver *resolver, pid_t pid, uint64_t address,
-			     const uint8_t *stack, size_t size, uint64_t *return_address)
+void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, struct code_at *code)
 {
-	struct address_space *space = find_process(resolver, pid)->space;
-	const struct mapping *mapping = address_space_find(space, address);
+	struct process *process = find_process(resolver, pid);
+	const struct mapping *mapping = address_space_find(process->space, address);
 
-	if (!mapping || holds_generated_code(mapping->path) ||
-	    !native_symbols_return_address(resolver->native, mapping->path,
-					   address - mapping->start + mapping->page_offset, stack,
-					   size, return_address))
-		return false;
-	/* A slot that holds no return address rarely points into code. */
-	return *return_address != 0 && address_space_find(space, *return_address - 1);
+	*code = (struct code_at){.kind = CODE_UNMAPPED};
+	if (!mapping) {
+		/* Code the perf map names, whatever the mappings say. */
+		if (load_perfmap(resolver, process) &&
+		    perfmap_lookup(process->perfmap, address, &(struct perfmap_entry){0}))
+			code->kind = CODE_GENERATED;
+		return;
+	}
+	if (holds_generated_code(mapping->path)) {
+		code->kind = CODE_GENERATED;
+		return;
+	}
+	/* ReadyToRun code: the image's RuntimeFunctions carry its unwind info,
+	 * the place to give the walk rules for it (the r2r-images work); until
+	 * then it is walked by its frame pointers. */
+	if (is_managed_image(mapping->path)) {
+		code->kind = CODE_WITHOUT_CFI;
+		return;
+	}
+	code->cfi = native_symbols_call_frame_info(
+	    resolver->native, &(struct mapped_file){mapping->path, mapping->identity},
+	    address - mapping->start + mapping->page_offset, &code->file_address);
+	code->kind = code->cfi ? CODE_WITH_CFI : CODE_WITHOUT_CFI;
 }

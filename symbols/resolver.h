@@ -13,6 +13,7 @@
 #include "jitdump.h"
 #include "native_symbols.h"
 #include "perfmap.h"
+#include "stack_walk.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,7 +21,7 @@
 
 enum frame_kind {
 	FRAME_NATIVE, /* code in an ELF file */
-	FRAME_JIT,    /* generated code: .NET, node, anything with a perf map */
+	FRAME_JIT, /* generated code: .NET, node, anything with a perf map; precompiled .NET code */
 	FRAME_KERNEL,
 	FRAME_UNKNOWN, /* nothing says what is at the address */
 };
@@ -35,9 +36,10 @@ struct resolved_frame {
 
 /* Strings stay valid until the next resolver call. */
 struct resolved_location {
-	const char *module; /* file path as the process sees it, "/tmp/perf-N.map",
-			       "[kernel.kallsyms]", "[JIT]" (generated code no
-			       map names) or "[unknown]" */
+	const char *module;   /* file path as the process sees it, "/tmp/perf-N.map",
+				 "[kernel.kallsyms]", "[JIT]" (generated code no
+				 map names) or "[unknown]" */
+	const char *build_id; /* the module's GNU build-id in hex, or NULL */
 	enum frame_kind kind;
 	size_t frame_count;				   /* at least 1 */
 	struct resolved_frame frames[RESOLVER_MAX_FRAMES]; /* innermost first */
@@ -62,8 +64,9 @@ struct resolver;
 struct resolver *resolver_new(const struct resolver_config *config);
 void resolver_free(struct resolver *resolver);
 
+/* A mapping of `file` (its path and identity, mapped_file.h) in `pid`. */
 void resolver_add_mapping(struct resolver *resolver, pid_t pid, uint64_t start, uint64_t length,
-			  uint64_t page_offset, const char *path);
+			  uint64_t page_offset, const struct mapped_file *file);
 /* A new process `child` made by fork(): it starts with the parent's mappings. */
 void resolver_fork(struct resolver *resolver, pid_t child, pid_t parent);
 /* `pid` called exec(): its old mappings are gone. */
@@ -77,14 +80,10 @@ void resolver_set_time(struct resolver *resolver, uint64_t time);
 void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bool kernel,
 		      bool return_address, struct resolved_location *location);
 
-/* The return address of the leaf frame executing at `address` in `pid`,
- * read from `stack` (`size` bytes from the stack pointer up) where the call
- * frame information of the ELF file mapped there puts it
- * (native_symbols_return_address), and only when it points into mapped code.
- * False for generated code (which has no call frame information) and
- * unmapped addresses. */
-bool resolver_return_address(struct resolver *resolver, pid_t pid, uint64_t address,
-			     const uint8_t *stack, size_t size, uint64_t *return_address);
+/* What the unwinder needs to know of the code at `address` in `pid`
+ * (stack_walk.h): generated code, or a mapped file and its call frame
+ * information, cached per file. */
+void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, struct code_at *code);
 
 /* The perf map of `pid` (loaded if not yet), or NULL when it has none. */
 struct perfmap *resolver_perfmap(struct resolver *resolver, pid_t pid);

@@ -71,12 +71,15 @@ for signal in INT TERM; do
 	assert_file "$workdir/$signal/flamegraph.svg"
 done
 
-# A full disk: one line naming the problem; perf.data keeps what fit.
+# A full disk: one line naming the problem; perf.data keeps what fit (fp
+# mode's small samples, so that many fit in 96 KiB: a hybrid sample carries
+# 16 KiB of stack).
 if (($(id -u) == 0)) && mkdir "$workdir/small" && mount -t tmpfs -o size=96k tmpfs "$workdir/small" 2>/dev/null; then
 	trap 'umount "$workdir/small" 2>/dev/null; cleanup' EXIT
 	start "$WORKLOAD_SPLIT" 30
 	status=0
-	"$PROFCPU" collect -pid "$started_pid" -duration 3 -F 999 -no-compress -o "$workdir/small/out" \
+	"$PROFCPU" collect -pid "$started_pid" -duration 3 -F 999 -no-compress --call-graph fp \
+		-o "$workdir/small/out" \
 		2>"$workdir/stderr" || status=$?
 	cat "$workdir/stderr"
 	((status < 128)) || fail "profcpu crashed on a full disk"

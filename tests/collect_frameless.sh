@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Leaves without a frame pointer keep their callers: an -O2 leaf of the
+# In fp mode, leaves without a frame pointer keep their callers: an -O2 leaf of the
 # workload and libc's memset, each called from two functions with a known
 # split (tests/workloads/frameless.c). Frame pointers alone skip the caller
 # of such a leaf; profcpu finds it from the leaf's call frame information and
@@ -7,7 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 
 start "$WORKLOAD_FRAMELESS" 30
-"$PROFCPU" collect -pid "$started_pid" -duration 4 -F 499 -o "$workdir/out"
+"$PROFCPU" collect -pid "$started_pid" -duration 4 -F 499 --call-graph fp -o "$workdir/out"
 out=$workdir/out/folded_stacks.out
 folded top "$out" 8
 

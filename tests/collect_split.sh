@@ -30,7 +30,9 @@ grep -qP '^\t +[0-9a-f]+ spin_sixty \(.*workload_split\)$' "$out/perf_script.out
 	fail "perf_script.out lacks a spin_sixty frame line"
 
 tar -tzf "$out/prof.tar.gz" | sort >"$workdir/listing"
-for file in perf.data folded_stacks.out perf_script.out flamegraph.svg; do
+for file in perf.data folded_stacks.out flamegraph.svg profile.pb.gz speedscope.json profcpu.log; do
 	grep -q "/$file\$" "$workdir/listing" || fail "prof.tar.gz lacks $file"
 done
+# perf_script.out is in prof.trace.zip (perf.data.txt), deflated once.
+! grep -q "/perf_script.out\$" "$workdir/listing" || fail "prof.tar.gz holds perf_script.out too"
 echo "ok: $samples samples"

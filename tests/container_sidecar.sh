@@ -4,35 +4,14 @@
 # perf map inside the target's own /tmp, and a hostile symlink in the target
 # never leads the profiler to a file of the host.
 source "$(dirname "$0")/lib.sh"
-
-command -v podman >/dev/null || skip "podman is not installed"
-command -v runc >/dev/null || skip "runc is not installed"
-(($(id -u) == 0)) || skip "the container test runs as root"
-
-# A private podman: its own storage, runc (crun fails on these hybrid
-# cgroups), no default ulimits (no CAP_SYS_RESOURCE here), no network.
-cat >"$workdir/containers.conf" <<'CONF'
-[containers]
-default_ulimits = []
-[engine]
-runtime = "runc"
-CONF
-export CONTAINERS_CONF=$workdir/containers.conf
-podman_options=(--root "$workdir/storage" --runroot "$workdir/run" --storage-driver vfs)
-podman() { command podman "${podman_options[@]}" "$@"; }
-run() { podman run --network=none "$@"; }
-trap 'podman rm -f -t 0 -a >/dev/null 2>&1 || true; cleanup' EXIT
+source "$tests_dir/podman.sh"
 
 # Images from local files: the JIT workload, and profcpu's own image.
 target_root=$workdir/target-root
 install -D "$WORKLOAD_JIT_PERFMAP" "$target_root/bin/workload"
-for library in $(ldd "$WORKLOAD_JIT_PERFMAP" | grep -oE '/[^ ]+'); do
-	install -D "$(readlink -f "$library")" "$target_root$library"
-done
+install_libraries "$target_root" "$WORKLOAD_JIT_PERFMAP"
 install -d -m 1777 "$target_root/tmp"
-chmod 755 "$target_root"
-tar -C "$target_root" -c . | podman import -q - localhost/jit-target >/dev/null ||
-	skip "podman cannot import images here"
+import_image localhost/jit-target "$target_root"
 "$tests_dir/../container/build-image" localhost/profcpu-test -- "${podman_options[@]}"
 
 run -d --name target localhost/jit-target /bin/workload >/dev/null ||
@@ -73,7 +52,7 @@ evil=$workdir/evil/perf.map
 mkdir -p "$(dirname "$evil")" "$target_root$(dirname "$evil")"
 echo "0 7fffffffffff EVIL_HOST_FILE" >"$evil"
 ln -s "$evil" "$target_root/tmp/perf-1.map"
-tar -C "$target_root" -c . | podman import -q - localhost/hostile-target >/dev/null
+import_image localhost/hostile-target "$target_root"
 run -d --name hostile localhost/hostile-target /bin/workload >/dev/null
 sleep 0.5
 host_pid=$(podman inspect -f '{{.State.Pid}}' hostile)

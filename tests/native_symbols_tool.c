@@ -66,7 +66,8 @@ static void look_up(struct run *run, const char *path, const char *value_text)
 	if (run->kernel)
 		count = native_symbols_lookup_kernel(run->symbols, value, frames);
 	else
-		count = native_symbols_lookup(run->symbols, path, value, frames, MAX_FRAMES);
+		count = native_symbols_lookup(run->symbols, &(struct mapped_file){.path = path},
+					      value, frames, MAX_FRAMES);
 	run->lookups++;
 	run->named += count > 0;
 	if (run->quiet)

@@ -1,6 +1,6 @@
 /* call_frame_info on a real ELF: this test program's own .eh_frame, which
  * the assembler writes for cfi_example below. Each labelled instruction of
- * cfi_example has a different rule for the return address: the frame that is
+ * cfi_example has a different rule for the caller's frame: the frame that is
  * not set up yet, half set up, kept in rbp, torn down. */
 #include "call_frame_info.h"
 
@@ -69,53 +69,81 @@ static int close_own_cfi(void **state)
 	return 0;
 }
 
-/* A stack copy of 8 words; word i holds 0x1000 + i. */
-static const uint64_t stack[8] = {0x1000, 0x1001, 0x1002, 0x1003, 0x1004, 0x1005, 0x1006, 0x1007};
+/* A stack copy of 8 words at address 0x7000; word i holds 0x1000 + i. */
+static const uint64_t words[8] = {0x1000, 0x1001, 0x1002, 0x1003, 0x1004, 0x1005, 0x1006, 0x1007};
+enum { STACK_START = 0x7000 };
 
-/* The return address found for `code` in the first `size` bytes of the
- * stack copy; 0 for none. */
-static uint64_t return_address_at(void *info, const char *code, size_t size)
+/* One step from `code` with the stack pointer at the copy's start and rbp
+ * at its word 2, over the first `size` bytes of the copy. Returns the
+ * caller's ip, 0 when the step fails; `caller` gets the caller's
+ * registers. */
+static uint64_t step_at(void *info, const char *code, size_t size, struct frame_registers *caller)
 {
-	uint64_t return_address = 0;
+	struct stack_copy stack = {STACK_START, (const uint8_t *)words, size};
+	struct frame_registers registers = {.ip = (uint64_t)(uintptr_t)code,
+					    .sp = STACK_START,
+					    .bp = STACK_START + 16,
+					    .bp_known = true};
 
-	if (!call_frame_info_return_address(info, file_address(code), (const uint8_t *)stack, size,
-					    &return_address))
+	if (call_frame_info_step(info, file_address(code), &stack, &registers) != FRAME_STEP_DONE)
 		return 0;
-	return return_address;
+	if (caller)
+		*caller = registers;
+	return registers.ip;
 }
 
-static void test_return_address_follows_each_rule(void **state)
+static void test_step_follows_each_rule(void **state)
 {
-	assert_int_equal(return_address_at(*state, cfi_example, sizeof(stack)), 0x1000);
-	assert_int_equal(return_address_at(*state, cfi_example_pushed, sizeof(stack)), 0x1001);
-	assert_int_equal(return_address_at(*state, cfi_example_popped, sizeof(stack)), 0x1000);
-	/* The frame kept in rbp: the frame-pointer walk already has the caller. */
-	assert_int_equal(return_address_at(*state, cfi_example_framed, sizeof(stack)), 0);
+	struct frame_registers caller;
+
+	assert_int_equal(step_at(*state, cfi_example, sizeof(words), &caller), 0x1000);
+	assert_int_equal(caller.sp, STACK_START + 8);
+	assert_int_equal(caller.bp, STACK_START + 16); /* same value */
+	assert_int_equal(step_at(*state, cfi_example_pushed, sizeof(words), &caller), 0x1001);
+	assert_int_equal(caller.bp, 0x1000); /* restored from its slot */
+	assert_int_equal(step_at(*state, cfi_example_popped, sizeof(words), NULL), 0x1000);
+	/* The frame kept in rbp: CFA = rbp + 16, the return address at word 3,
+	 * the caller's rbp at word 2. */
+	assert_int_equal(step_at(*state, cfi_example_framed, sizeof(words), &caller), 0x1003);
+	assert_int_equal(caller.sp, STACK_START + 32);
+	assert_int_equal(caller.bp, 0x1002);
 }
 
 static void test_slot_outside_the_copy_gives_nothing(void **state)
 {
-	uint64_t return_address;
+	struct stack_copy stack = {STACK_START, (const uint8_t *)words, sizeof(words)};
+	struct frame_registers registers = {.sp = STACK_START};
 
 	/* After the push, the slot is word 1: one word does not hold it, nor
 	 * 15 bytes, cut inside it; 16 bytes do. */
-	assert_int_equal(return_address_at(*state, cfi_example_pushed, 8), 0);
-	assert_int_equal(return_address_at(*state, cfi_example_pushed, 15), 0);
-	assert_int_equal(return_address_at(*state, cfi_example_pushed, 16), 0x1001);
-	assert_int_equal(return_address_at(*state, cfi_example, 7), 0);
-	assert_int_equal(return_address_at(*state, cfi_example, 0), 0);
+	assert_int_equal(step_at(*state, cfi_example_pushed, 8, NULL), 0);
+	assert_int_equal(step_at(*state, cfi_example_pushed, 15, NULL), 0);
+	assert_int_equal(step_at(*state, cfi_example_pushed, 16, NULL), 0x1001);
+	assert_int_equal(step_at(*state, cfi_example, 7, NULL), 0);
+	assert_int_equal(step_at(*state, cfi_example, 0, NULL), 0);
 	/* Addresses no CFI covers. */
-	assert_false(call_frame_info_return_address(*state, 0, (const uint8_t *)stack,
-						    sizeof(stack), &return_address));
-	assert_false(call_frame_info_return_address(*state, UINT64_MAX - 1, (const uint8_t *)stack,
-						    sizeof(stack), &return_address));
+	assert_int_equal(call_frame_info_step(*state, 0, &stack, &registers), FRAME_STEP_NO_RULE);
+	assert_int_equal(call_frame_info_step(*state, UINT64_MAX - 1, &stack, &registers),
+			 FRAME_STEP_NO_RULE);
+}
+
+static void test_unknown_frame_pointer_stops_an_rbp_frame(void **state)
+{
+	struct stack_copy stack = {STACK_START, (const uint8_t *)words, sizeof(words)};
+	struct frame_registers registers = {.sp = STACK_START, .bp_known = false};
+
+	assert_int_equal(
+	    call_frame_info_step(*state, file_address(cfi_example_framed), &stack, &registers),
+	    FRAME_STEP_FAILED);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_return_address_follows_each_rule, open_own_cfi,
+	    cmocka_unit_test_setup_teardown(test_step_follows_each_rule, open_own_cfi,
 					    close_own_cfi),
+	    cmocka_unit_test_setup_teardown(test_unknown_frame_pointer_stops_an_rbp_frame,
+					    open_own_cfi, close_own_cfi),
 	    cmocka_unit_test_setup_teardown(test_slot_outside_the_copy_gives_nothing, open_own_cfi,
 					    close_own_cfi),
 	};

@@ -219,6 +219,70 @@ static void test_min_width_prunes_narrow_frames(void **state)
 	flamegraph_free(graph);
 }
 
+static size_t count_of(const char *text, const char *needle)
+{
+	size_t count = 0;
+
+	for (const char *at = text; (at = strstr(at, needle)); at += strlen(needle))
+		count++;
+	return count;
+}
+
+/* 2,000 leaves under "main", each its own width: with room for 100 frames
+ * the widest are drawn, the rest merged into one grey "…" frame right of
+ * them that holds their samples and says how many it stands for. */
+static void test_frame_cap_merges_the_narrowest(void **state)
+{
+	struct flamegraph *graph = flamegraph_new(FLAMEGRAPH_MERGED);
+	struct flamegraph_options capped = {.max_frames = 100, .min_width = -1};
+	struct flamegraph_options all = {.max_frames = FLAMEGRAPH_ALL_FRAMES, .min_width = -1};
+	double merged_samples = 0;
+	char *svg, *every;
+
+	(void)state;
+	for (int i = 1; i <= 2000; i++) {
+		char leaf[32];
+		const char *frames[] = {"main", leaf};
+
+		snprintf(leaf, sizeof(leaf), "leaf%d", i);
+		flamegraph_add_stack(graph, frames, 2, i);
+	}
+	svg = write_svg(graph, &capped);
+	every = write_svg(graph, &all);
+	assert_int_equal(count_of(svg, "fg:w="), 100);
+	assert_int_equal(count_of(every, "fg:w="), 2002);
+	assert_non_null(strstr(svg, "<title>leaf2000 ("));
+	assert_null(strstr(svg, "<title>leaf1 ("));
+	/* Kept: main, all, 97 leaves; merged: the other 1,903. */
+	assert_non_null(strstr(svg, "<title>\xE2\x80\xA6 1903 narrow frames merged ("));
+	for (int i = 1; i <= 1903; i++)
+		merged_samples += i;
+	assert_float_equal(frame_attribute(svg, "\xE2\x80\xA6 1903 narrow frames merged", "fg:w"),
+			   merged_samples, 0.001);
+	/* It follows the leaves kept, after the last of them. */
+	assert_true(frame_attribute(svg, "\xE2\x80\xA6 1903 narrow frames merged", "fg:x") >=
+		    frame_attribute(svg, "leaf2000", "fg:x") + 2000);
+	free(svg);
+	free(every);
+	flamegraph_free(graph);
+}
+
+/* A flame chart's x is time: a frame left out by the cap leaves a gap, and
+ * the frames after it keep their place. */
+static void test_frame_cap_keeps_time_in_a_flame_chart(void **state)
+{
+	struct flamegraph *graph = read_text("a;x 1\na;y 1000\na;z 1\n", FLAMEGRAPH_CHART, NULL);
+	struct flamegraph_options capped = {.max_frames = 3, .min_width = -1};
+	char *svg = write_svg(graph, &capped);
+
+	(void)state;
+	assert_int_equal(count_of(svg, "fg:w="), 3);
+	assert_float_equal(frame_attribute(svg, "y", "fg:x"), 1, 0.001);
+	assert_null(strstr(svg, "narrow frame"));
+	free(svg);
+	flamegraph_free(graph);
+}
+
 static void test_inverted_and_reverse(void **state)
 {
 	struct flamegraph *graph =
@@ -269,6 +333,34 @@ static void test_stacks_from_memory(void **state)
 	assert_string_equal(folded,
 			    "dotnet;[unknown] 1\ndotnet;[unknown];entry_SYSCALL_64_[k] 5\n");
 	free(folded);
+	flamegraph_free(graph);
+}
+
+/* A frame's full names show under its name on hover, each once, a line
+ * each, also when the graph is reversed. */
+static void test_titles_hold_full_names(void **state)
+{
+	const char *frames[] = {"Kernel", "Lib!Ns.Type::Run"};
+	const char *quick[] = {NULL, "void [Lib] Ns.Type::Run(int32)[QuickJitted]"};
+	const char *tier1[] = {NULL, "void [Lib] Ns.Type::Run(int32)[OptimizedTier1]"};
+	struct flamegraph *graph = flamegraph_new(FLAMEGRAPH_MERGED);
+	struct flamegraph_options plain = {0}, reverse = {.reverse = true};
+	char *svg, *reversed;
+
+	(void)state;
+	flamegraph_add_titled_stack(graph, frames, quick, 2, 1);
+	flamegraph_add_titled_stack(graph, frames, tier1, 2, 3);
+	flamegraph_add_titled_stack(graph, frames, tier1, 2, 1);
+	svg = write_svg(graph, &plain);
+	reversed = write_svg(graph, &reverse);
+	assert_non_null(strstr(svg, "<title>Lib!Ns.Type::Run (5 samples, 100%)\n"
+				    "void [Lib] Ns.Type::Run(int32)[QuickJitted]\n"
+				    "void [Lib] Ns.Type::Run(int32)[OptimizedTier1]</title>"));
+	assert_non_null(strstr(svg, "<title>Kernel (5 samples, 100%)</title>"));
+	assert_non_null(strstr(reversed, "<title>Lib!Ns.Type::Run (5 samples, 100%)\n"
+					 "void [Lib] Ns.Type::Run(int32)[QuickJitted]\n"));
+	free(svg);
+	free(reversed);
 	flamegraph_free(graph);
 }
 
@@ -336,6 +428,10 @@ static void test_palette_tells_dotnet_frames_apart(void **state)
 	     "[OptimizedTier1]",
 	     FRAME_MANAGED, 92},
 	    {"[demo] Demo.Program::Main", FRAME_MANAGED, 25},
+	    {"System.Private.CoreLib!System.SpanHelpers::IndexOf", FRAME_MANAGED, 50},
+	    {"Anonymously Hosted DynamicMethods Assembly!dynamicClass::lambda_method1",
+	     FRAME_MANAGED, 71},
+	    {"Foo::operator!=(Foo const&)", FRAME_NATIVE_CPP, 27},
 	    {"Interop::Sys::Read_[j]", FRAME_MANAGED, 18},
 	    {"Inlined::Helper_[i]", FRAME_INLINED, 15},
 	    {"stub<1> AllocateTemporaryEntryPoints<PRECODE_FIXUP>", FRAME_RUNTIME_STUB, 51},
@@ -379,9 +475,12 @@ int main(void)
 	    cmocka_unit_test(test_change_colours),
 	    cmocka_unit_test(test_layout_widths_follow_counts),
 	    cmocka_unit_test(test_min_width_prunes_narrow_frames),
+	    cmocka_unit_test(test_frame_cap_merges_the_narrowest),
+	    cmocka_unit_test(test_frame_cap_keeps_time_in_a_flame_chart),
 	    cmocka_unit_test(test_inverted_and_reverse),
 	    cmocka_unit_test(test_flame_chart_keeps_input_order),
 	    cmocka_unit_test(test_stacks_from_memory),
+	    cmocka_unit_test(test_titles_hold_full_names),
 	    cmocka_unit_test(test_names_are_escaped_for_xml),
 	    cmocka_unit_test(test_long_names_end_with_an_ellipsis),
 	    cmocka_unit_test(test_palette_tells_dotnet_frames_apart),

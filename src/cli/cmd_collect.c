@@ -4,7 +4,9 @@
 #include "collect_events.h"
 #include "dotnet_diagnostics.h"
 #include "event_options.h"
+#include "grouping_options.h"
 #include "postprocess.h"
+#include "push_options.h"
 #include "symbol_options.h"
 #include "util.h"
 
@@ -24,10 +26,11 @@ static const char usage[] =
     "       profcpu collect NAME -pid PID [-collectsec SECONDS] [options]\n"
     "\n"
     "Samples every thread of PID (also threads started later) with the\n"
-    "cpu-clock event and frame-pointer call stacks, then writes into one\n"
+    "cpu-clock event and whole call stacks, then writes into one\n"
     "folder: perf.data, folded_stacks.out, perf_script.out, flamegraph.svg,\n"
-    "prof.tar.gz, prof.trace.zip (perfcollect's layout, for PerfView) and a\n"
-    "copy of the target's perf map and jitdump. Stops after the duration, on\n"
+    "profile.pb.gz (pprof), speedscope.json, prof.tar.gz, prof.trace.zip\n"
+    "(perfcollect's layout, for PerfView) and a copy of the target's perf map\n"
+    "and jitdump. Stops after the duration, on\n"
     "Ctrl-C or SIGTERM, or when the target exits.\n"
     "\n"
     "The second form is perfcollect's: it writes ./NAME.trace.zip, samples at\n"
@@ -54,26 +57,46 @@ static const char usage[] =
     "                        pages (default 256 pages)\n"
     "  -hwevents             sample CPU cycles; cpu-clock where the CPU has no PMU\n"
     "  -threadtime, -offcpu  accepted; scheduler events are not recorded (a warning)\n"
-    "  -no-compress          write perf.data records without zstd\n" SYMBOL_OPTIONS_USAGE
-    "\n" EVENT_OPTIONS_USAGE "\n"
+    "  -no-compress          write perf.data records without zstd\n"
+    "  --call-graph MODE     how stacks are unwound (default hybrid):\n"
+    "                        fp      frame pointers, as perf record -g\n"
+    "                        dwarf   call frame information over a copy of the\n"
+    "                                user stack, as perf record --call-graph dwarf\n"
+    "                        hybrid  both: CFI where a module has it, frame\n"
+    "                                pointers through JIT code, and the kernel's\n"
+    "                                frame-pointer chain where the copy ends\n"
+    "  --stack-size BYTES    user stack copied per sample in dwarf and hybrid\n"
+    "                        modes (default 16384, at most 65528)\n" SYMBOL_OPTIONS_USAGE
+	GROUPING_OPTIONS_USAGE
+    "  --push URL            then send profile.pb.gz to the Pyroscope server at URL,\n"
+    "                        labelled with the process, hostname, container and "
+    "pod\n" PUSH_OPTIONS_USAGE "\n" EVENT_OPTIONS_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu collect -pid 1 -duration 30           # PID 1 for 30 seconds\n"
     "    profcpu collect -pid 4711 -duration 10 -o out/  # into the folder out/\n"
     "    profcpu collect -pid 4711 -F 999               # finer sampling until Ctrl-C\n"
+    "    profcpu collect -pid 4711 --call-graph fp      # smallest capture, as perf record -g\n"
     "    profcpu collect sample -pid 1 -collectsec 30   # ./sample.trace.zip for PerfView\n"
     "    profcpu collect sample -processfilter dotnet   # the one dotnet process, until Ctrl-C\n"
+    "    profcpu collect -pid 4711 -duration 60 --push http://pyroscope:4040  # to Pyroscope\n"
+    "    profcpu collect -pid 4711 --push http://pyroscope:4040 --push-interval 10  # continuous\n"
     "    profcpu collect gc -pid 1 -gccollectonly -noperf  # GC events only, no samples\n";
 
 struct collect_options {
-	long pid, frequency, buffer_pages;
+	long pid, frequency, buffer_pages, stack_size;
 	double duration;
-	const char *output_dir, *buffer_size, *process_filter;
+	const char *output_dir, *buffer_size, *process_filter, *call_graph_text;
+	enum call_graph_mode call_graph;
 	const char *trace_name; /* perfcollect's form: collect NAME */
 	bool no_compress, hardware_events, thread_time, off_cpu;
 	struct symbol_options symbols;
+	struct grouping_options grouping;
 	struct event_options events;
 	struct eventpipe_config events_config;
 	bool events_wanted;
+	const char *push_url;
+	double push_interval; /* seconds a period; 0: one capture */
+	struct push_options push;
 };
 
 /* mkdir -p */
@@ -159,6 +182,23 @@ static int parse_buffer_size(const char *text, long *pages)
 	return 0;
 }
 
+static int check_call_graph_options(struct collect_options *options)
+{
+	if (options->call_graph_text &&
+	    !call_graph_parse(options->call_graph_text, &options->call_graph)) {
+		report_error("invalid --call-graph %s: give fp, dwarf or hybrid",
+			     options->call_graph_text);
+		return -1;
+	}
+	if (options->stack_size < 8 || options->stack_size > CALL_GRAPH_MAX_STACK_SIZE ||
+	    options->stack_size % 8) {
+		report_error("invalid --stack-size %ld: give a multiple of 8 from 8 to %d bytes",
+			     options->stack_size, CALL_GRAPH_MAX_STACK_SIZE);
+		return -1;
+	}
+	return 0;
+}
+
 static int check_options(struct collect_options *options)
 {
 	if (options->pid == 0 && !options->process_filter) {
@@ -176,6 +216,10 @@ static int check_options(struct collect_options *options)
 			     options->duration);
 		return -1;
 	}
+	if (options->push_interval < 0 || (options->push_interval > 0 && !options->push_url)) {
+		report_error("-push-interval needs a positive number of seconds and --push URL");
+		return -1;
+	}
 	if (options->buffer_size && parse_buffer_size(options->buffer_size, &options->buffer_pages))
 		return -1;
 	switch (event_options_config(&options->events, &options->events_config)) {
@@ -187,7 +231,7 @@ static int check_options(struct collect_options *options)
 	default:
 		options->events_wanted = true;
 	}
-	return 0;
+	return check_call_graph_options(options);
 }
 
 /* perfcollect options profcpu accepts without doing what perfcollect does:
@@ -266,6 +310,44 @@ static void remove_capture_dir(const char *dir)
 }
 
 /* perfcollect's form starts with the trace NAME: collect NAME -pid N. */
+/* Writes every output of the capture in `dir` and, with --push, sends its
+ * profile. Returns the exit status: 0, or 1 when an output or the push
+ * failed (the other outputs are still written). */
+static int write_outputs_and_push(struct collect_options *options, const char *dir,
+				  const struct resolver_config *config, const struct trace_zip *zip,
+				  const struct fold_options *fold, const char *zip_path, FILE *log)
+{
+	int status;
+
+	fflush(log);
+	status = postprocess_capture(dir, config, zip, fold) == 0 ? 0 : 1;
+	if (status == 0 && zip_path)
+		printf("profcpu: trace saved to %s (flamegraph.svg inside)\n", zip_path);
+	else if (status == 0)
+		printf("profcpu: flame graph: %s/flamegraph.svg; trace for PerfView: "
+		       "%s/prof.trace.zip\n",
+		       dir, dir);
+	/* Whatever the outputs, a profile that was written is sent. */
+	if (options->push_url && push_options_push(&options->push, dir, options->push_url) < 0)
+		status = 1;
+	return status;
+}
+
+/* -noperf: the archives of the runtime events and the log. */
+static int write_events_only_outputs(const char *dir, const struct trace_zip *zip,
+				     const char *zip_path)
+{
+	if (outputs_write_archives(dir, zip) < 0)
+		return 1;
+	if (zip_path)
+		printf("profcpu: trace saved to %s (%s inside)\n", zip_path,
+		       OUTPUTS_RUNTIME_EVENTS);
+	else
+		printf("profcpu: runtime events: %s/%s; in %s/prof.trace.zip\n", dir,
+		       OUTPUTS_RUNTIME_EVENTS, dir);
+	return 0;
+}
+
 static bool is_perfcollect_form(int argc, char **argv)
 {
 	return argc > 1 && argv[1][0] != '-';
@@ -291,7 +373,10 @@ static int take_positionals(struct collect_options *options, struct string_list 
 
 int cmd_collect(int argc, char **argv)
 {
-	struct collect_options options = {.frequency = -1, .buffer_pages = 256};
+	struct collect_options options = {.frequency = -1,
+					  .buffer_pages = 256,
+					  .call_graph = CALL_GRAPH_HYBRID,
+					  .stack_size = CALL_GRAPH_DEFAULT_STACK_SIZE};
 	struct string_list positionals = {0};
 	const struct option entries[] = {
 	    {"pid", "p", OPTION_INTEGER, &options.pid},
@@ -304,14 +389,21 @@ int cmd_collect(int argc, char **argv)
 	    {"threadtime", NULL, OPTION_FLAG, &options.thread_time},
 	    {"offcpu", NULL, OPTION_FLAG, &options.off_cpu},
 	    {"no-compress", NULL, OPTION_FLAG, &options.no_compress},
+	    {"call-graph", "callgraph", OPTION_STRING, &options.call_graph_text},
+	    {"stack-size", "stacksize", OPTION_INTEGER, &options.stack_size},
 	    SYMBOL_OPTION_ENTRIES(&options.symbols),
+	    GROUPING_OPTION_ENTRIES(&options.grouping),
 	    EVENT_OPTION_ENTRIES(&options.events),
+	    {"push", NULL, OPTION_STRING, &options.push_url},
+	    {"push-interval", NULL, OPTION_NUMBER, &options.push_interval},
+	    PUSH_OPTION_ENTRIES(&options.push),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	bool perfcollect_form = is_perfcollect_form(argc, argv);
 	struct target_process target = {.root_fd = -1, .pidfd = -1};
 	struct resolver_config config = {0};
 	struct trace_zip zip = {0};
+	struct fold_options fold;
 	struct eventpipe_session *events = NULL;
 	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL;
 	bool keep_dir = true;
@@ -335,7 +427,7 @@ int cmd_collect(int argc, char **argv)
 		return 2;
 	if (options.frequency == -1) /* not given */
 		options.frequency = perfcollect_form ? 1000 : 99;
-	if (check_options(&options) < 0)
+	if (check_options(&options) < 0 || !grouping_options_apply(&options.grouping, &fold))
 		return 2;
 	if (!options.pid && (options.pid = target_process_find_by_name(options.process_filter)) < 0)
 		return 1;
@@ -367,46 +459,61 @@ int cmd_collect(int argc, char **argv)
 		target.comm);
 	log_environment(log, &target, &options);
 	warn_about_perfcollect_options(&options);
-	if (!options.events.no_samples)
-		dotnet_ensure_perfmap(&target, log);
 	if (options.events_wanted)
 		events = collect_events_start(&target, &options.events_config, dir, log);
-	status = options.events.no_samples
-		     ? collect_events_only(events, &target, options.duration, log)
-		     : capture_target(
-			   &(struct capture_options){.duration = options.duration,
-						     .frequency = (unsigned)options.frequency,
-						     .buffer_pages = (unsigned)options.buffer_pages,
-						     .compress = !options.no_compress,
-						     .hardware_events = options.hardware_events,
-						     .command_line = command_line},
-			   &target, dir, log);
-	collect_events_finish(events, dir, log);
-	if (status < 0) {
-		status = 1;
+	if (options.events.no_samples) {
+		status = collect_events_only(events, &target, options.duration, log) < 0 ? 1 : 0;
+		collect_events_finish(events, dir, log);
+		if (status == 0)
+			status = write_events_only_outputs(dir, &zip, zip_path);
 		goto done;
 	}
+	dotnet_ensure_perfmap(&target, log);
+	/* With --push-interval, one capture a period into the same folder, each
+	 * pushed, until the duration, Ctrl-C or the target's exit. */
+	for (double collected = 0; !collected || options.push_interval > 0;) {
+		double period =
+		    options.push_interval > 0 ? options.push_interval : options.duration;
+		bool stopped_early = false, last;
 
-	symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
-	config.capture_dir = dir;
-	config.live_pid = target.pid;
-	config.live_namespace_pid = target.namespace_pid;
-	config.live_root_fd = target.root_fd;
-	fflush(log);
-	status = (options.events.no_samples ? outputs_write_archives(dir, &zip)
-					    : postprocess_capture(dir, &config, &zip)) == 0
-		     ? 0
-		     : 1;
-	if (status == 0 && zip_path)
-		printf("profcpu: trace saved to %s (%s inside)\n", zip_path,
-		       options.events.no_samples ? OUTPUTS_RUNTIME_EVENTS : "flamegraph.svg");
-	else if (status == 0 && options.events.no_samples)
-		printf("profcpu: runtime events: %s/%s; in %s/prof.trace.zip\n", dir,
-		       OUTPUTS_RUNTIME_EVENTS, dir);
-	else if (status == 0)
-		printf("profcpu: flame graph: %s/flamegraph.svg; trace for PerfView: "
-		       "%s/prof.trace.zip\n",
-		       dir, dir);
+		if (options.push_interval > 0 && options.duration > 0 &&
+		    options.duration - collected < period)
+			period = options.duration - collected;
+		if (capture_target(
+			&(struct capture_options){.duration = period,
+						  .frequency = (unsigned)options.frequency,
+						  .buffer_pages = (unsigned)options.buffer_pages,
+						  .call_graph = options.call_graph,
+						  .stack_size = (unsigned)options.stack_size,
+						  .compress = !options.no_compress,
+						  .hardware_events = options.hardware_events,
+						  .command_line = command_line,
+						  .stopped_early = &stopped_early},
+			&target, dir, log) < 0) {
+			collect_events_finish(events, dir, log);
+			goto done;
+		}
+		if (collected == 0) { /* after the first capture: sampling starts at once */
+			symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
+			config.capture_dir = dir;
+			config.live_pid = target.pid;
+			config.live_namespace_pid = target.namespace_pid;
+			config.live_root_fd = target.root_fd;
+			if (options.push_url)
+				push_options_add_target_labels(&options.push, target.pid,
+							       target.comm);
+		}
+		collected += period > 0 ? period : 1;
+		last = options.push_interval <= 0 || stopped_early ||
+		       (options.duration > 0 && collected >= options.duration);
+		/* The event session spans every period: its file and summary
+		 * go with the last one's outputs. */
+		if (last)
+			collect_events_finish(events, dir, log);
+		status = write_outputs_and_push(&options, dir, &config, &zip, &fold, zip_path, log);
+		if (last)
+			break;
+	}
 done:
 	report_also_to(NULL);
 	if (log)
@@ -415,6 +522,7 @@ done:
 		remove_capture_dir(dir);
 	target_process_close(&target);
 	symbol_options_release(&options.symbols);
+	push_options_release(&options.push);
 	free(command_line);
 	free(log_path);
 	free(zip_path);

@@ -28,6 +28,10 @@ static const char usage[] =
     "  --height PIXELS      height of one frame (default 16)\n"
     "  --minwidth N[%]      leave out frames narrower than N pixels, or N% of\n"
     "                       the width (default 0.1 pixels; 0 keeps every frame)\n"
+    "  --max-frames N       draw at most about N frames (default 30000, a page any\n"
+    "                       browser opens at once): the narrowest are merged into\n"
+    "                       one grey \"... N narrow frames merged\" frame under their\n"
+    "                       parent; 0 draws every frame\n"
     "  --countname NAME     what a count is (default \"samples\")\n"
     "  --colors PALETTE     dotnet (default: managed green, C++ yellow, native red,\n"
     "                       kernel orange, stubs purple, [unknown] grey), java,\n"
@@ -44,7 +48,8 @@ static const char usage[] =
     "    profcpu flamegraph < app.folded > app.svg        # a flame graph\n"
     "    profcpu flamegraph -i app.folded -o app.svg --title 'Checkout API'  # titled\n"
     "    profcpu flamegraph --inverted --minwidth 0.5% app.folded > icicle.svg  # icicle\n"
-    "    profcpu diff before.folded after.folded | profcpu flamegraph > diff.svg  # changes\n";
+    "    profcpu diff before.folded after.folded | profcpu flamegraph > diff.svg  # changes\n"
+    "    profcpu flamegraph --max-frames 0 --minwidth 0 huge.folded > all.svg  # every frame\n";
 
 /* "0.5" or "0.5px" pixels, or "2%" of the width. */
 static int parse_min_width(const char *text, struct flamegraph_options *options)
@@ -143,6 +148,7 @@ int cmd_flamegraph(int argc, char **argv)
 	struct flamegraph_options graph_options = {0};
 	const char *input = NULL, *output = NULL, *min_width = NULL;
 	bool hash = false, flame_chart = false;
+	long max_frames = -1; /* -1: not given */
 	struct string_list positionals = {0};
 	struct flamegraph *graph;
 	const struct option options[] = {
@@ -153,6 +159,7 @@ int cmd_flamegraph(int argc, char **argv)
 	    {"width", NULL, OPTION_NUMBER, &graph_options.width},
 	    {"height", NULL, OPTION_NUMBER, &graph_options.frame_height},
 	    {"minwidth", NULL, OPTION_STRING, &min_width},
+	    {"max-frames", NULL, OPTION_INTEGER, &max_frames},
 	    {"countname", NULL, OPTION_STRING, &graph_options.count_name},
 	    {"colors", "colours", OPTION_STRING, &graph_options.palette},
 	    {"hash", NULL, OPTION_FLAG, &hash},
@@ -195,6 +202,15 @@ int cmd_flamegraph(int argc, char **argv)
 	    (graph_options.frame_height < 4 || graph_options.frame_height > 1000)) {
 		report_error("invalid value for -height: %g (4 to 1000 pixels)",
 			     graph_options.frame_height);
+		goto done;
+	}
+	if (max_frames == 0)
+		graph_options.max_frames = FLAMEGRAPH_ALL_FRAMES;
+	else if (max_frames > 0)
+		graph_options.max_frames = (size_t)max_frames;
+	else if (max_frames != -1) {
+		report_error("invalid value for -max-frames: %ld (a count of frames, 0 for all)",
+			     max_frames);
 		goto done;
 	}
 	graph = read_graph(input, flame_chart ? FLAMEGRAPH_CHART : FLAMEGRAPH_MERGED);

@@ -15,7 +15,10 @@ static const struct command commands[] = {
     {"postprocess", cmd_postprocess, "write the outputs again from a capture folder"},
     {"flamegraph", cmd_flamegraph, "draw an interactive flame graph SVG from folded stacks"},
     {"diff", cmd_diff, "join two folded captures for a differential flame graph"},
+    {"push", cmd_push, "send a capture's profile to a Pyroscope server"},
     {"view", cmd_view, "summarize a NAME.trace.zip (perfcollect's format) in the terminal"},
+    {"ps", cmd_ps, "list the processes profcpu can see: runtime, CPU, container, pod"},
+    {"serve", cmd_serve, "answer HTTP: list processes, capture one, download the results"},
 };
 
 static void print_usage(FILE *out)
@@ -31,6 +34,7 @@ static void print_usage(FILE *out)
 	    "    profcpu postprocess -dir profilings/10-31-07_2026-11-22  # redo the outputs\n"
 	    "    profcpu collect sample -pid 1 -collectsec 30  # ./sample.trace.zip for PerfView\n"
 	    "    profcpu view sample.trace.zip                 # its hottest functions\n"
+	    "    profcpu ps                                    # which pid is the app\n"
 	    "\nInstalled as perfcollect too: 'perfcollect collect sample -pid 1' works.\n");
 }
 

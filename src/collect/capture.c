@@ -89,6 +89,24 @@ static void suggest_busy_processes(const struct target_process *target)
 	free(processes);
 }
 
+/* The stack copy a ring buffer of `pages` holds: a sample at most half the
+ * buffer, with room for its other fields (callchain, registers), else the
+ * kernel drops every sample without counting it lost. */
+static unsigned fitting_stack_size(unsigned stack_size, unsigned pages)
+{
+	long buffer = (long)pages * sysconf(_SC_PAGESIZE);
+	long fitting = (buffer / 2 - 2048) & ~7L;
+
+	if (fitting < 64)
+		fitting = 64;
+	if ((long)stack_size <= fitting)
+		return stack_size;
+	report_warning("a ring buffer of %u pages cannot hold samples with %u bytes of stack: "
+		       "copying %ld bytes (raise -buffersize for more)",
+		       pages, stack_size, fitting);
+	return (unsigned)fitting;
+}
+
 int capture_target(const struct capture_options *options, const struct target_process *target,
 		   const char *dir, FILE *log)
 {
@@ -103,8 +121,11 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	struct perf_data_info info;
 	struct writer_sink sink = {0};
 	char *path = xasprintf("%s/perf.data", dir);
+	unsigned stack_size = options->call_graph == CALL_GRAPH_FP
+				  ? options->stack_size
+				  : fitting_stack_size(options->stack_size, options->buffer_pages);
 
-	record_default_attr(&attr, options->frequency);
+	record_default_attr(&attr, options->frequency, options->call_graph, stack_size);
 	if (options->hardware_events) {
 		int error = record_use_cpu_cycles(&attr, target->pid);
 
@@ -131,6 +152,10 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	}
 	fprintf(log, "event: %s at %u Hz, %u ring buffer pages per CPU\n", info.event_name,
 		options->frequency, options->buffer_pages);
+	fprintf(log, "call graph: %s", call_graph_name(options->call_graph));
+	if (options->call_graph != CALL_GRAPH_FP)
+		fprintf(log, ", %u bytes of user stack per sample", stack_size);
+	fputc('\n', log);
 	fprintf(stderr, "profcpu: sampling pid %d (%s) with %s at %u Hz%s\n", (int)target->pid,
 		target->comm, info.event_name, options->frequency,
 		options->duration > 0 ? "" : "; Ctrl-C stops");
@@ -141,6 +166,8 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	if (perf_data_writer_finish(sink.writer) < 0 && !sink.error)
 		sink.error = errno;
 	log_summary(log, &summary);
+	if (options->stopped_early)
+		*options->stopped_early = summary.stop_reason != RECORD_STOPPED_BY_DURATION;
 	fprintf(stderr,
 		"profcpu: %llu samples from %u thread%s in %.1f s, %llu lost; stopped: %s\n",
 		(unsigned long long)summary.samples, summary.threads_seen,

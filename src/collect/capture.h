@@ -3,6 +3,7 @@
 #ifndef PROFCPU_CAPTURE_H
 #define PROFCPU_CAPTURE_H
 
+#include "perf_call_graph.h"
 #include "target_process.h"
 
 #include <stdbool.h>
@@ -11,9 +12,13 @@
 struct capture_options {
 	double duration; /* seconds; 0 until Ctrl-C, SIGTERM or the target's exit */
 	unsigned frequency, buffer_pages;
+	enum call_graph_mode call_graph;
+	unsigned stack_size;	  /* bytes of user stack per sample: dwarf and hybrid */
 	bool compress;		  /* zstd records, as perf record -z */
 	bool hardware_events;	  /* CPU cycles where the CPU has a PMU */
 	const char *command_line; /* for the capture's header */
+	bool *stopped_early;	  /* if not NULL: set when Ctrl-C, SIGTERM, the target's exit
+				   * or a write error ended the capture before its duration */
 };
 
 /* Returns 0 when a capture was written (possibly cut short: a full disk,

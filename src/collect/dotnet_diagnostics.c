@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #define PROCESS_COMMAND_SET 0x04
+#define PROCESS_INFO2	    0x04
 #define ENABLE_PERFMAP	    0x05
 #define PERFMAP_AND_JITDUMP 1 /* as DOTNET_PerfMapEnabled=1: both files, whole */
 
@@ -119,6 +120,49 @@ int dotnet_open_diagnostic_socket(const struct target_process *target)
 	return fd;
 }
 
+/* One IPC command over the socket behind `socket_handle` (one command per
+ * connection): sends `request`, reads the reply's header into `reply` and
+ * as much of its payload as fits in `reply_size`. Returns the bytes read, or
+ * -1 with a reason in `why`. */
+static ssize_t ipc_call(int socket_handle, const void *request, size_t request_size, void *reply,
+			size_t reply_size, char *why, size_t why_size)
+{
+	struct sockaddr_un address = {.sun_family = AF_UNIX};
+	struct timeval timeout = {.tv_sec = 3};
+	struct ipc_header *header = reply;
+	int connection = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ssize_t received = -1, payload = 0;
+
+	/* Connecting through the handle's /proc/self/fd link reaches exactly
+	 * the socket that was opened inside the target's root. */
+	snprintf(address.sun_path, sizeof(address.sun_path), "/proc/self/fd/%d", socket_handle);
+	if (connection >= 0) {
+		setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+		setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+	}
+	if (connection < 0 ||
+	    connect(connection, (struct sockaddr *)&address, sizeof(address)) < 0 ||
+	    send(connection, request, request_size, MSG_NOSIGNAL) != (ssize_t)request_size ||
+	    (received = recv(connection, reply, sizeof(*header), MSG_WAITALL)) < 0) {
+		snprintf(why, why_size, "the diagnostics socket: %s", strerror(errno));
+		if (connection >= 0)
+			close(connection);
+		return -1;
+	}
+	if ((size_t)received == sizeof(*header) && header->size > sizeof(*header))
+		payload =
+		    recv(connection, (char *)reply + sizeof(*header),
+			 (header->size < reply_size ? header->size : reply_size) - sizeof(*header),
+			 MSG_WAITALL);
+	close(connection);
+	if ((size_t)received < sizeof(*header) || memcmp(header->magic, IPC_MAGIC, 14) ||
+	    header->command_set != SERVER_RESPONSE || payload < 0) {
+		snprintf(why, why_size, "the runtime gave no valid answer");
+		return -1;
+	}
+	return received + payload;
+}
+
 /* Sends EnablePerfMap over the socket behind `socket_handle`. Returns 0, or
  * -1 with a reason in `why`. */
 static int request_perfmap(int socket_handle, char *why, size_t why_size)
@@ -134,30 +178,13 @@ static int request_perfmap(int socket_handle, char *why, size_t why_size)
 		struct ipc_header header;
 		uint32_t code;
 	} __attribute__((packed)) reply;
-	struct sockaddr_un address = {.sun_family = AF_UNIX};
-	struct timeval timeout = {.tv_sec = 3};
-	int connection = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ssize_t received = -1;
 
-	/* Connecting through the handle's /proc/self/fd link reaches exactly
-	 * the socket that was opened inside the target's root. */
-	snprintf(address.sun_path, sizeof(address.sun_path), "/proc/self/fd/%d", socket_handle);
-	if (connection >= 0) {
-		setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-		setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-	}
-	if (connection < 0 ||
-	    connect(connection, (struct sockaddr *)&address, sizeof(address)) < 0 ||
-	    send(connection, &request, sizeof(request), MSG_NOSIGNAL) != sizeof(request) ||
-	    (received = recv(connection, &reply, sizeof(reply), MSG_WAITALL)) < 0) {
-		snprintf(why, why_size, "the diagnostics socket: %s", strerror(errno));
-		if (connection >= 0)
-			close(connection);
+	ssize_t length = ipc_call(socket_handle, &request, sizeof(request), &reply, sizeof(reply),
+				  why, why_size);
+
+	if (length < 0)
 		return -1;
-	}
-	close(connection);
-	if ((size_t)received < sizeof(reply) || memcmp(reply.header.magic, IPC_MAGIC, 14) ||
-	    reply.header.command_set != SERVER_RESPONSE) {
+	if (length < (ssize_t)sizeof(reply)) {
 		snprintf(why, why_size, "the runtime gave no valid answer");
 		return -1;
 	}
@@ -171,8 +198,7 @@ static int request_perfmap(int socket_handle, char *why, size_t why_size)
 	return 0;
 }
 
-int dotnet_rewrite_runtime_files(const struct target_process *target, char *why,
-				 size_t why_size)
+int dotnet_rewrite_runtime_files(const struct target_process *target, char *why, size_t why_size)
 {
 	int socket_handle = dotnet_open_diagnostic_socket(target), status;
 
@@ -213,4 +239,58 @@ void dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
 		report_warning("JIT frames of .NET pid %d will show as [unknown]: it writes no "
 			       "perf map and %s; start it with DOTNET_PerfMapEnabled=1",
 			       (int)target->pid, why);
+}
+
+/* Reads one string of a ProcessInfo2 payload at `*cursor` (a uint32 count of
+ * UTF-16 units, the NUL included, then the units) into `text`, ASCII kept
+ * and anything else as '?'. Returns false when it runs past `end`. */
+static bool read_ipc_string(const uint8_t **cursor, const uint8_t *end, char *text, size_t size)
+{
+	uint32_t units;
+	size_t kept = 0;
+
+	if (end - *cursor < 4)
+		return false;
+	memcpy(&units, *cursor, 4);
+	*cursor += 4;
+	if ((size_t)(end - *cursor) / 2 < units)
+		return false;
+	for (uint32_t i = 0; i < units; i++) {
+		uint16_t unit = (uint16_t)((*cursor)[2 * i] | (*cursor)[2 * i + 1] << 8);
+
+		if (unit && kept + 1 < size)
+			text[kept++] = unit >= 0x20 && unit < 0x7f ? (char)unit : '?';
+	}
+	text[kept] = '\0';
+	*cursor += 2 * (size_t)units;
+	return true;
+}
+
+bool dotnet_runtime_version(const struct target_process *target, char *version, size_t size)
+{
+	struct ipc_header request = {IPC_MAGIC, sizeof(request), PROCESS_COMMAND_SET, PROCESS_INFO2,
+				     0};
+	uint8_t reply[8192];
+	const uint8_t *cursor = reply + sizeof(request) + 8 + 16, *end; /* after pid, cookie */
+	char why[128] = "", ignored[8];
+	ssize_t length;
+	int socket_handle = dotnet_open_diagnostic_socket(target);
+
+	if (socket_handle < 0)
+		return false;
+	length = ipc_call(socket_handle, &request, sizeof(request), reply, sizeof(reply), why,
+			  sizeof(why));
+	close(socket_handle);
+	if (length < (ssize_t)(sizeof(request) + 24) ||
+	    ((struct ipc_header *)reply)->command_id != RESPONSE_OK)
+		return false;
+	end = reply + length;
+	/* command line, OS, architecture, entry assembly, then the version */
+	for (int field = 0; field < 4; field++)
+		if (!read_ipc_string(&cursor, end, ignored, sizeof(ignored)))
+			return false;
+	if (!read_ipc_string(&cursor, end, version, size) || !version[0])
+		return false;
+	version[strcspn(version, "+")] = '\0'; /* drop the commit after '+' */
+	return true;
 }

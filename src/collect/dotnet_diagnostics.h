@@ -8,6 +8,7 @@
 
 #include "target_process.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -30,5 +31,10 @@ int dotnet_open_diagnostic_socket(const struct target_process *target);
  * jitdump again from the start, whole: the repair for a jitdump that stopped
  * inside a record. Returns 0, or -1 with the reason in `why`. */
 int dotnet_rewrite_runtime_files(const struct target_process *target, char *why, size_t why_size);
+
+/* The runtime version of a .NET `target` (e.g. "10.0.0"), from the
+ * ProcessInfo2 command of its diagnostics IPC. Returns false when it has no
+ * diagnostics socket or gives no answer. */
+bool dotnet_runtime_version(const struct target_process *target, char *version, size_t size);
 
 #endif

@@ -52,7 +52,8 @@ static uint16_t max_stack_depth(void)
 	return (uint16_t)depth;
 }
 
-void record_default_attr(struct perf_event_attr *attr, unsigned frequency)
+void record_default_attr(struct perf_event_attr *attr, unsigned frequency,
+			 enum call_graph_mode call_graph, unsigned stack_size)
 {
 	*attr = (struct perf_event_attr){
 	    .type = PERF_TYPE_SOFTWARE,
@@ -60,8 +61,6 @@ void record_default_attr(struct perf_event_attr *attr, unsigned frequency)
 	    .config = PERF_COUNT_SW_CPU_CLOCK,
 	    .sample_freq = frequency,
 	    .freq = 1,
-	    .sample_type = PROFCPU_SAMPLE_TYPE,
-	    .sample_stack_user = PROFCPU_SAMPLE_STACK_USER,
 	    .disabled = 1,
 	    .inherit = 1,
 	    .mmap = 1,
@@ -75,6 +74,7 @@ void record_default_attr(struct perf_event_attr *attr, unsigned frequency)
 	    .clockid = CLOCK_MONOTONIC, /* as perfcollect's perf record -k 1 */
 	    .sample_max_stack = max_stack_depth(),
 	};
+	call_graph_set_attr(attr, call_graph, stack_size);
 }
 
 int record_use_cpu_cycles(struct perf_event_attr *attr, pid_t pid)
@@ -332,16 +332,23 @@ static int count_and_pass(const struct perf_event_header *record, void *context)
 	return counting->sink(record, counting->context);
 }
 
-/* Drains every CPU's ring buffer. Returns -1 when the sink fails. */
+/* Drains every CPU's ring buffer, then ends the round as perf record does
+ * (PERF_RECORD_FINISHED_ROUND), so that readers sort and free the capture
+ * round by round. Returns -1 when the sink fails. */
 static int drain_ring_buffers(struct record_session *session, record_sink sink, void *context,
 			      struct record_summary *summary)
 {
+	static const struct perf_event_header finished_round = {.type = PERF_RECORD_FINISHED_ROUND,
+								.size = sizeof(finished_round)};
 	struct counting_sink counting = {sink, context, summary};
+	uint64_t before = summary->samples;
 	int status = 0;
 
 	for (size_t i = 0; i < session->cpu_count && status == 0; i++)
 		status = ring_buffer_drain(&session->rings[i], session->scratch, count_and_pass,
 					   &counting);
+	if (status == 0 && summary->samples != before)
+		status = sink(&finished_round, context);
 	return status;
 }
 
@@ -413,7 +420,8 @@ void record_run(struct record_session *session, const struct record_options *opt
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	status = synthesize_kernel_mmap(sink, context);
 	if (status == 0)
-		status = synthesize_process(session->target->pid, sink, context);
+		status = synthesize_process(session->target->pid, session->attr.mmap_data, sink,
+					    context);
 
 	while (!stop_requested && !target_exited && status == 0) {
 		summary->elapsed_seconds = seconds_since(&start);

@@ -4,6 +4,7 @@
 #ifndef PROFCPU_RECORD_H
 #define PROFCPU_RECORD_H
 
+#include "perf_call_graph.h"
 #include "synthesize.h"
 #include "target_process.h"
 
@@ -31,8 +32,11 @@ struct record_summary {
 	enum record_stop_reason stop_reason;
 };
 
-/* The event attributes profcpu records with. */
-void record_default_attr(struct perf_event_attr *attr, unsigned frequency);
+/* The event attributes profcpu records with, for the call-graph mode
+ * `call_graph` with a user stack copy of `stack_size` bytes (dwarf and
+ * hybrid modes). */
+void record_default_attr(struct perf_event_attr *attr, unsigned frequency,
+			 enum call_graph_mode call_graph, unsigned stack_size);
 
 /* Switches `attr` to the CPU-cycles hardware event when this machine can
  * sample `pid` with it. Returns 0, or the errno of perf_event_open (ENOENT,

@@ -72,7 +72,8 @@ static int synthesize_threads(pid_t pid, record_sink sink, void *context)
 
 /* One line of /proc/<pid>/maps:
  * "start-end perms offset major:minor inode   path", path optional. */
-static int emit_mapping(pid_t pid, const char *line, record_sink sink, void *context)
+static int emit_mapping(pid_t pid, const char *line, bool file_data, record_sink sink,
+			void *context)
 {
 	_Alignas(8) char buffer[RECORD_BUFFER_SIZE];
 	struct perf_record_mmap2 *record = (struct perf_record_mmap2 *)buffer;
@@ -81,17 +82,20 @@ static int emit_mapping(pid_t pid, const char *line, record_sink sink, void *con
 	char permissions[5];
 	int path_start = 0;
 	const char *path;
+	bool executable;
 
 	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n", &start,
-		   &end, permissions, &offset, &major, &minor, &inode, &path_start) < 7 ||
-	    permissions[2] != 'x')
+		   &end, permissions, &offset, &major, &minor, &inode, &path_start) < 7)
 		return 0;
 	path = line + path_start;
+	executable = permissions[2] == 'x';
+	if (!executable && (!file_data || *path != '/'))
+		return 0;
 	if (*path == '\0')
 		path = "//anon"; /* perf's name for anonymous memory */
 
 	record->header.type = PERF_RECORD_MMAP2;
-	record->header.misc = PERF_RECORD_MISC_USER;
+	record->header.misc = PERF_RECORD_MISC_USER | (executable ? 0 : PERF_RECORD_MISC_MMAP_DATA);
 	record->pid = record->tid = (uint32_t)pid;
 	record->address = start;
 	record->length = end - start;
@@ -101,13 +105,14 @@ static int emit_mapping(pid_t pid, const char *line, record_sink sink, void *con
 	record->inode = inode;
 	record->inode_generation = 0;
 	record->protection = (permissions[0] == 'r' ? PROT_READ : 0) |
-			     (permissions[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+			     (permissions[1] == 'w' ? PROT_WRITE : 0) |
+			     (executable ? PROT_EXEC : 0);
 	record->flags = permissions[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
 	record->header.size = finish_record(buffer, sizeof(*record), path, pid, pid);
 	return sink(&record->header, context);
 }
 
-static int synthesize_mappings(pid_t pid, record_sink sink, void *context)
+static int synthesize_mappings(pid_t pid, bool file_data, record_sink sink, void *context)
 {
 	char path[64], *line = NULL;
 	size_t line_capacity = 0;
@@ -122,18 +127,18 @@ static int synthesize_mappings(pid_t pid, record_sink sink, void *context)
 	while (status == 0 && (length = getline(&line, &line_capacity, maps)) > 0) {
 		if (line[length - 1] == '\n')
 			line[length - 1] = '\0';
-		status = emit_mapping(pid, line, sink, context);
+		status = emit_mapping(pid, line, file_data, sink, context);
 	}
 	free(line);
 	fclose(maps);
 	return status;
 }
 
-int synthesize_process(pid_t pid, record_sink sink, void *context)
+int synthesize_process(pid_t pid, bool file_data, record_sink sink, void *context)
 {
 	int status = synthesize_threads(pid, sink, context);
 
-	return status ? status : synthesize_mappings(pid, sink, context);
+	return status ? status : synthesize_mappings(pid, file_data, sink, context);
 }
 
 /* The address of the kernel's _text, or 0 when kallsyms hides addresses. */

@@ -7,13 +7,17 @@
 
 #include "perf_records.h"
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* Emits the COMM records of `pid`'s threads and the MMAP2 records of its
- * executable mappings. Records carry a sample_id trailer for
- * PROFCPU_SAMPLE_TYPE with time 0. A process that is gone has nothing to
- * describe. Returns 0, or -1 when the sink stopped. */
-int synthesize_process(pid_t pid, record_sink sink, void *context);
+ * executable mappings, and with `file_data` those of its other file
+ * mappings too (as attr.mmap_data asks of the kernel: perf's DWARF unwinder
+ * finds a library's .eh_frame_hdr in its read-only segment through them).
+ * Records carry a sample_id trailer for PROFCPU_SAMPLE_TYPE with time 0. A
+ * process that is gone has nothing to describe. Returns 0, or -1 when the
+ * sink stopped. */
+int synthesize_process(pid_t pid, bool file_data, record_sink sink, void *context);
 
 /* Emits the kernel's MMAP record ("[kernel.kallsyms]_text") when
  * /proc/kallsyms shows addresses. Returns 0 (also when it emits nothing), or

@@ -72,8 +72,7 @@ static time_t wall_time_of(unsigned long long ticks_after_boot)
 	return (time_t)(boot_time + ticks_after_boot / (unsigned long long)sysconf(_SC_CLK_TCK));
 }
 
-/* The pid inside the target's own PID namespace: the last NSpid: field. */
-static pid_t read_namespace_pid(pid_t pid)
+pid_t target_process_namespace_pid(pid_t pid)
 {
 	char status[4096], *line, *field;
 	pid_t namespace_pid = pid;
@@ -98,10 +97,11 @@ int target_process_open(pid_t pid, struct target_process *target)
 		return -1;
 	}
 	if (read_stat(pid, &stat) < 0) {
-		report_error("no process with pid %d: check the pid with 'ps -e'; in a container "
-			     "the profiler must share the target's PID namespace "
-			     "(--pid=container:NAME)",
-			     (int)pid);
+		report_error(
+		    "no process with pid %d: 'profcpu ps' lists the ones it sees; in a container "
+		    "the profiler must share the target's PID namespace "
+		    "(--pid=container:NAME)",
+		    (int)pid);
 		return -1;
 	}
 	if (stat.flags & PF_KTHREAD) {
@@ -113,7 +113,7 @@ int target_process_open(pid_t pid, struct target_process *target)
 		target->comm[strcspn(target->comm, "\n")] = '\0';
 		make_printable(target->comm); /* shown on the user's terminal */
 	}
-	target->namespace_pid = read_namespace_pid(pid);
+	target->namespace_pid = target_process_namespace_pid(pid);
 	target->start_time = wall_time_of(stat.start_ticks);
 	target->root_fd = target_root_open(pid);
 	if (target->root_fd >= 0 && !target_root_has_openat2())
@@ -209,8 +209,8 @@ pid_t target_process_find_by_name(const char *name)
 	if (matches == 1)
 		return found;
 	if (matches == 0)
-		report_error("no process is named '%s' (-processfilter): check the name with "
-			     "'ps -e', or give -pid",
+		report_error("no process is named '%s' (-processfilter): 'profcpu ps' lists "
+			     "the names, or give -pid",
 			     name);
 	else
 		report_error("%zu processes are named '%s' (pids %s%s): choose one with -pid",

@@ -41,6 +41,10 @@ size_t target_process_list(struct process_entry **entries);
  * On none or several, prints which and returns -1. */
 pid_t target_process_find_by_name(const char *name);
 
+/* The pid as the process sees itself in its own PID namespace (the last
+ * NSpid: field of its status); `pid` itself when unreadable. */
+pid_t target_process_namespace_pid(pid_t pid);
+
 /* The value of the environment variable `name` the process started with
  * (malloc'd), or NULL when it has none or its environment is unreadable. */
 char *target_process_environment_value(pid_t pid, const char *name);

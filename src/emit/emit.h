@@ -19,6 +19,19 @@ int emit_perf_script(const struct profile *profile, FILE *out);
 int emit_flamegraph(const struct folded_profile *folded, const char *title, const char *subtitle,
 		    FILE *out);
 
+/* pprof's profile.proto, gzip-compressed (profile.pb.gz): samples of each
+ * stack and thread, counted and weighted by CPU time, with functions,
+ * locations and mappings; the thread and process names are labels. The
+ * capture ended at `end_time_nanos` (Unix time; 0 when unknown), which
+ * dates the profile. */
+int emit_pprof(const struct profile *profile, int64_t end_time_nanos, FILE *out);
+
+/* speedscope's file format (speedscope.json): one sampled profile per
+ * thread in time order, each sample weighted by its period, the gaps
+ * between samples as idle time, so speedscope's time-order view shows when
+ * each thread ran. */
+int emit_speedscope(const struct profile *profile, FILE *out);
+
 enum archive_format {
 	ARCHIVE_TAR_GZ, /* prof.tar.gz */
 	ARCHIVE_ZIP,	/* NAME.trace.zip, deflated, as perfcollect writes it */

@@ -1,46 +1,110 @@
 #include "emit.h"
+#include "util.h"
 
+#include <ctype.h>
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* The module as perf-script readers can split it off the line: they take
+ * the text inside the last "(...)" as the module, so the " (deleted)" of
+ * .NET's W^X mappings ("/memfd:doublemapper (deleted)") goes, and any other
+ * space or parenthesis becomes '_'. */
+static void write_module(const char *module, FILE *out)
+{
+	static const char deleted[] = " (deleted)";
+	size_t length = strlen(module);
+
+	if (length > strlen(deleted) && !strcmp(module + length - strlen(deleted), deleted))
+		length -= strlen(deleted);
+	for (size_t i = 0; i < length; i++)
+		fputc(strchr(" ()", module[i]) ? '_' : module[i], out);
+}
 
 static void write_location(const struct profile *profile, const struct profile_location *location,
 			   FILE *out)
 {
 	/* Inlined calls first, each on its own line at the same address. */
-	for (uint32_t i = 0; i < location->frame_count; i++)
-		fprintf(out, "\t%16" PRIx64 " %s (%s)\n", location->address,
-			profile->frames[location->first_frame + i].function, location->module);
+	for (uint32_t i = 0; i < location->frame_count; i++) {
+		fprintf(out, "\t%16" PRIx64 " %s (", location->address,
+			profile->frames[location->first_frame + i].function);
+		write_module(location->module, out);
+		fputs(")\n", out);
+	}
 }
 
-/* The thread name right-aligned in 16 columns, as perf prints it. */
-static void write_comm(const char *comm, FILE *out)
+/* The frame lines of every location, formatted once: a location recurs in
+ * many samples, and formatting each time took most of the writing. */
+struct location_lines {
+	char *text;
+	size_t size;
+	size_t *start; /* location i's lines: text[start[i] .. start[i + 1]) */
+};
+
+static int format_locations(const struct profile *profile, struct location_lines *lines)
 {
-	for (size_t i = strlen(comm); i < 16; i++)
-		fputc(' ', out);
-	fputs(comm, out);
+	FILE *buffer = open_memstream(&lines->text, &lines->size);
+
+	if (!buffer)
+		return -1;
+	lines->start = xmalloc((profile->location_count + 1) * sizeof(*lines->start));
+	for (size_t i = 0; i < profile->location_count; i++) {
+		lines->start[i] = (size_t)ftell(buffer);
+		write_location(profile, &profile->locations[i], buffer);
+	}
+	lines->start[profile->location_count] = (size_t)ftell(buffer);
+	return fclose(buffer) == 0 ? 0 : -1;
+}
+
+/* Whether a comm ends in " DIGITS" ("job 2"). PerfView finds where the comm
+ * ends by scanning for " PID/": a candidate " 2" that fails takes the space
+ * after it, and with a pid of five digits or more perf leaves only that one
+ * space, so the real " PID/" is never seen. One more space there, which
+ * every other reader skips as perf's own padding, keeps the sample. */
+static bool comm_hides_pid_from_perfview(const char *comm, uint32_t pid)
+{
+	size_t end = strlen(comm), digits = end;
+
+	while (digits > 0 && isdigit((unsigned char)comm[digits - 1]))
+		digits--;
+	return pid >= 10000 && digits < end && digits > 0 && comm[digits - 1] == ' ';
 }
 
 int emit_perf_script(const struct profile *profile, FILE *out)
 {
+	struct location_lines lines = {0};
+
+	if (format_locations(profile, &lines) < 0) {
+		free(lines.start);
+		free(lines.text);
+		return -1;
+	}
 	for (size_t i = 0; i < profile->sample_count; i++) {
 		const struct profile_sample *sample = &profile->samples[i];
 		const struct profile_stack *stack = &profile->stacks[sample->stack];
 
-		/* Two spaces after the comm: PerfView finds the comm's end by
-		 * " PID/TID" scanning forward, and a comm ending in " 2" would
-		 * swallow a single space. */
-		write_comm(sample->thread_name, out);
+		/* perf script's own header for these fields (its
+		 * perf_sample__fprintf_start): with a call chain the comm is
+		 * neither padded nor aligned, and FlameGraph's
+		 * stackcollapse-perf, speedscope and FlameScope expect that. */
+		fputs(sample->thread_name, out);
+		if (comm_hides_pid_from_perfview(sample->thread_name, sample->pid))
+			fputc(' ', out);
 		fprintf(out,
-			"  %5" PRIu32 "/%-5" PRIu32 " [%03" PRIu32 "] %5" PRIu64 ".%06" PRIu64
+			" %5" PRIu32 "/%-5" PRIu32 " [%03" PRIu32 "] %5" PRIu64 ".%06" PRIu64
 			": %10" PRIu64 " %s: \n",
 			sample->pid, sample->tid, sample->cpu, sample->time / 1000000000,
 			sample->time % 1000000000 / 1000, sample->period, profile->event_name);
-		for (uint32_t level = 0; level < stack->depth; level++)
-			write_location(
-			    profile,
-			    &profile->locations[profile->stack_locations[stack->first + level]],
-			    out);
+		for (uint32_t level = 0; level < stack->depth; level++) {
+			uint32_t location = profile->stack_locations[stack->first + level];
+
+			fwrite(lines.text + lines.start[location], 1,
+			       lines.start[location + 1] - lines.start[location], out);
+		}
 		fputc('\n', out);
 	}
+	free(lines.start);
+	free(lines.text);
 	return ferror(out) ? -1 : 0;
 }

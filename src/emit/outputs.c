@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Opens DIR/NAME, lets `write` fill it and closes it; on failure says
  * which file and why. Returns 0 or -1. */
@@ -57,6 +58,36 @@ static int write_flamegraph(const void *data, FILE *out)
 static int write_perf_script(const void *data, FILE *out)
 {
 	return emit_perf_script(data, out);
+}
+
+struct pprof_input {
+	const struct profile *profile;
+	int64_t end_time_nanos;
+};
+
+static int write_pprof(const void *data, FILE *out)
+{
+	const struct pprof_input *input = data;
+
+	return emit_pprof(input->profile, input->end_time_nanos, out);
+}
+
+/* When the capture ended: perf.data is written last. */
+static int64_t capture_end_time(const char *dir)
+{
+	char *path = xasprintf("%s/perf.data", dir);
+	struct stat status;
+	int64_t end = stat(path, &status) == 0
+			  ? (int64_t)status.st_mtim.tv_sec * 1000000000 + status.st_mtim.tv_nsec
+			  : 0;
+
+	free(path);
+	return end;
+}
+
+static int write_speedscope(const void *data, FILE *out)
+{
+	return emit_speedscope(data, out);
 }
 
 static bool has_prefix_and_suffix(const char *name, const char *prefix, const char *suffix)
@@ -119,11 +150,14 @@ static void release_members(struct member_list *list)
 	*list = (struct member_list){0};
 }
 
-/* prof.tar.gz: the folder as it is. */
+/* prof.tar.gz: the folder as it is, but for perf_script.out. That text is
+ * the largest output by far, prof.trace.zip holds it (perf.data.txt), and
+ * deflating it a second time took most of the postprocess time. */
 static int write_tar_gz(const char *dir)
 {
-	static const char *const outputs[] = {"perf.data", "folded_stacks.out", "perf_script.out",
-					      "flamegraph.svg", "profcpu.log"};
+	static const char *const outputs[] = {"perf.data",	 "folded_stacks.out",
+					      "flamegraph.svg",	 "profile.pb.gz",
+					      "speedscope.json", "profcpu.log"};
 	struct member_list list = {0};
 	char *dir_copy = xstrdup(dir), *path = xasprintf("%s/prof.tar.gz", dir);
 	int status;
@@ -185,16 +219,20 @@ int outputs_write_archives(const char *dir, const struct trace_zip *zip)
 	return status ? -1 : 0;
 }
 
-int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip)
+int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip,
+		  const struct fold_options *fold)
 {
 	struct folded_profile folded;
 	int status = 0;
 
-	profile_fold(profile, &folded);
+	profile_fold(profile, fold, &folded);
 	status |= write_output(dir, "folded_stacks.out", write_folded, &folded);
 	status |= write_output(dir, "perf_script.out", write_perf_script, profile);
+	status |= write_output(dir, "profile.pb.gz", write_pprof,
+			       &(struct pprof_input){profile, capture_end_time(dir)});
+	status |= write_output(dir, "speedscope.json", write_speedscope, profile);
 	if (folded.total) {
-		char *title = xasprintf("CPU: %s", folded.stacks[0].functions[0]);
+		char *title = xasprintf("CPU: %s", profile->samples[0].process_name);
 		char *note = runtime_events_note(dir);
 		char *subtitle = xasprintf("%llu %s samples%s%s, profcpu %s",
 					   (unsigned long long)folded.total, profile->event_name,

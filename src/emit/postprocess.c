@@ -17,8 +17,22 @@ static void warn_about_perfmap(struct resolver *resolver, pid_t pid)
 			       perfmap_malformed_count(perfmap), (int)pid);
 }
 
+/* The summary line, and the same in the log: how many stacks are whole. */
+static void report_stack_completeness(const struct profile *profile, FILE *log)
+{
+	double rooted = 100.0 * (double)profile->rooted_stacks / (double)profile->sample_count;
+
+	printf("profcpu: %zu samples, %zu unique stacks, %.1f%% reach a thread root\n",
+	       profile->sample_count, profile->stack_count, rooted);
+	if (log)
+		fprintf(log,
+			"stacks: %llu of %zu samples (%.1f%%) reach a thread root (start_thread, "
+			"__libc_start_call_main, _start, clone3)\n",
+			(unsigned long long)profile->rooted_stacks, profile->sample_count, rooted);
+}
+
 int postprocess_capture(const char *dir, const struct resolver_config *config,
-			const struct trace_zip *zip)
+			const struct trace_zip *zip, const struct fold_options *fold)
 {
 	struct resolver *resolver = resolver_new(config);
 	char *perf_data = xasprintf("%s/perf.data", dir);
@@ -38,13 +52,12 @@ int postprocess_capture(const char *dir, const struct resolver_config *config,
 			    "kernel.perf_event_max_stack=1024 before collecting",
 			    (unsigned long long)profile.cut_stacks, profile.sample_count,
 			    profile.max_stack_depth);
-		status = outputs_write(dir, &profile, zip);
+		status = outputs_write(dir, &profile, zip, fold);
 		if (profile.sample_count == 0)
 			report_warning("no samples: the target used no CPU while it was sampled; "
 				       "no flame graph was drawn");
 		else
-			printf("profcpu: %zu samples, %zu unique stacks\n", profile.sample_count,
-			       profile.stack_count);
+			report_stack_completeness(&profile, config->native.log);
 	}
 	profile_release(&profile);
 	resolver_free(resolver);

@@ -89,6 +89,11 @@ struct perf_sample {
 	uint64_t period;
 	uint64_t callchain_length;
 	const uint64_t *callchain; /* points into the record */
+	/* PERF_SAMPLE_REGS_USER: the registers of user_register_mask (the
+	 * attr's sample_regs_user), in bit order; NULL when the sample has none
+	 * (a kernel thread's). Read them with perf_sample_user_register(). */
+	const uint64_t *user_registers;
+	uint64_t user_register_mask;
 	/* PERF_SAMPLE_STACK_USER: the bytes the kernel could copy from the
 	 * user stack pointer up (dyn_size, never more than the record holds). */
 	const uint8_t *user_stack;
@@ -102,6 +107,12 @@ struct perf_sample {
 bool perf_data_reader_parse_sample(const struct perf_data_reader *reader,
 				   const struct perf_event_header *record,
 				   struct perf_sample *sample);
+
+/* The user register numbered `perf_register` (PERF_REG_X86_IP, ... of
+ * <asm/perf_regs.h>) of a parsed sample. False when the sample has not
+ * recorded it. */
+bool perf_sample_user_register(const struct perf_sample *sample, unsigned perf_register,
+			       uint64_t *value);
 
 /* The time of any record: a sample's, or a side record's sample_id trailer.
  * Returns false if the record carries no time. */

@@ -125,8 +125,8 @@ static bool skip_branch_stack(struct words *words, uint64_t branch_sample_type)
 	return skip(words, !!(branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) + count * 3);
 }
 
-/* The fields after the callchain: RAW, BRANCH_STACK and REGS_USER ({ u64
- * abi; u64 regs[weight(mask)]; }, no regs with abi 0) are skipped to find
+/* The fields after the callchain: RAW and BRANCH_STACK are skipped to find
+ * REGS_USER ({ u64 abi; u64 regs[weight(mask)]; }, no regs with abi 0) and
  * STACK_USER ({ u64 size; char data[size]; u64 dyn_size; }, just { 0 } when
  * nothing was copied). */
 static bool parse_user_stack(struct words *words, const struct perf_event_attr *attr,
@@ -143,9 +143,12 @@ static bool parse_user_stack(struct words *words, const struct perf_event_attr *
 	if (type & PERF_SAMPLE_REGS_USER) {
 		if (!take(words, &abi))
 			return false;
-		if (abi != PERF_SAMPLE_REGS_ABI_NONE &&
-		    !skip(words, (uint64_t)__builtin_popcountll(attr->sample_regs_user)))
-			return false;
+		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			sample->user_registers = here(words);
+			sample->user_register_mask = attr->sample_regs_user;
+			if (!skip(words, (uint64_t)__builtin_popcountll(attr->sample_regs_user)))
+				return false;
+		}
 	}
 	if (!(type & PERF_SAMPLE_STACK_USER))
 		return true;
@@ -246,4 +249,18 @@ bool perf_data_reader_record_time(const struct perf_data_reader *reader,
 	if (type & PERF_SAMPLE_TID)
 		words.next++;
 	return take(&words, time);
+}
+
+bool perf_sample_user_register(const struct perf_sample *sample, unsigned perf_register,
+			       uint64_t *value)
+{
+	uint64_t bit = 1ULL << perf_register;
+
+	if (!sample->user_registers || perf_register >= 64 || !(sample->user_register_mask & bit))
+		return false;
+	memcpy(value,
+	       sample->user_registers +
+		   __builtin_popcountll(sample->user_register_mask & (bit - 1)),
+	       sizeof(*value));
+	return true;
 }

@@ -53,25 +53,12 @@ struct perf_record_lost {
 /* Receives one record; returns 0, or -1 to stop. */
 typedef int (*record_sink)(const struct perf_event_header *record, void *context);
 
-/* The sample fields profcpu records, in the kernel's order: PERF_SAMPLE_IP |
- * TID | TIME | CPU | PERIOD | CALLCHAIN, then a copy of the top of the user
- * stack, from which the replay finds the caller of a leaf function that keeps
- * no frame pointer (symbols/call_frame_info.h).
- *
- * No PERF_SAMPLE_REGS_USER: with it and STACK_USER both set, perf script and
- * perf report unwind the copy with DWARF and append what they find under the
- * frame-pointer chain, a second copy of the leaf on every sample (perf 6.1;
- * without IP in the register mask that unwind fails and perf drops the whole
- * callchain). The leaf needs no register: the copy starts at the stack
- * pointer, so a slot the CFI puts at sp + N is byte N of the copy; the leaf's
- * address is the callchain's first user entry. */
+/* The sample fields every profcpu capture records, in the kernel's order:
+ * PERF_SAMPLE_IP | TID | TIME | CPU | PERIOD | CALLCHAIN and a copy of the
+ * top of the user stack (STACK_USER). The call-graph mode adds to them
+ * (perf_call_graph.h). */
 #define PROFCPU_SAMPLE_TYPE                                                                        \
 	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |                   \
 	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)
-
-/* attr.sample_stack_user: bytes of user stack copied from the stack pointer
- * up. The leaf's return address lies its frame size above the stack pointer;
- * docs/BENCHMARKS.md shows what this size covers and costs. */
-#define PROFCPU_SAMPLE_STACK_USER 512
 
 #endif

@@ -141,6 +141,9 @@ uint32_t profile_add_location(struct profile *profile, uint32_t pid, uint64_t ad
 	    .kernel = kernel,
 	    .kind = resolved->kind,
 	    .module = profile_intern_printable(profile, resolved->module),
+	    .build_id = resolved->build_id
+			    ? string_table_intern(profile->strings, resolved->build_id)
+			    : NULL,
 	    .first_frame = (uint32_t)profile->frame_count,
 	    .frame_count = (uint32_t)resolved->frame_count,
 	};

@@ -1,7 +1,10 @@
 #include "replay.h"
+#include "perf_call_graph.h"
 #include "perf_data.h"
+#include "stack_walk.h"
 #include "util.h"
 
+#include <asm/perf_regs.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -41,15 +44,19 @@ struct replay {
 	struct perf_data_reader *reader;
 	struct resolver *resolver;
 	struct profile *profile;
-	struct timed_record *records;
+	struct timed_record *records; /* kept, not replayed yet */
 	struct record_block *blocks;
-	size_t record_count, record_capacity;
+	size_t record_count, record_capacity, next_sequence;
+	/* Rounds (PERF_RECORD_FINISHED_ROUND): records up to the latest time of
+	 * the round before the last one can be replayed and freed. */
+	uint64_t latest_time, replayable_until;
 	struct thread_name *threads; /* open addressing by tid; tid 0 is empty */
 	size_t thread_slots, thread_count;
 	struct location_version *versions; /* by location id */
 	size_t version_capacity;
 	uint64_t time; /* of the sample being replayed */
 	uint32_t stack[MAX_STACK_DEPTH];
+	uint64_t user_frames[MAX_STACK_DEPTH]; /* a stack walk's addresses */
 };
 
 static struct perf_event_header *copy_record(struct replay *replay,
@@ -70,14 +77,48 @@ static struct perf_event_header *copy_record(struct replay *replay,
 	return memcpy(copy, record, record->size);
 }
 
-static void free_record_blocks(struct replay *replay)
+static void free_record_blocks(struct record_block *blocks)
 {
-	while (replay->blocks) {
-		struct record_block *next = replay->blocks->next;
+	while (blocks) {
+		struct record_block *next = blocks->next;
 
-		free(replay->blocks);
-		replay->blocks = next;
+		free(blocks);
+		blocks = next;
 	}
+}
+
+static void replay_record(struct replay *replay, const struct perf_event_header *record);
+static int compare_records(const void *a, const void *b);
+
+/* Replays, in time order, the kept records up to `time` and frees them;
+ * the rest move into fresh blocks. */
+static void replay_records_until(struct replay *replay, uint64_t time)
+{
+	struct record_block *replayed_blocks = replay->blocks;
+	size_t done = 0;
+
+	if (replay->record_count > 1)
+		qsort(replay->records, replay->record_count, sizeof(*replay->records),
+		      compare_records);
+	while (done < replay->record_count && replay->records[done].time <= time)
+		replay_record(replay, replay->records[done++].record);
+	replay->blocks = NULL;
+	for (size_t i = done; i < replay->record_count; i++) {
+		replay->records[i - done] = replay->records[i];
+		replay->records[i - done].record = copy_record(replay, replay->records[i].record);
+	}
+	replay->record_count -= done;
+	free_record_blocks(replayed_blocks);
+}
+
+/* perf's rule for rounds (its ordered events): a ring buffer drained in
+ * one round holds nothing older than what the rounds before it held last,
+ * so at the end of a round everything up to the previous round's latest time
+ * is in. Keeps memory to about two rounds of records, not the capture. */
+static void finish_round(struct replay *replay)
+{
+	replay_records_until(replay, replay->replayable_until);
+	replay->replayable_until = replay->latest_time;
 }
 
 static int keep_record(const struct perf_event_header *record, void *context)
@@ -85,12 +126,18 @@ static int keep_record(const struct perf_event_header *record, void *context)
 	struct replay *replay = context;
 	struct timed_record *timed;
 
+	if (record->type == PERF_RECORD_FINISHED_ROUND) {
+		finish_round(replay);
+		return 0;
+	}
 	grow_array((void **)&replay->records, &replay->record_capacity, replay->record_count + 1,
 		   sizeof(*replay->records));
-	timed = &replay->records[replay->record_count];
+	timed = &replay->records[replay->record_count++];
 	if (!perf_data_reader_record_time(replay->reader, record, &timed->time))
 		timed->time = 0;
-	timed->sequence = replay->record_count++;
+	if (timed->time > replay->latest_time)
+		replay->latest_time = timed->time;
+	timed->sequence = replay->next_sequence++;
 	timed->record = copy_record(replay, record);
 	return 0;
 }
@@ -173,6 +220,19 @@ static uint32_t locate(struct replay *replay, uint32_t pid, uint64_t address, bo
 	return id;
 }
 
+/* The process whose code the stack walk asks about. */
+struct code_lookup_context {
+	struct resolver *resolver;
+	pid_t pid;
+};
+
+static void look_up_code(void *context, uint64_t address, struct code_at *code)
+{
+	struct code_lookup_context *process = context;
+
+	resolver_code_at(process->resolver, process->pid, address, code);
+}
+
 /* The caller of the leaf (the first user frame, callchain[leaf]) that the
  * kernel's frame-pointer walk skipped because the leaf keeps no frame
  * pointer: the return address the leaf's call frame information finds in the
@@ -181,15 +241,84 @@ static uint32_t locate(struct replay *replay, uint32_t pid, uint64_t address, bo
 static uint64_t skipped_leaf_caller(struct replay *replay, const struct perf_sample *sample,
 				    uint64_t leaf)
 {
+	struct code_lookup_context process = {replay->resolver, (pid_t)sample->pid};
 	uint64_t return_address;
 
 	if (!sample->user_stack ||
-	    !resolver_return_address(replay->resolver, (pid_t)sample->pid, sample->callchain[leaf],
-				     sample->user_stack, sample->user_stack_size, &return_address))
+	    !stack_walk_leaf_caller(sample->callchain[leaf], sample->user_stack,
+				    sample->user_stack_size, look_up_code, &process,
+				    &return_address))
 		return 0;
 	if (leaf + 1 < sample->callchain_length && sample->callchain[leaf + 1] == return_address)
 		return 0;
 	return return_address;
+}
+
+/* Appends the user stack the walk finds (stack_walk.h) from the sample's
+ * registers and stack copy, and in hybrid mode the kernel's callchain of
+ * user space (`user_chain`), at replay->stack[depth]. Returns the new depth;
+ * a sample without user registers (a kernel thread's) adds nothing. `whole`
+ * tells whether the walk reached the outermost frame. */
+static size_t add_walked_stack(struct replay *replay, const struct perf_sample *sample,
+			       enum call_graph_mode mode, const uint64_t *user_chain,
+			       size_t user_chain_length, size_t depth, bool *whole)
+{
+	struct code_lookup_context process = {replay->resolver, (pid_t)sample->pid};
+	struct stack_walk_sample walk = {
+	    .registers.bp_known = true,
+	    .stack = {.bytes = sample->user_stack, .size = sample->user_stack_size},
+	    .kernel_chain = user_chain,
+	    .kernel_chain_length = user_chain_length,
+	};
+	size_t count;
+
+	if (!perf_sample_user_register(sample, PERF_REG_X86_IP, &walk.registers.ip) ||
+	    !perf_sample_user_register(sample, PERF_REG_X86_SP, &walk.registers.sp) ||
+	    !perf_sample_user_register(sample, PERF_REG_X86_BP, &walk.registers.bp)) {
+		*whole = false;
+		return depth;
+	}
+	walk.stack.start = walk.registers.sp;
+	count =
+	    stack_walk(mode == CALL_GRAPH_DWARF ? STACK_WALK_DWARF : STACK_WALK_HYBRID, &walk,
+		       look_up_code, &process, replay->user_frames, MAX_STACK_DEPTH - depth, whole);
+	for (size_t i = 0; i < count; i++)
+		replay->stack[depth++] =
+		    locate(replay, sample->pid, replay->user_frames[i], false, i > 0);
+	return depth;
+}
+
+/* Functions that start a thread or a process: a stack that ends in one is
+ * whole. */
+static bool is_thread_root(const char *function)
+{
+	static const char *const roots[] = {
+	    "start_thread",
+	    "__libc_start_call_main",
+	    "__libc_start_main",
+	    "_start",
+	    "clone3",
+	    "__clone3",
+	    "clone",
+	    "__clone",
+	};
+
+	for (size_t i = 0; i < sizeof(roots) / sizeof(*roots); i++)
+		if (!strcmp(function, roots[i]))
+			return true;
+	return false;
+}
+
+static bool reaches_thread_root(const struct profile *profile, const uint32_t *stack, size_t depth)
+{
+	const struct profile_location *outermost;
+
+	if (depth == 0)
+		return false;
+	outermost = &profile->locations[stack[depth - 1]];
+	return !outermost->kernel && outermost->frame_count > 0 &&
+	       is_thread_root(
+		   profile->frames[outermost->first_frame + outermost->frame_count - 1].function);
 }
 
 static void replay_sample(struct replay *replay, const struct perf_event_header *record)
@@ -199,12 +328,17 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 	size_t depth = 0, frames = 0;
 	bool kernel = (record->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	bool first_in_context = true;
+	enum call_graph_mode mode;
+	const uint64_t *user_chain = NULL;
+	size_t user_chain_length = 0;
+	bool whole = false;
 
 	if (!perf_data_reader_parse_sample(replay->reader, record, &sample))
 		return;
 	replay->time = sample.time;
 	resolver_set_time(replay->resolver, sample.time);
-	if (sample.callchain_length == 0)
+	mode = call_graph_of_attr(perf_data_reader_attr(replay->reader, sample.event));
+	if (sample.callchain_length == 0 && mode == CALL_GRAPH_FP)
 		replay->stack[depth++] = locate(replay, sample.pid, sample.ip, kernel, false);
 	for (uint64_t i = 0; i < sample.callchain_length && depth < MAX_STACK_DEPTH; i++) {
 		uint64_t address = sample.callchain[i];
@@ -212,6 +346,13 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 		if (address >= PERF_CONTEXT_MAX) {
 			kernel = address == PERF_CONTEXT_KERNEL;
 			first_in_context = true;
+			if (address == PERF_CONTEXT_USER && mode != CALL_GRAPH_FP) {
+				/* The walk takes the user frames from here. */
+				user_chain = &sample.callchain[i + 1];
+				user_chain_length = sample.callchain_length - i - 1;
+				frames += user_chain_length;
+				break;
+			}
 			continue;
 		}
 		frames++;
@@ -229,7 +370,13 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 		}
 		first_in_context = false;
 	}
-	if (frames >= replay->profile->max_stack_depth)
+	if (mode != CALL_GRAPH_FP && depth < MAX_STACK_DEPTH)
+		depth = add_walked_stack(replay, &sample, mode, user_chain, user_chain_length,
+					 depth, &whole);
+	/* A walk may reach the root of a stack the kernel's callchain cut. */
+	if (whole || reaches_thread_root(replay->profile, replay->stack, depth))
+		replay->profile->rooted_stacks++;
+	else if (frames >= replay->profile->max_stack_depth)
 		replay->profile->cut_stacks++;
 	added = (struct profile_sample){
 	    .time = sample.time,
@@ -247,6 +394,7 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 static void replay_record(struct replay *replay, const struct perf_event_header *record)
 {
 	char text[4096];
+	struct mapped_file file;
 
 	switch (record->type) {
 	case PERF_RECORD_SAMPLE:
@@ -281,8 +429,13 @@ static void replay_record(struct replay *replay, const struct perf_event_header 
 		if (record->size < sizeof(*mmap) || !(mmap->protection & PROT_EXEC))
 			break;
 		copy_record_string(record, mmap->filename, text, sizeof(text));
+		file = (struct mapped_file){.path = text};
+		/* A record may carry a build-id where the device and inode go. */
+		if (!(record->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
+			file.identity =
+			    (struct file_identity){mmap->major, mmap->minor, mmap->inode};
 		resolver_add_mapping(replay->resolver, (pid_t)mmap->pid, mmap->address,
-				     mmap->length, mmap->page_offset, text);
+				     mmap->length, mmap->page_offset, &file);
 		break;
 	}
 	case PERF_RECORD_MMAP: {
@@ -294,7 +447,8 @@ static void replay_record(struct replay *replay, const struct perf_event_header 
 			break;
 		copy_record_string(record, mmap->filename, text, sizeof(text));
 		resolver_add_mapping(replay->resolver, (pid_t)mmap->pid, mmap->address,
-				     mmap->length, mmap->page_offset, text);
+				     mmap->length, mmap->page_offset,
+				     &(struct mapped_file){.path = text});
 		break;
 	}
 	case PERF_RECORD_LOST:
@@ -328,13 +482,9 @@ int replay_capture(const char *perf_data_path, struct resolver *resolver, struct
 	    perf_data_reader_for_each(replay.reader, keep_record, &replay, error, sizeof(error));
 	if (status < 0)
 		report_warning("%s: using the %zu records before the damage", error,
-			       replay.record_count);
-	if (replay.record_count > 1)
-		qsort(replay.records, replay.record_count, sizeof(*replay.records),
-		      compare_records);
-	for (size_t i = 0; i < replay.record_count; i++)
-		replay_record(&replay, replay.records[i].record);
-	free_record_blocks(&replay);
+			       replay.next_sequence);
+	replay_records_until(&replay, UINT64_MAX);
+	free_record_blocks(replay.blocks);
 	free(replay.records);
 	free(replay.threads);
 	free(replay.versions);

@@ -9,7 +9,7 @@
 // Exit status: 0 passed, 1 failed, 77 skipped (Chromium missing or unable
 // to start). Screenshots are written to OUTPUT_DIR.
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -62,6 +62,34 @@ function samplesUnder(path) {
 function matchedShare(regex, of = stacks) {
 	const hit = of.filter((s) => s.frames.some((f) => regex.test(display(f))));
 	return (100 * sum(hit)) / sum(of);
+}
+
+// Deep .NET-like folded stacks of about `bytes`, written in pieces: 20 to 60
+// frames of managed methods under a thread pool dispatcher, random counts.
+function writeDeepFolded(path, bytes) {
+	let seed = 7, written = 0, chunk = [];
+	const random = (n) => { // mulberry32: well mixed, so stacks spread as in real captures
+		seed = (seed + 0x6d2b79f5) | 0;
+		let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+		t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+		return ((t ^ (t >>> 14)) >>> 0) % n;
+	};
+	writeFileSync(path, "");
+	while (written < bytes) {
+		const frames = ["dotnet", "[unknown]", "System.Threading.ThreadPoolWorkQueue::Dispatch()[OptimizedTier1]"];
+		const depth = 20 + random(40);
+		for (let d = 0; d < depth; d++)
+			frames.push(`void [App.Module${d % 17}] App.Namespace${d % 5}.Type${random(6 + d)}::` +
+				`Method${random(3 + (d >> 1))}(int32,string)[OptimizedTier1]`);
+		const line = `${frames.join(";")} ${1 + random(50)}\n`;
+		chunk.push(line);
+		written += line.length;
+		if (chunk.length === 2000) {
+			appendFileSync(path, chunk.join(""));
+			chunk = [];
+		}
+	}
+	appendFileSync(path, chunk.join(""));
 }
 
 // --- Graphs ----------------------------------------------------------------
@@ -227,7 +255,8 @@ try {
 		bigFolded.push(`dotnet;[unknown];worker${i % 7};Demo.Module${i % 113}::Step${i % 1009};` +
 			`System.Text.Json.Serializer::Write${i}(string)[OptimizedTier1] ${1 + (i % 13)}`);
 	const bigSvg = join(outputDir, "big.svg");
-	execFileSync(profcpu, ["flamegraph", "--minwidth", "0", "-o", bigSvg], { input: bigFolded.join("\n") });
+	execFileSync(profcpu, ["flamegraph", "--minwidth", "0", "--max-frames", "0", "-o", bigSvg],
+		{ input: bigFolded.join("\n") });
 	await page.goto(pathToFileURL(bigSvg).href);
 	const timings = await page.evaluate(() => {
 		const started = performance.now();
@@ -244,6 +273,34 @@ try {
 		"big graph: zoom, reset and search are quick",
 		`${timings.frames} frames; zoom ${timings.zoom.toFixed(0)} ms, reset ${timings.reset.toFixed(0)} ms, ` +
 		`search ${timings.search.toFixed(0)} ms`);
+
+	// Folded files of 10 MB and 100 MB (deep .NET-like stacks) give SVGs a
+	// browser opens at once: at most about 30,000 frames by default, the
+	// narrow ones merged into "…" frames; search still finds frames.
+	for (const megabytes of [10, 100]) {
+		const folded = join(outputDir, `deep-${megabytes}mb.folded`), svg = join(outputDir, `deep-${megabytes}mb.svg`);
+		writeDeepFolded(folded, megabytes * 1e6);
+		execFileSync(profcpu, ["flamegraph", "-i", folded, "-o", svg]);
+		rmSync(folded);
+		const svgBytes = statSync(svg).size;
+		check(svgBytes < 10e6, `${megabytes} MB of folded stacks: SVG under 10 MB`, `${(svgBytes / 1e6).toFixed(1)} MB`);
+		const opened = performance.now();
+		await page.goto(pathToFileURL(svg).href);
+		const loadMs = performance.now() - opened;
+		const drawn = await page.locator("#frames > g").count();
+		const merged = await page.locator("#frames > g > title", { hasText: "narrow frames merged" }).count();
+		check(drawn <= 31000 && merged > 0, `${megabytes} MB: ${drawn} frames drawn, ${merged} "…" frames`,
+			`opened in ${loadMs.toFixed(0)} ms`);
+		page.once("dialog", (dialog) => dialog.accept("ThreadPoolWorkQueue::Dispatch"));
+		await page.keyboard.press("Control+f");
+		check((await text("matched")) === "Matched: 100.00%", `${megabytes} MB: search finds the dispatcher in every stack`,
+			await text("matched"));
+		page.once("dialog", (dialog) => dialog.accept("Type3::Method1\\("));
+		await page.keyboard.press("Control+f");
+		const share = Number((await text("matched")).replace(/[^0-9.]/g, ""));
+		check(share > 0 && share < 100, `${megabytes} MB: search of a deeper method`, await text("matched"));
+		rmSync(svg);
+	}
 
 	// The flame graph of the real capture, as `profcpu collect` wrote it.
 	await page.goto(pathToFileURL(join(captureDir, "flamegraph.svg")).href);

@@ -1,0 +1,49 @@
+/* profcpu push: send a capture folder's profile to a Pyroscope server. */
+#include "commands.h"
+#include "push_options.h"
+#include "util.h"
+
+static const char usage[] =
+    "usage: profcpu push [options] DIR URL\n"
+    "\n"
+    "Sends DIR/profile.pb.gz (pprof, written by profcpu collect or postprocess)\n"
+    "to the Pyroscope server at URL, through its ingest API:\n"
+    "POST URL/ingest?name=APP.cpu{LABELS}&from=&until=&sampleRate=&format=pprof.\n"
+    "Grafana Alloy's pyroscope.receive_http takes the same. The time range and\n"
+    "the sample rate come from the profile; the application name is the\n"
+    "process name unless --app gives one.\n"
+    "\n"
+    "options:\n" PUSH_OPTIONS_USAGE "\n"
+    "EXAMPLES:\n"
+    "    profcpu push profilings/10-31-07_2026-11-22 http://pyroscope:4040   # one capture\n"
+    "    profcpu push out http://localhost:4040 --app checkout --label env=staging\n";
+
+int cmd_push(int argc, char **argv)
+{
+	struct push_options push = {0};
+	struct string_list positionals = {0};
+	const struct option options[] = {
+	    PUSH_OPTION_ENTRIES(&push),
+	    {NULL, NULL, OPTION_FLAG, NULL},
+	};
+	int status = 2;
+
+	switch (options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage)) {
+	case OPTIONS_INVALID:
+		goto done;
+	case OPTIONS_HELP_SHOWN:
+		status = 0;
+		goto done;
+	case OPTIONS_PARSED:
+		break;
+	}
+	if (positionals.count != 2) {
+		report_error("push needs the capture folder and the server: profcpu push DIR URL");
+		goto done;
+	}
+	status = push_options_push(&push, positionals.items[0], positionals.items[1]) ? 1 : 0;
+done:
+	string_list_clear(&positionals);
+	push_options_release(&push);
+	return status;
+}

@@ -1,0 +1,85 @@
+#include "push_options.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The container id in /proc/PID/cgroup (docker-ID.scope, libpod-ID.scope,
+ * .../kubepods/.../ID: 64 hex digits), shortened to 12 as `docker ps` and
+ * `podman ps` show it; false outside a container. */
+static bool container_id(pid_t pid, char id[13])
+{
+	char path[64], text[4096];
+	int fd;
+	ssize_t length;
+	size_t run = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	length = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	for (ssize_t i = 0; i < length; i++) {
+		run = isxdigit((unsigned char)text[i]) ? run + 1 : 0;
+		if (run == 64 && (i + 1 == length || !isxdigit((unsigned char)text[i + 1]))) {
+			memcpy(id, text + i - 63, 12);
+			id[12] = '\0';
+			return true;
+		}
+	}
+	return false;
+}
+
+static void add_owned(struct push_options *options, char *label)
+{
+	options->owned = xrealloc(options->owned, (options->owned_count + 1) * sizeof(char *));
+	options->owned[options->owned_count++] = label;
+}
+
+void push_options_add_target_labels(struct push_options *options, pid_t pid, const char *comm)
+{
+	char host[256] = "", id[13];
+
+	if (comm)
+		add_owned(options, xasprintf("process=%s", comm));
+	if (gethostname(host, sizeof(host) - 1) == 0 && host[0])
+		add_owned(options, xasprintf("hostname=%s", host));
+	if (pid && container_id(pid, id))
+		add_owned(options, xasprintf("container=%s", id));
+	/* A pod's containers share its hostname, the pod's name. */
+	if (host[0] && getenv("KUBERNETES_SERVICE_HOST"))
+		add_owned(options, xasprintf("pod=%s", host));
+}
+
+int push_options_push(const struct push_options *options, const char *dir, const char *url)
+{
+	size_t count = options->owned_count + options->labels.count;
+	const char **labels = xcalloc(count + 1, sizeof(*labels));
+	int status;
+
+	for (size_t i = 0; i < options->owned_count; i++)
+		labels[i] = options->owned[i];
+	for (size_t i = 0; i < options->labels.count; i++)
+		labels[options->owned_count + i] = options->labels.items[i];
+	status = pyroscope_push(dir, &(struct push_request){.url = url,
+							    .app_name = options->app_name,
+							    .labels = labels,
+							    .label_count = count,
+							    .timeout = options->timeout});
+	free(labels);
+	return status;
+}
+
+void push_options_release(struct push_options *options)
+{
+	for (size_t i = 0; i < options->owned_count; i++)
+		free(options->owned[i]);
+	free(options->owned);
+	string_list_clear(&options->labels);
+	*options = (struct push_options){0};
+}

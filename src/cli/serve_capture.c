@@ -1,0 +1,160 @@
+#include "serve_capture.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* pprof and speedscope are listed before every profcpu writes them: the
+ * server answers 404 for a file a capture does not hold. */
+static const struct capture_format formats[] = {
+    {"svg", "flamegraph.svg", "image/svg+xml"},
+    {"zip", "prof.trace.zip", "application/zip"},
+    {"folded", "folded_stacks.out", "text/plain; charset=utf-8"},
+    {"pprof", "profile.pb.gz", "application/octet-stream"},
+    {"speedscope", "speedscope.json", "application/json"},
+    {"perf-script", "perf_script.out", "text/plain; charset=utf-8"},
+    {"tar", "prof.tar.gz", "application/gzip"},
+    {"perf-data", "perf.data", "application/octet-stream"},
+    {"log", "profcpu.log", "text/plain; charset=utf-8"},
+};
+
+const struct capture_format *capture_format_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(formats) / sizeof(*formats); i++)
+		if (!strcmp(name, formats[i].name) || !strcmp(name, formats[i].file))
+			return &formats[i];
+	return NULL;
+}
+
+void capture_format_names(char *names, size_t size)
+{
+	names[0] = '\0';
+	for (size_t i = 0; i < sizeof(formats) / sizeof(*formats); i++)
+		snprintf(names + strlen(names), size - strlen(names), "%s%s", i ? ", " : "",
+			 formats[i].name);
+}
+
+/* The last non-empty line of what the child printed on stderr. */
+static void keep_last_line(const char *text, char *line, size_t size)
+{
+	size_t end = strlen(text), start;
+
+	while (end && text[end - 1] == '\n')
+		end--;
+	start = end;
+	while (start && text[start - 1] != '\n')
+		start--;
+	snprintf(line, size, "%.*s", (int)(end - start), text + start);
+}
+
+int capture_start(struct capture *capture, const char *output_dir, pid_t pid, unsigned seconds,
+		  char *error, size_t error_size)
+{
+	char pid_text[16], seconds_text[16], date[32], *folder;
+	time_t now = time(NULL);
+	struct tm local;
+	posix_spawn_file_actions_t actions;
+	posix_spawnattr_t attributes;
+	sigset_t no_signals;
+	int pipe_ends[2], spawned;
+
+	strftime(date, sizeof(date), "%Y-%m-%d_%H-%M-%S", localtime_r(&now, &local));
+	snprintf(capture->name, sizeof(capture->name), "pid%d_%s", (int)pid, date);
+	snprintf(pid_text, sizeof(pid_text), "%d", (int)pid);
+	snprintf(seconds_text, sizeof(seconds_text), "%u", seconds);
+	if (pipe2(pipe_ends, O_CLOEXEC) < 0) {
+		snprintf(error, error_size, "cannot start the capture: %s", strerror(errno));
+		return -1;
+	}
+	folder = xasprintf("%s/%s", output_dir, capture->name);
+	char *arguments[] = {"profcpu",	   "collect", "-pid", pid_text, "-duration",
+			     seconds_text, "-o",      folder, NULL};
+
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDERR_FILENO);
+	/* The server blocks SIGINT and SIGTERM to wait for them: the capture
+	 * must get them, to stop early and still write its outputs. */
+	posix_spawnattr_init(&attributes);
+	sigemptyset(&no_signals);
+	posix_spawnattr_setsigmask(&attributes, &no_signals);
+	posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+	spawned = posix_spawn(&capture->child, "/proc/self/exe", &actions, &attributes, arguments,
+			      environ);
+	posix_spawn_file_actions_destroy(&actions);
+	posix_spawnattr_destroy(&attributes);
+	close(pipe_ends[1]);
+	free(folder);
+	if (spawned != 0) {
+		close(pipe_ends[0]);
+		snprintf(error, error_size, "cannot start the capture: %s", strerror(spawned));
+		return -1;
+	}
+	capture->messages_fd = pipe_ends[0];
+	capture->pidfd = (int)syscall(SYS_pidfd_open, capture->child, 0);
+	return 0;
+}
+
+void capture_stop(const struct capture *capture)
+{
+	if (capture->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, capture->pidfd, SIGTERM, NULL, 0);
+}
+
+/* What the child printed on stderr, its first 4 KB (collect's messages are
+ * a few lines), read to the end so the child never blocks on a full pipe. */
+static void read_messages(int fd, char *messages, size_t size)
+{
+	size_t kept = 0;
+	char discard[4096];
+	ssize_t got;
+
+	for (;;) {
+		bool full = kept + 1 >= size;
+
+		got = full ? read(fd, discard, sizeof(discard))
+			   : read(fd, messages + kept, size - 1 - kept);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		if (!full)
+			kept += (size_t)got;
+	}
+	messages[kept] = '\0';
+}
+
+int capture_finish(struct capture *capture, char *error, size_t error_size)
+{
+	char messages[4096];
+	int status;
+
+	read_messages(capture->messages_fd, messages, sizeof(messages));
+	close(capture->messages_fd);
+	while (waitpid(capture->child, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (WIFSIGNALED(status))
+		snprintf(error, error_size, "the capture was killed by signal %d (%s)",
+			 WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		keep_last_line(messages, error, error_size);
+	if (!error[0])
+		snprintf(error, error_size, "the capture failed (exit status %d)",
+			 WEXITSTATUS(status));
+	return -1;
+}

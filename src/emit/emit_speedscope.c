@@ -1,0 +1,235 @@
+/* speedscope.json, in speedscope's file format
+ * (https://www.speedscope.app/file-format-schema.json): the profiles come
+ * first and the shared frames last (JSON keys have no order), so frames are
+ * numbered as the samples meet them and everything is written in one pass. */
+#include "emit.h"
+#include "id_map.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A thread's samples, as indices into profile.samples in time order. */
+struct thread_samples {
+	uint32_t *samples;
+	size_t count, capacity;
+};
+
+struct speedscope_writer {
+	const struct profile *profile;
+	FILE *out;
+	struct id_map frames;	/* (function, module) -> shared frame index */
+	uint32_t *stack_frames; /* the frames of each stack, root first */
+	size_t stack_frames_count, stack_frames_capacity;
+	uint64_t *stack_spans; /* by stack id: first << 32 | count; 0 not made yet */
+	bool clock;	       /* periods are nanoseconds of CPU time */
+};
+
+static void write_json_string(const char *text, FILE *out)
+{
+	fputc('"', out);
+	for (size_t clean; *text; text += clean) {
+		clean = strcspn(text, "\"\\");
+		fwrite(text, 1, clean, out);
+		if (!text[clean])
+			break;
+		fputc('\\', out);
+		fputc(text[clean], out);
+		clean++;
+	}
+	fputc('"', out);
+}
+
+/* The shared frames of stack `id`, root first: each location's inlined
+ * calls are innermost first in the profile, so both orders turn. */
+static const uint32_t *stack_frames(struct speedscope_writer *writer, uint32_t id, size_t *count)
+{
+	const struct profile *profile = writer->profile;
+	const struct profile_stack *stack = &profile->stacks[id];
+
+	if (!writer->stack_spans[id]) {
+		size_t first = writer->stack_frames_count;
+
+		for (uint32_t level = stack->depth; level-- > 0;) {
+			const struct profile_location *location =
+			    &profile->locations[profile->stack_locations[stack->first + level]];
+
+			for (uint32_t frame = location->frame_count; frame-- > 0;) {
+				const char *function =
+				    profile->frames[location->first_frame + frame].function;
+
+				grow_array(
+				    (void **)&writer->stack_frames, &writer->stack_frames_capacity,
+				    writer->stack_frames_count + 1, sizeof(*writer->stack_frames));
+				writer->stack_frames[writer->stack_frames_count++] =
+				    id_map_get(&writer->frames, (uintptr_t)function,
+					       (uintptr_t)location->module, NULL);
+			}
+		}
+		/* +1: a span of 0 frames still differs from "not made yet". */
+		writer->stack_spans[id] =
+		    (uint64_t)first << 32 | (writer->stack_frames_count - first + 1);
+	}
+	*count = (writer->stack_spans[id] & UINT32_MAX) - 1;
+	return writer->stack_frames + (writer->stack_spans[id] >> 32);
+}
+
+static void write_stack(struct speedscope_writer *writer, uint32_t stack, FILE *out)
+{
+	size_t count;
+	const uint32_t *frames = stack_frames(writer, stack, &count);
+
+	fputc('[', out);
+	for (size_t i = 0; i < count; i++)
+		fprintf(out, i ? ",%" PRIu32 : "%" PRIu32, frames[i]);
+	fputc(']', out);
+}
+
+/* Calls `visit` for each stretch of the thread's timeline: a sample with
+ * its stack, or (stack UINT32_MAX) the idle time before it, so the weights
+ * add up to the time from the capture's first sample. A gap shorter than a
+ * period is the timer's jitter, not idle time. */
+static uint64_t walk_timeline(struct speedscope_writer *writer, const struct thread_samples *thread,
+			      void (*visit)(struct speedscope_writer *, uint32_t stack,
+					    uint64_t weight, bool first),
+			      uint64_t start)
+{
+	const struct profile *profile = writer->profile;
+	uint64_t cursor = 0;
+	bool first = true;
+
+	for (size_t i = 0; i < thread->count; i++) {
+		const struct profile_sample *sample = &profile->samples[thread->samples[i]];
+		uint64_t at = sample->time - start;
+
+		if (writer->clock && at > cursor + sample->period) {
+			visit(writer, UINT32_MAX, at - cursor, first);
+			first = false;
+			cursor = at;
+		}
+		visit(writer, sample->stack, sample->period, first);
+		first = false;
+		cursor += sample->period;
+	}
+	return cursor;
+}
+
+static void visit_stack(struct speedscope_writer *writer, uint32_t stack, uint64_t weight,
+			bool first)
+{
+	(void)weight;
+	if (!first)
+		fputc(',', writer->out);
+	if (stack == UINT32_MAX)
+		fputs("[]", writer->out);
+	else
+		write_stack(writer, stack, writer->out);
+}
+
+static void visit_weight(struct speedscope_writer *writer, uint32_t stack, uint64_t weight,
+			 bool first)
+{
+	(void)stack;
+	fprintf(writer->out, first ? "%" PRIu64 : ",%" PRIu64, weight);
+}
+
+static void write_thread(struct speedscope_writer *writer, const struct thread_samples *thread,
+			 uint64_t start)
+{
+	const struct profile_sample *sample = &writer->profile->samples[thread->samples[0]];
+	FILE *out = writer->out;
+	char *name = xasprintf("%s (tid %" PRIu32 ") of %s (pid %" PRIu32 ")", sample->thread_name,
+			       sample->tid, sample->process_name, sample->pid);
+	uint64_t end;
+
+	fputs("{\"type\":\"sampled\",\"name\":", out);
+	write_json_string(name, out);
+	fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"samples\":[",
+		writer->clock ? "nanoseconds" : "none");
+	walk_timeline(writer, thread, visit_stack, start);
+	fputs("],\"weights\":[", out);
+	end = walk_timeline(writer, thread, visit_weight, start);
+	fprintf(out, "],\"endValue\":%" PRIu64 "}", end);
+	free(name);
+}
+
+/* The samples of each thread, threads in the order they first ran. */
+static struct thread_samples *group_by_thread(const struct profile *profile, size_t *count)
+{
+	struct id_map threads = {0};
+	struct thread_samples *groups = NULL;
+	size_t capacity = 0;
+
+	for (uint32_t i = 0; i < profile->sample_count; i++) {
+		const struct profile_sample *sample = &profile->samples[i];
+		bool added;
+		uint32_t thread = id_map_get(&threads, sample->pid, sample->tid, &added);
+
+		if (added) {
+			grow_array((void **)&groups, &capacity, thread + 1, sizeof(*groups));
+			groups[thread] = (struct thread_samples){0};
+		}
+		grow_array((void **)&groups[thread].samples, &groups[thread].capacity,
+			   groups[thread].count + 1, sizeof(*groups[thread].samples));
+		groups[thread].samples[groups[thread].count++] = i;
+	}
+	*count = threads.count;
+	id_map_release(&threads);
+	return groups;
+}
+
+static void write_shared_frames(struct speedscope_writer *writer)
+{
+	FILE *out = writer->out;
+
+	fputs("\"shared\":{\"frames\":[", out);
+	for (size_t i = 0; i < writer->frames.count; i++) {
+		const struct id_map_entry *key = &writer->frames.keys[i];
+
+		fputs(i ? ",{\"name\":" : "{\"name\":", out);
+		write_json_string((const char *)(uintptr_t)key->first, out);
+		fputs(",\"file\":", out);
+		write_json_string((const char *)(uintptr_t)key->second, out);
+		fputc('}', out);
+	}
+	fputs("]}", out);
+}
+
+int emit_speedscope(const struct profile *profile, FILE *out)
+{
+	struct speedscope_writer writer = {
+	    .profile = profile,
+	    .out = out,
+	    .stack_spans = xcalloc(profile->stack_count + 1, sizeof(*writer.stack_spans)),
+	    .clock = !strcmp(profile->event_name, "cpu-clock") ||
+		     !strcmp(profile->event_name, "task-clock"),
+	};
+	size_t thread_count, busiest = 0;
+	struct thread_samples *threads = group_by_thread(profile, &thread_count);
+	uint64_t start = profile->sample_count ? profile->samples[0].time : 0;
+
+	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"profiles\":[",
+	      out);
+	for (size_t i = 0; i < thread_count; i++) {
+		if (i)
+			fputc(',', out);
+		write_thread(&writer, &threads[i], start);
+		if (threads[i].count > threads[busiest].count)
+			busiest = i;
+	}
+	fputs("],", out);
+	write_shared_frames(&writer);
+	fprintf(out, ",\"activeProfileIndex\":%zu,\"exporter\":\"profcpu %s\",\"name\":", busiest,
+		PROFCPU_VERSION);
+	write_json_string(profile->sample_count ? profile->samples[0].process_name : "profcpu",
+			  out);
+	fputs("}\n", out);
+	for (size_t i = 0; i < thread_count; i++)
+		free(threads[i].samples);
+	free(threads);
+	free(writer.stack_frames);
+	free(writer.stack_spans);
+	id_map_release(&writer.frames);
+	return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,301 @@
+#include "pyroscope_push.h"
+#include "curl_library.h"
+#include "profile.pb-c.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define MAX_PROFILE_BYTES ((size_t)256 << 20)
+#define TRIES		  3
+
+/* What the ingest query needs from the profile. */
+struct profile_facts {
+	int64_t from, until; /* Unix seconds */
+	long sample_rate;    /* Hz */
+	char *process_name;  /* the first sample's "process" label, or NULL */
+};
+
+static unsigned char *read_file(const char *path, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat status;
+	unsigned char *data = NULL;
+
+	if (fd >= 0 && fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
+	    (size_t)status.st_size <= MAX_PROFILE_BYTES) {
+		data = xmalloc((size_t)status.st_size + 1);
+		if (read(fd, data, (size_t)status.st_size) != status.st_size) {
+			free(data);
+			data = NULL;
+		}
+		*size = (size_t)status.st_size;
+	} else if (fd >= 0) {
+		errno = EFBIG;
+	}
+	if (fd >= 0)
+		close(fd);
+	return data;
+}
+
+/* The profile, gunzipped, or NULL when it is not gzip. */
+static unsigned char *gunzip(const unsigned char *data, size_t size, size_t *length)
+{
+	z_stream stream = {.next_in = (Bytef *)data, .avail_in = (uInt)size};
+	size_t capacity = size * 4 + 4096;
+	unsigned char *out = xmalloc(capacity);
+	int result = Z_OK;
+
+	if (inflateInit2(&stream, 16 + 15) != Z_OK) {
+		free(out);
+		return NULL;
+	}
+	while (result == Z_OK) {
+		if (stream.total_out == capacity) {
+			if (capacity >= MAX_PROFILE_BYTES * 4)
+				break;
+			capacity *= 2;
+			out = xrealloc(out, capacity);
+		}
+		stream.next_out = out + stream.total_out;
+		stream.avail_out = (uInt)(capacity - stream.total_out);
+		result = inflate(&stream, Z_NO_FLUSH);
+	}
+	*length = stream.total_out;
+	inflateEnd(&stream);
+	if (result != Z_STREAM_END) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* Reads the facts from the pprof encoding itself, decoded by protobuf-c. */
+static bool read_facts(const unsigned char *gzipped, size_t size, struct profile_facts *facts)
+{
+	size_t length;
+	unsigned char *encoded = gunzip(gzipped, size, &length);
+	Perftools__Profiles__Profile *profile =
+	    encoded ? perftools__profiles__profile__unpack(NULL, length, encoded) : NULL;
+
+	free(encoded);
+	if (!profile)
+		return false;
+	facts->from = profile->time_nanos / 1000000000;
+	facts->until = (profile->time_nanos + profile->duration_nanos + 999999999) / 1000000000;
+	facts->sample_rate =
+	    profile->period > 0 ? (long)(1e9 / (double)profile->period + 0.5) : 100;
+	facts->process_name = NULL;
+	if (profile->n_sample)
+		for (size_t i = 0; i < profile->sample[0]->n_label; i++) {
+			const Perftools__Profiles__Label *label = profile->sample[0]->label[i];
+
+			if ((size_t)label->key < profile->n_string_table &&
+			    (size_t)label->str < profile->n_string_table &&
+			    !strcmp(profile->string_table[label->key], "process"))
+				facts->process_name = xstrdup(profile->string_table[label->str]);
+		}
+	perftools__profiles__profile__free_unpacked(profile, NULL);
+	return true;
+}
+
+/* Pyroscope's application names and label keys take letters, digits, '.',
+ * '_' and '-'; anything else becomes '_'. Values lose only the characters
+ * that delimit the name's label set. */
+static void append_clean(char **name, size_t *length, size_t *capacity, const char *text,
+			 bool value)
+{
+	for (; *text; text++) {
+		char c = *text;
+
+		if (value ? strchr("{},=\"", c) || iscntrl((unsigned char)c)
+			  : !(isalnum((unsigned char)c) || strchr("._-", c)))
+			c = '_';
+		grow_array((void **)name, capacity, *length + 2, 1);
+		(*name)[(*length)++] = c;
+		(*name)[*length] = '\0';
+	}
+}
+
+static void append_text(char **name, size_t *length, size_t *capacity, const char *text)
+{
+	size_t size = strlen(text);
+
+	grow_array((void **)name, capacity, *length + size + 1, 1);
+	memcpy(*name + *length, text, size + 1);
+	*length += size;
+}
+
+/* "APP.cpu{key=value,...}" */
+static char *series_name(const struct push_request *request, const struct profile_facts *facts)
+{
+	char *name = NULL;
+	size_t length = 0, capacity = 0;
+
+	append_clean(&name, &length, &capacity,
+		     request->app_name	   ? request->app_name
+		     : facts->process_name ? facts->process_name
+					   : "profcpu",
+		     false);
+	append_text(&name, &length, &capacity, ".cpu{");
+	for (size_t i = 0; i < request->label_count; i++) {
+		const char *equals = strchr(request->labels[i], '=');
+		char *key = xstrdup(request->labels[i]);
+
+		key[equals ? (size_t)(equals - request->labels[i]) : strlen(key)] = '\0';
+		if (i)
+			append_text(&name, &length, &capacity, ",");
+		append_clean(&name, &length, &capacity, key, false);
+		append_text(&name, &length, &capacity, "=");
+		append_clean(&name, &length, &capacity, equals ? equals + 1 : "", true);
+		free(key);
+	}
+	append_text(&name, &length, &capacity, "}");
+	return name;
+}
+
+/* The first line of the server's answer, kept for the error message. */
+struct answer {
+	char text[200];
+	size_t length;
+};
+
+static size_t keep_answer(char *data, size_t size, size_t count, void *context)
+{
+	struct answer *answer = context;
+	size_t room = sizeof(answer->text) - 1 - answer->length;
+	size_t take = size * count < room ? size * count : room;
+
+	memcpy(answer->text + answer->length, data, take);
+	answer->length += take;
+	answer->text[answer->length] = '\0';
+	answer->text[strcspn(answer->text, "\r\n")] = '\0';
+	return size * count;
+}
+
+/* One POST. Returns 0, 1 when another try may do better, or -1; `why`
+ * says what went wrong. */
+static int post_once(struct curl_library *library, CURL *curl, const char *url,
+		     const unsigned char *data, size_t size, double timeout, char *why,
+		     size_t why_size)
+{
+	curl_mime *form = library->mime_init(curl);
+	curl_mimepart *part = library->mime_addpart(form);
+	struct answer answer = {{0}, 0};
+	long status = 0;
+	CURLcode result;
+
+	library->mime_name(part, "profile");
+	library->mime_filename(part, "profile.pb.gz");
+	library->mime_type(part, "application/octet-stream");
+	library->mime_data(part, (const char *)data, size);
+	library->easy_reset(curl);
+	library->easy_setopt(curl, CURLOPT_URL, url);
+	library->easy_setopt(curl, CURLOPT_MIMEPOST, form);
+	library->easy_setopt(curl, CURLOPT_WRITEFUNCTION, keep_answer);
+	library->easy_setopt(curl, CURLOPT_WRITEDATA, &answer);
+	library->easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	library->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout * 1000 / 2));
+	library->easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
+	library->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	library->easy_setopt(curl, CURLOPT_USERAGENT, "profcpu/" PROFCPU_VERSION);
+	result = library->easy_perform(curl);
+	library->easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	library->mime_free(form);
+	if (result != CURLE_OK) {
+		snprintf(why, why_size, "%s", library->easy_strerror(result));
+		return 1;
+	}
+	if (status >= 200 && status < 300)
+		return 0;
+	snprintf(why, why_size, "the server answered HTTP %ld%s%s", status,
+		 answer.text[0] ? ": " : "", answer.text);
+	return status >= 500 || status == 429 ? 1 : -1;
+}
+
+/* URL/ingest?name=...: the name escaped by libcurl itself. */
+static char *ingest_url(struct curl_library *library, CURL *curl,
+			const struct push_request *request, const struct profile_facts *facts)
+{
+	char *name = series_name(request, facts);
+	char *escaped = library->easy_escape(curl, name, 0);
+	size_t base = strlen(request->url);
+	char *url;
+
+	while (base && request->url[base - 1] == '/')
+		base--;
+	url = xasprintf("%.*s/ingest?name=%s&from=%" PRId64 "&until=%" PRId64
+			"&sampleRate=%ld&format=pprof&spyName=profcpu",
+			(int)base, request->url, escaped ? escaped : name, facts->from,
+			facts->until, facts->sample_rate);
+	if (escaped)
+		library->free(escaped);
+	free(name);
+	return url;
+}
+
+/* Posts the profile, trying again after 1 s and 2 s when that may help. */
+static int post_with_retries(const struct push_request *request, const struct profile_facts *facts,
+			     const unsigned char *data, size_t size, char *why, size_t why_size)
+{
+	struct curl_library library;
+	double timeout = request->timeout > 0 ? request->timeout : 30;
+	CURL *curl;
+	char *url;
+	int result = -1;
+
+	if (!curl_library_load(&library, why, why_size))
+		return -1;
+	if (library.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(curl = library.easy_init())) {
+		snprintf(why, why_size, "libcurl failed to start");
+		curl_library_unload(&library);
+		return -1;
+	}
+	url = ingest_url(&library, curl, request, facts);
+	for (int try = 1; try <= TRIES; try++) {
+		result = post_once(&library, curl, url, data, size, timeout, why, why_size);
+		if (result <= 0)
+			break;
+		if (try < TRIES)
+			sleep((unsigned)try);
+	}
+	free(url);
+	library.easy_cleanup(curl);
+	library.global_cleanup();
+	curl_library_unload(&library);
+	return result == 0 ? 0 : -1;
+}
+
+int pyroscope_push(const char *dir, const struct push_request *request)
+{
+	char *path = xasprintf("%s/profile.pb.gz", dir), why[512] = "";
+	struct profile_facts facts = {0};
+	size_t size = 0;
+	unsigned char *data = read_file(path, &size);
+	int status = -1;
+
+	if (!data)
+		snprintf(why, sizeof(why), "cannot read it: %s", strerror(errno));
+	else if (!read_facts(data, size, &facts))
+		snprintf(why, sizeof(why), "it is not a gzip-compressed pprof profile");
+	else
+		status = post_with_retries(request, &facts, data, size, why, sizeof(why));
+	if (status == 0)
+		printf("profcpu: pushed %s to %s\n", path, request->url);
+	else
+		report_error("cannot push %s to %s: %s (the outputs stay in %s; retry with profcpu "
+			     "push %s %s)",
+			     path, request->url, why, dir, dir, request->url);
+	free(facts.process_name);
+	free(data);
+	free(path);
+	return status;
+}

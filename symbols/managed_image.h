@@ -1,0 +1,70 @@
+/* One .NET assembly file as the runtime maps it: a PE image with ECMA-335
+ * metadata and, when it was compiled ahead of time, ReadyToRun code. Names
+ * the precompiled method at an offset in the file the way the runtime names
+ * it in its perf map and jitdump:
+ *
+ *   [instance ]RET [Assembly] Namespace.Type::Method(PARAMS)[PreJIT]
+ *   int32 [System.Private.CoreLib]
+ * System.Collections.Generic.GenericArraySortHelper`1[System.Int32]::PickPivotAndPartition(valuetype
+ * System.Span`1<!0>)[PreJIT]
+ *
+ * The file is read once, inside the target's root, and indexed on the first
+ * lookup; method names are made on first use and kept. */
+#ifndef PROFCPU_MANAGED_IMAGE_H
+#define PROFCPU_MANAGED_IMAGE_H
+
+#include "readytorun.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MANAGED_IMAGE_MAX_SIZE (1024u * 1024 * 1024) /* larger files are not read */
+
+struct managed_image;
+struct clr_metadata;
+
+/* Finds the metadata of another assembly, `name` (an AssemblyRef's name),
+ * for the types a signature borrows from it; NULL when it cannot be had. */
+typedef const struct clr_metadata *(*managed_image_assembly_finder)(void *context,
+								    const char *name);
+
+/* Reads the assembly at `path` (as the target sees it) inside `root_fd`
+ * (target_root.h; -1: the profiler's own files): its headers, metadata and
+ * ReadyToRun tables, not its code. NULL when it is not a regular file, too
+ * large, unreadable, or not a .NET assembly. */
+struct managed_image *managed_image_open(int root_fd, const char *path);
+/* Reads an assembly from `size` bytes of `data`, which it takes (free()d
+ * with the image). NULL, freeing `data`, when it is not an assembly. */
+struct managed_image *managed_image_from_bytes(uint8_t *data, size_t size);
+void managed_image_free(struct managed_image *image);
+
+/* Where other assemblies of the same version bubble are found. */
+void managed_image_set_assembly_finder(struct managed_image *image,
+				       managed_image_assembly_finder finder, void *context);
+
+/* Whether the image holds ReadyToRun code (x64). */
+bool managed_image_has_native_code(const struct managed_image *image);
+
+const char *managed_image_assembly_name(const struct managed_image *image);
+const struct clr_metadata *managed_image_metadata(const struct managed_image *image);
+
+/* The build identity: the COFF timestamp, the module's MVID and the file's
+ * size (a composite image's component keeps its assembly's MVID). */
+void managed_image_identity(const struct managed_image *image, uint32_t *timestamp,
+			    uint8_t mvid[16], uint64_t *size);
+
+/* The name of the precompiled method whose code holds the byte at
+ * `file_offset`, and the offset of that byte from the method's start. The
+ * name stays valid until managed_image_free(). False when no method's code
+ * is there. */
+bool managed_image_lookup(struct managed_image *image, uint64_t file_offset, const char **name,
+			  uint64_t *offset);
+
+/* The runtime function (code block with its unwind information) holding
+ * the byte at `file_offset`, with its UNWIND_INFO bytes (Windows x64
+ * format, readytorun_unwind_info). For unwinding through precompiled code. */
+bool managed_image_runtime_function(const struct managed_image *image, uint64_t file_offset,
+				    struct readytorun_runtime_function *function,
+				    const uint8_t **unwind_info, size_t *unwind_size);
+
+#endif

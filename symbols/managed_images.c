@@ -1,0 +1,145 @@
+#include "managed_images.h"
+#include "buffer.h"
+#include "symbols_log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_IMAGES 4096 /* a bound for a hostile capture with endless paths */
+
+struct cached_image {
+	char *path;
+	struct managed_image *image; /* NULL: not an assembly */
+	bool owned;		     /* false for a path sharing another's image */
+	struct managed_images *images;
+};
+
+struct managed_images {
+	int root_fd;
+	struct cached_image **cached; /* each alone: images keep a pointer to theirs */
+	size_t count, capacity;
+	size_t lookups, named;
+};
+
+struct managed_images *managed_images_new(int root_fd)
+{
+	struct managed_images *images = calloc(1, sizeof(*images));
+
+	if (images)
+		images->root_fd = root_fd;
+	return images;
+}
+
+void managed_images_free(struct managed_images *images)
+{
+	if (!images)
+		return;
+	for (size_t i = 0; i < images->count; i++) {
+		if (images->cached[i]->owned)
+			managed_image_free(images->cached[i]->image);
+		free(images->cached[i]->path);
+		free(images->cached[i]);
+	}
+	free(images->cached);
+	free(images);
+}
+
+static bool same_identity(const struct managed_image *a, const struct managed_image *b)
+{
+	uint32_t a_timestamp, b_timestamp;
+	uint8_t a_mvid[16], b_mvid[16];
+	uint64_t a_size, b_size;
+
+	managed_image_identity(a, &a_timestamp, a_mvid, &a_size);
+	managed_image_identity(b, &b_timestamp, b_mvid, &b_size);
+	return a_timestamp == b_timestamp && a_size == b_size && !memcmp(a_mvid, b_mvid, 16);
+}
+
+/* The other assembly `name` of a signature: the file "<name>.dll" in the
+ * folder of the image that asks. */
+static const struct clr_metadata *find_assembly(void *context, const char *name)
+{
+	struct cached_image *asking = context;
+	const char *slash = strrchr(asking->path, '/');
+	struct managed_image *image;
+	char path[4096];
+
+	if (!slash || strchr(name, '/') ||
+	    snprintf(path, sizeof(path), "%.*s/%s.dll", (int)(slash - asking->path), asking->path,
+		     name) >= (int)sizeof(path))
+		return NULL;
+	image = managed_images_get(asking->images, path);
+	return image ? managed_image_metadata(image) : NULL;
+}
+
+/* A read image, or the one already read with the same build identity. */
+static struct managed_image *share_identical(struct managed_images *images,
+					     struct cached_image *entry)
+{
+	for (size_t i = 0; i < images->count; i++) {
+		struct cached_image *other = images->cached[i];
+
+		if (other != entry && other->owned && other->image &&
+		    same_identity(other->image, entry->image)) {
+			managed_image_free(entry->image);
+			entry->owned = false;
+			return entry->image = other->image;
+		}
+	}
+	managed_image_set_assembly_finder(entry->image, find_assembly, entry);
+	return entry->image;
+}
+
+struct managed_image *managed_images_get(struct managed_images *images, const char *path)
+{
+	struct cached_image *entry;
+
+	for (size_t i = 0; i < images->count; i++)
+		if (!strcmp(images->cached[i]->path, path))
+			return images->cached[i]->image;
+	if (images->count == MAX_IMAGES ||
+	    !buffer_reserve((void **)&images->cached, &images->capacity, images->count + 1,
+			    sizeof(*images->cached)) ||
+	    !(entry = calloc(1, sizeof(*entry))))
+		return NULL;
+	if (!(entry->path = strdup(path))) {
+		free(entry);
+		return NULL;
+	}
+	entry->images = images;
+	entry->owned = true;
+	/* Listed even when it is not an assembly: it is not read again. */
+	images->cached[images->count++] = entry;
+	entry->image = managed_image_open(images->root_fd, path);
+	return entry->image ? share_identical(images, entry) : NULL;
+}
+
+bool managed_images_lookup(struct managed_images *images, const char *path, uint64_t file_offset,
+			   const char **name, uint64_t *offset)
+{
+	struct managed_image *image = managed_images_get(images, path);
+
+	if (!image || !managed_image_has_native_code(image))
+		return false;
+	images->lookups++;
+	if (!managed_image_lookup(image, file_offset, name, offset))
+		return false;
+	images->named++;
+	return true;
+}
+
+void managed_images_report(const struct managed_images *images, FILE *log)
+{
+	size_t with_code = 0;
+
+	if (!images || images->lookups == 0)
+		return;
+	for (size_t i = 0; i < images->count; i++)
+		if (images->cached[i]->owned && images->cached[i]->image &&
+		    managed_image_has_native_code(images->cached[i]->image))
+			with_code++;
+	symbols_log(log,
+		    "ReadyToRun: %zu precompiled .NET images read, %zu of %zu addresses in them "
+		    "named from the images",
+		    with_code, images->named, images->lookups);
+}

@@ -1,0 +1,39 @@
+/* The .NET assemblies a capture's frames fall in, read once each: names
+ * precompiled (ReadyToRun) code from the images themselves, for targets
+ * whose runtime tells nothing (no diagnostics IPC, no jitdump).
+ *
+ * Images are cached by path; a file seen at another path with the same
+ * build identity (COFF timestamp, MVID, size) is read once. Types that a
+ * signature borrows from another assembly of the version bubble are read
+ * from that assembly's file in the same folder. */
+#ifndef PROFCPU_MANAGED_IMAGES_H
+#define PROFCPU_MANAGED_IMAGES_H
+
+#include "managed_image.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct managed_images;
+
+/* Files are opened inside `root_fd` (target_root.h; -1: own files), which
+ * must stay open until managed_images_free(). */
+struct managed_images *managed_images_new(int root_fd);
+void managed_images_free(struct managed_images *images);
+
+/* The image at `path`, read on the first call; NULL when it is not a .NET
+ * assembly (remembered: it is not read again). */
+struct managed_image *managed_images_get(struct managed_images *images, const char *path);
+
+/* Names the precompiled method at `file_offset` in the assembly at `path`
+ * (managed_image_lookup). */
+bool managed_images_lookup(struct managed_images *images, const char *path, uint64_t file_offset,
+			   const char **name, uint64_t *offset);
+
+/* Writes one line to `log` (symbols_log): how many images with ReadyToRun
+ * code were read and how many lookups they answered. Nothing when no
+ * lookup was made or `images` is NULL. */
+void managed_images_report(const struct managed_images *images, FILE *log);
+
+#endif

@@ -1,0 +1,90 @@
+#include "sparse_file.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+bool sparse_file_open(struct sparse_file *file, int fd, uint64_t max_size)
+{
+	struct stat status;
+	size_t pages;
+
+	*file = (struct sparse_file){.fd = fd};
+	/* A FIFO or device in the target's root must not be read (or block). */
+	if (fd < 0 || fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) || status.st_size <= 0 ||
+	    (uint64_t)status.st_size > max_size)
+		goto fail;
+	file->size = (size_t)status.st_size;
+	pages = (file->size + SPARSE_FILE_PAGE - 1) / SPARSE_FILE_PAGE;
+	/* Large zeroed allocations come from fresh mappings: untouched pages
+	 * cost no memory. */
+	file->bytes = calloc(1, file->size);
+	file->loaded = calloc(1, (pages + 7) / 8);
+	if (file->bytes && file->loaded)
+		return true;
+fail:
+	free(file->bytes);
+	free(file->loaded);
+	if (fd >= 0)
+		close(fd);
+	*file = (struct sparse_file){.fd = -1};
+	return false;
+}
+
+static bool page_loaded(const struct sparse_file *file, size_t page)
+{
+	return file->loaded[page / 8] & (1u << (page % 8));
+}
+
+bool sparse_file_load(struct sparse_file *file, uint64_t offset, uint64_t length)
+{
+	size_t page, last_page;
+
+	if (offset > file->size || length > file->size - offset)
+		return false;
+	if (length == 0)
+		return true;
+	page = offset / SPARSE_FILE_PAGE;
+	last_page = (offset + length - 1) / SPARSE_FILE_PAGE;
+	while (page <= last_page) {
+		size_t run_end = page, start, bytes;
+		ssize_t got;
+
+		if (page_loaded(file, page)) {
+			page++;
+			continue;
+		}
+		if (file->fd < 0)
+			return false;
+		while (run_end + 1 <= last_page && !page_loaded(file, run_end + 1))
+			run_end++;
+		start = page * SPARSE_FILE_PAGE;
+		bytes = (run_end + 1) * SPARSE_FILE_PAGE - start;
+		if (bytes > file->size - start)
+			bytes = file->size - start;
+		/* The file may have shrunk since: what is missing stays zero. */
+		got = pread(file->fd, file->bytes + start, bytes, (off_t)start);
+		if (got < 0)
+			return false;
+		for (; page <= run_end; page++)
+			file->loaded[page / 8] |= (uint8_t)(1u << (page % 8));
+	}
+	return true;
+}
+
+void sparse_file_done(struct sparse_file *file)
+{
+	if (file->fd >= 0)
+		close(file->fd);
+	file->fd = -1;
+}
+
+uint8_t *sparse_file_take_bytes(struct sparse_file *file)
+{
+	uint8_t *bytes = file->bytes;
+
+	sparse_file_done(file);
+	free(file->loaded);
+	*file = (struct sparse_file){.fd = -1};
+	return bytes;
+}

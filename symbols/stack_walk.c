@@ -1,0 +1,163 @@
+#include "stack_walk.h"
+
+/* The caller of the frame in `registers` from the rbp chain: the frame
+ * pointer points at the saved rbp, with the return address above it. */
+static enum frame_step frame_pointer_step(const struct stack_copy *stack,
+					  struct frame_registers *registers)
+{
+	uint64_t saved_bp, return_address;
+
+	if (!registers->bp_known || registers->bp < registers->sp ||
+	    !stack_copy_read(stack, registers->bp, &saved_bp) ||
+	    !stack_copy_read(stack, registers->bp + 8, &return_address))
+		return FRAME_STEP_FAILED;
+	registers->sp = registers->bp + 16;
+	registers->ip = return_address;
+	registers->bp = saved_bp;
+	return FRAME_STEP_DONE;
+}
+
+static bool is_code(code_lookup lookup, void *context, uint64_t return_address)
+{
+	struct code_at code;
+
+	if (return_address == 0)
+		return false;
+	lookup(context, return_address - 1, &code);
+	return code.kind != CODE_UNMAPPED;
+}
+
+/* A leaf without CFI (JIT or ReadyToRun code) that keeps no frame: small
+ * optimized methods, any method before its prologue's "mov rbp, rsp" or
+ * after its epilogue's "pop rbp". rbp is still the caller's, and the frame
+ * pointer step would give the caller's caller, skipping the caller. Seen
+ * from the stack pointer:
+ *   - [sp] is an address in code other than the frame pointer's return
+ *     address: the leaf's return address (nothing pushed, or all popped);
+ *   - [sp] equals rbp and [sp + 8] is in code: rbp was just pushed.
+ * A method that has set up its frame holds a stack address or a local at
+ * [sp], and its rbp lies at or above sp, so neither applies. */
+static enum frame_step frameless_leaf_step(const struct stack_copy *stack, code_lookup lookup,
+					   void *context, struct frame_registers *registers)
+{
+	uint64_t at_sp, above, framed_return_address;
+
+	if (!stack_copy_read(stack, registers->sp, &at_sp))
+		return FRAME_STEP_FAILED;
+	if (registers->bp_known && at_sp == registers->bp &&
+	    stack_copy_read(stack, registers->sp + 8, &above) && is_code(lookup, context, above)) {
+		registers->ip = above;
+		registers->sp += 16;
+		return FRAME_STEP_DONE;
+	}
+	if (!is_code(lookup, context, at_sp))
+		return FRAME_STEP_FAILED;
+	if (registers->bp_known && registers->bp >= registers->sp &&
+	    stack_copy_read(stack, registers->bp + 8, &framed_return_address) &&
+	    framed_return_address == at_sp)
+		return FRAME_STEP_FAILED;
+	registers->ip = at_sp;
+	registers->sp += 8;
+	return FRAME_STEP_DONE;
+}
+
+static enum frame_step step(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
+			    code_lookup lookup, void *context, bool leaf,
+			    struct frame_registers *registers)
+{
+	struct code_at code;
+	enum frame_step result = FRAME_STEP_NO_RULE;
+
+	/* A return address may lie past its function's end (a call to a
+	 * function that never returns): the rules of the call apply. */
+	lookup(context, leaf ? registers->ip : registers->ip - 1, &code);
+	if (code.kind == CODE_WITH_CFI)
+		result =
+		    call_frame_info_step(code.cfi, code.file_address, &sample->stack, registers);
+	if (result != FRAME_STEP_NO_RULE || mode != STACK_WALK_HYBRID || code.kind == CODE_UNMAPPED)
+		return result;
+	if (leaf &&
+	    frameless_leaf_step(&sample->stack, lookup, context, registers) == FRAME_STEP_DONE)
+		return FRAME_STEP_DONE;
+	return frame_pointer_step(&sample->stack, registers);
+}
+
+/* Goes on with the kernel's callchain above the walk's last frame, whose
+ * stack pointer is `last_sp`. The kernel read callchain[k] at rbp + 8 of
+ * the rbp chain that starts at the sample's rbp; where that chain lies in
+ * the copy, an entry joins the walk when it was read from the very slot of
+ * the walk's last return address (an address alone is ambiguous in a
+ * recursion). Beyond the copy, the entry holding the walk's last address
+ * joins it. A walk that found only the leaf takes the callchain as it is. */
+static size_t join_kernel_chain(const struct stack_walk_sample *sample, uint64_t last_sp,
+				uint64_t *frames, size_t count, size_t max_frames)
+{
+	const uint64_t *chain = sample->kernel_chain;
+	size_t length = sample->kernel_chain_length, next = count == 1 ? 1 : length;
+	uint64_t bp = sample->registers.bp, slot_value;
+	bool in_copy = sample->registers.bp_known;
+
+	for (size_t k = 1; k < length && next == length; k++) {
+		in_copy = in_copy && stack_copy_read(&sample->stack, bp + 8, &slot_value) &&
+			  slot_value == chain[k];
+		if (in_copy) {
+			if (bp + 16 == last_sp)
+				next = k + 1;
+			in_copy = stack_copy_read(&sample->stack, bp, &bp);
+		} else if (chain[k] == frames[count - 1])
+			next = k + 1;
+	}
+	while (next < length && count < max_frames)
+		frames[count++] = chain[next++];
+	return count;
+}
+
+size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
+		  code_lookup lookup, void *context, uint64_t *frames, size_t max_frames,
+		  bool *whole)
+{
+	struct frame_registers registers = sample->registers;
+	uint64_t last_sp = registers.sp; /* of frames[count - 1] */
+	size_t count = 0;
+
+	*whole = false;
+	if (max_frames == 0)
+		return 0;
+	frames[count++] = registers.ip;
+	while (count < max_frames) {
+		uint64_t previous_sp = registers.sp;
+		enum frame_step result =
+		    step(mode, sample, lookup, context, count == 1, &registers);
+
+		if (result == FRAME_STEP_OUTERMOST) {
+			*whole = true;
+			return count;
+		}
+		/* A walk that does not climb the stack, or leaves the code, is
+		 * lost; ip 0 ends an rbp chain at the thread's start. */
+		if (result != FRAME_STEP_DONE || registers.ip == 0 || registers.sp <= previous_sp ||
+		    !is_code(lookup, context, registers.ip))
+			break;
+		frames[count++] = registers.ip;
+		last_sp = registers.sp;
+	}
+	if (mode == STACK_WALK_HYBRID && registers.ip != 0)
+		count = join_kernel_chain(sample, last_sp, frames, count, max_frames);
+	return count;
+}
+
+bool stack_walk_leaf_caller(uint64_t leaf, const uint8_t *stack, size_t size, code_lookup lookup,
+			    void *context, uint64_t *caller)
+{
+	struct stack_walk_sample sample = {
+	    .registers = {.ip = leaf},
+	    .stack = {.start = 0, .bytes = stack, .size = size},
+	};
+	uint64_t frames[2];
+	bool whole;
+
+	if (stack_walk(STACK_WALK_DWARF, &sample, lookup, context, frames, 2, &whole) < 2)
+		return false;
+	*caller = frames[1];
+	return true;
+}

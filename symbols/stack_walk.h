@@ -1,0 +1,74 @@
+/* Walking a sampled user stack from its leaf to the thread's start.
+ *
+ * A sample carries the user registers, a copy of the top of the user stack
+ * and, in hybrid mode, the kernel's frame-pointer callchain. The walk takes
+ * one frame at a time with whatever the code at the frame's address offers:
+ *
+ *   - an ELF file's call frame information (.eh_frame, .debug_frame), read
+ *     by call_frame_info_step();
+ *   - in hybrid mode, frame pointers (rbp chains) through code without CFI:
+ *     JIT code, which keeps RBP frames (.NET, node), and ReadyToRun .NET
+ *     code until its own unwind data is read (CODE_WITHOUT_CFI);
+ *   - in hybrid mode, the kernel's callchain once the copy ends: where the
+ *     walk's last address appears in the callchain, the callchain's frames
+ *     above it follow.
+ *
+ * In DWARF mode the walk stops at the first frame without CFI, as perf's
+ * --call-graph dwarf does. Everything read is untrusted: the walk stops at
+ * an address outside mapped code, a stack pointer that does not grow, or
+ * memory outside the copy, and is bounded by the caller's frame array. */
+#ifndef PROFCPU_STACK_WALK_H
+#define PROFCPU_STACK_WALK_H
+
+#include "call_frame_info.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum code_kind {
+	CODE_UNMAPPED,	  /* no executable mapping holds the address */
+	CODE_WITH_CFI,	  /* an ELF file with call frame information */
+	CODE_WITHOUT_CFI, /* a mapped file without it: an ELF file without CFI, or a
+			     .NET ReadyToRun image, whose RuntimeFunctions' unwind
+			     info is the place to plug in a CFI for precompiled code */
+	CODE_GENERATED,	  /* anonymous or memfd memory: JIT code */
+};
+
+/* What is at one address of the process. */
+struct code_at {
+	enum code_kind kind;
+	struct call_frame_info *cfi; /* CODE_WITH_CFI: owned by the lookup's cache */
+	uint64_t file_address;	     /* CODE_WITH_CFI: the address in the file's terms */
+};
+
+/* Fills `code` for `address` of the sampled process. */
+typedef void (*code_lookup)(void *context, uint64_t address, struct code_at *code);
+
+enum stack_walk_mode { STACK_WALK_DWARF, STACK_WALK_HYBRID };
+
+struct stack_walk_sample {
+	struct frame_registers registers; /* the user registers when sampled */
+	struct stack_copy stack;	  /* from registers.sp up */
+	/* Hybrid: the kernel's frame-pointer walk of user space, leaf first. */
+	const uint64_t *kernel_chain;
+	size_t kernel_chain_length;
+};
+
+/* Walks `sample`'s user stack into `frames`, leaf first (the sampled
+ * instruction pointer, then return addresses). Returns how many frames it
+ * found, at least 1 when max_frames is; `whole` tells whether the last one
+ * is the outermost, as its CFI says (_start, start_thread, clone3: stripped
+ * binaries' too). */
+size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
+		  code_lookup lookup, void *context, uint64_t *frames, size_t max_frames,
+		  bool *whole);
+
+/* The frame-pointer mode's leaf repair: the return address of the leaf at
+ * `leaf`, from its CFI and `stack`, a copy of `size` bytes from the stack
+ * pointer up, when it points into mapped code. No register is needed when
+ * the CFI finds the frame from the stack pointer (the copy starts there). */
+bool stack_walk_leaf_caller(uint64_t leaf, const uint8_t *stack, size_t size, code_lookup lookup,
+			    void *context, uint64_t *caller);
+
+#endif

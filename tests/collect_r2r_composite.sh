@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# A composite ReadyToRun image: R2RLoop published with
+# PublishReadyToRunComposite, its code compiled into r2rloop.r2r.dll beside an
+# IL-only r2rloop.dll. Started with DOTNET_EnableDiagnostics=0, its methods
+# are named from the composite image through its component's metadata, each
+# as the runtime's own jitdump names it. Publishing needs crossgen2 from
+# NuGet: where it cannot be had (offline, no cache), the test is skipped.
+source "$(dirname "$0")/lib.sh"
+
+command -v dotnet >/dev/null || skip "the .NET SDK (dotnet) is not installed"
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+cp -r "$tests_dir/dotnet/R2RLoop" "$workdir/source"
+dotnet publish "$workdir/source/R2RLoop.csproj" -c Release -r linux-x64 --self-contained false \
+	-p:PublishReadyToRun=true -p:PublishReadyToRunComposite=true -o "$workdir/app" \
+	>"$workdir/publish.log" 2>&1 ||
+	{ tail -5 "$workdir/publish.log"; skip "no composite ReadyToRun publish here (crossgen2 from NuGet)"; }
+[[ -f $workdir/app/r2rloop.r2r.dll ]] || fail "the publish made no composite image"
+
+jitdumps=$workdir/jitdumps
+mkdir "$jitdumps"
+DOTNET_TC_CallCounting=0 DOTNET_EnableDiagnostics=0 DOTNET_PerfMapEnabled=2 \
+	DOTNET_PerfMapStubGranularity=2 DOTNET_PerfMapJitDumpPath="$jitdumps" \
+	start_dotnet_app "$workdir/app/r2rloop.dll" 60
+"$PROFCPU" collect -pid "$started_pid" -duration 3 -o "$workdir/capture" >/dev/null
+kill "$started_pid"
+folded top "$workdir/capture/folded_stacks.out" 2
+assert_share "$workdir/capture/folded_stacks.out" \
+	'void \[r2rloop\] Demo\.Program::Main\(string\[\]\)\[PreJIT\];int32 \[r2rloop\] Demo\.Program::SortRound\(int32\[\],int32\[\]\)\[PreJIT\]' 50 100
+assert_share "$workdir/capture/folded_stacks.out" '\[[^];]*\.dll\]' 0 5
+grep 'ReadyToRun' "$workdir/capture/profcpu.log" || fail "the log says nothing of ReadyToRun images"
+python3 "$tests_dir/r2r_jitdump_check.py" "$workdir/capture/perf_script.out" "$jitdumps"/jit-*.dump ||
+	fail "frames named otherwise than the runtime names them"
+# The names came from the images: without them, the frames are [X.dll].
+PROFCPU_NO_READYTORUN=1 "$PROFCPU" postprocess -dir "$workdir/capture" >/dev/null
+assert_share "$workdir/capture/folded_stacks.out" '\[[^];]*\.dll\]' 50 100
+echo "PASS"

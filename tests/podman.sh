@@ -1,0 +1,44 @@
+# Sourced by the container tests after lib.sh: a private podman for this test
+# (its own storage, runc since crun fails on these hybrid cgroups, no
+# default ulimits since there is no CAP_SYS_RESOURCE here) and `run`, which
+# starts containers without a network. Every container goes at the end.
+command -v podman >/dev/null || skip "podman is not installed"
+command -v runc >/dev/null || skip "runc is not installed"
+(($(id -u) == 0)) || skip "the container tests run as root"
+
+cat >"$workdir/containers.conf" <<'CONF'
+[containers]
+default_ulimits = []
+[engine]
+runtime = "runc"
+CONF
+export CONTAINERS_CONF=$workdir/containers.conf
+podman_options=(--root "$workdir/storage" --runroot "$workdir/run" --storage-driver vfs)
+podman() { command podman "${podman_options[@]}" "$@"; }
+run() { podman run --network=none "$@"; }
+# Twice: the first pass cannot remove a container others share the PID
+# namespace of (--pid=container:NAME) while they are there.
+remove_containers() {
+	podman rm -f -t 0 -a >/dev/null 2>&1 || true
+	podman rm -f -t 0 -a >/dev/null 2>&1 || true
+}
+trap 'remove_containers; cleanup' EXIT
+
+# import_image NAME ROOT: the image NAME from the folder ROOT (skips the test
+# when podman cannot import here).
+import_image() {
+	chmod 755 "$2"
+	tar -C "$2" -c . | podman import -q - "$1" >/dev/null || skip "podman cannot import images here"
+}
+
+# install_libraries ROOT BINARY...: the shared libraries each BINARY loads,
+# at their paths under ROOT.
+install_libraries() {
+	local root=$1 binary library
+	shift
+	for binary in "$@"; do
+		for library in $(ldd "$binary" | grep -oE '/[^ ]+'); do
+			[[ -e "$root$library" ]] || install -D "$(readlink -f "$library")" "$root$library"
+		done
+	done
+}

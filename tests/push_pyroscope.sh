@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# profcpu collect --push and profcpu push send profile.pb.gz to a Pyroscope
+# server's ingest API. No Pyroscope server can run here: a local HTTP
+# receiver on loopback (pyroscope_receiver.py) stands in for it, keeps what
+# it gets, and `go tool pprof` decodes that. A server that is down, slow or
+# failing gives one clear error, and the outputs are still written.
+source "$(dirname "$0")/lib.sh"
+
+command -v go >/dev/null || skip "go (golang-go) is not installed: scripts/install-deps installs it"
+export HOME=$workdir GOCACHE=$workdir/gocache
+
+# start_receiver MODE: a receiver in $workdir/received-MODE; its URL in $url.
+start_receiver() {
+	local port
+	port=$(free_port)
+	mkdir -p "$workdir/received-$1"
+	start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received-$1" "$1"
+	until [[ -e $workdir/received-$1/ready ]]; do sleep 0.1; done
+	url=http://127.0.0.1:$port
+}
+
+# expect_push_failure NAME COMMAND...: COMMAND must exit 1; its stderr is
+# kept in $workdir/NAME.err.
+expect_push_failure() {
+	local name=$1 status=0
+	shift
+	"$@" 2>"$workdir/$name.err" || status=$?
+	cat "$workdir/$name.err"
+	((status == 1)) || fail "$name: exit status $status, expected 1"
+}
+
+# query_value FILE KEY
+query_value() {
+	sed -n "s/^$2=//p" "$1"
+}
+
+start "$WORKLOAD_SPLIT" 120
+pid=$started_pid
+
+echo "--- collect --push: one profile, named and labelled from the target"
+start_receiver ok
+"$PROFCPU" collect -pid "$pid" -duration 2 -F 499 -o "$workdir/capture" --push "$url" --label env=test
+received=$workdir/received-ok
+[[ -s $received/1.pb.gz && ! -e $received/2.query ]] || fail "the receiver did not get exactly one profile"
+cat "$received/1.query"
+name=$(query_value "$received/1.query" name)
+[[ $(query_value "$received/1.query" path) == /ingest ]] || fail "not POST /ingest"
+[[ $(query_value "$received/1.query" format) == pprof ]] || fail "format is not pprof"
+[[ $(query_value "$received/1.query" sampleRate) == 499 ]] || fail "sampleRate is not 499"
+[[ $name == "workload_split.cpu{process=workload_split,hostname=$(hostname),env=test}" ]] ||
+	fail "unexpected name: $name"
+from=$(query_value "$received/1.query" from)
+until=$(query_value "$received/1.query" until)
+now=$(date +%s)
+((from <= until && until <= now + 1 && now - from < 120)) || fail "from=$from until=$until is not the capture's time (now $now)"
+total=$(folded total "$workdir/capture/folded_stacks.out")
+go tool pprof -top -sample_index=samples "$received/1.pb.gz" >"$workdir/top.txt" 2>&1 ||
+	{ cat "$workdir/top.txt"; fail "go tool pprof cannot read the pushed profile"; }
+grep -q "Total samples = $total\b" "$workdir/top.txt" ||
+	fail "the pushed profile holds $(grep -o 'Total samples = [0-9]*' "$workdir/top.txt"), folded $total"
+grep -q 'spin_sixty' "$workdir/top.txt" || fail "the pushed profile does not name spin_sixty"
+
+echo "--- profcpu push DIR URL --app"
+"$PROFCPU" push "$workdir/capture" "$url" --app 'checkout api' --label 'team=a,b'
+name=$(query_value "$received/2.query" name)
+[[ $name == "checkout_api.cpu{team=a_b}" ]] || fail "unexpected name: $name"
+cmp -s "$received/2.pb.gz" "$workdir/capture/profile.pb.gz" || fail "push sent another file"
+
+echo "--- collect --push-interval: a profile each period"
+start_receiver ok
+periodic=$workdir/received-ok
+rm -f "$periodic"/*.query "$periodic"/*.pb.gz
+"$PROFCPU" collect -pid "$pid" -duration 3 -F 499 -o "$workdir/periodic" --push "$url" --push-interval 1
+[[ -s $periodic/3.pb.gz && ! -e $periodic/4.query ]] || fail "three periods of 1 s did not push three profiles"
+previous_until=0
+for period in 1 2 3; do
+	from=$(query_value "$periodic/$period.query" from)
+	until=$(query_value "$periodic/$period.query" until)
+	samples=$(go tool pprof -top -sample_index=samples "$periodic/$period.pb.gz" 2>&1 | grep -o 'Total samples = [0-9]*')
+	echo "period $period: from $from until $until, $samples"
+	((from <= until && from + 1 >= previous_until)) || fail "period $period is not after the one before"
+	[[ $samples =~ [1-9] ]] || fail "period $period holds no samples"
+	previous_until=$until
+done
+
+echo "--- server down"
+down_url=http://127.0.0.1:$(free_port)
+expect_push_failure down "$PROFCPU" collect -pid "$pid" -duration 1 -o "$workdir/down" --push "$down_url" \
+	--push-timeout 2
+grep -q "cannot push $workdir/down/profile.pb.gz to $down_url: .*onnect" "$workdir/down.err" ||
+	fail "no clear error for a server that is down"
+assert_file "$workdir/down/flamegraph.svg"
+assert_file "$workdir/down/profile.pb.gz"
+
+echo "--- server slow"
+start_receiver slow
+expect_push_failure slow "$PROFCPU" push "$workdir/capture" "$url" --push-timeout 1
+grep -q "cannot push .*: Timeout" "$workdir/slow.err" || fail "no clear error for a slow server"
+[[ -e $workdir/received-slow/3.query && ! -e $workdir/received-slow/4.query ]] ||
+	fail "a slow server should get three tries"
+
+echo "--- server failing"
+start_receiver error
+expect_push_failure error "$PROFCPU" push "$workdir/capture" "$url"
+grep -q "the server answered HTTP 500: ingester unavailable" "$workdir/error.err" ||
+	fail "the server's answer is not in the error"
+[[ -e $workdir/received-error/3.query ]] || fail "a failing server should get three tries"
+echo "ok: pushed, named, labelled; down, slow and failing servers reported"

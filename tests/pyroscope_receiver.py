@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""A stand-in for a Pyroscope server, which cannot run on this machine: it
+takes POST /ingest as Pyroscope's HTTP ingest API does (query parameters
+name, from, until, sampleRate, format; the pprof profile in the multipart
+field "profile") and keeps each request in OUT_DIR: N.query (the decoded
+query, one key=value a line) and N.pb.gz (the profile). The test decodes
+the profiles with `go tool pprof`.
+
+usage: pyroscope_receiver.py PORT OUT_DIR MODE
+MODE: ok (answers 200), slow (answers after 10 s), error (answers 500).
+Serves until killed; writes OUT_DIR/ready once it listens.
+"""
+import email.parser
+import http.server
+import os
+import sys
+import time
+import urllib.parse
+
+port, out_dir, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+
+
+class Ingest(http.server.BaseHTTPRequestHandler):
+    count = 0
+
+    def do_POST(self):
+        url = urllib.parse.urlsplit(self.path)
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        Ingest.count += 1
+        number = Ingest.count
+        query = urllib.parse.parse_qs(url.query)
+        with open(os.path.join(out_dir, f"{number}.query"), "w") as out:
+            out.write(f"path={url.path}\n")
+            for key, values in query.items():
+                out.write(f"{key}={values[0]}\n")
+        message = email.parser.BytesParser().parsebytes(
+            b"Content-Type: " + self.headers["Content-Type"].encode() + b"\r\n\r\n" + body)
+        for part in message.walk():
+            if part.get_param("name", header="content-disposition") == "profile":
+                with open(os.path.join(out_dir, f"{number}.pb.gz"), "wb") as out:
+                    out.write(part.get_payload(decode=True))
+        if mode == "slow":
+            time.sleep(10)
+        answer = b"ingester unavailable\n" if mode == "error" else b""
+        try:
+            self.send_response(500 if mode == "error" else 200)
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+        except BrokenPipeError:  # the client gave up waiting, as it should
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Ingest)
+open(os.path.join(out_dir, "ready"), "w").close()
+server.serve_forever()

@@ -1,0 +1,241 @@
+/* Naming precompiled (ReadyToRun) .NET methods from the images themselves,
+ * on the framework assemblies of the .NET SDK installed on this machine:
+ * known methods are found at their code's offsets with the names the
+ * runtime gives them in its jitdump, and damaged copies are refused or give
+ * no names, never a crash. Skipped where the SDK is not installed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "clr_metadata.h"
+#include "managed_image.h"
+#include "managed_images.h"
+#include "pe_image.h"
+#include "readytorun.h"
+
+#include <fcntl.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char framework_dir[4096];
+
+static bool find_framework(void)
+{
+	glob_t found;
+	bool ok =
+	    glob("/usr/share/dotnet/shared/Microsoft.NETCore.App/*/System.Private.CoreLib.dll", 0,
+		 NULL, &found) == 0;
+
+	if (ok) {
+		const char *path = found.gl_pathv[found.gl_pathc - 1];
+
+		snprintf(framework_dir, sizeof(framework_dir), "%.*s",
+			 (int)(strrchr(path, '/') - path), path);
+	}
+	globfree(&found);
+	return ok;
+}
+
+static char *framework_file(const char *name)
+{
+	static char path[4200];
+
+	snprintf(path, sizeof(path), "%s/%s", framework_dir, name);
+	return path;
+}
+
+static uint8_t *read_whole(const char *path, size_t *size)
+{
+	FILE *in = fopen(path, "rb");
+	uint8_t *data;
+	long length;
+
+	assert_non_null(in);
+	fseek(in, 0, SEEK_END);
+	length = ftell(in);
+	rewind(in);
+	data = malloc((size_t)length);
+	assert_non_null(data);
+	assert_int_equal(fread(data, 1, (size_t)length, in), (size_t)length);
+	fclose(in);
+	*size = (size_t)length;
+	return data;
+}
+
+/* Every precompiled code block of the file, named as the resolver names a
+ * frame there; true when one of them is `expected`, at offset 0 from its
+ * method's start. */
+static bool some_code_is_named(const char *path, const char *expected)
+{
+	size_t size;
+	uint8_t *data = read_whole(path, &size);
+	struct managed_image *image = managed_image_open(-1, path);
+	struct pe_image pe;
+	struct readytorun r2r;
+	struct readytorun_runtime_function function;
+	bool found = false;
+
+	assert_non_null(image);
+	assert_true(pe_image_parse(&pe, data, size, NULL));
+	assert_true(readytorun_parse(&r2r, &pe));
+	for (uint32_t i = 0; !found && readytorun_runtime_function(&r2r, i, &function); i++) {
+		const uint8_t *code = pe_image_at_rva(&pe, function.begin_rva, 1);
+		const char *name;
+		uint64_t offset;
+
+		assert_non_null(code);
+		if (managed_image_lookup(image, (uint64_t)(code - data), &name, &offset))
+			found = offset == 0 && !strcmp(name, expected);
+	}
+	managed_image_free(image);
+	free(data);
+	return found;
+}
+
+static void test_framework_methods_have_the_runtime_names(void **state)
+{
+	(void)state;
+	if (!find_framework())
+		skip();
+	/* A MethodDef entry point, a nested type, generic instantiations
+	 * over a value type and over shared (canonical) reference types, a
+	 * type and a by-ref from other places: names as the runtime's
+	 * jitdump gives them (checked on .NET 10 with R2RLoop). */
+	assert_true(some_code_is_named(
+	    framework_file("System.Private.CoreLib.dll"),
+	    "bool [System.Private.CoreLib] System.String::Equals(string,string)[PreJIT]"));
+	assert_true(some_code_is_named(
+	    framework_file("System.Private.CoreLib.dll"),
+	    "instance int32 [System.Private.CoreLib] "
+	    "System.Collections.Generic.NonRandomizedStringEqualityComparer+OrdinalComparer::"
+	    "GetHashCode(string)[PreJIT]"));
+	assert_true(
+	    some_code_is_named(framework_file("System.Private.CoreLib.dll"),
+			       "int32 [System.Private.CoreLib] "
+			       "System.Collections.Generic.GenericArraySortHelper`1[System.Int32]::"
+			       "PickPivotAndPartition(valuetype System.Span`1<!0>)[PreJIT]"));
+	assert_true(some_code_is_named(
+	    framework_file("System.Private.CoreLib.dll"),
+	    "instance !1& [System.Private.CoreLib] "
+	    "System.Collections.Generic.Dictionary`2[System.__Canon,System.Int32]::"
+	    "FindValue(!0)[PreJIT]"));
+	assert_true(
+	    some_code_is_named(framework_file("System.Console.dll"),
+			       "class [System.Runtime]System.IO.TextWriter [System.Console] "
+			       "System.Console::<get_Out>g__EnsureInitialized|26_0()[PreJIT]"));
+}
+
+static void test_offsets_inside_a_method_name_it(void **state)
+{
+	struct managed_images *images = managed_images_new(-1);
+	const char *path, *name, *again;
+	uint64_t offset, file_offset = 0;
+	struct readytorun_runtime_function function;
+	const uint8_t *unwind;
+	size_t unwind_size;
+	struct managed_image *image;
+
+	(void)state;
+	if (!find_framework())
+		skip();
+	path = framework_file("System.Private.CoreLib.dll");
+	image = managed_images_get(images, path);
+	assert_non_null(image);
+	assert_true(managed_image_has_native_code(image));
+	assert_string_equal(managed_image_assembly_name(image), "System.Private.CoreLib");
+	/* The first byte of the image's code that names a method, then a
+	 * byte further into the same code block. */
+	while (!managed_images_lookup(images, path, file_offset, &name, &offset))
+		file_offset += 16;
+	assert_true(
+	    managed_image_runtime_function(image, file_offset, &function, &unwind, &unwind_size));
+	assert_true(function.end_rva - function.begin_rva > 1);
+	assert_int_equal(unwind[0] & 7, 1); /* UNWIND_INFO version 1 */
+	assert_true(managed_images_lookup(images, path, file_offset + 1, &again, &offset));
+	assert_string_equal(again, name);
+	assert_int_equal(offset, 1);
+	/* The same file at another path is the same image. */
+	assert_ptr_equal(managed_images_get(images, path), image);
+	managed_images_free(images);
+}
+
+/* Looks up an address every 64 bytes of the file: whatever the image
+ * holds, this must neither crash nor read outside it (ASan watches). */
+static size_t names_in(uint8_t *data, size_t size)
+{
+	struct managed_image *image = managed_image_from_bytes(data, size);
+	size_t named = 0;
+	const char *name;
+	uint64_t offset;
+
+	if (!image)
+		return 0;
+	for (uint64_t file_offset = 0; file_offset < size; file_offset += 64)
+		named += managed_image_lookup(image, file_offset, &name, &offset);
+	managed_image_free(image);
+	return named;
+}
+
+static void test_damaged_images_are_refused_cleanly(void **state)
+{
+	size_t size;
+	uint8_t *original;
+
+	(void)state;
+	if (!find_framework())
+		skip();
+	original = read_whole(framework_file("System.Console.dll"), &size);
+	assert_true(names_in(memcpy(malloc(size), original, size), size) > 100);
+	/* Cut short: the headers promise sections the file no longer has. */
+	for (size_t cut = 0; cut < 4; cut++) {
+		size_t length = size * cut / 4 + 37;
+
+		names_in(memcpy(malloc(length), original, length), length);
+	}
+	/* Bytes overwritten all over the file, headers and tables included. */
+	srand(18);
+	for (int round = 0; round < 40; round++) {
+		uint8_t *copy = memcpy(malloc(size), original, size);
+
+		for (int i = 0; i < 200; i++)
+			copy[(size_t)rand() % (round % 2 ? 4096 : size)] = (uint8_t)rand();
+		names_in(copy, size);
+	}
+	assert_null(managed_image_from_bytes(memcpy(malloc(64), original, 64), 64));
+	free(original);
+}
+
+static void test_files_that_are_not_assemblies_are_refused(void **state)
+{
+	char fifo[64] = "/tmp/profcpu-r2r-XXXXXX";
+
+	(void)state;
+	assert_null(managed_image_open(-1, "/bin/sh"));
+	assert_null(managed_image_open(-1, "/nonexistent/App.dll"));
+	/* A FIFO is refused without blocking on it. */
+	assert_non_null(mkdtemp(fifo));
+	strcat(fifo, "/App.dll");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_null(managed_image_open(-1, fifo));
+	unlink(fifo);
+	*strrchr(fifo, '/') = '\0';
+	rmdir(fifo);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_framework_methods_have_the_runtime_names),
+	    cmocka_unit_test(test_offsets_inside_a_method_name_it),
+	    cmocka_unit_test(test_damaged_images_are_refused_cleanly),
+	    cmocka_unit_test(test_files_that_are_not_assemblies_are_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
