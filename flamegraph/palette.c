@@ -122,7 +122,8 @@ enum frame_kind frame_kind_of(const char *name, size_t length, size_t *display_l
 		return FRAME_UNKNOWN;
 	if (starts_with(name, length, "[kernel.kallsyms]"))
 		return FRAME_KERNEL;
-	if (starts_with(name, length, "stub<"))
+	/* "[stub] NAME" as profcpu names them; "stub<N> NAME" as a perf map does */
+	if (starts_with(name, length, "[stub] ") || starts_with(name, length, "stub<"))
 		return FRAME_RUNTIME_STUB;
 	if (contains(name, length, "::") &&
 	    (has_assembly_tag(name, length) || has_assembly_prefix(name, length)))

@@ -25,7 +25,7 @@ DOTNET_TC_CallCounting=0 DOTNET_EnableDiagnostics=0 DOTNET_PerfMapEnabled=2 \
 kill "$started_pid"
 folded top "$workdir/capture/folded_stacks.out" 2
 assert_share "$workdir/capture/folded_stacks.out" \
-	'void \[r2rloop\] Demo\.Program::Main\(string\[\]\)\[PreJIT\];int32 \[r2rloop\] Demo\.Program::SortRound\(int32\[\],int32\[\]\)\[PreJIT\]' 50 100
+	'r2rloop!Demo\.Program::Main;r2rloop!Demo\.Program::SortRound' 50 100
 assert_share "$workdir/capture/folded_stacks.out" '\[[^];]*\.dll\]' 0 5
 grep 'ReadyToRun' "$workdir/capture/profcpu.log" || fail "the log says nothing of ReadyToRun images"
 python3 "$tests_dir/r2r_jitdump_check.py" "$workdir/capture/perf_script.out" "$jitdumps"/jit-*.dump ||

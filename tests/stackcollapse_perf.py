@@ -13,8 +13,11 @@ rules it uses (written here from its documented behaviour, not copied):
     namespace)" and Go methods), turns ';' into ':' and drops quotes;
   - a blank line ends the sample.
 usage: stackcollapse_perf.py PERF_SCRIPT FOLDED
-Prints both sample counts; exits 1 when the counts or the stacks (below the
-root, which is the thread's comm there and the process name in ours) differ.
+Prints both sample counts; exits 1 when the counts differ, a line is not
+recognized, or the leaf functions differ. Leaves are compared by their
+`Type::Method` (or native name): folded_stacks.out shows .NET frames in their
+short form (`assembly!Type::Method`, tiers merged), perf script text keeps the
+runtime's full names.
 """
 import collections
 import re
@@ -71,22 +74,31 @@ def folded(path):
     return stacks
 
 
-def below_root(stacks, rename=lambda name: name):
-    result = collections.Counter()
+def leaf_functions(stacks):
+    """Samples by leaf function: the `Type::Method` of a .NET name without
+    generic arguments (the short form shortens those), else the name."""
+    leaves = collections.Counter()
     for stack, count in stacks.items():
-        result[tuple(rename(name) for name in stack[1:])] += count
-    return result
+        leaf = tidy(stack[-1])
+        method = re.search(r"([\w.`+<>\[\],]+::[\w.`<>]+)", leaf)
+        if method:
+            leaf = method.group(1)
+            while re.search(r"[\[<][^\[\]<>]*[\]>]", leaf):
+                leaf = re.sub(r"[\[<][^\[\]<>]*[\]>]", "", leaf)
+        leaves[leaf] += count
+    return leaves
 
 
 theirs, unrecognized = collapse(sys.argv[1])
 ours = folded(sys.argv[2])
 print(f"stackcollapse-perf rules: {sum(theirs.values())} samples, {unrecognized} unrecognized lines")
 print(f"folded_stacks.out: {sum(ours.values())} samples")
-their_stacks, our_stacks = below_root(theirs), below_root(ours, tidy)
-if unrecognized or sum(theirs.values()) != sum(ours.values()) or their_stacks != our_stacks:
-    for stack in list((their_stacks - our_stacks).keys())[:3]:
-        print("only in perf_script.out:", ";".join(stack))
-    for stack in list((our_stacks - their_stacks).keys())[:3]:
-        print("only in folded_stacks.out:", ";".join(stack))
+their_leaves = leaf_functions(theirs)
+our_leaves = leaf_functions(ours)
+if unrecognized or sum(theirs.values()) != sum(ours.values()) or their_leaves != our_leaves:
+    for leaf, count in (their_leaves - our_leaves).most_common(3):
+        print(f"more in perf_script.out: {leaf} ({count})")
+    for leaf, count in (our_leaves - their_leaves).most_common(3):
+        print(f"more in folded_stacks.out: {leaf} ({count})")
     sys.exit(1)
-print(f"same {len(our_stacks)} stacks")
+print(f"same samples by leaf function ({len(our_leaves)} functions)")

@@ -435,6 +435,7 @@ static void test_palette_tells_dotnet_frames_apart(void **state)
 	    {"Interop::Sys::Read_[j]", FRAME_MANAGED, 18},
 	    {"Inlined::Helper_[i]", FRAME_INLINED, 15},
 	    {"stub<1> AllocateTemporaryEntryPoints<PRECODE_FIXUP>", FRAME_RUNTIME_STUB, 51},
+	    {"[stub] AllocateTemporaryEntryPoints<PRECODE_FIXUP>", FRAME_RUNTIME_STUB, 50},
 	    {"MethodDesc::DoPrestub(MethodTable*)", FRAME_NATIVE_CPP, 35},
 	    {"entry_SYSCALL_64_[k]", FRAME_KERNEL, 16},
 	    {"[libcoreclr.so]", FRAME_MODULE_ONLY, 15},

@@ -1,8 +1,10 @@
 /* profile.pb.gz: pprof's profile.proto, encoded by protobuf-c (Debian's
  * libprotobuf-c) from pprof/profile.proto, gzip-compressed by zlib. */
 #include "emit.h"
+#include "managed_name.h"
 #include "id_map.h"
 #include "profile.pb-c.h"
+#include "string_table.h"
 #include "util.h"
 
 #include <errno.h>
@@ -28,10 +30,11 @@ struct pprof_builder {
 	const struct profile *profile;
 	Profile message;
 	size_t string_capacity, mapping_capacity, function_capacity;
-	struct id_map strings;	 /* interned text's address -> string_table index */
-	struct id_map functions; /* name's string index -> Function id - 1 */
-	struct id_map mappings;	 /* module's string index -> Mapping id - 1 */
-	struct id_map samples;	 /* (stack, thread name) -> Sample index */
+	struct id_map strings;		     /* interned text's address -> string_table index */
+	struct id_map functions;	     /* name's string index -> Function id - 1 */
+	struct id_map mappings;		     /* module's string index -> Mapping id - 1 */
+	struct id_map samples;		     /* (stack, thread name) -> Sample index */
+	struct string_table *readable_names; /* owns the functions' short names */
 };
 
 /* The string table index of `text`, which is interned or a literal: the
@@ -103,19 +106,28 @@ static uint64_t mapping_id(struct pprof_builder *builder, const struct profile_l
 	return index + 1;
 }
 
-static uint64_t function_id(struct pprof_builder *builder, const char *name)
+/* A function is named as in the flame graph (a .NET method as
+ * "Assembly!Type::Method") and keeps the runtime's full name (signature,
+ * tier) as its system name. */
+static uint64_t function_id(struct pprof_builder *builder, const char *full_name)
 {
 	bool added;
-	int64_t name_index = string_index(builder, name);
-	uint32_t index = id_map_get(&builder->functions, (uint64_t)name_index, 0, &added);
+	int64_t full_name_index = string_index(builder, full_name);
+	uint32_t index = id_map_get(&builder->functions, (uint64_t)full_name_index, 0, &added);
 	Profile *message = &builder->message;
 
 	if (added) {
 		Function *function = xmalloc(sizeof(*function));
+		char *readable = managed_name_readable(full_name, false);
 
 		perftools__profiles__function__init(function);
 		function->id = index + 1;
-		function->name = function->system_name = name_index;
+		function->system_name = full_name_index;
+		function->name =
+		    readable ? string_index(builder,
+					    string_table_intern(builder->readable_names, readable))
+			     : full_name_index;
+		free(readable);
 		grow_array((void **)&message->function, &builder->function_capacity, index + 1,
 			   sizeof(*message->function));
 		message->function[index] = function;
@@ -313,7 +325,7 @@ static void release_message(Profile *message)
 
 int emit_pprof(const struct profile *profile, int64_t end_time_nanos, FILE *out)
 {
-	struct pprof_builder builder = {.profile = profile};
+	struct pprof_builder builder = {.profile = profile, .readable_names = string_table_new()};
 	int status;
 
 	perftools__profiles__profile__init(&builder.message);
@@ -329,5 +341,6 @@ int emit_pprof(const struct profile *profile, int64_t end_time_nanos, FILE *out)
 	id_map_release(&builder.functions);
 	id_map_release(&builder.mappings);
 	id_map_release(&builder.samples);
+	string_table_free(builder.readable_names);
 	return status;
 }

@@ -104,6 +104,7 @@ static bool has_prefix_and_suffix(const char *name, const char *prefix, const ch
 static bool is_runtime_symbol_file(const char *name)
 {
 	return has_prefix_and_suffix(name, "perf-", ".map") ||
+	       has_prefix_and_suffix(name, "perf-", ".map.times") ||
 	       has_prefix_and_suffix(name, "perfinfo-", ".map") ||
 	       has_prefix_and_suffix(name, "jit-", ".dump");
 }
