@@ -112,3 +112,17 @@ start_dotnet_app() {
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+
+# build_traceevent_checker NAME: builds the checker project tests/NAME, which
+# reads our outputs with TraceEvent (NuGet Microsoft.Diagnostics.Tracing.TraceEvent),
+# into $workdir/NAME-bin; skips the test when the package cannot be restored
+# from this machine's NuGet sources.
+build_traceevent_checker() {
+	command -v dotnet >/dev/null || skip "the .NET SDK (dotnet) is not installed"
+	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+	cp -r "$tests_dir/$1" "$workdir/$1-src"
+	timeout 90 dotnet restore "$workdir/$1-src" >"$workdir/$1-restore.log" 2>&1 ||
+		skip "Microsoft.Diagnostics.Tracing.TraceEvent cannot be restored from this machine's NuGet sources: $(grep -m1 -E 'error|NU[0-9]+' "$workdir/$1-restore.log" || tail -1 "$workdir/$1-restore.log")"
+	dotnet build --no-restore -c Release -o "$workdir/$1-bin" "$workdir/$1-src" \
+		>"$workdir/$1-build.log" 2>&1 || { tail -20 "$workdir/$1-build.log"; fail "the checker $1 does not build"; }
+}

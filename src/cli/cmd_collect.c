@@ -1,7 +1,9 @@
 /* profcpu collect: sample a running process, then write every output. */
 #include "capture.h"
 #include "commands.h"
+#include "collect_events.h"
 #include "dotnet_diagnostics.h"
+#include "event_options.h"
 #include "grouping_options.h"
 #include "postprocess.h"
 #include "push_options.h"
@@ -38,6 +40,9 @@ static const char usage[] =
     "JIT and ReadyToRun frames of .NET are named from its perf map and jitdump:\n"
     "a .NET 8+ target is asked to write both whole; older ones need\n"
     "DOTNET_PerfMapEnabled=1 at start (and name no ReadyToRun code).\n"
+    "A .NET target's own events (GC, exceptions, contention, JIT) are recorded\n"
+    "beside the samples through EventPipe into runtime.nettrace, summarized at\n"
+    "the end and by profcpu view.\n"
     "\n"
     "options:\n"
     "  -pid PID              the process to sample\n"
@@ -52,7 +57,6 @@ static const char usage[] =
     "                        pages (default 256 pages)\n"
     "  -hwevents             sample CPU cycles; cpu-clock where the CPU has no PMU\n"
     "  -threadtime, -offcpu  accepted; scheduler events are not recorded (a warning)\n"
-    "  -nolttng              accepted; profcpu records no LTTng events anyway\n"
     "  -no-compress          write perf.data records without zstd\n"
     "  --call-graph MODE     how stacks are unwound (default hybrid):\n"
     "                        fp      frame pointers, as perf record -g\n"
@@ -66,7 +70,7 @@ static const char usage[] =
 	GROUPING_OPTIONS_USAGE
     "  --push URL            then send profile.pb.gz to the Pyroscope server at URL,\n"
     "                        labelled with the process, hostname, container and "
-    "pod\n" PUSH_OPTIONS_USAGE "\n"
+    "pod\n" PUSH_OPTIONS_USAGE "\n" EVENT_OPTIONS_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu collect -pid 1 -duration 30           # PID 1 for 30 seconds\n"
     "    profcpu collect -pid 4711 -duration 10 -o out/  # into the folder out/\n"
@@ -75,7 +79,8 @@ static const char usage[] =
     "    profcpu collect sample -pid 1 -collectsec 30   # ./sample.trace.zip for PerfView\n"
     "    profcpu collect sample -processfilter dotnet   # the one dotnet process, until Ctrl-C\n"
     "    profcpu collect -pid 4711 -duration 60 --push http://pyroscope:4040  # to Pyroscope\n"
-    "    profcpu collect -pid 4711 --push http://pyroscope:4040 --push-interval 10  # continuous\n";
+    "    profcpu collect -pid 4711 --push http://pyroscope:4040 --push-interval 10  # continuous\n"
+    "    profcpu collect gc -pid 1 -gccollectonly -noperf  # GC events only, no samples\n";
 
 struct collect_options {
 	long pid, frequency, buffer_pages, stack_size;
@@ -83,9 +88,12 @@ struct collect_options {
 	const char *output_dir, *buffer_size, *process_filter, *call_graph_text;
 	enum call_graph_mode call_graph;
 	const char *trace_name; /* perfcollect's form: collect NAME */
-	bool no_compress, hardware_events, thread_time, off_cpu, no_lttng;
+	bool no_compress, hardware_events, thread_time, off_cpu;
 	struct symbol_options symbols;
 	struct grouping_options grouping;
+	struct event_options events;
+	struct eventpipe_config events_config;
+	bool events_wanted;
 	const char *push_url;
 	double push_interval; /* seconds a period; 0: one capture */
 	struct push_options push;
@@ -214,6 +222,15 @@ static int check_options(struct collect_options *options)
 	}
 	if (options->buffer_size && parse_buffer_size(options->buffer_size, &options->buffer_pages))
 		return -1;
+	switch (event_options_config(&options->events, &options->events_config)) {
+	case -1:
+		return -1;
+	case 0:
+		options->events_wanted = false;
+		break;
+	default:
+		options->events_wanted = true;
+	}
 	return check_call_graph_options(options);
 }
 
@@ -259,7 +276,7 @@ static void log_environment(FILE *log, const struct target_process *target,
 		free(value);
 	}
 	fprintf(log, "lttng: not recorded (%s)\n",
-		options->no_lttng ? "-nolttng" : "profcpu records no LTTng events");
+		options->events.no_events ? "-nolttng" : "runtime events come through EventPipe");
 }
 
 static char *make_temporary_dir(const char *name)
@@ -316,6 +333,21 @@ static int write_outputs_and_push(struct collect_options *options, const char *d
 	return status;
 }
 
+/* -noperf: the archives of the runtime events and the log. */
+static int write_events_only_outputs(const char *dir, const struct trace_zip *zip,
+				     const char *zip_path)
+{
+	if (outputs_write_archives(dir, zip) < 0)
+		return 1;
+	if (zip_path)
+		printf("profcpu: trace saved to %s (%s inside)\n", zip_path,
+		       OUTPUTS_RUNTIME_EVENTS);
+	else
+		printf("profcpu: runtime events: %s/%s; in %s/prof.trace.zip\n", dir,
+		       OUTPUTS_RUNTIME_EVENTS, dir);
+	return 0;
+}
+
 static bool is_perfcollect_form(int argc, char **argv)
 {
 	return argc > 1 && argv[1][0] != '-';
@@ -356,12 +388,12 @@ int cmd_collect(int argc, char **argv)
 	    {"hwevents", NULL, OPTION_FLAG, &options.hardware_events},
 	    {"threadtime", NULL, OPTION_FLAG, &options.thread_time},
 	    {"offcpu", NULL, OPTION_FLAG, &options.off_cpu},
-	    {"nolttng", NULL, OPTION_FLAG, &options.no_lttng},
 	    {"no-compress", NULL, OPTION_FLAG, &options.no_compress},
 	    {"call-graph", "callgraph", OPTION_STRING, &options.call_graph_text},
 	    {"stack-size", "stacksize", OPTION_INTEGER, &options.stack_size},
 	    SYMBOL_OPTION_ENTRIES(&options.symbols),
 	    GROUPING_OPTION_ENTRIES(&options.grouping),
+	    EVENT_OPTION_ENTRIES(&options.events),
 	    {"push", NULL, OPTION_STRING, &options.push_url},
 	    {"push-interval", NULL, OPTION_NUMBER, &options.push_interval},
 	    PUSH_OPTION_ENTRIES(&options.push),
@@ -372,6 +404,7 @@ int cmd_collect(int argc, char **argv)
 	struct resolver_config config = {0};
 	struct trace_zip zip = {0};
 	struct fold_options fold;
+	struct eventpipe_session *events = NULL;
 	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL;
 	bool keep_dir = true;
 	FILE *log = NULL;
@@ -426,13 +459,22 @@ int cmd_collect(int argc, char **argv)
 		target.comm);
 	log_environment(log, &target, &options);
 	warn_about_perfcollect_options(&options);
+	if (options.events_wanted)
+		events = collect_events_start(&target, &options.events_config, dir, log);
+	if (options.events.no_samples) {
+		status = collect_events_only(events, &target, options.duration, log) < 0 ? 1 : 0;
+		collect_events_finish(events, dir, log);
+		if (status == 0)
+			status = write_events_only_outputs(dir, &zip, zip_path);
+		goto done;
+	}
 	dotnet_ensure_perfmap(&target, log);
 	/* With --push-interval, one capture a period into the same folder, each
 	 * pushed, until the duration, Ctrl-C or the target's exit. */
 	for (double collected = 0; !collected || options.push_interval > 0;) {
 		double period =
 		    options.push_interval > 0 ? options.push_interval : options.duration;
-		bool stopped_early = false;
+		bool stopped_early = false, last;
 
 		if (options.push_interval > 0 && options.duration > 0 &&
 		    options.duration - collected < period)
@@ -447,8 +489,10 @@ int cmd_collect(int argc, char **argv)
 						  .hardware_events = options.hardware_events,
 						  .command_line = command_line,
 						  .stopped_early = &stopped_early},
-			&target, dir, log) < 0)
+			&target, dir, log) < 0) {
+			collect_events_finish(events, dir, log);
 			goto done;
+		}
 		if (collected == 0) { /* after the first capture: sampling starts at once */
 			symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
 			config.capture_dir = dir;
@@ -460,8 +504,14 @@ int cmd_collect(int argc, char **argv)
 							       target.comm);
 		}
 		collected += period > 0 ? period : 1;
+		last = options.push_interval <= 0 || stopped_early ||
+		       (options.duration > 0 && collected >= options.duration);
+		/* The event session spans every period: its file and summary
+		 * go with the last one's outputs. */
+		if (last)
+			collect_events_finish(events, dir, log);
 		status = write_outputs_and_push(&options, dir, &config, &zip, &fold, zip_path, log);
-		if (stopped_early || (options.duration > 0 && collected >= options.duration))
+		if (last)
 			break;
 	}
 done:

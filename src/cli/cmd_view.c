@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "options.h"
 #include "perf_script_read.h"
+#include "runtime_events.h"
 #include "string_table.h"
 #include "util.h"
 
@@ -24,7 +25,9 @@ static const char usage[] =
     "Prints a summary of a perfcollect trace (made by profcpu or perfcollect):\n"
     "the processes, the functions with the most samples of their own (self)\n"
     "and under them (total), and the heaviest call stacks. Reads the trace's\n"
-    "perf.data.txt as PerfView does; also takes a bare *.data.txt file.\n"
+    "perf.data.txt as PerfView does; also takes a bare *.data.txt file. When\n"
+    "the trace holds the .NET runtime's events (runtime.nettrace), also what\n"
+    "they say: GCs and their pauses, exceptions, lock contention, JIT.\n"
     "\n"
     "options:\n"
     "  -top N                how many functions and stacks to list (default 15)\n"
@@ -183,8 +186,9 @@ static bool ends_with(const char *text, const char *suffix)
 }
 
 /* Opens the first *.data.txt of the zip, as PerfView does. Returns NULL
- * after printing why. */
-static FILE *open_trace_text(const char *path, struct archive **archive)
+ * after printing why, or silently when the zip holds runtime events and no
+ * samples (*events_only). */
+static FILE *open_trace_text(const char *path, struct archive **archive, bool *events_only)
 {
 	struct archive_entry *entry;
 	int status;
@@ -209,10 +213,15 @@ static FILE *open_trace_text(const char *path, struct archive **archive)
 				     path, archive_error_string(*archive));
 		return NULL;
 	}
-	while ((status = archive_read_next_header(*archive, &entry)) == ARCHIVE_OK)
+	while ((status = archive_read_next_header(*archive, &entry)) == ARCHIVE_OK) {
 		if (ends_with(archive_entry_pathname(entry), ".data.txt"))
 			return fopencookie(*archive, "r",
 					   (cookie_io_functions_t){.read = read_archive_entry});
+		*events_only |= ends_with(archive_entry_pathname(entry), ".nettrace");
+	}
+	if (status == ARCHIVE_EOF && *events_only)
+		return NULL;
+	*events_only = false;
 	if (status == ARCHIVE_EOF)
 		report_error("%s holds no *.data.txt: it is not a perfcollect trace", path);
 	else
@@ -327,6 +336,70 @@ static void print_summary(const struct summary *summary, const char *path, size_
 	print_stacks(summary, top);
 }
 
+#define MAX_NETTRACE_IN_ZIP (1ULL << 30)
+
+/* The first *.nettrace entry of the zip at `path`, read whole (at most
+ * 1 GiB) into `*data`. Returns its size, 0 when there is none, or -1 after
+ * printing why. */
+static ssize_t read_nettrace_entry(const char *path, uint8_t **data)
+{
+	struct archive *archive = archive_read_new();
+	struct archive_entry *entry;
+	ssize_t size = 0;
+
+	archive_read_support_format_zip(archive);
+	if (archive_read_open_filename(archive, path, 65536) != ARCHIVE_OK) {
+		archive_read_free(archive);
+		return 0; /* not a zip: the samples' reader said so */
+	}
+	while (archive_read_next_header(archive, &entry) == ARCHIVE_OK) {
+		size_t capacity = 0;
+		la_ssize_t length;
+
+		if (!ends_with(archive_entry_pathname(entry), ".nettrace"))
+			continue;
+		do {
+			grow_array((void **)data, &capacity, (size_t)size + 65536, 1);
+			length = archive_read_data(archive, *data + size, 65536);
+			size += length > 0 ? length : 0;
+		} while (length > 0 && (uint64_t)size <= MAX_NETTRACE_IN_ZIP);
+		if (length < 0 || (uint64_t)size > MAX_NETTRACE_IN_ZIP) {
+			report_error("%s: its runtime events cannot be read: %s", path,
+				     length < 0 ? archive_error_string(archive)
+						: "larger than 1 GiB");
+			size = -1;
+		}
+		break;
+	}
+	archive_read_free(archive);
+	return size;
+}
+
+/* What the zip's runtime events say, after the samples. Returns 1 when
+ * printed, 0 when the zip holds none, -1 when they are unreadable. */
+static int print_runtime_events(const char *path)
+{
+	struct runtime_events events;
+	uint8_t *data = NULL;
+	ssize_t size = ends_with(path, ".data.txt") ? 0 : read_nettrace_entry(path, &data);
+	char why[160];
+	int status = size > 0 ? 1 : (int)size;
+
+	if (size > 0) {
+		if (runtime_events_parse(data, (size_t)size, &events, why, sizeof(why)) < 0) {
+			report_error("%s: its runtime events are damaged: %s", path, why);
+			status = events.events ? 1 : -1;
+		}
+		if (status > 0) {
+			putchar('\n');
+			runtime_events_print(&events, stdout);
+		}
+		runtime_events_release(&events);
+	}
+	free(data);
+	return status;
+}
+
 static void release_summary(struct summary *summary)
 {
 	free(summary->functions.slots);
@@ -351,6 +424,7 @@ int cmd_view(int argc, char **argv)
 	struct archive *archive = NULL;
 	const char *path;
 	char error[256];
+	bool events_only = false;
 	FILE *text;
 	long count;
 	int status = 1;
@@ -378,7 +452,7 @@ int cmd_view(int argc, char **argv)
 		report_warning("ignoring argument '%s'", positionals.items[i]);
 	string_list_clear(&positionals);
 
-	text = open_trace_text(path, &archive);
+	text = open_trace_text(path, &archive, &events_only);
 	if (text) {
 		summary.strings = string_table_new();
 		count = perf_script_read(text, count_sample, &summary, error, sizeof(error));
@@ -396,5 +470,11 @@ int cmd_view(int argc, char **argv)
 	}
 	if (archive)
 		archive_read_free(archive);
+	if (events_only) {
+		printf("%s: runtime events only, no samples\n", path);
+		status = print_runtime_events(path) > 0 ? 0 : 1;
+	} else if (status == 0 && print_runtime_events(path) < 0) {
+		status = 1;
+	}
 	return status;
 }

@@ -1,3 +1,4 @@
+#include "diagnostics_ipc.h"
 #include "dotnet_diagnostics.h"
 #include "jitdump.h"
 #include "runtime_files.h"
@@ -15,23 +16,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-/* The IPC header (dotnet/diagnostics ipc-protocol.md), little endian like
- * this machine. */
-struct ipc_header {
-	char magic[14]; /* "DOTNET_IPC_V1\0" */
-	uint16_t size;	/* of the whole message */
-	uint8_t command_set, command_id;
-	uint16_t reserved;
-} __attribute__((packed));
-
-#define IPC_MAGIC	    "DOTNET_IPC_V1"
 #define PROCESS_COMMAND_SET 0x04
 #define PROCESS_INFO2	    0x04
 #define ENABLE_PERFMAP	    0x05
 #define PERFMAP_AND_JITDUMP 1 /* as DOTNET_PerfMapEnabled=1: both files, whole */
-#define SERVER_RESPONSE	    0xFF
-#define RESPONSE_OK	    0x00
-#define UNKNOWN_COMMAND	    0x80131385u /* runtimes before .NET 8 */
 
 /* Opens the target's /tmp/NAME (a regular file) when it was written since
  * the process started: one left by an earlier process with the same pid
@@ -86,10 +74,9 @@ static bool has_whole_jitdump(const struct target_process *target)
 	       summary.bytes < RUNTIME_FILE_LIMIT && summary.code_loads > 0;
 }
 
-/* The newest "dotnet-diagnostic-<pid>-<key>-socket" in the target's /tmp,
- * opened as an O_PATH handle; -1 if there is none. The key is the runtime's
- * start time: a larger key is a newer runtime. */
-static int open_diagnostic_socket(const struct target_process *target)
+/* The key in the socket's name is the runtime's start time: a larger key
+ * is a newer runtime. */
+int dotnet_open_diagnostic_socket(const struct target_process *target)
 {
 	char prefix[48], best[NAME_MAX + 8] = "", path[NAME_MAX + 16];
 	unsigned long long best_key = 0, key;
@@ -213,7 +200,7 @@ static int request_perfmap(int socket_handle, char *why, size_t why_size)
 
 int dotnet_rewrite_runtime_files(const struct target_process *target, char *why, size_t why_size)
 {
-	int socket_handle = open_diagnostic_socket(target), status;
+	int socket_handle = dotnet_open_diagnostic_socket(target), status;
 
 	if (socket_handle < 0) {
 		snprintf(why, why_size, "no usable diagnostics socket in its /tmp (%s)",
@@ -287,7 +274,7 @@ bool dotnet_runtime_version(const struct target_process *target, char *version, 
 	const uint8_t *cursor = reply + sizeof(request) + 8 + 16, *end; /* after pid, cookie */
 	char why[128] = "", ignored[8];
 	ssize_t length;
-	int socket_handle = open_diagnostic_socket(target);
+	int socket_handle = dotnet_open_diagnostic_socket(target);
 
 	if (socket_handle < 0)
 		return false;

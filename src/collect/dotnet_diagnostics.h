@@ -22,6 +22,11 @@
  * names JIT frames. Never fails the collection. */
 void dotnet_ensure_perfmap(const struct target_process *target, FILE *log);
 
+/* The newest "dotnet-diagnostic-<pid>-<key>-socket" in the target's /tmp,
+ * opened as an O_PATH handle (connect through /proc/self/fd/N), or -1 with
+ * errno set when there is none or it is not a socket. */
+int dotnet_open_diagnostic_socket(const struct target_process *target);
+
 /* Asks the runtime of `target` (.NET 8 or later) to write its perf map and
  * jitdump again from the start, whole: the repair for a jitdump that stopped
  * inside a record. Returns 0, or -1 with the reason in `why`. */

@@ -1,5 +1,6 @@
 #include "outputs.h"
 #include "emit.h"
+#include "runtime_events.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -165,6 +166,7 @@ static int write_tar_gz(const char *dir)
 	for (size_t i = 0; i < sizeof(outputs) / sizeof(*outputs); i++)
 		add_member(&list, outputs[i], NULL);
 	add_runtime_symbol_files(&list, dir);
+	add_member(&list, OUTPUTS_RUNTIME_EVENTS, NULL);
 	status = write_archive(dir, &list, basename(dir_copy), ARCHIVE_TAR_GZ, path);
 	release_members(&list);
 	free(path);
@@ -185,6 +187,7 @@ static int write_trace_zip(const char *dir, const struct trace_zip *zip)
 	add_member(&list, "perf_script.out", "perf.data.txt");
 	add_member(&list, "profcpu.log", "perfcollect.log");
 	add_runtime_symbol_files(&list, dir);
+	add_member(&list, OUTPUTS_RUNTIME_EVENTS, NULL);
 	add_member(&list, "folded_stacks.out", NULL);
 	add_member(&list, "flamegraph.svg", NULL);
 	status = write_archive(dir, &list, top, ARCHIVE_ZIP,
@@ -193,6 +196,28 @@ static int write_trace_zip(const char *dir, const struct trace_zip *zip)
 	free(top);
 	free(default_path);
 	return status;
+}
+
+/* The GC pauses of the runtime events beside the samples, for the flame
+ * graph's subtitle; NULL when there are none. */
+static char *runtime_events_note(const char *dir)
+{
+	char *path = xasprintf("%s/%s", dir, OUTPUTS_RUNTIME_EVENTS), why[160], *note = NULL;
+	struct runtime_events events;
+
+	if (runtime_events_read(path, &events, why, sizeof(why)) == 0)
+		note = runtime_events_gc_note(&events);
+	runtime_events_release(&events);
+	free(path);
+	return note;
+}
+
+int outputs_write_archives(const char *dir, const struct trace_zip *zip)
+{
+	int status = write_tar_gz(dir);
+
+	status |= write_trace_zip(dir, zip);
+	return status ? -1 : 0;
 }
 
 int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip,
@@ -209,17 +234,18 @@ int outputs_write(const char *dir, const struct profile *profile, const struct t
 	status |= write_output(dir, "speedscope.json", write_speedscope, profile);
 	if (folded.total) {
 		char *title = xasprintf("CPU: %s", profile->samples[0].process_name);
-		char *subtitle =
-		    xasprintf("%llu %s samples, profcpu %s", (unsigned long long)folded.total,
-			      profile->event_name, PROFCPU_VERSION);
+		char *note = runtime_events_note(dir);
+		char *subtitle = xasprintf("%llu %s samples%s%s, profcpu %s",
+					   (unsigned long long)folded.total, profile->event_name,
+					   note ? "; " : "", note ? note : "", PROFCPU_VERSION);
 		struct flamegraph_input input = {&folded, title, subtitle};
 
 		status |= write_output(dir, "flamegraph.svg", write_flamegraph, &input);
 		free(title);
 		free(subtitle);
+		free(note);
 	}
 	folded_profile_release(&folded);
-	status |= write_tar_gz(dir);
-	status |= write_trace_zip(dir, zip);
+	status |= outputs_write_archives(dir, zip);
 	return status ? -1 : 0;
 }

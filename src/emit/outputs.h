@@ -13,10 +13,18 @@ struct trace_zip {
 	const char *name; /* the zip's top folder is NAME.trace; NULL: "prof" */
 };
 
+/* The .NET runtime's events of the capture (collect writes it), in both
+ * archives; the flame graph's subtitle carries its GC pauses. */
+#define OUTPUTS_RUNTIME_EVENTS "runtime.nettrace"
+
 /* `zip` and `fold` (how folded stacks and the flame graph name and group
  * frames) may be NULL for the defaults. Returns 0, or -1 after printing which
  * outputs could not be written (the others are still written). */
 int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip,
 		  const struct fold_options *fold);
+
+/* Only the two archives, of whatever the folder holds (a capture of runtime
+ * events without samples). Returns 0 or -1 as outputs_write. */
+int outputs_write_archives(const char *dir, const struct trace_zip *zip);
 
 #endif

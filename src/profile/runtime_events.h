@@ -1,0 +1,59 @@
+/* What a .NET runtime's events say about a capture (read from its
+ * nettrace): garbage collections by generation and their pauses,
+ * exceptions by type, lock contention by the method that waited, and the
+ * methods jitted meanwhile. */
+#ifndef PROFCPU_RUNTIME_EVENTS_H
+#define PROFCPU_RUNTIME_EVENTS_H
+
+#include "nettrace.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* A count and a time per name (exception type, lock site). */
+struct runtime_tally {
+	char *name;
+	uint64_t count;
+	double seconds;
+};
+
+struct runtime_tally_list {
+	struct runtime_tally *items;
+	size_t count, capacity;
+};
+
+struct runtime_events {
+	struct nettrace_info info;
+	double seconds; /* from the session's start to its last event */
+	uint64_t events;
+	uint64_t gc_count[3], gc_other; /* by generation; gc_other: a bad depth */
+	double gc_pause_seconds, gc_longest_pause_seconds;
+	struct runtime_tally_list exceptions;
+	uint64_t contentions;
+	double contention_seconds;
+	struct runtime_tally_list lock_sites; /* by the first named frame */
+	uint64_t methods_jitted;
+	uint64_t rundown_methods; /* methods the rundown named */
+};
+
+/* Reads the nettrace file at `path` (a regular file of at most 4 GiB) into
+ * `events`. Returns 0 (a stream cut short yields what it holds and sets
+ * events->info.truncated), or -1 with a reason in `why`; after damage,
+ * `events` holds what came before it. Release `events` in both cases. */
+int runtime_events_read(const char *path, struct runtime_events *events, char *why,
+			size_t why_size);
+
+/* The same from bytes in memory. */
+int runtime_events_parse(const uint8_t *data, size_t size, struct runtime_events *events, char *why,
+			 size_t why_size);
+
+void runtime_events_release(struct runtime_events *events);
+
+/* The summary lines, for the terminal and the log. */
+void runtime_events_print(const struct runtime_events *events, FILE *out);
+
+/* "GC: 12 pauses, 34.5 ms (1.2%)" for a flame graph's subtitle (malloc'd),
+ * or NULL when the events hold no GC. */
+char *runtime_events_gc_note(const struct runtime_events *events);
+
+#endif

@@ -1,0 +1,268 @@
+/* The nettrace reader and the runtime-events summary on a small stream
+ * written here as the runtime writes it (trace header, a metadata block, a
+ * stack block, an event block with compressed headers, a sequence point),
+ * then on every prefix of it (a session cut short) and on every one-byte
+ * corruption of it (a hostile file): it must count what it can and never
+ * read outside the bytes it was given (ASan checks). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "runtime_events.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct stream {
+	uint8_t bytes[4096];
+	size_t length;
+};
+
+static void put(struct stream *stream, const void *data, size_t size)
+{
+	assert_true(stream->length + size <= sizeof(stream->bytes));
+	if (size)
+		memcpy(stream->bytes + stream->length, data, size);
+	stream->length += size;
+}
+
+static void put_u8(struct stream *stream, uint8_t value)
+{
+	put(stream, &value, 1);
+}
+
+static void put_u16(struct stream *stream, uint16_t value)
+{
+	put(stream, &value, 2);
+}
+
+static void put_u32(struct stream *stream, uint32_t value)
+{
+	put(stream, &value, 4);
+}
+
+static void put_u64(struct stream *stream, uint64_t value)
+{
+	put(stream, &value, 8);
+}
+
+static void put_utf16(struct stream *stream, const char *text)
+{
+	do
+		put_u16(stream, (uint16_t)*text);
+	while (*text++);
+}
+
+/* BeginPrivateObject, the type object named `type`, and for blocks the size
+ * and the padding to a 4-byte offset. Returns where the size goes. */
+static size_t begin_object(struct stream *stream, const char *type)
+{
+	size_t size_at;
+
+	put_u8(stream, 5);
+	put_u8(stream, 5);
+	put_u8(stream, 1);
+	put_u32(stream, 2);
+	put_u32(stream, 2);
+	put_u32(stream, (uint32_t)strlen(type));
+	put(stream, type, strlen(type));
+	put_u8(stream, 6);
+	if (!strcmp(type, "Trace"))
+		return 0;
+	size_at = stream->length;
+	put_u32(stream, 0);
+	while (stream->length % 4)
+		put_u8(stream, 0);
+	return size_at;
+}
+
+/* The block's size counts from after the padding to its end. */
+static void end_block(struct stream *stream, size_t size_at)
+{
+	size_t content_start = (size_at + 4 + 3) / 4 * 4;
+	uint32_t size = (uint32_t)(stream->length - content_start);
+
+	memcpy(stream->bytes + size_at, &size, 4);
+	put_u8(stream, 6);
+}
+
+/* An event blob with a compressed header: metadata id, thread, stack id,
+ * timestamp difference and payload size given. */
+static void put_event(struct stream *stream, uint8_t metadata_id, uint8_t thread, uint8_t stack,
+		      uint8_t time_step, const uint8_t *payload, uint8_t payload_size)
+{
+	put_u8(stream, 1 | 4 | 8 | 128);
+	put_u8(stream, metadata_id);
+	put_u8(stream, thread);
+	put_u8(stream, stack);
+	put_u8(stream, time_step);
+	put_u8(stream, payload_size);
+	put(stream, payload, payload_size);
+}
+
+static void put_block_header(struct stream *stream)
+{
+	put_u16(stream, 20);
+	put_u16(stream, 1); /* compressed headers */
+	put_u64(stream, 0);
+	put_u64(stream, 0);
+}
+
+/* The metadata of one runtime event: id, provider, event id, version. */
+static void put_metadata(struct stream *stream, uint8_t id, uint32_t event_id, uint32_t version)
+{
+	struct stream payload = {0};
+
+	put_u32(&payload, id);
+	put_utf16(&payload, "Microsoft-Windows-DotNETRuntime");
+	put_u32(&payload, event_id);
+	put_utf16(&payload, "");
+	put_u64(&payload, 1);
+	put_u32(&payload, version);
+	put_u32(&payload, 4);
+	put_u32(&payload, 0); /* no fields described */
+	put_event(stream, 0, 0, 0, 0, payload.bytes, (uint8_t)payload.length);
+}
+
+/* Two gen2 GCs, one pause of 1.2 ms on thread 7, one exception. */
+static void write_trace(struct stream *stream)
+{
+	uint8_t gc_start[16] = {1, 0, 0, 0, 2}, suspend[8] = {1}, exception[64];
+	struct stream type = {0};
+	size_t size_at;
+
+	put(stream, "Nettrace", 8);
+	put_u32(stream, 20);
+	put(stream, "!FastSerialization.1", 20);
+	begin_object(stream, "Trace");
+	put(stream, (uint8_t[16]){0}, 16);
+	put_u64(stream, 0);	 /* the session's start */
+	put_u64(stream, 100000); /* ticks per second */
+	put_u32(stream, 8);
+	put_u32(stream, 4242);
+	put_u32(stream, 2);
+	put_u32(stream, 1000);
+	put_u8(stream, 6);
+
+	size_at = begin_object(stream, "MetadataBlock");
+	put_block_header(stream);
+	put_metadata(stream, 1, 1, 2);	/* GCStart */
+	put_metadata(stream, 2, 9, 1);	/* GCSuspendEEBegin */
+	put_metadata(stream, 3, 3, 1);	/* GCRestartEEEnd */
+	put_metadata(stream, 4, 80, 1); /* ExceptionThrown */
+	end_block(stream, size_at);
+
+	size_at = begin_object(stream, "StackBlock");
+	put_u32(stream, 1);
+	put_u32(stream, 1);
+	put_u32(stream, 16);
+	put_u64(stream, 0x1000);
+	put_u64(stream, 0x2000);
+	end_block(stream, size_at);
+
+	put_utf16(&type, "Demo.KnownException");
+	memcpy(exception, type.bytes, type.length);
+	size_at = begin_object(stream, "EventBlock");
+	put_block_header(stream);
+	put_event(stream, 2, 7, 1, 100, suspend, sizeof(suspend));
+	put_event(stream, 1, 7, 1, 10, gc_start, sizeof(gc_start));
+	put_event(stream, 3, 7, 1, 110, NULL, 0);		    /* restart: 120 ticks after */
+	put_event(stream, 1, 8, 1, 10, gc_start, sizeof(gc_start)); /* thread 8, no pause */
+	put_event(stream, 4, 7, 1, 10, exception, (uint8_t)type.length);
+	end_block(stream, size_at);
+
+	size_at = begin_object(stream, "SPBlock");
+	put_u64(stream, 5000);
+	put_u32(stream, 0);
+	end_block(stream, size_at);
+	put_u8(stream, 1); /* the end of the stream */
+}
+
+static void counts_what_the_runtime_wrote(void **state)
+{
+	struct stream stream = {0};
+	struct runtime_events events;
+	char why[160];
+
+	(void)state;
+	write_trace(&stream);
+	assert_int_equal(
+	    runtime_events_parse(stream.bytes, stream.length, &events, why, sizeof(why)), 0);
+	assert_false(events.info.truncated);
+	assert_int_equal(events.info.process_id, 4242);
+	assert_int_equal(events.events, 5);
+	assert_int_equal(events.gc_count[2], 2);
+	assert_int_equal(events.gc_count[0] + events.gc_count[1], 0);
+	assert_true(events.gc_pause_seconds > 0.00119 && events.gc_pause_seconds < 0.00121);
+	assert_int_equal(events.exceptions.count, 1);
+	assert_string_equal(events.exceptions.items[0].name, "Demo.KnownException");
+	assert_int_equal(events.exceptions.items[0].count, 1);
+	runtime_events_release(&events);
+}
+
+static void keeps_what_a_cut_stream_holds(void **state)
+{
+	struct stream stream = {0};
+	char why[160];
+
+	(void)state;
+	write_trace(&stream);
+	for (size_t length = 0; length < stream.length; length++) {
+		uint8_t *copy = malloc(length ? length : 1); /* exact size: ASan sees overreads */
+		struct runtime_events events;
+		int status;
+
+		memcpy(copy, stream.bytes, length);
+		status = runtime_events_parse(copy, length, &events, why, sizeof(why));
+		assert_true(status == -1 || events.info.truncated);
+		assert_true(events.gc_count[2] <= 2);
+		runtime_events_release(&events);
+		free(copy);
+	}
+}
+
+static void survives_every_damaged_byte(void **state)
+{
+	struct stream stream = {0};
+	char why[160];
+
+	(void)state;
+	write_trace(&stream);
+	for (size_t at = 0; at < stream.length; at++)
+		for (unsigned flip = 1; flip < 256; flip <<= 1) {
+			uint8_t *copy = malloc(stream.length);
+			struct runtime_events events;
+
+			memcpy(copy, stream.bytes, stream.length);
+			copy[at] ^= (uint8_t)flip;
+			runtime_events_parse(copy, stream.length, &events, why, sizeof(why));
+			runtime_events_release(&events);
+			free(copy);
+		}
+}
+
+static void refuses_what_is_not_nettrace(void **state)
+{
+	static const uint8_t text[] = "Nettrac but not quite";
+	struct runtime_events events;
+	char why[160];
+
+	(void)state;
+	assert_int_equal(runtime_events_parse(text, sizeof(text), &events, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "not a nettrace"));
+	runtime_events_release(&events);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(counts_what_the_runtime_wrote),
+	    cmocka_unit_test(keeps_what_a_cut_stream_holds),
+	    cmocka_unit_test(survives_every_damaged_byte),
+	    cmocka_unit_test(refuses_what_is_not_nettrace),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
