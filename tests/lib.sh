@@ -52,11 +52,7 @@ assert_file() {
 # Builds the .NET workload tests/dotnet/HotLoop into $workdir/bin (skips the
 # test when the SDK is missing). Run it with: dotnet "$workdir/bin/hotloop.dll" SECONDS
 build_hotloop() {
-	command -v dotnet >/dev/null || skip "the .NET SDK (dotnet) is not installed"
-	cp -r "$tests_dir/dotnet/HotLoop" "$workdir/app"
-	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-	dotnet build -c Release -o "$workdir/bin" "$workdir/app/HotLoop.csproj" >"$workdir/build.log" 2>&1 ||
-		{ tail -20 "$workdir/build.log"; fail "dotnet build failed"; }
+	build_dotnet_app HotLoop "$workdir/bin"
 }
 
 # Starts the .NET workload with the environment given as arguments and waits
@@ -84,13 +80,15 @@ assert_trace_share() {
 		fail "trace share of /$2/ is $share%, expected $3..$4%"
 }
 
-# Builds the .NET app tests/dotnet/NAME into $workdir/NAME (skips the test
-# when the SDK is missing); its dll is $workdir/NAME/<assembly>.dll.
+# build_dotnet_app NAME [DIR]: builds the .NET app tests/dotnet/NAME into DIR
+# (default $workdir/NAME; skips the test when the SDK is missing); its dll is
+# DIR/<assembly>.dll.
 build_dotnet_app() {
+	local output=${2:-$workdir/$1}
 	command -v dotnet >/dev/null || skip "the .NET SDK (dotnet) is not installed"
 	cp -r "$tests_dir/dotnet/$1" "$workdir/$1-src"
 	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-	dotnet build -c Release -o "$workdir/$1" "$workdir/$1-src/$1.csproj" >"$workdir/$1-build.log" 2>&1 ||
+	dotnet build -c Release -o "$output" "$workdir/$1-src/$1.csproj" >"$workdir/$1-build.log" 2>&1 ||
 		{ tail -20 "$workdir/$1-build.log"; fail "dotnet build of $1 failed"; }
 }
 
