@@ -1,5 +1,6 @@
 #include "perfmap.h"
 #include "buffer.h"
+#include "target_file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -21,13 +22,21 @@ struct perfmap {
 
 	char *text; /* complete lines read so far, each ending in '\0' */
 	size_t text_length, text_capacity;
-	char *pending; /* bytes after the last newline seen */
+	char *pending; /* the start of a line whose newline has not come yet */
 	size_t pending_length, pending_capacity;
+	bool skipping_long_line; /* drop bytes up to the next newline */
+	size_t long_lines;
+	struct target_file_budget budget;
 };
 
 struct perfmap *perfmap_new(void)
 {
-	return calloc(1, sizeof(struct perfmap));
+	struct perfmap *map = calloc(1, sizeof(struct perfmap));
+
+	if (map)
+		map->budget = (struct target_file_budget){.max_bytes = PERFMAP_MAX_BYTES,
+							  .max_seconds = PERFMAP_MAX_SECONDS};
+	return map;
 }
 
 void perfmap_free(struct perfmap *map)
@@ -97,39 +106,63 @@ static void add_line(struct perfmap *map, const char *line, size_t length)
 	map->sorted = false;
 }
 
-void perfmap_add_text(struct perfmap *map, const char *text, size_t length)
+/* Ends the pending line with `length` more bytes: parses it, unless it
+ * grew too long, and starts the next line empty. */
+static void end_line(struct perfmap *map, const char *text, size_t length)
 {
-	size_t line_start = 0, consumed = 0;
+	size_t total = map->pending_length + length;
 
-	if (!buffer_reserve((void **)&map->pending, &map->pending_capacity,
-			    map->pending_length + length, 1))
+	if (map->skipping_long_line)
+		map->skipping_long_line = false; /* counted when it began */
+	else if (total > PERFMAP_MAX_LINE)
+		map->long_lines++;
+	else if (map->pending_length == 0)
+		add_line(map, text, length); /* the common case: no copy */
+	else if (buffer_reserve((void **)&map->pending, &map->pending_capacity, total, 1)) {
+		memcpy(map->pending + map->pending_length, text, length);
+		add_line(map, map->pending, total);
+	}
+	map->pending_length = 0;
+}
+
+/* Keeps the start of an unfinished line; one longer than any real line is
+ * counted and dropped up to its newline, so memory stays bounded. */
+static void keep_pending(struct perfmap *map, const char *text, size_t length)
+{
+	if (map->skipping_long_line || length == 0)
 		return;
+	if (map->pending_length + length > PERFMAP_MAX_LINE ||
+	    !buffer_reserve((void **)&map->pending, &map->pending_capacity,
+			    map->pending_length + length, 1)) {
+		map->skipping_long_line = true;
+		map->long_lines++;
+		map->pending_length = 0;
+		return;
+	}
 	memcpy(map->pending + map->pending_length, text, length);
 	map->pending_length += length;
-	for (size_t i = 0; i < map->pending_length; i++) {
-		if (map->pending[i] != '\n')
-			continue;
-		add_line(map, map->pending + line_start, i - line_start);
-		line_start = consumed = i + 1;
+}
+
+/* Each byte is looked at once: linear in the input, however it is split. */
+void perfmap_add_text(struct perfmap *map, const char *text, size_t length)
+{
+	const char *end = text + length, *newline;
+
+	while (text < end && (newline = memchr(text, '\n', (size_t)(end - text)))) {
+		end_line(map, text, (size_t)(newline - text));
+		text = newline + 1;
 	}
-	memmove(map->pending, map->pending + consumed, map->pending_length - consumed);
-	map->pending_length -= consumed;
+	keep_pending(map, text, (size_t)(end - text));
+}
+
+static void add_chunk(const char *bytes, size_t length, void *map)
+{
+	perfmap_add_text(map, bytes, length);
 }
 
 int perfmap_read_more(struct perfmap *map, int fd)
 {
-	char buffer[65536];
-	ssize_t n;
-
-	while ((n = read(fd, buffer, sizeof(buffer))) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		perfmap_add_text(map, buffer, (size_t)n);
-	}
-	return 0;
+	return target_file_read(fd, &map->budget, add_chunk, map);
 }
 
 static int compare_regions(const void *a, const void *b)
@@ -158,14 +191,11 @@ static void sort_regions(struct perfmap *map)
 	map->sorted = true;
 }
 
-bool perfmap_lookup(struct perfmap *map, uint64_t address, struct perfmap_entry *found)
+/* The region holding `address` in the sorted map, or NULL. */
+static const struct region *find_region(const struct perfmap *map, uint64_t address)
 {
-	size_t low = 0, high;
-	const struct region *region;
+	size_t low = 0, high = map->count;
 
-	if (!map->sorted)
-		sort_regions(map);
-	high = map->count;
 	while (low < high) {
 		size_t middle = low + (high - low) / 2;
 
@@ -174,10 +204,19 @@ bool perfmap_lookup(struct perfmap *map, uint64_t address, struct perfmap_entry 
 		else
 			high = middle;
 	}
-	if (low == 0)
-		return false;
-	region = &map->regions[low - 1];
-	if (address - region->start >= region->size)
+	if (low == 0 || address - map->regions[low - 1].start >= map->regions[low - 1].size)
+		return NULL;
+	return &map->regions[low - 1];
+}
+
+bool perfmap_lookup(struct perfmap *map, uint64_t address, struct perfmap_entry *found)
+{
+	const struct region *region;
+
+	if (!map->sorted)
+		sort_regions(map);
+	region = find_region(map, address);
+	if (!region)
 		return false;
 	found->start = region->start;
 	found->size = region->size;
@@ -195,14 +234,59 @@ size_t perfmap_malformed_count(const struct perfmap *map)
 	return map->malformed;
 }
 
+size_t perfmap_long_line_count(const struct perfmap *map)
+{
+	return map->long_lines;
+}
+
+const struct target_file_budget *perfmap_read_budget(const struct perfmap *map)
+{
+	return &map->budget;
+}
+
+size_t perfmap_text_size(const struct perfmap *map)
+{
+	return map->text_length;
+}
+
+static void write_region(const struct perfmap *map, const struct region *region, FILE *out)
+{
+	fprintf(out, "%llx %llx %s\n", (unsigned long long)region->start,
+		(unsigned long long)region->size, map->text + region->name_offset);
+}
+
 int perfmap_write_copy(const struct perfmap *map, FILE *out)
 {
 	/* Well-formed lines only, so the copy is a valid perf map. */
-	for (size_t i = 0; i < map->count; i++) {
-		const struct region *region = &map->regions[i];
-
-		fprintf(out, "%llx %llx %s\n", (unsigned long long)region->start,
-			(unsigned long long)region->size, map->text + region->name_offset);
-	}
+	for (size_t i = 0; i < map->count; i++)
+		write_region(map, &map->regions[i], out);
 	return ferror(out) ? -1 : 0;
+}
+
+static int compare_addresses(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+size_t perfmap_write_entries_holding(struct perfmap *map, uint64_t *addresses, size_t count,
+				     FILE *out)
+{
+	const struct region *previous = NULL;
+	size_t written = 0;
+
+	if (!map->sorted)
+		sort_regions(map);
+	qsort(addresses, count, sizeof(*addresses), compare_addresses);
+	for (size_t i = 0; i < count; i++) {
+		const struct region *region = find_region(map, addresses[i]);
+
+		if (!region || region == previous)
+			continue;
+		write_region(map, region, out);
+		previous = region;
+		written++;
+	}
+	return written;
 }

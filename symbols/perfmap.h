@@ -7,7 +7,11 @@
  * perfmap_read_more() takes what was appended since the last call and keeps
  * an unterminated last line for later. For one start address the latest line
  * wins (a re-jitted method). Malformed lines are counted and skipped: the map
- * belongs to the target and is treated as hostile input. */
+ * belongs to the target and is treated as hostile input. Reading is linear
+ * in the input however it is split, a line longer than PERFMAP_MAX_LINE is
+ * counted and skipped, and perfmap_read_more() stops at PERFMAP_MAX_BYTES
+ * in all (and PERFMAP_MAX_SECONDS per call), so memory and time stay
+ * bounded. */
 #ifndef PROFCPU_PERFMAP_H
 #define PROFCPU_PERFMAP_H
 
@@ -15,6 +19,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+/* .NET's longest names (generic instantiations) stay far below this. */
+#define PERFMAP_MAX_LINE (64 * 1024)
+#define PERFMAP_MAX_BYTES (256ULL << 20)
+#define PERFMAP_MAX_SECONDS 10.0
+
+struct target_file_budget;
 
 struct perfmap_entry {
 	uint64_t start;
@@ -27,8 +38,10 @@ struct perfmap;
 struct perfmap *perfmap_new(void);
 void perfmap_free(struct perfmap *map);
 
-/* Reads the bytes appended to the file `fd` since the last call. Returns 0,
- * or -1 with errno set when reading fails (entries read so far are kept). */
+/* Reads the bytes appended to the file `fd` (a target_file_open() fd)
+ * since the last call, within the map's budget (perfmap_read_budget says
+ * when it stopped reading). Returns 0, or -1 with errno set when reading
+ * fails (entries read so far are kept). */
 int perfmap_read_more(struct perfmap *map, int fd);
 
 /* Adds the complete lines of `text` (what perfmap_read_more() does with the
@@ -41,10 +54,22 @@ bool perfmap_lookup(struct perfmap *map, uint64_t address, struct perfmap_entry 
 
 size_t perfmap_entry_count(const struct perfmap *map);
 size_t perfmap_malformed_count(const struct perfmap *map);
+/* Lines skipped for being longer than PERFMAP_MAX_LINE. */
+size_t perfmap_long_line_count(const struct perfmap *map);
+/* How much perfmap_read_more() read, and whether a limit stopped it. */
+const struct target_file_budget *perfmap_read_budget(const struct perfmap *map);
+/* Bytes of the well-formed lines kept: about the size of a full copy. */
+size_t perfmap_text_size(const struct perfmap *map);
 
 /* Writes the well-formed lines read so far to `out`: the copy kept beside a
  * capture, so that it can be symbolized after the target is gone. Returns 0,
  * or -1 when writing failed. */
 int perfmap_write_copy(const struct perfmap *map, FILE *out);
+
+/* Writes, once each, the entries holding any of `addresses` (sorted in
+ * place): the copy of a map too big to keep whole, with the lines sampled
+ * code needs. Returns how many entries were written. */
+size_t perfmap_write_entries_holding(struct perfmap *map, uint64_t *addresses, size_t count,
+				     FILE *out);
 
 #endif

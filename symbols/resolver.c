@@ -1,7 +1,9 @@
 #include "resolver.h"
 #include "address_space.h"
-#include "target_root.h"
+#include "symbols_log.h"
+#include "target_file.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,35 +111,57 @@ static int open_perfmap(const struct resolver *resolver, const struct process *p
 	if (config->live_pid && process->pid == config->live_pid && config->live_root_fd >= 0) {
 		/* Symlinks resolve inside the target's root: safe to follow. */
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)config->live_namespace_pid);
-		fd = target_root_openat(config->live_root_fd, path, O_RDONLY);
-		if (fd >= 0)
-			return fd;
+		fd = target_file_open(config->live_root_fd, path, 0);
+		if (fd >= 0 || errno == EINVAL)
+			return fd; /* EINVAL: a FIFO or device there is never read */
 	}
 	if (config->capture_dir) {
 		snprintf(path, sizeof(path), "%s/perf-%d.map", config->capture_dir,
 			 (int)process->pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = target_file_open(-1, path, 0);
 		if (fd >= 0)
 			return fd;
 	}
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)process->pid);
-	return open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	return target_file_open(-1, path, O_NOFOLLOW);
+}
+
+/* Reads what was appended to the perf map; says in the log when its
+ * budget stopped the reading, and reads no more from then on. */
+static int read_perfmap(struct resolver *resolver, struct process *process)
+{
+	const struct target_file_budget *budget = perfmap_read_budget(process->perfmap);
+	int status = perfmap_read_more(process->perfmap, process->perfmap_fd);
+	char why[96];
+
+	if (budget->exhausted) {
+		symbols_log(resolver->config.native.log,
+			    "the perf map of pid %d: %s; JIT code named later is not named",
+			    (int)process->pid, target_file_describe_budget(budget, why, sizeof(why)));
+		close(process->perfmap_fd);
+		process->perfmap_fd = -1;
+	}
+	return status;
 }
 
 static struct perfmap *load_perfmap(struct resolver *resolver, struct process *process)
 {
 	if (!process->perfmap_searched) {
 		process->perfmap_searched = true;
-		process->perfmap_fd = open_perfmap(resolver, process);
-		if (process->perfmap_fd >= 0) {
-			process->perfmap = perfmap_new();
-			perfmap_read_more(process->perfmap, process->perfmap_fd);
-		}
 		snprintf(process->perfmap_display_path, sizeof(process->perfmap_display_path),
 			 "/tmp/perf-%d.map",
 			 (int)(process->pid == resolver->config.live_pid
 				   ? resolver->config.live_namespace_pid
 				   : process->pid));
+		process->perfmap_fd = open_perfmap(resolver, process);
+		if (process->perfmap_fd < 0 && errno == EINVAL)
+			symbols_log(resolver->config.native.log,
+				    "%s of pid %d is not a regular file (a FIFO or device?): not read",
+				    process->perfmap_display_path, (int)process->pid);
+		if (process->perfmap_fd >= 0) {
+			process->perfmap = perfmap_new();
+			read_perfmap(resolver, process);
+		}
 	}
 	return process->perfmap;
 }
@@ -159,7 +183,7 @@ static bool lookup_jit(struct resolver *resolver, struct process *process, uint6
 		return false;
 	if (!perfmap_lookup(perfmap, address, &entry)) {
 		if (process->perfmap_fd < 0 ||
-		    perfmap_read_more(perfmap, process->perfmap_fd) < 0 ||
+		    read_perfmap(resolver, process) < 0 ||
 		    !perfmap_lookup(perfmap, address, &entry))
 			return false;
 	}

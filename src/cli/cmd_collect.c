@@ -3,12 +3,14 @@
 #include "commands.h"
 #include "dotnet_diagnostics.h"
 #include "postprocess.h"
+#include "stop_signals.h"
 #include "symbol_options.h"
 #include "util.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +28,8 @@ static const char usage[] =
     "folder: perf.data, folded_stacks.out, perf_script.out, flamegraph.svg,\n"
     "prof.tar.gz, prof.trace.zip (perfcollect's layout, for PerfView) and a\n"
     "copy of the target's perf map and jitdump. Stops after the duration, on\n"
-    "Ctrl-C or SIGTERM, or when the target exits.\n"
+    "Ctrl-C, SIGTERM, SIGHUP or SIGPIPE, or when the target exits, and writes\n"
+    "every output from what was collected (a second Ctrl-C aborts).\n"
     "\n"
     "The second form is perfcollect's: it writes ./NAME.trace.zip, samples at\n"
     "1000 Hz as perfcollect does, keeps no folder unless -o is given, and only\n"
@@ -56,6 +59,8 @@ static const char usage[] =
     "    profcpu collect -pid 4711 -F 999               # finer sampling until Ctrl-C\n"
     "    profcpu collect sample -pid 1 -collectsec 30   # ./sample.trace.zip for PerfView\n"
     "    profcpu collect sample -processfilter dotnet   # the one dotnet process, until Ctrl-C\n";
+
+enum { MAX_DURATION = 365 * 24 * 3600 };
 
 struct collect_options {
 	long pid, frequency, buffer_pages;
@@ -161,9 +166,14 @@ static int check_options(struct collect_options *options)
 			     options->frequency);
 		return -1;
 	}
-	if (options->duration < 0) {
-		report_error("invalid -duration %g: give seconds, or 0 for until Ctrl-C",
-			     options->duration);
+	if (options->duration < 0 || options->duration > MAX_DURATION) {
+		report_error("invalid -duration %g: give seconds (at most %d, a year), or 0 for "
+			     "until Ctrl-C",
+			     options->duration, MAX_DURATION);
+		return -1;
+	}
+	if (options->pid < 0 || options->pid > INT_MAX) {
+		report_error("invalid -pid %ld: give a process id", options->pid);
 		return -1;
 	}
 	if (options->buffer_size && parse_buffer_size(options->buffer_size, &options->buffer_pages))
@@ -294,7 +304,8 @@ int cmd_collect(int argc, char **argv)
 	struct resolver_config config = {0};
 	struct trace_zip zip = {0};
 	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL;
-	bool keep_dir = true;
+	char *flamegraph_path = NULL;
+	bool keep_dir = true, drawn;
 	FILE *log = NULL;
 	int status = 1;
 
@@ -321,6 +332,8 @@ int cmd_collect(int argc, char **argv)
 		return 1;
 	if (target_process_open((pid_t)options.pid, &target) < 0)
 		return 1;
+	/* From here on a signal stops the sampling, never the writing. */
+	stop_signals_install();
 
 	status = 1;
 	if (options.trace_name) {
@@ -364,12 +377,16 @@ int cmd_collect(int argc, char **argv)
 	config.live_root_fd = target.root_fd;
 	fflush(log);
 	status = postprocess_capture(dir, &config, &zip) == 0 ? 0 : 1;
+	flamegraph_path = xasprintf("%s/flamegraph.svg", dir);
+	drawn = access(flamegraph_path, F_OK) == 0; /* not when there were no samples */
 	if (status == 0 && zip_path)
-		printf("profcpu: trace saved to %s (flamegraph.svg inside)\n", zip_path);
+		printf("profcpu: trace saved to %s%s\n", zip_path,
+		       drawn ? " (flamegraph.svg inside)" : "");
+	else if (status == 0 && drawn)
+		printf("profcpu: flame graph: %s; trace for PerfView: %s/prof.trace.zip\n",
+		       flamegraph_path, dir);
 	else if (status == 0)
-		printf("profcpu: flame graph: %s/flamegraph.svg; trace for PerfView: "
-		       "%s/prof.trace.zip\n",
-		       dir, dir);
+		printf("profcpu: trace for PerfView: %s/prof.trace.zip\n", dir);
 done:
 	report_also_to(NULL);
 	if (log)
@@ -381,6 +398,7 @@ done:
 	free(command_line);
 	free(log_path);
 	free(zip_path);
+	free(flamegraph_path);
 	free(dir);
 	return status;
 }

@@ -30,6 +30,36 @@ struct ipc_header {
 #define RESPONSE_OK	    0x00
 #define UNKNOWN_COMMAND	    0x80131385u /* runtimes before .NET 8 */
 
+/* A reply: the header, then the command's status code. */
+struct ipc_reply {
+	struct ipc_header header;
+	uint32_t code;
+} __attribute__((packed));
+
+int dotnet_diagnostics_check_reply(const void *bytes, size_t size, char *why, size_t why_size)
+{
+	struct ipc_reply reply;
+
+	if (size < sizeof(reply)) {
+		snprintf(why, why_size, "the runtime gave no valid answer");
+		return -1;
+	}
+	memcpy(&reply, bytes, sizeof(reply));
+	if (memcmp(reply.header.magic, IPC_MAGIC, sizeof(IPC_MAGIC)) ||
+	    reply.header.command_set != SERVER_RESPONSE) {
+		snprintf(why, why_size, "the runtime gave no valid answer");
+		return -1;
+	}
+	if (reply.header.command_id != RESPONSE_OK) {
+		snprintf(why, why_size,
+			 reply.code == UNKNOWN_COMMAND ? "the runtime is older than .NET 8"
+						       : "the runtime refused (error 0x%08x)",
+			 reply.code);
+		return -1;
+	}
+	return 0;
+}
+
 /* A perf map written since the process started: one left by an earlier
  * process with the same pid would name code wrongly. */
 static bool has_current_perfmap(const struct target_process *target)
@@ -40,7 +70,9 @@ static bool has_current_perfmap(const struct target_process *target)
 	bool current;
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)target->namespace_pid);
-	fd = target_root_openat(target->root_fd, path, O_RDONLY);
+	/* O_PATH: stat only; opening a FIFO planted there for reading would
+	 * block until someone writes to it. */
+	fd = target_root_openat(target->root_fd, path, O_PATH);
 	if (fd < 0)
 		return false;
 	current = fstat(fd, &status) == 0 && status.st_mtime + 1 >= target->start_time;
@@ -106,10 +138,7 @@ static int request_perfmap(int socket_handle, char *why, size_t why_size)
 	    .header = {IPC_MAGIC, sizeof(request), PROCESS_COMMAND_SET, ENABLE_PERFMAP, 0},
 	    .perfmap_type = PERFMAP_ONLY,
 	};
-	struct {
-		struct ipc_header header;
-		uint32_t code;
-	} __attribute__((packed)) reply;
+	unsigned char reply[sizeof(struct ipc_reply)];
 	struct sockaddr_un address = {.sun_family = AF_UNIX};
 	struct timeval timeout = {.tv_sec = 3};
 	int connection = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -125,26 +154,14 @@ static int request_perfmap(int socket_handle, char *why, size_t why_size)
 	if (connection < 0 ||
 	    connect(connection, (struct sockaddr *)&address, sizeof(address)) < 0 ||
 	    send(connection, &request, sizeof(request), MSG_NOSIGNAL) != sizeof(request) ||
-	    (received = recv(connection, &reply, sizeof(reply), MSG_WAITALL)) < 0) {
+	    (received = recv(connection, reply, sizeof(reply), MSG_WAITALL)) < 0) {
 		snprintf(why, why_size, "the diagnostics socket: %s", strerror(errno));
 		if (connection >= 0)
 			close(connection);
 		return -1;
 	}
 	close(connection);
-	if ((size_t)received < sizeof(reply) || memcmp(reply.header.magic, IPC_MAGIC, 14) ||
-	    reply.header.command_set != SERVER_RESPONSE) {
-		snprintf(why, why_size, "the runtime gave no valid answer");
-		return -1;
-	}
-	if (reply.header.command_id != RESPONSE_OK) {
-		snprintf(why, why_size,
-			 reply.code == UNKNOWN_COMMAND ? "the runtime is older than .NET 8"
-						       : "the runtime refused (error 0x%08x)",
-			 reply.code);
-		return -1;
-	}
-	return 0;
+	return dotnet_diagnostics_check_reply(reply, (size_t)received, why, why_size);
 }
 
 void dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
