@@ -8,9 +8,8 @@
 #include "symbol_server.h"
 #include "symbol_table.h"
 #include "symbols_log.h"
-#include "target_root.h"
+#include "target_file.h"
 
-#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,8 +181,7 @@ static bool take_symbols(struct native_symbols *symbols, struct module *module,
 
 static void load_module(struct native_symbols *symbols, struct module *module)
 {
-	int fd = target_root_openat(symbols->search.target_root_fd, module->path,
-				    O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	int fd = target_file_open(symbols->search.target_root_fd, module->path, 0);
 	struct elf_file *binary = elf_file_open(fd), *debug_file;
 	char where[PATH_MAX + 32];
 
@@ -258,8 +256,7 @@ size_t native_symbols_lookup(struct native_symbols *symbols, const char *path, u
  * debug file. */
 static void load_call_frame_info(struct native_symbols *symbols, struct module *module)
 {
-	int fd = target_root_openat(symbols->search.target_root_fd, module->path,
-				    O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	int fd = target_file_open(symbols->search.target_root_fd, module->path, 0);
 	struct elf_file *binary = elf_file_open(fd), *debug_file;
 	char where[PATH_MAX + 32];
 
