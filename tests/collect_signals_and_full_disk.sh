@@ -5,23 +5,6 @@
 # stays readable by the real perf and the message says how much it kept.
 source "$(dirname "$0")/lib.sh"
 
-# CPU ticks (1/100 s) the process has used so far.
-cpu_ticks() {
-	awk '{print $14 + $15}' "/proc/$1/stat"
-}
-
-# assert_samples_match_cpu FOLDED TICKS HZ: the samples kept are the CPU
-# time sampled at HZ (cpu-clock counts CPU time, so a loaded machine that
-# gives the target less CPU gives fewer samples, in the same ratio).
-assert_samples_match_cpu() {
-	local kept expected
-	kept=$(folded total "$1")
-	expected=$(($2 * $3 / 100))
-	echo "samples kept: $kept; CPU time sampled: $2 ticks, $expected samples at $3 Hz"
-	((kept * 10 >= expected * 6 && kept * 10 <= expected * 14)) ||
-		fail "kept $kept samples for $expected samples' worth of CPU time"
-}
-
 # A signal in the middle of the sampling: it stops, and everything is written.
 for signal in HUP PIPE; do
 	start "$WORKLOAD_SPLIT" 60

@@ -45,6 +45,38 @@ assert_share() {
 		fail "share of /$2/ is $share%, expected $3..$4%"
 }
 
+# assert_share_about FOLDED REGEX PERCENT: the share of samples whose stack
+# matches REGEX is PERCENT, within what chance allows on this many samples
+# (four standard errors) plus 2 points. A loaded machine gives the target
+# fewer samples, and the margin widens with them.
+assert_share_about() {
+	local share total margin
+	share=$(folded share "$1" "$2")
+	total=$(folded total "$1")
+	margin=$(python3 -c "import math; p = $3 / 100; print(f'{400 * math.sqrt(p * (1 - p) / max($total, 1)) + 2:.1f}')")
+	echo "share of /$2/: $share% (expected $3 ± $margin% on $total samples)"
+	python3 -c "import sys; sys.exit(0 if abs($share - $3) <= $margin else 1)" ||
+		fail "share of /$2/ is $share%, expected $3 ± $margin%"
+}
+
+# CPU time the process has used so far, in clock ticks (1/100 s).
+cpu_ticks() {
+	awk '{print $14 + $15}' "/proc/$1/stat"
+}
+
+# assert_samples_match_cpu FOLDED TICKS HZ: the samples kept match the CPU
+# time sampled (TICKS, from cpu_ticks) at HZ, within 40%: cpu-clock counts
+# CPU time, so a loaded machine that gives the target less CPU gives fewer
+# samples in the same ratio.
+assert_samples_match_cpu() {
+	local kept expected
+	kept=$(folded total "$1")
+	expected=$(($2 * $3 / 100))
+	echo "samples kept: $kept; CPU time sampled: $2 ticks, $expected samples at $3 Hz"
+	((expected > 0 && kept * 10 >= expected * 6 && kept * 10 <= expected * 14)) ||
+		fail "kept $kept samples for $expected samples' worth of CPU time"
+}
+
 assert_file() {
 	[[ -s "$1" ]] || fail "missing or empty: $1"
 }
