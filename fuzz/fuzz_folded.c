@@ -7,8 +7,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct flamegraph *graph = flamegraph_new(size && data[0] & 1 ? FLAMEGRAPH_CHART
-								    : FLAMEGRAPH_MERGED);
+	struct flamegraph *graph =
+	    flamegraph_new(size && data[0] & 1 ? FLAMEGRAPH_CHART : FLAMEGRAPH_MERGED);
 	FILE *in = fmemopen((void *)data, size, "r");
 	struct flamegraph_options options = {0};
 

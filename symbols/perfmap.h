@@ -21,8 +21,8 @@
 #include <stdio.h>
 
 /* .NET's longest names (generic instantiations) stay far below this. */
-#define PERFMAP_MAX_LINE (64 * 1024)
-#define PERFMAP_MAX_BYTES (256ULL << 20)
+#define PERFMAP_MAX_LINE    (64 * 1024)
+#define PERFMAP_MAX_BYTES   (256ULL << 20)
 #define PERFMAP_MAX_SECONDS 10.0
 
 struct target_file_budget;

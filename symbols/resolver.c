@@ -137,7 +137,8 @@ static int read_perfmap(struct resolver *resolver, struct process *process)
 	if (budget->exhausted) {
 		symbols_log(resolver->config.native.log,
 			    "the perf map of pid %d: %s; JIT code named later is not named",
-			    (int)process->pid, target_file_describe_budget(budget, why, sizeof(why)));
+			    (int)process->pid,
+			    target_file_describe_budget(budget, why, sizeof(why)));
 		close(process->perfmap_fd);
 		process->perfmap_fd = -1;
 	}
@@ -155,9 +156,10 @@ static struct perfmap *load_perfmap(struct resolver *resolver, struct process *p
 				   : process->pid));
 		process->perfmap_fd = open_perfmap(resolver, process);
 		if (process->perfmap_fd < 0 && errno == EINVAL)
-			symbols_log(resolver->config.native.log,
-				    "%s of pid %d is not a regular file (a FIFO or device?): not read",
-				    process->perfmap_display_path, (int)process->pid);
+			symbols_log(
+			    resolver->config.native.log,
+			    "%s of pid %d is not a regular file (a FIFO or device?): not read",
+			    process->perfmap_display_path, (int)process->pid);
 		if (process->perfmap_fd >= 0) {
 			process->perfmap = perfmap_new();
 			read_perfmap(resolver, process);
@@ -182,8 +184,7 @@ static bool lookup_jit(struct resolver *resolver, struct process *process, uint6
 	if (!perfmap)
 		return false;
 	if (!perfmap_lookup(perfmap, address, &entry)) {
-		if (process->perfmap_fd < 0 ||
-		    read_perfmap(resolver, process) < 0 ||
+		if (process->perfmap_fd < 0 || read_perfmap(resolver, process) < 0 ||
 		    !perfmap_lookup(perfmap, address, &entry))
 			return false;
 	}

@@ -25,11 +25,11 @@
 #include <stdint.h>
 
 struct target_file_budget {
-	uint64_t max_bytes;   /* over every read on this budget */
-	double max_seconds;   /* per target_file_read() call */
-	uint64_t bytes_read;  /* so far */
-	bool exhausted;	      /* a limit stopped a read; stays set */
-	bool out_of_time;     /* ... and it was the time limit */
+	uint64_t max_bytes;  /* over every read on this budget */
+	double max_seconds;  /* per target_file_read() call */
+	uint64_t bytes_read; /* so far */
+	bool exhausted;	     /* a limit stopped a read; stays set */
+	bool out_of_time;    /* ... and it was the time limit */
 };
 
 /* Opens `path` (absolute, as the target sees it) inside `root_fd`

@@ -138,6 +138,48 @@ static void test_reads_a_growing_file_and_writes_a_copy(void **state)
 	unlink(path);
 }
 
+/* A line longer than PERFMAP_MAX_LINE, however it arrives (one byte at a
+ * time here), is counted and skipped; the lines around it are kept. */
+static void test_overlong_line_is_skipped_in_any_split(void **state)
+{
+	struct perfmap *map = perfmap_new();
+	struct perfmap_entry entry;
+	size_t long_length = 3 * PERFMAP_MAX_LINE;
+
+	(void)state;
+	add(map, "1000 10 before\n2000 10 ");
+	for (size_t i = 0; i < long_length; i++)
+		perfmap_add_text(map, "x", 1);
+	add(map, "\n3000 10 after\n");
+	assert_int_equal(perfmap_long_line_count(map), 1);
+	assert_int_equal(perfmap_entry_count(map), 2);
+	assert_true(perfmap_lookup(map, 0x1000, &entry));
+	assert_false(perfmap_lookup(map, 0x2000, &entry));
+	assert_true(perfmap_lookup(map, 0x3000, &entry));
+	assert_string_equal(entry.name, "after");
+	assert_true(perfmap_text_size(map) < 64);
+	perfmap_free(map);
+}
+
+/* The copy of a map too big to keep whole: the entries that name sampled
+ * addresses, each once. */
+static void test_writes_the_entries_holding_addresses(void **state)
+{
+	struct perfmap *map = perfmap_new();
+	uint64_t addresses[] = {0x3004, 0x1000, 0x3000, 0x9999};
+	char *text = NULL;
+	size_t length = 0;
+	FILE *out = open_memstream(&text, &length);
+
+	(void)state;
+	add(map, "1000 10 one\n2000 10 two\n3000 10 three\n");
+	assert_int_equal(perfmap_write_entries_holding(map, addresses, 4, out), 2);
+	fclose(out);
+	assert_string_equal(text, "1000 10 one\n3000 10 three\n");
+	free(text);
+	perfmap_free(map);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -147,6 +189,8 @@ int main(void)
 	    cmocka_unit_test(test_unterminated_line_waits_for_its_end),
 	    cmocka_unit_test(test_malformed_lines_are_counted_and_skipped),
 	    cmocka_unit_test(test_reads_a_growing_file_and_writes_a_copy),
+	    cmocka_unit_test(test_overlong_line_is_skipped_in_any_split),
+	    cmocka_unit_test(test_writes_the_entries_holding_addresses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,9 +9,9 @@
 #include <stdio.h>
 
 struct output_file {
-	char *path;	       /* the final name */
+	char *path;	      /* the final name */
 	char *temporary_path; /* where it is written until then */
-	FILE *stream;	       /* buffered, on temporary_path */
+	FILE *stream;	      /* buffered, on temporary_path */
 };
 
 /* Creates `path`'s temporary file. Returns 0, or -1 with errno set. */

@@ -38,7 +38,7 @@ struct perf_data_writer {
 	 * cannot read a compressed capture without them). NULL when the disk
 	 * had no room for it even then. */
 	char *reserve_path;
-	uint8_t *buffer;   /* records (or compressed records) not yet written */
+	uint8_t *buffer; /* records (or compressed records) not yet written */
 	size_t buffer_used;
 	struct perf_data_compressor *compressor; /* NULL for a plain file */
 	uint8_t *chunk;				 /* records not yet compressed */
