@@ -74,12 +74,8 @@ name=profcpu-zero-$$
 start unshare --pid --mount --fork --mount-proc --kill-child sh -c \
 	'exec 3<"$0" && mount -t tmpfs tmpfs /tmp && cat <&3 >"/tmp/$1" && chmod +x "/tmp/$1" &&
 	ln -s /dev/zero /tmp/perf-1.map && exec "/tmp/$1" 60' "$WORKLOAD_SPLIT" "$name"
-for _ in $(seq 100); do
-	pid=$(pgrep -f -n "^/tmp/$name 60\$" || true)
-	[[ -n "$pid" ]] && break
-	sleep 0.05
-done
-[[ -n "$pid" ]] || fail "the namespaced workload did not start"
+find_process "^/tmp/$name 60\$"
+pid=$found_pid
 [[ $(readlink "/proc/$pid/root/tmp/perf-1.map") == /dev/zero ]] || fail "no /dev/zero link in the target"
 collect_guarded zero "$pid"
 grep -q "/tmp/perf-1.map of pid $pid is not a regular file" "$workdir/zero/profcpu.log" ||

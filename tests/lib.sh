@@ -31,6 +31,18 @@ start() {
 	background_pids+=("$started_pid")
 }
 
+# find_process REGEX: the newest process whose command line matches REGEX
+# (pgrep -f), waited for up to 5 s; its pid is in $found_pid.
+find_process() {
+	found_pid=
+	for _ in $(seq 100); do
+		found_pid=$(pgrep -f -n "$1" || true)
+		[[ -n "$found_pid" ]] && return
+		sleep 0.05
+	done
+	fail "no process matches /$1/"
+}
+
 folded() {
 	python3 "$tests_dir/folded.py" "$@"
 }
