@@ -305,7 +305,7 @@ int cmd_collect(int argc, char **argv)
 	struct trace_zip zip = {0};
 	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL;
 	char *flamegraph_path = NULL;
-	bool keep_dir = true, drawn;
+	bool keep_dir = true;
 	FILE *log = NULL;
 	int status = 1;
 
@@ -377,16 +377,12 @@ int cmd_collect(int argc, char **argv)
 	config.live_root_fd = target.root_fd;
 	fflush(log);
 	status = postprocess_capture(dir, &config, &zip) == 0 ? 0 : 1;
-	flamegraph_path = xasprintf("%s/flamegraph.svg", dir);
-	drawn = access(flamegraph_path, F_OK) == 0; /* not when there were no samples */
+	flamegraph_path = outputs_flamegraph_path(dir);
 	if (status == 0 && zip_path)
 		printf("profcpu: trace saved to %s%s\n", zip_path,
-		       drawn ? " (flamegraph.svg inside)" : "");
-	else if (status == 0 && drawn)
-		printf("profcpu: flame graph: %s; trace for PerfView: %s/prof.trace.zip\n",
-		       flamegraph_path, dir);
+		       flamegraph_path ? " (flamegraph.svg inside)" : "");
 	else if (status == 0)
-		printf("profcpu: trace for PerfView: %s/prof.trace.zip\n", dir);
+		outputs_print_where(dir);
 done:
 	report_also_to(NULL);
 	if (log)

@@ -199,3 +199,25 @@ int outputs_write(const char *dir, const struct profile *profile, const struct t
 	status |= write_trace_zip(dir, zip);
 	return status ? -1 : 0;
 }
+
+char *outputs_flamegraph_path(const char *dir)
+{
+	char *path = xasprintf("%s/flamegraph.svg", dir);
+
+	if (access(path, F_OK) == 0)
+		return path;
+	free(path);
+	return NULL;
+}
+
+void outputs_print_where(const char *dir)
+{
+	char *flamegraph_path = outputs_flamegraph_path(dir);
+
+	if (flamegraph_path)
+		printf("profcpu: flame graph: %s; trace for PerfView: %s/prof.trace.zip\n",
+		       flamegraph_path, dir);
+	else
+		printf("profcpu: trace for PerfView: %s/prof.trace.zip\n", dir);
+	free(flamegraph_path);
+}

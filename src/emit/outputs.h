@@ -17,4 +17,12 @@ struct trace_zip {
  * written (the others are still written). */
 int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip);
 
+/* DIR/flamegraph.svg when outputs_write() drew one (not without samples),
+ * else NULL; freed by the caller. */
+char *outputs_flamegraph_path(const char *dir);
+
+/* Tells the user on stdout where the flame graph (when one was drawn) and
+ * the trace for PerfView are. */
+void outputs_print_where(const char *dir);
+
 #endif
