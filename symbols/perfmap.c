@@ -85,6 +85,10 @@ static void add_line(struct perfmap *map, const char *line, size_t length)
 	const char *cursor = line, *end = line + length;
 	struct region region;
 
+	if (map->count == PERFMAP_MAX_ENTRIES) {
+		map->budget.stopped_by = "the limit of " PERFMAP_MAX_ENTRIES_TEXT " entries";
+		return;
+	}
 	if (memchr(line, '\0', length) || !parse_hex_field(&cursor, end, &region.start) ||
 	    !parse_hex_field(&cursor, end, &region.size) || cursor == end || region.size == 0 ||
 	    region.start + region.size < region.start) {

@@ -9,9 +9,9 @@
  * wins (a re-jitted method). Malformed lines are counted and skipped: the map
  * belongs to the target and is treated as hostile input. Reading is linear
  * in the input however it is split, a line longer than PERFMAP_MAX_LINE is
- * counted and skipped, and perfmap_read_more() stops at PERFMAP_MAX_BYTES
- * in all (and PERFMAP_MAX_SECONDS per call), so memory and time stay
- * bounded. */
+ * counted and skipped, and reading stops at PERFMAP_MAX_BYTES or
+ * PERFMAP_MAX_ENTRIES in all (and PERFMAP_MAX_SECONDS per call), so memory
+ * and time stay bounded. */
 #ifndef PROFCPU_PERFMAP_H
 #define PROFCPU_PERFMAP_H
 
@@ -24,6 +24,10 @@
 #define PERFMAP_MAX_LINE    (64 * 1024)
 #define PERFMAP_MAX_BYTES   (256ULL << 20)
 #define PERFMAP_MAX_SECONDS 10.0
+/* Each entry costs 24 bytes beyond its text: a map of tiny lines stays
+ * bounded too. Big .NET services have a few hundred thousand. */
+#define PERFMAP_MAX_ENTRIES	 (4 * 1024 * 1024)
+#define PERFMAP_MAX_ENTRIES_TEXT "4M"
 
 struct target_file_budget;
 

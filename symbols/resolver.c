@@ -134,7 +134,7 @@ static int read_perfmap(struct resolver *resolver, struct process *process)
 	int status = perfmap_read_more(process->perfmap, process->perfmap_fd);
 	char why[96];
 
-	if (budget->exhausted) {
+	if (budget->stopped_by) {
 		symbols_log(resolver->config.native.log,
 			    "the perf map of pid %d: %s; JIT code named later is not named",
 			    (int)process->pid,

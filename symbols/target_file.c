@@ -57,14 +57,17 @@ int target_file_read(int fd, struct target_file_budget *budget, target_file_sink
 	struct timespec start;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (!budget->exhausted) {
+	while (!budget->stopped_by) {
 		uint64_t left = budget->max_bytes - budget->bytes_read;
 		size_t wanted = left < sizeof(buffer) ? (size_t)left : sizeof(buffer);
 		ssize_t length;
 
-		if (wanted == 0 || seconds_since(&start) > budget->max_seconds) {
-			budget->exhausted = true;
-			budget->out_of_time = wanted != 0;
+		if (wanted == 0) {
+			budget->stopped_by = "the size limit";
+			break;
+		}
+		if (seconds_since(&start) > budget->max_seconds) {
+			budget->stopped_by = "the time limit";
 			break;
 		}
 		length = read(fd, buffer, wanted);
@@ -84,11 +87,8 @@ int target_file_read(int fd, struct target_file_budget *budget, target_file_sink
 const char *target_file_describe_budget(const struct target_file_budget *budget, char *buffer,
 					size_t size)
 {
-	if (budget->out_of_time)
-		snprintf(buffer, size, "stopped reading after %.0f s (%llu bytes read)",
-			 budget->max_seconds, (unsigned long long)budget->bytes_read);
-	else
-		snprintf(buffer, size, "stopped reading at %llu MiB, the limit",
-			 (unsigned long long)(budget->max_bytes >> 20));
+	snprintf(buffer, size, "stopped reading after %.1f MiB: %s",
+		 (double)budget->bytes_read / (1 << 20),
+		 budget->stopped_by ? budget->stopped_by : "no limit");
 	return buffer;
 }

@@ -28,8 +28,10 @@ struct target_file_budget {
 	uint64_t max_bytes;  /* over every read on this budget */
 	double max_seconds;  /* per target_file_read() call */
 	uint64_t bytes_read; /* so far */
-	bool exhausted;	     /* a limit stopped a read; stays set */
-	bool out_of_time;    /* ... and it was the time limit */
+	/* NULL until a limit stops the reading, then which one ("the size
+	 * limit", "the time limit"); it stays set and no more is read. A sink
+	 * may set it too, to stop at a limit of its own (a number of lines). */
+	const char *stopped_by;
 };
 
 /* Opens `path` (absolute, as the target sees it) inside `root_fd`

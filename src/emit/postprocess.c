@@ -72,7 +72,7 @@ static void copy_live_perfmap(const char *dir, struct resolver *resolver,
 		report_warning("skipped %zu lines longer than %d KiB in the perf map of pid %d",
 			       perfmap_long_line_count(perfmap), PERFMAP_MAX_LINE >> 10, (int)pid);
 	budget = perfmap_read_budget(perfmap);
-	if (budget->exhausted)
+	if (budget->stopped_by)
 		report_warning("the perf map of pid %d: %s; later JIT code is not named", (int)pid,
 			       target_file_describe_budget(budget, why, sizeof(why)));
 	free(path);
@@ -114,7 +114,7 @@ static void copy_live_file(const char *dir, const struct resolver_config *config
 		goto done;
 	}
 	failed = target_file_read(in, &budget, write_chunk, out.stream) < 0;
-	if (budget.exhausted) {
+	if (budget.stopped_by) {
 		char why[96];
 
 		report_warning("%s of pid %d not copied: %s (it would fill the capture folder "
