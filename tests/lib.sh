@@ -113,6 +113,17 @@ start_hotloop() {
 	until grep -q ready "$output"; do sleep 0.1; done
 }
 
+# wait_for_tier1 PID: waits until the hot loop's HotMethod is compiled at its
+# final tier (its OptimizedTier1 line in the perf map). A fixed sleep is not
+# enough on a loaded machine: tiering takes CPU time, and until it is done
+# the time goes to earlier tiers and on-stack-replaced frames.
+wait_for_tier1() {
+	until grep -qF 'Demo.Program::HotMethod(int32)[OptimizedTier1]' "/proc/$1/root/tmp/perf-$1.map" 2>/dev/null; do
+		kill -0 "$1" 2>/dev/null || fail "the hot loop exited before its method was tiered up"
+		sleep 0.1
+	done
+}
+
 reader() {
 	python3 "$tests_dir/perf_script_reader.py" "$@"
 }

@@ -15,7 +15,7 @@ dotnet build --no-restore -c Release -o "$workdir/check-bin" "$workdir/check/Tra
 build_hotloop
 start_hotloop DOTNET_PerfMapEnabled=1
 pid=$started_pid
-sleep 1 # let tiered compilation settle
+wait_for_tier1 "$pid"
 cd "$workdir"
 "$PERFCOLLECT" collect hot -pid "$pid" -collectsec 4
 
