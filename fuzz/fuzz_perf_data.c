@@ -12,12 +12,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	/* One resolver for the whole run, as one long postprocess has: the
+	 * kernel's symbols (/proc/kallsyms) are read once, not per input. */
+	static struct resolver *resolver;
 	struct resolver_config config = {.native = {.target_root_fd = -1}, .live_root_fd = -1};
-	struct resolver *resolver = resolver_new(&config);
 	struct profile profile;
 	char path[32];
 	int fd = fuzz_input_file(data, size, path);
 
+	if (!resolver)
+		resolver = resolver_new(&config);
 	profile_init(&profile);
 	if (replay_capture(path, resolver, &profile) == 0) {
 		struct folded_profile folded;
@@ -28,7 +32,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		folded_profile_release(&folded);
 	}
 	profile_release(&profile);
-	resolver_free(resolver);
 	close(fd);
 	return 0;
 }
