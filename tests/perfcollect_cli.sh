@@ -6,8 +6,10 @@
 source "$(dirname "$0")/lib.sh"
 
 cd "$workdir"
-ln -s "$WORKLOAD_SPLIT" "$workdir/busy-one"
-start "$workdir/busy-one" 60
+# A name no other test on this machine uses (comm keeps 15 characters).
+busy=busy-$$
+ln -s "$WORKLOAD_SPLIT" "$workdir/$busy"
+start "$workdir/$busy" 60
 pid=$started_pid
 
 # collect NAME -pid N: until Ctrl-C.
@@ -76,11 +78,11 @@ grep -q 'rounded up to 128 pages' err || fail "-buffersize 100 not rounded up to
 "$PERFCOLLECT" collect sized -pid "$pid" -buffersize lots 2>err && fail "-buffersize lots accepted"
 
 # -processfilter NAME picks the one process of that name.
-"$PERFCOLLECT" collect named -processfilter busy-one -collectsec 1
-grep -qx 'comms busy-one' <(reader summary named.trace.zip) || fail "-processfilter sampled another process"
-start "$workdir/busy-one" 60
-"$PERFCOLLECT" collect named -processfilter busy-one -collectsec 1 2>err && fail "two busy-one processes: must refuse"
-grep -q "2 processes are named 'busy-one'" err || fail "unclear message: $(cat err)"
+"$PERFCOLLECT" collect named -processfilter "$busy" -collectsec 1
+grep -qx "comms $busy" <(reader summary named.trace.zip) || fail "-processfilter sampled another process"
+start "$workdir/$busy" 60
+"$PERFCOLLECT" collect named -processfilter "$busy" -collectsec 1 2>err && fail "two $busy processes: must refuse"
+grep -q "2 processes are named '$busy'" err || fail "unclear message: $(cat err)"
 
 # Bad input: one line, non-zero, no crash.
 expect_failure() {
