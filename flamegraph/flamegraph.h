@@ -37,6 +37,12 @@ void flamegraph_free(struct flamegraph *graph);
 void flamegraph_add_stack(struct flamegraph *graph, const char *const *frames, size_t depth,
 			  double count);
 
+/* The same, with a title for each frame (NULL: none, or titles[i] NULL):
+ * the frame's full name, shown on hover under its name. A frame that
+ * stacks with different titles merge into shows each, a line each. */
+void flamegraph_add_titled_stack(struct flamegraph *graph, const char *const *frames,
+				 const char *const *titles, size_t depth, double count);
+
 /* True once any differential stack was added. */
 bool flamegraph_is_differential(const struct flamegraph *graph);
 

@@ -37,7 +37,8 @@
 
 		group.frameIndex = i;
 		labels[i] = label;
-		names[i] = label.slice(0, label.lastIndexOf(" ("));
+		var head = label.split("\n", 1)[0]; // full names follow on their own lines
+		names[i] = head.slice(0, head.lastIndexOf(" ("));
 		rects[i] = rect;
 		texts[i] = group.children[2];
 		fills[i] = rect.getAttribute("fill");

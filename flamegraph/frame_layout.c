@@ -64,13 +64,19 @@ static struct flamegraph *reverse_stacks(const struct flamegraph *graph)
 			continue;
 		for (uint32_t up = node; up; up = graph->nodes[up].parent) {
 			fg_grow((void **)&path, &path_capacity, depth + 1, sizeof(*path));
-			path[depth++] = graph->nodes[up].name;
+			path[depth++] = up;
 		}
 		for (size_t i = 0; i < depth; i++) {
-			const char *name = name_table_name(&graph->names, path[i]);
+			const struct frame_node *frame = &graph->nodes[path[i]];
 
-			reversed_node = frame_tree_child(reversed, reversed_node, name,
-							 name_table_length(&graph->names, path[i]));
+			reversed_node = frame_tree_child(
+			    reversed, reversed_node, name_table_name(&graph->names, frame->name),
+			    name_table_length(&graph->names, frame->name));
+			if (frame->title != NO_TITLE)
+				frame_tree_add_title(
+				    reversed, reversed_node,
+				    name_table_name(&graph->names, frame->title),
+				    name_table_length(&graph->names, frame->title));
 		}
 		frame_tree_add_samples(reversed, reversed_node, leaf->self_before,
 				       leaf->self_after);

@@ -19,8 +19,8 @@ static uint32_t new_node(struct flamegraph *graph, uint32_t parent, uint32_t nam
 
 	fg_grow((void **)&graph->nodes, &graph->node_capacity, graph->node_count + 1,
 		sizeof(*graph->nodes));
-	graph->nodes[index] =
-	    (struct frame_node){.name = name, .parent = parent, .last_child = NO_NODE};
+	graph->nodes[index] = (struct frame_node){
+	    .name = name, .parent = parent, .last_child = NO_NODE, .title = NO_TITLE};
 	graph->node_count++;
 	if (parent != NO_NODE)
 		graph->nodes[parent].last_child = index;
@@ -102,6 +102,52 @@ uint32_t frame_tree_child(struct flamegraph *graph, uint32_t parent, const char 
 	return child;
 }
 
+/* Whether `line[0..length)` is one of the '\n'-separated lines of `text`;
+ * counts them into `lines`. */
+static bool has_line(const char *text, size_t text_length, const char *line, size_t length,
+		     size_t *lines)
+{
+	const char *end = text + text_length;
+	bool found = false;
+
+	*lines = 0;
+	for (const char *start = text; start <= end; start++) {
+		const char *stop = memchr(start, '\n', (size_t)(end - start));
+
+		if (!stop)
+			stop = end;
+		(*lines)++;
+		found |= (size_t)(stop - start) == length && !memcmp(start, line, length);
+		start = stop;
+	}
+	return found;
+}
+
+void frame_tree_add_title(struct flamegraph *graph, uint32_t node, const char *title, size_t length)
+{
+	struct frame_node *frame = &graph->nodes[node];
+	const char *old;
+	size_t old_length, lines;
+	char *joined;
+
+	if (frame->title == NO_TITLE) {
+		if (length != name_table_length(&graph->names, frame->name) ||
+		    memcmp(title, name_table_name(&graph->names, frame->name), length))
+			frame->title = name_table_intern(&graph->names, title, length);
+		return;
+	}
+	old = name_table_name(&graph->names, frame->title);
+	old_length = name_table_length(&graph->names, frame->title);
+	if (has_line(old, old_length, title, length, &lines) || lines >= MAX_TITLE_LINES)
+		return;
+	joined = fg_malloc(old_length + 1 + length);
+	memcpy(joined, old, old_length);
+	joined[old_length] = '\n';
+	memcpy(joined + old_length + 1, title, length);
+	frame->title = name_table_intern(&graph->names, joined, old_length + 1 + length);
+	free(joined);
+}
+
 void frame_tree_add_samples(struct flamegraph *graph, uint32_t node, double before, double after)
 {
 	struct frame_node *frame = &graph->nodes[node];
@@ -115,12 +161,21 @@ void frame_tree_add_samples(struct flamegraph *graph, uint32_t node, double befo
 void flamegraph_add_stack(struct flamegraph *graph, const char *const *frames, size_t depth,
 			  double count)
 {
+	flamegraph_add_titled_stack(graph, frames, NULL, depth, count);
+}
+
+void flamegraph_add_titled_stack(struct flamegraph *graph, const char *const *frames,
+				 const char *const *titles, size_t depth, double count)
+{
 	uint32_t node = 0;
 
 	if (!depth || !(count > 0))
 		return;
-	for (size_t i = 0; i < depth; i++)
+	for (size_t i = 0; i < depth; i++) {
 		node = frame_tree_child(graph, node, frames[i], strlen(frames[i]));
+		if (titles && titles[i])
+			frame_tree_add_title(graph, node, titles[i], strlen(titles[i]));
+	}
 	frame_tree_add_samples(graph, node, count, count);
 }
 

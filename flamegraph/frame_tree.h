@@ -9,12 +9,15 @@
 
 #include <stdint.h>
 
-#define NO_NODE UINT32_MAX
+#define NO_NODE		UINT32_MAX
+#define NO_TITLE	UINT32_MAX
+#define MAX_TITLE_LINES 4 /* distinct full names kept for one frame */
 
 struct frame_node {
 	uint32_t name;			/* id in the graph's name table */
 	uint32_t parent;		/* NO_NODE for the root */
 	uint32_t last_child;		/* newest child (flame charts merge with it), or NO_NODE */
+	uint32_t title;			/* name id of its full names, a line each, or NO_TITLE */
 	double self_before, self_after; /* samples ending at this node */
 };
 
@@ -37,6 +40,11 @@ struct flamegraph {
 
 /* The child of `parent` named `name[0..length)`, created if needed. */
 uint32_t frame_tree_child(struct flamegraph *graph, uint32_t parent, const char *name,
+			  size_t length);
+
+/* Adds `title[0..length)`, a full name of the frame, as a line of the
+ * node's title, unless the title has it or MAX_TITLE_LINES lines. */
+void frame_tree_add_title(struct flamegraph *graph, uint32_t node, const char *title,
 			  size_t length);
 
 /* Adds samples that end at `node`. */

@@ -93,6 +93,16 @@ static bool has_assembly_tag(const char *name, size_t length)
 	return false;
 }
 
+/* "Assembly!Namespace.Type::Method", as PerfView and profcpu's folded
+ * stacks name .NET methods: a '!' before the first "::". */
+static bool has_assembly_prefix(const char *name, size_t length)
+{
+	const char *bang = memchr(name, '!', length);
+	const char *scope = memmem(name, length, "::", 2);
+
+	return bang && bang > name && scope && bang < scope;
+}
+
 enum frame_kind frame_kind_of(const char *name, size_t length, size_t *display_length)
 {
 	static const struct {
@@ -114,7 +124,8 @@ enum frame_kind frame_kind_of(const char *name, size_t length, size_t *display_l
 		return FRAME_KERNEL;
 	if (starts_with(name, length, "stub<"))
 		return FRAME_RUNTIME_STUB;
-	if (contains(name, length, "::") && has_assembly_tag(name, length))
+	if (contains(name, length, "::") &&
+	    (has_assembly_tag(name, length) || has_assembly_prefix(name, length)))
 		return FRAME_MANAGED;
 	if (length > 2 && name[0] == '[' && name[length - 1] == ']' && !memchr(name, ' ', length))
 		return FRAME_MODULE_ONLY;

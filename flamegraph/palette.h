@@ -2,7 +2,8 @@
  * process apart by colour family, from the frame name alone:
  *
  *   managed (JIT) .NET  green   "RET [Assembly] Ns.Type::Method(args)[Tier]",
- *                               "[Assembly] Ns.Type::Method", or a "_[j]" suffix
+ *                               "[Assembly] Ns.Type::Method",
+ *                               "Assembly!Ns.Type::Method", or a "_[j]" suffix
  *   inlined             aqua    a "_[i]" suffix
  *   runtime stubs       purple  "stub<N> ..." (code the runtime generates)
  *   native C++          yellow  "::" without an [Assembly] (libcoreclr.so's

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* flamegraph.js, embedded at build time by xxd -i (see meson.build). */
 extern unsigned char flamegraph_js[];
@@ -177,10 +178,12 @@ static const struct name_style *style_of(struct svg_writer *writer, uint32_t nam
 	return style;
 }
 
+/* "NAME (COUNT samples, SHARE%)", then the frame's full names, a line each. */
 static void put_frame_title(struct svg_writer *writer, const struct placed_frame *frame,
 			    const char *name, size_t length)
 {
 	struct output_buffer *out = &writer->out;
+	uint32_t title = writer->graph->nodes[frame->node].title;
 
 	output_string(out, "<g><title>");
 	output_xml_text(out, name, length);
@@ -204,7 +207,20 @@ static void put_frame_title(struct svg_writer *writer, const struct placed_frame
 		output_decimal(out, 100 * change / writer->total, 2);
 		output_char(out, '%');
 	}
-	output_string(out, ")</title>");
+	output_char(out, ')');
+	if (title != NO_TITLE) {
+		const char *line = name_table_name(&writer->graph->names, title);
+		const char *end = line + name_table_length(&writer->graph->names, title);
+
+		for (const char *stop; line <= end; line = stop + 1) {
+			stop = memchr(line, '\n', (size_t)(end - line));
+			if (!stop)
+				stop = end;
+			output_char(out, '\n');
+			output_xml_text(out, line, (size_t)(stop - line));
+		}
+	}
+	output_string(out, "</title>");
 }
 
 static void write_frame(struct svg_writer *writer, const struct placed_frame *frame)

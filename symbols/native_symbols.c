@@ -139,6 +139,20 @@ static size_t bucket_of(const char *path)
 	return hash % MODULE_BUCKETS;
 }
 
+/* A library of the distribution (libc, libssl, ...), whose debug files come
+ * from its debug packages, not from Microsoft's symbol server. */
+static bool is_distribution_library(const char *path)
+{
+	static const char *const folders[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/"};
+
+	if (strstr(path, "dotnet")) /* a .NET runtime installed under /usr/lib */
+		return false;
+	for (size_t i = 0; i < sizeof(folders) / sizeof(*folders); i++)
+		if (!strncmp(path, folders[i], strlen(folders[i])))
+			return true;
+	return false;
+}
+
 static void say_no_debug_information(const struct native_symbols *symbols, const char *path,
 				     const struct elf_file *binary)
 {
@@ -150,11 +164,24 @@ static void say_no_debug_information(const struct native_symbols *symbols, const
 		snprintf(wanted, sizeof(wanted), "%s", binary->debuglink.name);
 	else
 		snprintf(wanted, sizeof(wanted), "%s.debug", base);
-	symbols_log(symbols->log,
+	if (is_distribution_library(path))
+		symbols_log(
+		    symbols->log,
+		    "%s (build-id %s) has no debug information: %s was not found, so only "
+		    "exported functions are named (.dynsym); install the distribution's "
+		    "debug package (Debian: %s, or its -dbgsym package from the "
+		    "debian-debug archive), or set DEBUGINFOD_URLS=https://debuginfod.debian.net",
+		    path, binary->build_id.size ? hex : "none", wanted,
+		    !strncmp(base, "libc.so", 7) || !strncmp(base, "libm.so", 7) ||
+			    !strncmp(base, "ld-linux", 8)
+			? "apt-get install libc6-dbg"
+			: "apt-get install <package>-dbgsym");
+	else
+		symbols_log(
+		    symbols->log,
 		    "%s (build-id %s) has no debug information: %s was not found, so only "
 		    "exported functions are named (.dynsym); get it with `dotnet-symbol "
-		    "--symbols -o DIR %s` and pass --symbols DIR, install the distribution's "
-		    "debug package, or pass --symbol-server URL",
+		    "--symbols -o DIR %s` and pass --symbols DIR, or pass --symbol-server URL",
 		    path, binary->build_id.size ? hex : "none", wanted, path);
 }
 

@@ -1,5 +1,6 @@
 #include "perfmap.h"
 #include "buffer.h"
+#include "code_ranges.h"
 #include "target_file.h"
 
 #include <errno.h>
@@ -8,20 +9,12 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Names live in `text`, which moves when it grows: keep offsets. */
-struct region {
-	uint64_t start, size;
-	size_t name_offset;
-};
-
 struct perfmap {
-	struct region *regions;
-	size_t count, capacity;
-	bool sorted;
+	struct code_ranges *ranges;
+	uint64_t time; /* when the lines read from now on appeared */
 	size_t malformed;
+	size_t lines_kept; /* for PERFMAP_MAX_ENTRIES: code_ranges_count() sorts */
 
-	char *text; /* complete lines read so far, each ending in '\0' */
-	size_t text_length, text_capacity;
 	char *pending; /* the start of a line whose newline has not come yet */
 	size_t pending_length, pending_capacity;
 	bool skipping_long_line; /* drop bytes up to the next newline */
@@ -31,8 +24,12 @@ struct perfmap {
 
 struct perfmap *perfmap_new(void)
 {
-	struct perfmap *map = calloc(1, sizeof(struct perfmap));
+	struct perfmap *map = calloc(1, sizeof(*map));
 
+	if (map && !(map->ranges = code_ranges_new())) {
+		free(map);
+		return NULL;
+	}
 	if (map)
 		map->budget = (struct target_file_budget){.max_bytes = PERFMAP_MAX_BYTES,
 							  .max_seconds = PERFMAP_MAX_SECONDS};
@@ -43,8 +40,7 @@ void perfmap_free(struct perfmap *map)
 {
 	if (!map)
 		return;
-	free(map->regions);
-	free(map->text);
+	code_ranges_free(map->ranges);
 	free(map->pending);
 	free(map);
 }
@@ -83,31 +79,18 @@ static bool parse_hex_field(const char **cursor, const char *end, uint64_t *valu
 static void add_line(struct perfmap *map, const char *line, size_t length)
 {
 	const char *cursor = line, *end = line + length;
-	struct region region;
+	uint64_t start, size;
 
-	if (map->count == PERFMAP_MAX_ENTRIES) {
+	if (map->lines_kept == PERFMAP_MAX_ENTRIES) {
 		map->budget.stopped_by = "the limit of " PERFMAP_MAX_ENTRIES_TEXT " entries";
 		return;
 	}
-	if (memchr(line, '\0', length) || !parse_hex_field(&cursor, end, &region.start) ||
-	    !parse_hex_field(&cursor, end, &region.size) || cursor == end || region.size == 0 ||
-	    region.start + region.size < region.start) {
+	if (!parse_hex_field(&cursor, end, &start) || !parse_hex_field(&cursor, end, &size) ||
+	    cursor == end ||
+	    !code_ranges_add(map->ranges, start, size, map->time, cursor, (size_t)(end - cursor)))
 		map->malformed++;
-		return;
-	}
-	if (!buffer_reserve((void **)&map->text, &map->text_capacity, map->text_length + length + 1,
-			    1) ||
-	    !buffer_reserve((void **)&map->regions, &map->capacity, map->count + 1,
-			    sizeof(region))) {
-		map->malformed++;
-		return;
-	}
-	region.name_offset = map->text_length + (size_t)(cursor - line);
-	memcpy(map->text + map->text_length, line, length);
-	map->text_length += length;
-	map->text[map->text_length++] = '\0';
-	map->regions[map->count++] = region;
-	map->sorted = false;
+	else
+		map->lines_kept++;
 }
 
 /* Ends the pending line with `length` more bytes: parses it, unless it
@@ -169,68 +152,29 @@ int perfmap_read_more(struct perfmap *map, int fd)
 	return target_file_read(fd, &map->budget, add_chunk, map);
 }
 
-static int compare_regions(const void *a, const void *b)
+void perfmap_set_time(struct perfmap *map, uint64_t time)
 {
-	const struct region *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	/* Same start: file order, which name offsets follow. */
-	return (x->name_offset > y->name_offset) - (x->name_offset < y->name_offset);
+	map->time = time;
 }
 
-/* Sorts by start address and keeps the latest line for each start. */
-static void sort_regions(struct perfmap *map)
+bool perfmap_lookup_at(struct perfmap *map, uint64_t address, uint64_t time,
+		       struct perfmap_entry *found)
 {
-	size_t unique = 0;
+	struct code_range range;
+	bool named = code_ranges_lookup(map->ranges, address, time, &range);
 
-	if (map->count > 1)
-		qsort(map->regions, map->count, sizeof(*map->regions), compare_regions);
-	for (size_t i = 0; i < map->count; i++) {
-		if (unique && map->regions[unique - 1].start == map->regions[i].start)
-			unique--;
-		map->regions[unique++] = map->regions[i];
-	}
-	map->count = unique;
-	map->sorted = true;
-}
-
-/* The region holding `address` in the sorted map, or NULL. */
-static const struct region *find_region(const struct perfmap *map, uint64_t address)
-{
-	size_t low = 0, high = map->count;
-
-	while (low < high) {
-		size_t middle = low + (high - low) / 2;
-
-		if (map->regions[middle].start <= address)
-			low = middle + 1;
-		else
-			high = middle;
-	}
-	if (low == 0 || address - map->regions[low - 1].start >= map->regions[low - 1].size)
-		return NULL;
-	return &map->regions[low - 1];
+	*found = (struct perfmap_entry){range.start, range.size, range.name, range.valid_until};
+	return named;
 }
 
 bool perfmap_lookup(struct perfmap *map, uint64_t address, struct perfmap_entry *found)
 {
-	const struct region *region;
-
-	if (!map->sorted)
-		sort_regions(map);
-	region = find_region(map, address);
-	if (!region)
-		return false;
-	found->start = region->start;
-	found->size = region->size;
-	found->name = map->text + region->name_offset;
-	return true;
+	return perfmap_lookup_at(map, address, UINT64_MAX, found);
 }
 
 size_t perfmap_entry_count(const struct perfmap *map)
 {
-	return map->count;
+	return code_ranges_count(map->ranges);
 }
 
 size_t perfmap_malformed_count(const struct perfmap *map)
@@ -246,51 +190,4 @@ size_t perfmap_long_line_count(const struct perfmap *map)
 const struct target_file_budget *perfmap_read_budget(const struct perfmap *map)
 {
 	return &map->budget;
-}
-
-size_t perfmap_text_size(const struct perfmap *map)
-{
-	return map->text_length;
-}
-
-static void write_region(const struct perfmap *map, const struct region *region, FILE *out)
-{
-	fprintf(out, "%llx %llx %s\n", (unsigned long long)region->start,
-		(unsigned long long)region->size, map->text + region->name_offset);
-}
-
-int perfmap_write_copy(const struct perfmap *map, FILE *out)
-{
-	/* Well-formed lines only, so the copy is a valid perf map. */
-	for (size_t i = 0; i < map->count; i++)
-		write_region(map, &map->regions[i], out);
-	return ferror(out) ? -1 : 0;
-}
-
-static int compare_addresses(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-size_t perfmap_write_entries_holding(struct perfmap *map, uint64_t *addresses, size_t count,
-				     FILE *out)
-{
-	const struct region *previous = NULL;
-	size_t written = 0;
-
-	if (!map->sorted)
-		sort_regions(map);
-	qsort(addresses, count, sizeof(*addresses), compare_addresses);
-	for (size_t i = 0; i < count; i++) {
-		const struct region *region = find_region(map, addresses[i]);
-
-		if (!region || region == previous)
-			continue;
-		write_region(map, region, out);
-		previous = region;
-		written++;
-	}
-	return written;
 }

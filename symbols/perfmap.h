@@ -5,13 +5,14 @@
  *
  * The map only grows and may be flushed late, so it is read incrementally:
  * perfmap_read_more() takes what was appended since the last call and keeps
- * an unterminated last line for later. For one start address the latest line
- * wins (a re-jitted method). Malformed lines are counted and skipped: the map
- * belongs to the target and is treated as hostile input. Reading is linear
- * in the input however it is split, a line longer than PERFMAP_MAX_LINE is
- * counted and skipped, and reading stops at PERFMAP_MAX_BYTES or
- * PERFMAP_MAX_ENTRIES in all (and PERFMAP_MAX_SECONDS per call), so memory
- * and time stay bounded. */
+ * an unterminated last line for later. Addresses are reused (a re-jitted or
+ * collected method): each line is valid from the time it appeared (as told
+ * by perfmap_set_time) until a later line overlapping it (code_ranges.h).
+ * Malformed lines are counted and skipped: the map belongs to the target
+ * and is treated as hostile input. Reading is linear in the input however
+ * it is split, a line longer than PERFMAP_MAX_LINE is counted and skipped,
+ * and reading stops at PERFMAP_MAX_BYTES or PERFMAP_MAX_ENTRIES in all (and
+ * PERFMAP_MAX_SECONDS per call), so memory and time stay bounded. */
 #ifndef PROFCPU_PERFMAP_H
 #define PROFCPU_PERFMAP_H
 
@@ -35,6 +36,7 @@ struct perfmap_entry {
 	uint64_t start;
 	uint64_t size;
 	const char *name;
+	uint64_t valid_until; /* see code_range */
 };
 
 struct perfmap;
@@ -52,8 +54,17 @@ int perfmap_read_more(struct perfmap *map, int fd);
  * bytes it reads). An unterminated tail is kept until more text arrives. */
 void perfmap_add_text(struct perfmap *map, const char *text, size_t length);
 
-/* Finds the region containing `address`. The name stays valid until the next
- * perfmap_read_more() or perfmap_add_text(). */
+/* Lines completed from now on appeared at `time` (CLOCK_MONOTONIC
+ * nanoseconds); 0, the start, until it is called. */
+void perfmap_set_time(struct perfmap *map, uint64_t time);
+
+/* Finds the region that held `address` at `time` (code_ranges_lookup).
+ * The name stays valid until the next perfmap_read_more() or
+ * perfmap_add_text(). */
+bool perfmap_lookup_at(struct perfmap *map, uint64_t address, uint64_t time,
+		       struct perfmap_entry *found);
+
+/* The region holding `address` in the latest lines. */
 bool perfmap_lookup(struct perfmap *map, uint64_t address, struct perfmap_entry *found);
 
 size_t perfmap_entry_count(const struct perfmap *map);
@@ -62,18 +73,5 @@ size_t perfmap_malformed_count(const struct perfmap *map);
 size_t perfmap_long_line_count(const struct perfmap *map);
 /* How much perfmap_read_more() read, and whether a limit stopped it. */
 const struct target_file_budget *perfmap_read_budget(const struct perfmap *map);
-/* Bytes of the well-formed lines kept: about the size of a full copy. */
-size_t perfmap_text_size(const struct perfmap *map);
-
-/* Writes the well-formed lines read so far to `out`: the copy kept beside a
- * capture, so that it can be symbolized after the target is gone. Returns 0,
- * or -1 when writing failed. */
-int perfmap_write_copy(const struct perfmap *map, FILE *out);
-
-/* Writes, once each, the entries holding any of `addresses` (sorted in
- * place): the copy of a map too big to keep whole, with the lines sampled
- * code needs. Returns how many entries were written. */
-size_t perfmap_write_entries_holding(struct perfmap *map, uint64_t *addresses, size_t count,
-				     FILE *out);
 
 #endif

@@ -5,10 +5,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* A jitdump is read up to this size: a file that never ends is the target's
+ * doing. A busy ASP.NET Core service's is a few MB. */
+#define JITDUMP_READ_LIMIT (256ull << 20)
 
 struct process {
 	pid_t pid;
@@ -17,6 +24,8 @@ struct process {
 	int perfmap_fd; /* to read what the runtime appends later; -1 when done */
 	bool perfmap_searched;
 	char perfmap_display_path[48]; /* "/tmp/perf-N.map", as perf prints it */
+	struct jitdump *jitdump;
+	bool jitdump_searched;
 };
 
 struct resolver {
@@ -25,6 +34,8 @@ struct resolver {
 	struct process *processes;
 	size_t process_count, process_capacity;
 	char module_name[256]; /* "[libfoo.so]" for unnamed frames */
+	char stub_name[512];   /* "[stub] ..." */
+	uint64_t time;	       /* of the addresses asked for */
 };
 
 struct resolver *resolver_new(const struct resolver_config *config)
@@ -47,6 +58,7 @@ void resolver_free(struct resolver *resolver)
 
 		address_space_free(process->space);
 		perfmap_free(process->perfmap);
+		jitdump_free(process->jitdump);
 		if (process->perfmap_fd >= 0)
 			close(process->perfmap_fd);
 	}
@@ -99,31 +111,70 @@ void resolver_exec(struct resolver *resolver, pid_t pid)
 	process->space = address_space_new();
 }
 
-/* The perf map's sources, best first: the live target's own file, read
- * inside its root; the copy kept in the capture folder; /tmp of this
- * machine (a capture of the real perf record, made here). */
-static int open_perfmap(const struct resolver *resolver, const struct process *process)
+/* Opens a runtime's file NAME_PATTERN (made with the pid), best source
+ * first: the copy kept in the capture folder (made while sampling, with
+ * what was unloaded since); the live target's own /tmp file, read inside its
+ * root; /tmp of this machine (a capture of the real perf record, made
+ * here). Sets *from_capture when the copy was opened. */
+static int open_runtime_file(const struct resolver *resolver, const struct process *process,
+			     const char *name_pattern, bool *from_capture)
 {
 	const struct resolver_config *config = &resolver->config;
-	char path[4096];
+	char name[64], path[4096];
 	int fd;
 
+	*from_capture = false;
+	if (config->capture_dir) {
+		snprintf(name, sizeof(name), name_pattern, (int)process->pid);
+		snprintf(path, sizeof(path), "%s/%s", config->capture_dir, name);
+		fd = target_file_open(-1, path, 0);
+		if (fd >= 0) {
+			*from_capture = true;
+			return fd;
+		}
+	}
 	if (config->live_pid && process->pid == config->live_pid && config->live_root_fd >= 0) {
 		/* Symlinks resolve inside the target's root: safe to follow. */
-		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)config->live_namespace_pid);
+		snprintf(name, sizeof(name), name_pattern, (int)config->live_namespace_pid);
+		snprintf(path, sizeof(path), "/tmp/%s", name);
 		fd = target_file_open(config->live_root_fd, path, 0);
 		if (fd >= 0 || errno == EINVAL)
 			return fd; /* EINVAL: a FIFO or device there is never read */
 	}
-	if (config->capture_dir) {
-		snprintf(path, sizeof(path), "%s/perf-%d.map", config->capture_dir,
-			 (int)process->pid);
-		fd = target_file_open(-1, path, 0);
-		if (fd >= 0)
-			return fd;
-	}
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)process->pid);
+	snprintf(name, sizeof(name), name_pattern, (int)process->pid);
+	snprintf(path, sizeof(path), "/tmp/%s", name);
 	return target_file_open(-1, path, O_NOFOLLOW);
+}
+
+/* Reads the perf map copy of a capture in the pieces its times file says
+ * were seen together ("BYTES NANOSECONDS" per line: by that time the map
+ * had that many bytes), so that each line is valid from when it appeared.
+ * Lines past the last piece appeared after sampling ended. */
+static void read_timed_perfmap(struct perfmap *perfmap, int fd, const char *times_path)
+{
+	FILE *times = fopen(times_path, "re");
+	unsigned long long seen, time;
+	uint64_t read_so_far = 0;
+	char buffer[65536];
+
+	if (!times)
+		return;
+	while (fscanf(times, "%llu %llu", &seen, &time) == 2 && seen >= read_so_far) {
+		perfmap_set_time(perfmap, time);
+		while (read_so_far < seen) {
+			size_t wanted = seen - read_so_far < sizeof(buffer)
+					    ? (size_t)(seen - read_so_far)
+					    : sizeof(buffer);
+			ssize_t n = read(fd, buffer, wanted);
+
+			if (n <= 0)
+				break;
+			perfmap_add_text(perfmap, buffer, (size_t)n);
+			read_so_far += (uint64_t)n;
+		}
+	}
+	perfmap_set_time(perfmap, UINT64_MAX);
+	fclose(times);
 }
 
 /* Reads what was appended to the perf map; says in the log when its
@@ -148,24 +199,55 @@ static int read_perfmap(struct resolver *resolver, struct process *process)
 static struct perfmap *load_perfmap(struct resolver *resolver, struct process *process)
 {
 	if (!process->perfmap_searched) {
+		bool from_capture;
+
 		process->perfmap_searched = true;
 		snprintf(process->perfmap_display_path, sizeof(process->perfmap_display_path),
 			 "/tmp/perf-%d.map",
 			 (int)(process->pid == resolver->config.live_pid
 				   ? resolver->config.live_namespace_pid
 				   : process->pid));
-		process->perfmap_fd = open_perfmap(resolver, process);
+		process->perfmap_fd =
+		    open_runtime_file(resolver, process, "perf-%d.map", &from_capture);
 		if (process->perfmap_fd < 0 && errno == EINVAL)
 			symbols_log(
 			    resolver->config.native.log,
 			    "%s of pid %d is not a regular file (a FIFO or device?): not read",
 			    process->perfmap_display_path, (int)process->pid);
-		if (process->perfmap_fd >= 0) {
-			process->perfmap = perfmap_new();
+		if (process->perfmap_fd >= 0 && (process->perfmap = perfmap_new())) {
+			if (from_capture) {
+				char *times = NULL;
+
+				if (asprintf(&times, "%s/perf-%d.map.times",
+					     resolver->config.capture_dir, (int)process->pid) > 0)
+					read_timed_perfmap(process->perfmap, process->perfmap_fd,
+							   times);
+				free(times);
+			}
 			read_perfmap(resolver, process);
 		}
 	}
 	return process->perfmap;
+}
+
+/* The jitdump, read whole once: the copy in a capture folder is complete,
+ * and a live one was rewritten whole before sampling. */
+static struct jitdump *load_jitdump(struct resolver *resolver, struct process *process)
+{
+	if (!process->jitdump_searched) {
+		bool from_capture;
+		int fd = open_runtime_file(resolver, process, "jit-%d.dump", &from_capture);
+		struct stat status;
+
+		process->jitdump_searched = true;
+		if (fd < 0)
+			return NULL;
+		if (fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
+		    (process->jitdump = jitdump_new()))
+			jitdump_read_more(process->jitdump, fd, JITDUMP_READ_LIMIT);
+		close(fd);
+	}
+	return process->jitdump;
 }
 
 struct perfmap *resolver_perfmap(struct resolver *resolver, pid_t pid)
@@ -173,25 +255,51 @@ struct perfmap *resolver_perfmap(struct resolver *resolver, pid_t pid)
 	return load_perfmap(resolver, find_process(resolver, pid));
 }
 
-/* Looks the address up in the perf map, reading lines the runtime wrote
- * since the last look (maps grow, and are flushed late). */
+/* "stub<1> NAME" (perf map) and "stub NAME" (jitdump): runtime stubs,
+ * precode and JIT helpers, shown as "[stub] NAME". */
+static const char *display_jit_name(struct resolver *resolver, const char *name)
+{
+	if (strncmp(name, "stub", 4) || (name[4] != ' ' && name[4] != '<'))
+		return name;
+	name += 4;
+	if (*name == '<')
+		name += strcspn(name, ">") + (strchr(name, '>') ? 1 : 0);
+	name += strspn(name, " ");
+	snprintf(resolver->stub_name, sizeof(resolver->stub_name), "[stub] %s", name);
+	return resolver->stub_name;
+}
+
+/* Names generated code at the resolver's time: the jitdump first (its
+ * records are timed to the nanosecond and cover ReadyToRun code), then the
+ * perf map, read again on a miss (maps grow, and are flushed late). */
 static bool lookup_jit(struct resolver *resolver, struct process *process, uint64_t address,
 		       struct resolved_location *location)
 {
+	struct jitdump *jitdump = load_jitdump(resolver, process);
 	struct perfmap *perfmap = load_perfmap(resolver, process);
-	struct perfmap_entry entry;
+	struct code_range range = {.valid_until = UINT64_MAX};
+	struct perfmap_entry entry = {.valid_until = UINT64_MAX};
+	const char *name = NULL;
+	uint64_t start = 0;
 
-	if (!perfmap)
-		return false;
-	if (!perfmap_lookup(perfmap, address, &entry)) {
-		if (process->perfmap_fd < 0 || read_perfmap(resolver, process) < 0 ||
-		    !perfmap_lookup(perfmap, address, &entry))
-			return false;
+	if (jitdump && jitdump_lookup(jitdump, address, resolver->time, &range)) {
+		name = range.name;
+		start = range.start;
+	} else if (perfmap && (perfmap_lookup_at(perfmap, address, resolver->time, &entry) ||
+			       (process->perfmap_fd >= 0 && read_perfmap(resolver, process) == 0 &&
+				perfmap_lookup_at(perfmap, address, resolver->time, &entry)))) {
+		name = entry.name;
+		start = entry.start;
 	}
+	location->valid_until =
+	    range.valid_until < entry.valid_until ? range.valid_until : entry.valid_until;
+	if (!name)
+		return false;
 	location->kind = FRAME_JIT;
 	location->module = process->perfmap_display_path;
 	location->frame_count = 1;
-	location->frames[0] = (struct resolved_frame){entry.name, address - entry.start, true};
+	location->frames[0] =
+	    (struct resolved_frame){display_jit_name(resolver, name), address - start, true};
 	return true;
 }
 
@@ -200,6 +308,15 @@ static bool holds_generated_code(const char *path)
 {
 	return !strcmp(path, "//anon") || !strncmp(path, "/memfd:", 7) ||
 	       !strncmp(path, "[anon", 5);
+}
+
+/* A .NET assembly (a PE file, mapped by the runtime), whose ReadyToRun
+ * code only the jitdump names. */
+static bool is_managed_image(const char *path)
+{
+	size_t length = strlen(path);
+
+	return length > 4 && !strcasecmp(path + length - 4, ".dll");
 }
 
 static void name_after_module(struct resolver *resolver, struct resolved_location *location,
@@ -213,8 +330,8 @@ static void name_after_module(struct resolver *resolver, struct resolved_locatio
 	location->frames[0] = (struct resolved_frame){resolver->module_name, 0, false};
 }
 
-static void lookup_native(struct resolver *resolver, const struct mapping *mapping,
-			  uint64_t address, uint64_t lookup_address,
+static void lookup_native(struct resolver *resolver, struct process *process,
+			  const struct mapping *mapping, uint64_t address, uint64_t lookup_address,
 			  struct resolved_location *location)
 {
 	struct native_frame frames[RESOLVER_MAX_FRAMES];
@@ -222,6 +339,13 @@ static void lookup_native(struct resolver *resolver, const struct mapping *mappi
 					     lookup_address - mapping->start + mapping->page_offset,
 					     frames, RESOLVER_MAX_FRAMES);
 
+	if (count == 0 && is_managed_image(mapping->path) &&
+	    lookup_jit(resolver, process, lookup_address, location)) {
+		/* ReadyToRun code, mapped from its .dll: the jitdump's
+		 * [PreJIT] records name what the runtime has prepared. */
+		location->frames[0].offset += address - lookup_address;
+		return;
+	}
 	location->kind = FRAME_NATIVE;
 	location->module = mapping->path;
 	if (count == 0) {
@@ -235,6 +359,11 @@ static void lookup_native(struct resolver *resolver, const struct mapping *mappi
 		    frames[i].offset + (address - lookup_address), frames[i].function != NULL};
 }
 
+void resolver_set_time(struct resolver *resolver, uint64_t time)
+{
+	resolver->time = time;
+}
+
 void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bool kernel,
 		      bool return_address, struct resolved_location *location)
 {
@@ -244,8 +373,10 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
 	struct process *process = find_process(resolver, pid);
 	const struct mapping *mapping;
 
-	*location = (struct resolved_location){
-	    .module = "[unknown]", .kind = FRAME_UNKNOWN, .frame_count = 1};
+	*location = (struct resolved_location){.module = "[unknown]",
+					       .kind = FRAME_UNKNOWN,
+					       .frame_count = 1,
+					       .valid_until = UINT64_MAX};
 	location->frames[0] = (struct resolved_frame){"[unknown]", 0, false};
 	if (kernel) {
 		struct native_frame frame;
@@ -260,13 +391,19 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
 	}
 	mapping = address_space_find(process->space, lookup_address);
 	if (!mapping || holds_generated_code(mapping->path)) {
-		if (lookup_jit(resolver, process, lookup_address, location))
+		if (lookup_jit(resolver, process, lookup_address, location)) {
 			location->frames[0].offset += address - lookup_address;
-		else if (mapping)
-			location->module = mapping->path;
+		} else if (mapping) {
+			/* Generated code no map names: the module [JIT], not a
+			 * path such as "/memfd:doublemapper (deleted)" whose
+			 * space and parentheses perf-script parsers split. */
+			location->kind = FRAME_JIT;
+			location->module = "[JIT]";
+			location->frames[0].function = "[JIT]";
+		}
 		return;
 	}
-	lookup_native(resolver, mapping, address, lookup_address, location);
+	lookup_native(resolver, process, mapping, address, lookup_address, location);
 }
 
 bool resolver_return_address(struct resolver *resolver, pid_t pid, uint64_t address,

@@ -3,11 +3,14 @@
  * name native code, kallsyms names the kernel.
  *
  * The caller replays the capture's side records in time order
- * (resolver_add_mapping, resolver_fork, resolver_exec) and asks for each
- * unique address once. */
+ * (resolver_add_mapping, resolver_fork, resolver_exec), tells the time of
+ * each sample (resolver_set_time), and asks for each unique address again
+ * only once the answer's valid_until has passed: generated code comes and
+ * goes, and a reused address names the code that was there at the time. */
 #ifndef PROFCPU_RESOLVER_H
 #define PROFCPU_RESOLVER_H
 
+#include "jitdump.h"
 #include "native_symbols.h"
 #include "perfmap.h"
 
@@ -33,17 +36,23 @@ struct resolved_frame {
 /* Strings stay valid until the next resolver call. */
 struct resolved_location {
 	const char *module; /* file path as the process sees it, "/tmp/perf-N.map",
-			       "[kernel.kallsyms]" or "[unknown]" */
+			       "[kernel.kallsyms]", "[JIT]" (generated code no
+			       map names) or "[unknown]" */
 	enum frame_kind kind;
 	size_t frame_count;				   /* at least 1 */
 	struct resolved_frame frames[RESOLVER_MAX_FRAMES]; /* innermost first */
+	uint64_t valid_until; /* the answer may change from this time on (JIT
+				 code reused); UINT64_MAX when it cannot */
 };
 
 struct resolver_config {
 	struct native_symbols_config native;
-	const char *capture_dir; /* holds perf-<pid>.map copies; may be NULL */
-	/* A running target whose /tmp/perf-<namespace pid>.map may still grow,
-	 * read inside its root; live_pid 0 when there is none. */
+	/* Holds copies of perf-<pid>.map (with perf-<pid>.map.times, when each
+	 * byte was seen) and jit-<pid>.dump; may be NULL. */
+	const char *capture_dir;
+	/* A running target whose /tmp/perf-<namespace pid>.map and jitdump may
+	 * still grow, read inside its root when the capture folder has no
+	 * copy; live_pid 0 when there is none. */
 	pid_t live_pid, live_namespace_pid;
 	int live_root_fd;
 };
@@ -59,6 +68,9 @@ void resolver_add_mapping(struct resolver *resolver, pid_t pid, uint64_t start, 
 void resolver_fork(struct resolver *resolver, pid_t child, pid_t parent);
 /* `pid` called exec(): its old mappings are gone. */
 void resolver_exec(struct resolver *resolver, pid_t pid);
+
+/* The time (the samples' clock) of the addresses asked for next. */
+void resolver_set_time(struct resolver *resolver, uint64_t time);
 
 /* Names the code at `address` in `pid`. `return_address` marks a caller's
  * frame, whose address follows the call instruction. */

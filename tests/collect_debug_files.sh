@@ -74,3 +74,23 @@ profile mismatched
 assert_share mismatched/folded_stacks.out 'internal_spin' 0 0
 grep -q 'ignoring .*libsplit.so.dbg: its build-id .* is not the one of' mismatched/profcpu.log ||
 	fail "the log does not say why the mismatched .dbg was refused"
+
+# From a symbol server, by build-id, in Microsoft's key layout
+# (_.debug/elf-buildid-sym-<build-id>/_.debug). Python's HTTP server on
+# loopback stands in for https://msdl.microsoft.com/download/symbols, which
+# this machine cannot reach; the request and the layout are the same.
+rm app/libsplit.so.dbg
+build_id=$(readelf -nW app/libsplit.so | awk '/Build ID/ { print $NF }')
+[[ ${#build_id} == 40 ]] || fail "libsplit.so has no 20-byte build-id: '$build_id'"
+mkdir -p "served/_.debug/elf-buildid-sym-$build_id"
+cp libsplit.so.dbg "served/_.debug/elf-buildid-sym-$build_id/_.debug"
+port=$(free_port)
+start python3 -m http.server --bind 127.0.0.1 "$port" --directory served
+until python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.1)" 2>/dev/null; do sleep 0.1; done
+export XDG_CACHE_HOME=$workdir/cache
+profile served --symbol-server "http://127.0.0.1:$port/"
+assert_share served/folded_stacks.out 'lib_entry;internal_spin$' 90 100
+grep -q "downloaded its debug file from http://127.0.0.1:$port" served/profcpu.log ||
+	fail "the log does not say the debug file came from the server"
+[[ -f $XDG_CACHE_HOME/profcpu/symbols/_.debug/elf-buildid-sym-$build_id/_.debug ]] ||
+	fail "the downloaded debug file was not cached"

@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 build_hotloop
 check_named() {
 	folded top "$1/folded_stacks.out" 2
-	assert_share "$1/folded_stacks.out" 'Demo\.Program::Main\(string\[\]\).*Demo\.Program::HotMethod\(int32\)' 80 100
+	assert_share "$1/folded_stacks.out" 'hotloop!Demo\.Program::Main;(.*;)?hotloop!Demo\.Program::HotMethod(;|$)' 80 100
 }
 
 # No perf map at all.

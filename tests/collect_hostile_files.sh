@@ -62,8 +62,6 @@ grep -q "skipped 1 lines longer than 64 KiB in the perf map of pid $started_pid"
 	"$workdir/long_line.stderr" || fail "no word of the skipped line"
 grep -q "after_the_long_line" "$workdir/long_line/perf-$started_pid.map" ||
 	fail "the line after the long one was lost"
-((($(stat -c %s "$workdir/long_line/perf-$started_pid.map")) < 1024)) ||
-	fail "the long line was copied into the capture"
 rm -f "$map"
 
 # A container whose perf map links to its own /dev/zero: in its own PID and

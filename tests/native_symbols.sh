@@ -110,6 +110,13 @@ expect "stripped: hidden function unnamed" "libdemo.so $hidden: \?\?" "$out"
 expect "stripped: log names the missing debug file and how to get it" \
 	"/app/libdemo.so \(build-id $hex\) has no debug information: libdemo.so.dbg was not found.*dotnet-symbol --symbols.*--symbol-server" "$out"
 
+# A library of the distribution gets the distribution's hint, not dotnet-symbol's.
+mkdir -p "$root/usr/lib/x86_64-linux-gnu"
+cp "$built/libdemo.so" "$root/usr/lib/x86_64-linux-gnu/libc.so.6"
+out=$(lookup --root "$root" /usr/lib/x86_64-linux-gnu/libc.so.6 "$exported")
+expect "stripped libc: log points to libc6-dbg" "libc.so.6 \(build-id $hex\) has no debug information: .*apt-get install libc6-dbg" "$out"
+refuse "stripped libc: no dotnet-symbol hint" "dotnet-symbol" "$out"
+
 # --- Each search location, inside the fake root.
 check_found() { # LABEL ROOT_OR_EMPTY OPTIONS...
 	local label=$1

@@ -272,6 +272,34 @@ static void test_stacks_from_memory(void **state)
 	flamegraph_free(graph);
 }
 
+/* A frame's full names show under its name on hover, each once, a line
+ * each, also when the graph is reversed. */
+static void test_titles_hold_full_names(void **state)
+{
+	const char *frames[] = {"Kernel", "Lib!Ns.Type::Run"};
+	const char *quick[] = {NULL, "void [Lib] Ns.Type::Run(int32)[QuickJitted]"};
+	const char *tier1[] = {NULL, "void [Lib] Ns.Type::Run(int32)[OptimizedTier1]"};
+	struct flamegraph *graph = flamegraph_new(FLAMEGRAPH_MERGED);
+	struct flamegraph_options plain = {0}, reverse = {.reverse = true};
+	char *svg, *reversed;
+
+	(void)state;
+	flamegraph_add_titled_stack(graph, frames, quick, 2, 1);
+	flamegraph_add_titled_stack(graph, frames, tier1, 2, 3);
+	flamegraph_add_titled_stack(graph, frames, tier1, 2, 1);
+	svg = write_svg(graph, &plain);
+	reversed = write_svg(graph, &reverse);
+	assert_non_null(strstr(svg, "<title>Lib!Ns.Type::Run (5 samples, 100%)\n"
+				    "void [Lib] Ns.Type::Run(int32)[QuickJitted]\n"
+				    "void [Lib] Ns.Type::Run(int32)[OptimizedTier1]</title>"));
+	assert_non_null(strstr(svg, "<title>Kernel (5 samples, 100%)</title>"));
+	assert_non_null(strstr(reversed, "<title>Lib!Ns.Type::Run (5 samples, 100%)\n"
+					 "void [Lib] Ns.Type::Run(int32)[QuickJitted]\n"));
+	free(svg);
+	free(reversed);
+	flamegraph_free(graph);
+}
+
 static void test_names_are_escaped_for_xml(void **state)
 {
 	const char *frames[] = {"Dictionary<K,V>::Get&\"'", "bad\x01utf8\xff"};
@@ -336,6 +364,10 @@ static void test_palette_tells_dotnet_frames_apart(void **state)
 	     "[OptimizedTier1]",
 	     FRAME_MANAGED, 92},
 	    {"[demo] Demo.Program::Main", FRAME_MANAGED, 25},
+	    {"System.Private.CoreLib!System.SpanHelpers::IndexOf", FRAME_MANAGED, 50},
+	    {"Anonymously Hosted DynamicMethods Assembly!dynamicClass::lambda_method1",
+	     FRAME_MANAGED, 71},
+	    {"Foo::operator!=(Foo const&)", FRAME_NATIVE_CPP, 27},
 	    {"Interop::Sys::Read_[j]", FRAME_MANAGED, 18},
 	    {"Inlined::Helper_[i]", FRAME_INLINED, 15},
 	    {"stub<1> AllocateTemporaryEntryPoints<PRECODE_FIXUP>", FRAME_RUNTIME_STUB, 51},
@@ -382,6 +414,7 @@ int main(void)
 	    cmocka_unit_test(test_inverted_and_reverse),
 	    cmocka_unit_test(test_flame_chart_keeps_input_order),
 	    cmocka_unit_test(test_stacks_from_memory),
+	    cmocka_unit_test(test_titles_hold_full_names),
 	    cmocka_unit_test(test_names_are_escaped_for_xml),
 	    cmocka_unit_test(test_long_names_end_with_an_ellipsis),
 	    cmocka_unit_test(test_palette_tells_dotnet_frames_apart),

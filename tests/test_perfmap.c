@@ -102,15 +102,12 @@ static void test_malformed_lines_are_counted_and_skipped(void **state)
 	perfmap_free(map);
 }
 
-static void test_reads_a_growing_file_and_writes_a_copy(void **state)
+static void test_reads_a_growing_file(void **state)
 {
 	char path[] = "/tmp/profcpu-perfmap-XXXXXX";
 	int writer = mkstemp(path), fd = open(path, O_RDONLY);
-	struct perfmap *map = perfmap_new(), *copy = perfmap_new();
+	struct perfmap *map = perfmap_new();
 	struct perfmap_entry entry;
-	char *text = NULL;
-	size_t length = 0;
-	FILE *out;
 
 	(void)state;
 	assert_true(writer >= 0 && fd >= 0);
@@ -121,17 +118,8 @@ static void test_reads_a_growing_file_and_writes_a_copy(void **state)
 	assert_int_equal(perfmap_read_more(map, fd), 0);
 	assert_true(perfmap_lookup(map, 0xb01f, &entry));
 	assert_string_equal(entry.name, "late");
-
-	out = open_memstream(&text, &length);
-	assert_int_equal(perfmap_write_copy(map, out), 0);
-	fclose(out);
-	perfmap_add_text(copy, text, length);
-	assert_true(perfmap_lookup(copy, 0xa000, &entry));
+	assert_true(perfmap_lookup(map, 0xa000, &entry));
 	assert_string_equal(entry.name, "early");
-	assert_int_equal(perfmap_entry_count(copy), 2);
-
-	free(text);
-	perfmap_free(copy);
 	perfmap_free(map);
 	close(fd);
 	close(writer);
@@ -157,26 +145,38 @@ static void test_overlong_line_is_skipped_in_any_split(void **state)
 	assert_false(perfmap_lookup(map, 0x2000, &entry));
 	assert_true(perfmap_lookup(map, 0x3000, &entry));
 	assert_string_equal(entry.name, "after");
-	assert_true(perfmap_text_size(map) < 64);
 	perfmap_free(map);
 }
 
-/* The copy of a map too big to keep whole: the entries that name sampled
- * addresses, each once. */
-static void test_writes_the_entries_holding_addresses(void **state)
+/* Dynamic methods reuse addresses: a sample takes the line that had
+ * appeared by its time, and the answer says until when it holds. */
+static void test_reused_address_named_by_time(void **state)
 {
 	struct perfmap *map = perfmap_new();
-	uint64_t addresses[] = {0x3004, 0x1000, 0x3000, 0x9999};
-	char *text = NULL;
-	size_t length = 0;
-	FILE *out = open_memstream(&text, &length);
+	struct perfmap_entry entry;
 
 	(void)state;
-	add(map, "1000 10 one\n2000 10 two\n3000 10 three\n");
-	assert_int_equal(perfmap_write_entries_holding(map, addresses, 4, out), 2);
-	fclose(out);
-	assert_string_equal(text, "1000 10 one\n3000 10 three\n");
-	free(text);
+	perfmap_set_time(map, 100);
+	add(map, "1000 40 Phase1\n");
+	perfmap_set_time(map, 200);
+	add(map, "1000 40 Phase2\n1020 10 Inner\n");
+	perfmap_set_time(map, 300);
+	add(map, "1000 40 Phase3\n");
+	assert_true(perfmap_lookup_at(map, 0x1010, 50, &entry)); /* before any line: the first */
+	assert_string_equal(entry.name, "Phase1");
+	assert_int_equal(entry.valid_until, 200);
+	assert_true(perfmap_lookup_at(map, 0x1010, 150, &entry));
+	assert_string_equal(entry.name, "Phase1");
+	assert_true(perfmap_lookup_at(map, 0x1010, 250, &entry));
+	assert_string_equal(entry.name, "Phase2");
+	assert_int_equal(entry.valid_until, 300);
+	assert_true(perfmap_lookup_at(map, 0x1024, 250, &entry)); /* same time: the later line */
+	assert_string_equal(entry.name, "Inner");
+	assert_true(perfmap_lookup_at(map, 0x1024, 350, &entry));
+	assert_string_equal(entry.name, "Phase3");
+	assert_int_equal(entry.valid_until, UINT64_MAX);
+	assert_true(perfmap_lookup(map, 0x1010, &entry));
+	assert_string_equal(entry.name, "Phase3");
 	perfmap_free(map);
 }
 
@@ -188,9 +188,9 @@ int main(void)
 	    cmocka_unit_test(test_later_line_for_same_start_wins),
 	    cmocka_unit_test(test_unterminated_line_waits_for_its_end),
 	    cmocka_unit_test(test_malformed_lines_are_counted_and_skipped),
-	    cmocka_unit_test(test_reads_a_growing_file_and_writes_a_copy),
+	    cmocka_unit_test(test_reads_a_growing_file),
+	    cmocka_unit_test(test_reused_address_named_by_time),
 	    cmocka_unit_test(test_overlong_line_is_skipped_in_any_split),
-	    cmocka_unit_test(test_writes_the_entries_holding_addresses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

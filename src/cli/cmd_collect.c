@@ -2,6 +2,7 @@
 #include "capture.h"
 #include "commands.h"
 #include "dotnet_diagnostics.h"
+#include "grouping_options.h"
 #include "postprocess.h"
 #include "stop_signals.h"
 #include "symbol_options.h"
@@ -35,8 +36,9 @@ static const char usage[] =
     "1000 Hz as perfcollect does, keeps no folder unless -o is given, and only\n"
     "warns about options it does not know.\n"
     "\n"
-    "JIT frames of .NET are named from its perf map: a .NET 8+ target started\n"
-    "without DOTNET_PerfMapEnabled=1 is asked to start one; older ones need it.\n"
+    "JIT and ReadyToRun frames of .NET are named from its perf map and jitdump:\n"
+    "a .NET 8+ target is asked to write both whole; older ones need\n"
+    "DOTNET_PerfMapEnabled=1 at start (and name no ReadyToRun code).\n"
     "\n"
     "options:\n"
     "  -pid PID              the process to sample\n"
@@ -52,7 +54,8 @@ static const char usage[] =
     "  -hwevents             sample CPU cycles; cpu-clock where the CPU has no PMU\n"
     "  -threadtime, -offcpu  accepted; scheduler events are not recorded (a warning)\n"
     "  -nolttng              accepted; profcpu records no LTTng events anyway\n"
-    "  -no-compress          write perf.data records without zstd\n" SYMBOL_OPTIONS_USAGE "\n"
+    "  -no-compress          write perf.data records without zstd\n" SYMBOL_OPTIONS_USAGE
+	GROUPING_OPTIONS_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu collect -pid 1 -duration 30           # PID 1 for 30 seconds\n"
     "    profcpu collect -pid 4711 -duration 10 -o out/  # into the folder out/\n"
@@ -69,6 +72,7 @@ struct collect_options {
 	const char *trace_name; /* perfcollect's form: collect NAME */
 	bool no_compress, hardware_events, thread_time, off_cpu, no_lttng;
 	struct symbol_options symbols;
+	struct grouping_options grouping;
 };
 
 /* mkdir -p */
@@ -297,12 +301,14 @@ int cmd_collect(int argc, char **argv)
 	    {"nolttng", NULL, OPTION_FLAG, &options.no_lttng},
 	    {"no-compress", NULL, OPTION_FLAG, &options.no_compress},
 	    SYMBOL_OPTION_ENTRIES(&options.symbols),
+	    GROUPING_OPTION_ENTRIES(&options.grouping),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	bool perfcollect_form = is_perfcollect_form(argc, argv);
 	struct target_process target = {.root_fd = -1, .pidfd = -1};
 	struct resolver_config config = {0};
 	struct trace_zip zip = {0};
+	struct fold_options fold;
 	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL;
 	char *flamegraph_path = NULL;
 	bool keep_dir = true;
@@ -326,7 +332,7 @@ int cmd_collect(int argc, char **argv)
 		return 2;
 	if (options.frequency == -1) /* not given */
 		options.frequency = perfcollect_form ? 1000 : 99;
-	if (check_options(&options) < 0)
+	if (check_options(&options) < 0 || !grouping_options_apply(&options.grouping, &fold))
 		return 2;
 	if (!options.pid && (options.pid = target_process_find_by_name(options.process_filter)) < 0)
 		return 1;
@@ -376,7 +382,7 @@ int cmd_collect(int argc, char **argv)
 	config.live_namespace_pid = target.namespace_pid;
 	config.live_root_fd = target.root_fd;
 	fflush(log);
-	status = postprocess_capture(dir, &config, &zip) == 0 ? 0 : 1;
+	status = postprocess_capture(dir, &config, &zip, &fold) == 0 ? 0 : 1;
 	flamegraph_path = outputs_flamegraph_path(dir);
 	if (status == 0 && zip_path)
 		printf("profcpu: trace saved to %s%s\n", zip_path,

@@ -1,6 +1,7 @@
 /* profcpu postprocess: write the outputs of a capture folder again, e.g.
  * with other symbols, or from a perf.data recorded by the real perf. */
 #include "commands.h"
+#include "grouping_options.h"
 #include "postprocess.h"
 #include "symbol_options.h"
 #include "util.h"
@@ -16,22 +17,27 @@ static const char usage[] =
     "Symbolizes DIR/perf.data (made by profcpu collect or by perf record -g)\n"
     "and writes folded_stacks.out, perf_script.out, flamegraph.svg,\n"
     "prof.tar.gz and prof.trace.zip (for PerfView) into DIR. JIT frames are\n"
-    "named from DIR/perf-<pid>.map, or from /tmp/perf-<pid>.map.\n"
+    "named from DIR/jit-<pid>.dump and DIR/perf-<pid>.map (collect's copies),\n"
+    "or from /tmp/jit-<pid>.dump and /tmp/perf-<pid>.map.\n"
     "\n"
     "options:\n"
-    "  -dir DIR              the capture folder\n" SYMBOL_OPTIONS_USAGE "\n"
+    "  -dir DIR              the capture folder\n" SYMBOL_OPTIONS_USAGE GROUPING_OPTIONS_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu postprocess -dir profilings/10-31-07_2026-11-22   # redo the outputs\n"
-    "    profcpu postprocess -dir out --symbols ~/symbols   # with downloaded .dbg files\n";
+    "    profcpu postprocess -dir out --symbols ~/symbols   # with downloaded .dbg files\n"
+    "    profcpu postprocess -dir out --group-by tid   # a tower per thread, not per name\n";
 
 int cmd_postprocess(int argc, char **argv)
 {
 	const char *dir = NULL;
 	struct symbol_options symbols = {0};
+	struct grouping_options grouping = {0};
+	struct fold_options fold;
 	struct string_list positionals = {0};
 	const struct option options[] = {
 	    {"dir", "d", OPTION_STRING, &dir},
 	    SYMBOL_OPTION_ENTRIES(&symbols),
+	    GROUPING_OPTION_ENTRIES(&grouping),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	struct resolver_config config = {.live_root_fd = -1};
@@ -55,6 +61,8 @@ int cmd_postprocess(int argc, char **argv)
 		report_error("postprocess needs the capture folder: profcpu postprocess -dir DIR");
 		return 2;
 	}
+	if (!grouping_options_apply(&grouping, &fold))
+		return 2;
 	log_path = xasprintf("%s/profcpu.log", dir);
 	log = fopen(log_path, "ae");
 	if (log)
@@ -64,7 +72,7 @@ int cmd_postprocess(int argc, char **argv)
 	/* A reader of stdout or stderr that went away must not stop the
 	 * writing: the writes fail with EPIPE instead. */
 	signal(SIGPIPE, SIG_IGN);
-	status = postprocess_capture(dir, &config, NULL);
+	status = postprocess_capture(dir, &config, NULL, &fold);
 	if (status == 0)
 		outputs_print_where(dir);
 	if (log)

@@ -2,6 +2,7 @@
 #include "perf_data.h"
 #include "perf_event_names.h"
 #include "record.h"
+#include "runtime_files.h"
 #include "stop_signals.h"
 #include "util.h"
 
@@ -18,6 +19,7 @@
 
 struct writer_sink {
 	struct perf_data_writer *writer;
+	struct runtime_files *runtime_files;
 	int error;
 	time_t last_flush; /* CLOCK_MONOTONIC seconds */
 };
@@ -33,8 +35,12 @@ static time_t monotonic_seconds(void)
 static int write_record(const struct perf_event_header *record, void *context)
 {
 	struct writer_sink *sink = context;
-	int status = perf_data_writer_add(sink->writer, record);
+	int status;
 
+	/* While records flow, so do the JIT runtime's files: a perf map line
+	 * is dated by the poll that first sees it. */
+	runtime_files_poll(sink->runtime_files);
+	status = perf_data_writer_add(sink->writer, record);
 	if (status == 0 && monotonic_seconds() - sink->last_flush >= FLUSH_INTERVAL_SECONDS) {
 		sink->last_flush = monotonic_seconds();
 		status = perf_data_writer_flush(sink->writer);
@@ -167,8 +173,10 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	fprintf(stderr, "profcpu: sampling pid %d (%s) with %s at %u Hz%s\n", (int)target->pid,
 		target->comm, info.event_name, options->frequency,
 		options->duration > 0 ? "" : "; Ctrl-C stops");
+	sink.runtime_files = runtime_files_follow(target, dir, log);
 	record_run(session, &record_options, write_record, &sink, &summary);
 	record_close(session);
+	runtime_files_finish(sink.runtime_files);
 	if (perf_data_writer_finish(sink.writer) < 0 && !sink.error)
 		sink.error = errno;
 	log_summary(log, &summary);

@@ -1,4 +1,7 @@
 #include "dotnet_diagnostics.h"
+#include "jitdump.h"
+#include "runtime_files.h"
+#include "target_file.h"
 #include "target_root.h"
 #include "util.h"
 
@@ -25,7 +28,7 @@ struct ipc_header {
 #define IPC_MAGIC	    "DOTNET_IPC_V1"
 #define PROCESS_COMMAND_SET 0x04
 #define ENABLE_PERFMAP	    0x05
-#define PERFMAP_ONLY	    3 /* as DOTNET_PerfMapEnabled=3: no jitdump */
+#define PERFMAP_AND_JITDUMP 1 /* as DOTNET_PerfMapEnabled=1: both files, whole */
 #define SERVER_RESPONSE	    0xFF
 #define RESPONSE_OK	    0x00
 #define UNKNOWN_COMMAND	    0x80131385u /* runtimes before .NET 8 */
@@ -60,24 +63,56 @@ int dotnet_diagnostics_check_reply(const void *bytes, size_t size, char *why, si
 	return 0;
 }
 
-/* A perf map written since the process started: one left by an earlier
- * process with the same pid would name code wrongly. */
-static bool has_current_perfmap(const struct target_process *target)
+/* Opens the target's /tmp/NAME (a regular file) when it was written since
+ * the process started: one left by an earlier process with the same pid
+ * would name code wrongly. -1 otherwise. */
+static int open_current_file(const struct target_process *target, const char *name)
 {
 	char path[64];
 	struct stat status;
 	int fd;
-	bool current;
 
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)target->namespace_pid);
-	/* O_PATH: stat only; opening a FIFO planted there for reading would
-	 * block until someone writes to it. */
-	fd = target_root_openat(target->root_fd, path, O_PATH);
+	snprintf(path, sizeof(path), "/tmp/%s", name);
+	fd = target_file_open(target->root_fd, path, 0); /* a regular file, or -1 */
+	if (fd >= 0 && (fstat(fd, &status) < 0 || status.st_mtime + 1 < target->start_time)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static bool has_current_perfmap(const struct target_process *target)
+{
+	char name[32];
+	int fd;
+
+	snprintf(name, sizeof(name), "perf-%d.map", (int)target->namespace_pid);
+	fd = open_current_file(target, name);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0;
+}
+
+/* A current jitdump that ends where its last record ends: .NET's own
+ * (DOTNET_PerfMapEnabled=1 or 2) stops inside the first 64 KB stub block
+ * unless stubs are logged one by one (DOTNET_PerfMapStubGranularity). */
+static bool has_whole_jitdump(const struct target_process *target)
+{
+	struct jitdump_summary summary = {0};
+	struct jitdump *dump;
+	char name[32];
+	int fd;
+
+	snprintf(name, sizeof(name), "jit-%d.dump", (int)target->namespace_pid);
+	fd = open_current_file(target, name);
 	if (fd < 0)
 		return false;
-	current = fstat(fd, &status) == 0 && status.st_mtime + 1 >= target->start_time;
+	if ((dump = jitdump_new()) && jitdump_read_more(dump, fd, RUNTIME_FILE_LIMIT) == 0)
+		jitdump_summarize(dump, &summary);
+	jitdump_free(dump);
 	close(fd);
-	return current;
+	return summary.valid && !summary.error && !summary.missing_bytes &&
+	       summary.bytes < RUNTIME_FILE_LIMIT && summary.code_loads > 0;
 }
 
 /* The newest "dotnet-diagnostic-<pid>-<key>-socket" in the target's /tmp,
@@ -136,7 +171,7 @@ static int request_perfmap(int socket_handle, char *why, size_t why_size)
 		uint32_t perfmap_type;
 	} __attribute__((packed)) request = {
 	    .header = {IPC_MAGIC, sizeof(request), PROCESS_COMMAND_SET, ENABLE_PERFMAP, 0},
-	    .perfmap_type = PERFMAP_ONLY,
+	    .perfmap_type = PERFMAP_AND_JITDUMP,
 	};
 	unsigned char reply[sizeof(struct ipc_reply)];
 	struct sockaddr_un address = {.sun_family = AF_UNIX};
@@ -164,30 +199,45 @@ static int request_perfmap(int socket_handle, char *why, size_t why_size)
 	return dotnet_diagnostics_check_reply(reply, (size_t)received, why, why_size);
 }
 
+int dotnet_rewrite_runtime_files(const struct target_process *target, char *why, size_t why_size)
+{
+	int socket_handle = open_diagnostic_socket(target), status;
+
+	if (socket_handle < 0) {
+		snprintf(why, why_size, "no usable diagnostics socket in its /tmp (%s)",
+			 strerror(errno));
+		return -1;
+	}
+	status = request_perfmap(socket_handle, why, why_size);
+	close(socket_handle);
+	return status;
+}
+
 void dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
 {
 	char why[128];
-	int socket_handle;
 
-	if (target->root_fd < 0 || !target_process_maps_file(target->pid, "libcoreclr.so") ||
-	    has_current_perfmap(target))
+	if (target->root_fd < 0 || !target_process_maps_file(target->pid, "libcoreclr.so"))
 		return;
-	socket_handle = open_diagnostic_socket(target);
-	if (socket_handle < 0) {
-		snprintf(why, sizeof(why), "no usable diagnostics socket in its /tmp (%s)",
-			 strerror(errno));
-	} else if (request_perfmap(socket_handle, why, sizeof(why)) == 0) {
-		close(socket_handle);
-		fprintf(stderr,
-			"profcpu: turned on the perf map of .NET pid %d through its "
-			"diagnostics socket: JIT frames will be named\n",
-			(int)target->pid);
-		fprintf(log, "perf map: turned on through the diagnostics IPC\n");
+	if (has_whole_jitdump(target)) {
+		fprintf(log, "jitdump: the target writes a whole one already; left as it is\n");
 		return;
-	} else {
-		close(socket_handle);
 	}
-	report_warning("JIT frames of .NET pid %d will show as [unknown]: it writes no perf map "
-		       "and %s; start it with DOTNET_PerfMapEnabled=1",
-		       (int)target->pid, why);
+	if (dotnet_rewrite_runtime_files(target, why, sizeof(why)) == 0) {
+		fprintf(stderr,
+			"profcpu: turned on the perf map and jitdump of .NET pid %d through its "
+			"diagnostics socket: JIT and ReadyToRun frames will be named\n",
+			(int)target->pid);
+		fprintf(log, "perf map and jitdump: (re)written whole through the diagnostics "
+			     "IPC\n");
+		return;
+	}
+	if (has_current_perfmap(target))
+		report_warning("ReadyToRun (precompiled) frames of .NET pid %d may show only as "
+			       "[assembly.dll]: its jitdump is not whole and %s",
+			       (int)target->pid, why);
+	else
+		report_warning("JIT frames of .NET pid %d will show as [unknown]: it writes no "
+			       "perf map and %s; start it with DOTNET_PerfMapEnabled=1",
+			       (int)target->pid, why);
 }

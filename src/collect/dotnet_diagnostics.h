@@ -1,7 +1,8 @@
-/* The perf map of a .NET target. A .NET 8 or later runtime started without
- * DOTNET_PerfMapEnabled can be asked, through its diagnostics IPC socket, to
- * write its perf map from now on (with the methods it jitted before): JIT
- * frames are then named without restarting the service. */
+/* The perf map and jitdump of a .NET target. A .NET 8 or later runtime can
+ * be asked, through its diagnostics IPC socket, to write both from now on:
+ * it first writes every method it has prepared, jitted and ReadyToRun
+ * ("[PreJIT]", which no perf map lists), then appends as code comes and
+ * goes. JIT and precompiled frames are then named without a restart. */
 #ifndef PROFCPU_DOTNET_DIAGNOSTICS_H
 #define PROFCPU_DOTNET_DIAGNOSTICS_H
 
@@ -10,10 +11,20 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* When `target` runs .NET and has no perf map written since it started,
- * asks its runtime to start one. Says what it did on stderr and in `log`,
- * or warns why it could not (report_warning). Never fails the collection. */
+/* When `target` runs .NET, asks its runtime to (re)write its perf map and
+ * jitdump whole (EnablePerfMap, type 1), unless it already writes a whole
+ * jitdump since it started. This also repairs the jitdump that
+ * DOTNET_PerfMapEnabled=1 starts on .NET 10, which stops at the first stub
+ * block; the perf map is rewritten too (older lines, of code since freed,
+ * are dropped). Says what it did on stderr and in `log`, or warns why it
+ * could not (report_warning): then a perf map the target writes anyway still
+ * names JIT frames. Never fails the collection. */
 void dotnet_ensure_perfmap(const struct target_process *target, FILE *log);
+
+/* Asks the runtime of `target` (.NET 8 or later) to write its perf map and
+ * jitdump again from the start, whole: the repair for a jitdump that stopped
+ * inside a record. Returns 0, or -1 with the reason in `why`. */
+int dotnet_rewrite_runtime_files(const struct target_process *target, char *why, size_t why_size);
 
 /* Checks the runtime's reply to EnablePerfMap, `size` bytes as received
  * (any bytes: the reply comes from the target). Returns 0 when the runtime

@@ -3,13 +3,31 @@
 #include <inttypes.h>
 #include <string.h>
 
+/* The module as perf-script readers can split it off the line: they take
+ * the text inside the last "(...)" as the module, so the " (deleted)" of
+ * .NET's W^X mappings ("/memfd:doublemapper (deleted)") goes, and any other
+ * space or parenthesis becomes '_'. */
+static void write_module(const char *module, FILE *out)
+{
+	static const char deleted[] = " (deleted)";
+	size_t length = strlen(module);
+
+	if (length > strlen(deleted) && !strcmp(module + length - strlen(deleted), deleted))
+		length -= strlen(deleted);
+	for (size_t i = 0; i < length; i++)
+		fputc(strchr(" ()", module[i]) ? '_' : module[i], out);
+}
+
 static void write_location(const struct profile *profile, const struct profile_location *location,
 			   FILE *out)
 {
 	/* Inlined calls first, each on its own line at the same address. */
-	for (uint32_t i = 0; i < location->frame_count; i++)
-		fprintf(out, "\t%16" PRIx64 " %s (%s)\n", location->address,
-			profile->frames[location->first_frame + i].function, location->module);
+	for (uint32_t i = 0; i < location->frame_count; i++) {
+		fprintf(out, "\t%16" PRIx64 " %s (", location->address,
+			profile->frames[location->first_frame + i].function);
+		write_module(location->module, out);
+		fputs(")\n", out);
+	}
 }
 
 /* The thread name right-aligned in 16 columns, as perf prints it. */

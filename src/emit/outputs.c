@@ -169,16 +169,17 @@ static int write_trace_zip(const char *dir, const struct trace_zip *zip)
 	return status;
 }
 
-int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip)
+int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip,
+		  const struct fold_options *fold)
 {
 	struct folded_profile folded;
 	int status = 0;
 
-	profile_fold(profile, &folded);
+	profile_fold(profile, fold, &folded);
 	status |= write_output(dir, "folded_stacks.out", write_folded, &folded);
 	status |= write_output(dir, "perf_script.out", write_perf_script, profile);
 	if (folded.total) {
-		char *title = xasprintf("CPU: %s", folded.stacks[0].functions[0]);
+		char *title = xasprintf("CPU: %s", profile->samples[0].process_name);
 		char *subtitle =
 		    xasprintf("%llu %s samples, profcpu %s", (unsigned long long)folded.total,
 			      profile->event_name, PROFCPU_VERSION);

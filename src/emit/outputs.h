@@ -13,9 +13,11 @@ struct trace_zip {
 	const char *name; /* the zip's top folder is NAME.trace; NULL: "prof" */
 };
 
-/* `zip` may be NULL for the defaults. Returns 0, or -1 after printing which outputs could not be
- * written (the others are still written). */
-int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip);
+/* `zip` and `fold` (how folded stacks and the flame graph name and group
+ * frames) may be NULL for the defaults. Returns 0, or -1 after printing which
+ * outputs could not be written (the others are still written). */
+int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip,
+		  const struct fold_options *fold);
 
 /* DIR/flamegraph.svg when outputs_write() drew one (not without samples),
  * else NULL; freed by the caller. */

@@ -6,12 +6,13 @@
 #include "outputs.h"
 #include "resolver.h"
 
-/* With a live target in `config`, its perf map (and the .NET jitdump and
- * perfinfo map when present) are first copied into `dir`, so the folder can
- * be symbolized again after the target is gone. `zip` says where the
- * perfcollect zip goes (NULL: DIR/prof.trace.zip). Returns 0, or -1 after
+/* The runtime's files (perf map, jitdump) are read from the copies that
+ * collect made in `dir` while sampling, else from a live target in
+ * `config`, else from this machine's /tmp. `zip` says where the
+ * perfcollect zip goes (NULL: DIR/prof.trace.zip), `fold` how folded stacks
+ * name and group frames (NULL: the defaults). Returns 0, or -1 after
  * printing what went wrong. */
 int postprocess_capture(const char *dir, const struct resolver_config *config,
-			const struct trace_zip *zip);
+			const struct trace_zip *zip, const struct fold_options *fold);
 
 #endif

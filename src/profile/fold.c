@@ -1,8 +1,10 @@
-/* profile_fold(): from sampled stacks of addresses to stacks of function
- * names, root first, counted. */
+/* profile_fold(): from sampled stacks of addresses to stacks of readable
+ * function names, root first, counted. */
+#include "managed_name.h"
 #include "profile.h"
 #include "util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,13 +15,23 @@ struct fold_builder {
 	size_t index_size;
 };
 
-static uint64_t hash_functions(const char *const *functions, size_t depth)
+/* One stack being folded, root first. */
+struct frame_list {
+	const char **functions, **full_names;
+	enum frame_kind *kinds;
+	size_t depth, capacity;
+};
+
+static uint64_t hash_frames(const char *const *functions, const char *const *full_names,
+			    size_t depth)
 {
 	uint64_t hash = depth;
 
 	/* Names are interned: their addresses identify them. */
-	for (size_t i = 0; i < depth; i++)
+	for (size_t i = 0; i < depth; i++) {
 		hash = (hash ^ (uintptr_t)functions[i]) * 1099511628211ull;
+		hash = (hash ^ (uintptr_t)full_names[i]) * 1099511628211ull;
+	}
 	return hash;
 }
 
@@ -31,8 +43,8 @@ static void rebuild_index(struct fold_builder *builder)
 	memset(builder->index, 0xff, builder->index_size * sizeof(*builder->index));
 	for (uint32_t id = 0; id < builder->folded->count; id++) {
 		const struct folded_stack *stack = &builder->folded->stacks[id];
-		size_t slot =
-		    hash_functions(stack->functions, stack->depth) & (builder->index_size - 1);
+		size_t slot = hash_frames(stack->functions, stack->full_names, stack->depth) &
+			      (builder->index_size - 1);
 
 		while (builder->index[slot] != PROFILE_NOT_FOUND)
 			slot = (slot + 1) & (builder->index_size - 1);
@@ -40,22 +52,31 @@ static void rebuild_index(struct fold_builder *builder)
 	}
 }
 
-/* Adds `count` to the folded stack of these functions, making it if new. */
-static void add_folded(struct fold_builder *builder, const char **functions,
-		       const enum frame_kind *kinds, size_t depth, uint64_t count)
+static const char **copy_names(const char *const *names, size_t depth)
+{
+	const char **copy = xmalloc(depth * sizeof(*copy));
+
+	memcpy(copy, names, depth * sizeof(*copy));
+	return copy;
+}
+
+/* Adds `count` to the folded stack of these frames, making it if new. */
+static void add_folded(struct fold_builder *builder, const struct frame_list *frames,
+		       uint64_t count)
 {
 	struct folded_profile *folded = builder->folded;
+	size_t depth = frames->depth, slot, mask;
 	struct folded_stack *stack;
-	size_t slot, mask;
 
 	if (folded->count * 2 >= builder->index_size)
 		rebuild_index(builder);
 	mask = builder->index_size - 1;
-	for (slot = hash_functions(functions, depth) & mask;
+	for (slot = hash_frames(frames->functions, frames->full_names, depth) & mask;
 	     builder->index[slot] != PROFILE_NOT_FOUND; slot = (slot + 1) & mask) {
 		stack = &folded->stacks[builder->index[slot]];
 		if (stack->depth == depth &&
-		    !memcmp(stack->functions, functions, depth * sizeof(*functions))) {
+		    !memcmp(stack->functions, frames->functions, depth * sizeof(char *)) &&
+		    !memcmp(stack->full_names, frames->full_names, depth * sizeof(char *))) {
 			stack->count += count;
 			return;
 		}
@@ -63,87 +84,218 @@ static void add_folded(struct fold_builder *builder, const char **functions,
 	grow_array((void **)&folded->stacks, &builder->capacity, folded->count + 1,
 		   sizeof(*folded->stacks));
 	stack = &folded->stacks[folded->count];
-	stack->functions = xmalloc(depth * sizeof(*functions));
-	stack->kinds = xmalloc(depth * sizeof(*kinds));
-	memcpy(stack->functions, functions, depth * sizeof(*functions));
-	memcpy(stack->kinds, kinds, depth * sizeof(*kinds));
+	stack->functions = copy_names(frames->functions, depth);
+	stack->full_names = copy_names(frames->full_names, depth);
+	stack->kinds = xmalloc(depth * sizeof(*stack->kinds));
+	memcpy(stack->kinds, frames->kinds, depth * sizeof(*stack->kinds));
 	stack->depth = depth;
 	stack->count = count;
 	builder->index[slot] = (uint32_t)folded->count++;
 }
 
-static int compare_folded(const void *a, const void *b)
+static int compare_names(const char *const *x, size_t x_depth, const char *const *y, size_t y_depth)
 {
-	const struct folded_stack *x = a, *y = b;
-
-	for (size_t i = 0; i < x->depth && i < y->depth; i++) {
-		int order = x->functions[i] == y->functions[i]
-				? 0
-				: strcmp(x->functions[i], y->functions[i]);
+	for (size_t i = 0; i < x_depth && i < y_depth; i++) {
+		int order = x[i] == y[i] ? 0 : strcmp(x[i], y[i]);
 
 		if (order)
 			return order;
 	}
-	return (x->depth > y->depth) - (x->depth < y->depth);
+	return (x_depth > y_depth) - (x_depth < y_depth);
 }
 
-void profile_fold(const struct profile *profile, struct folded_profile *folded)
+static int compare_folded(const void *a, const void *b)
 {
-	uint64_t *counts = xcalloc(profile->stack_count, sizeof(*counts));
-	const char **process_names = xcalloc(profile->stack_count, sizeof(*process_names));
-	struct fold_builder builder = {.folded = folded};
-	const char **functions = NULL;
-	enum frame_kind *kinds = NULL;
-	size_t capacity = 0, kinds_capacity = 0;
+	const struct folded_stack *x = a, *y = b;
+	int order = compare_names(x->functions, x->depth, y->functions, y->depth);
 
-	*folded = (struct folded_profile){0};
-	for (size_t i = 0; i < profile->sample_count; i++) {
-		counts[profile->samples[i].stack]++;
-		process_names[profile->samples[i].stack] = profile->samples[i].process_name;
+	return order ? order : compare_names(x->full_names, x->depth, y->full_names, y->depth);
+}
+
+static void push_frame(struct frame_list *frames, const char *function, const char *full_name,
+		       enum frame_kind kind)
+{
+	if (frames->depth == frames->capacity) {
+		frames->capacity = frames->capacity ? 2 * frames->capacity : 64;
+		frames->functions =
+		    xrealloc(frames->functions, frames->capacity * sizeof(*frames->functions));
+		frames->full_names =
+		    xrealloc(frames->full_names, frames->capacity * sizeof(*frames->full_names));
+		frames->kinds = xrealloc(frames->kinds, frames->capacity * sizeof(*frames->kinds));
 	}
-	for (size_t id = 0; id < profile->stack_count; id++) {
-		const struct profile_stack *stack = &profile->stacks[id];
-		size_t depth = 0;
+	frames->functions[frames->depth] = function;
+	frames->full_names[frames->depth] = full_name;
+	frames->kinds[frames->depth++] = kind;
+}
 
-		if (!counts[id])
-			continue;
-		/* The process name is the root, as stackcollapse-perf makes it. */
-		grow_array((void **)&functions, &capacity, 1, sizeof(*functions));
-		grow_array((void **)&kinds, &kinds_capacity, 1, sizeof(*kinds));
-		functions[depth] = process_names[id];
-		kinds[depth++] = FRAME_NATIVE;
-		for (size_t level = stack->depth; level-- > 0;) {
-			const struct profile_location *location =
-			    &profile->locations[profile->stack_locations[stack->first + level]];
+/* The name a thread's samples are grouped under: its name without a
+ * number at the end ("worker-3", "pool 12"), so numbered threads of one
+ * pool make one tower; a name that is only a number stays whole. */
+static const char *thread_group(struct folded_profile *folded, const char *thread_name)
+{
+	size_t length = strlen(thread_name), end = length;
+	char *group;
+	const char *interned;
 
-			for (size_t frame = location->frame_count; frame-- > 0;) {
-				grow_array((void **)&functions, &capacity, depth + 1,
-					   sizeof(*functions));
-				grow_array((void **)&kinds, &kinds_capacity, depth + 1,
-					   sizeof(*kinds));
-				functions[depth] =
-				    profile->frames[location->first_frame + frame].function;
-				kinds[depth++] = location->kind;
+	while (end > 0 && thread_name[end - 1] >= '0' && thread_name[end - 1] <= '9')
+		end--;
+	if (end == length || end < 2 || !strchr(" -_#:.", thread_name[end - 1]))
+		return string_table_intern(folded->names, thread_name);
+	group = xasprintf("%.*s", (int)(end - 1), thread_name);
+	interned = string_table_intern(folded->names, group);
+	free(group);
+	return interned;
+}
+
+static const char *group_of(struct folded_profile *folded, const struct profile_sample *sample,
+			    enum fold_group group_by)
+{
+	char *text;
+	const char *interned;
+
+	switch (group_by) {
+	case FOLD_BY_PROCESS:
+		return sample->process_name;
+	case FOLD_BY_TID:
+		text = xasprintf("%s-%u/%u", sample->thread_name, sample->pid, sample->tid);
+		interned = string_table_intern(folded->names, text);
+		free(text);
+		return interned;
+	case FOLD_BY_THREAD:
+		break;
+	}
+	return thread_group(folded, sample->thread_name);
+}
+
+/* A sampled stack with the group its samples fold under. */
+struct grouped_stack {
+	const char *group;
+	uint32_t stack;
+};
+
+static int compare_grouped(const void *a, const void *b)
+{
+	const struct grouped_stack *x = a, *y = b;
+
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return x->group == y->group ? 0 : strcmp(x->group, y->group);
+}
+
+/* The name frame `index` of the profile shows in folded stacks. Any frame
+ * but the kernel's may be a .NET method: the perf map and jitdump name JIT
+ * code, ReadyToRun images name precompiled code in mapped files. */
+static const char *readable_name(const struct profile *profile, struct folded_profile *folded,
+				 const struct fold_options *options, const char **cache,
+				 const struct profile_location *location, uint32_t index)
+{
+	const char *function = profile->frames[index].function;
+	char *readable;
+
+	if (location->kind == FRAME_KERNEL)
+		return function;
+	if (!cache[index]) {
+		readable = managed_name_readable(function, options->keep_tiers);
+		cache[index] = readable ? string_table_intern(folded->names, readable) : function;
+		free(readable);
+	}
+	return cache[index];
+}
+
+/* Code compiled by on-stack replacement ("...[OptimizedTier1OSR]"): the
+ * runtime enters it from a running call of the same method, whose frame
+ * stays below it. */
+static bool is_osr(const char *full_name)
+{
+	size_t length = strlen(full_name);
+
+	return length > 4 && !strcmp(full_name + length - 4, "OSR]");
+}
+
+/* Builds the frames of `stack`, root first, under `group`. */
+static void fold_stack(const struct profile *profile, struct folded_profile *folded,
+		       const struct fold_options *options, const char **cache,
+		       const struct profile_stack *stack, const char *group,
+		       struct frame_list *frames)
+{
+	const char *previous_unnamed = NULL;
+
+	frames->depth = 0;
+	push_frame(frames, group, group, FRAME_NATIVE);
+	for (size_t level = stack->depth; level-- > 0;) {
+		const struct profile_location *location =
+		    &profile->locations[profile->stack_locations[stack->first + level]];
+
+		for (size_t frame = location->frame_count; frame-- > 0;) {
+			uint32_t index = location->first_frame + (uint32_t)frame;
+			const struct profile_frame *named = &profile->frames[index];
+			const char *readable;
+
+			/* "[libcoreclr.so]" calling itself ten times is one frame:
+			 * the tower would say nothing more. */
+			if (!named->named && named->function == previous_unnamed)
+				continue;
+			readable = readable_name(profile, folded, options, cache, location, index);
+			previous_unnamed = named->named ? NULL : named->function;
+			/* A method and its OSR code are one call: one frame, named
+			 * by the code that runs. */
+			if (readable == frames->functions[frames->depth - 1] &&
+			    is_osr(named->function)) {
+				frames->full_names[frames->depth - 1] = named->function;
+				continue;
 			}
+			push_frame(frames, readable, named->function, location->kind);
 		}
-		add_folded(&builder, functions, kinds, depth, counts[id]);
-		folded->total += counts[id];
+	}
+}
+
+void profile_fold(const struct profile *profile, const struct fold_options *options,
+		  struct folded_profile *folded)
+{
+	static const struct fold_options defaults = {FOLD_BY_THREAD, false};
+	struct grouped_stack *grouped = xcalloc(profile->sample_count + 1, sizeof(*grouped));
+	const char **cache = xcalloc(profile->frame_count + 1, sizeof(*cache));
+	struct fold_builder builder = {.folded = folded};
+	struct frame_list frames = {0};
+
+	if (!options)
+		options = &defaults;
+	*folded = (struct folded_profile){.names = string_table_new()};
+	for (size_t i = 0; i < profile->sample_count; i++)
+		grouped[i] = (struct grouped_stack){
+		    group_of(folded, &profile->samples[i], options->group_by),
+		    profile->samples[i].stack};
+	if (profile->sample_count > 1)
+		qsort(grouped, profile->sample_count, sizeof(*grouped), compare_grouped);
+	for (size_t i = 0, next; i < profile->sample_count; i = next) {
+		for (next = i + 1;
+		     next < profile->sample_count && !compare_grouped(&grouped[i], &grouped[next]);
+		     next++)
+			;
+		fold_stack(profile, folded, options, cache, &profile->stacks[grouped[i].stack],
+			   grouped[i].group, &frames);
+		add_folded(&builder, &frames, next - i);
+		folded->total += next - i;
 	}
 	if (folded->count > 1) /* qsort() may not be given NULL, even for 0 items */
 		qsort(folded->stacks, folded->count, sizeof(*folded->stacks), compare_folded);
 	free(builder.index);
-	free(functions);
-	free(kinds);
-	free(process_names);
-	free(counts);
+	free(frames.functions);
+	free(frames.full_names);
+	free(frames.kinds);
+	free(cache);
+	free(grouped);
 }
 
 void folded_profile_release(struct folded_profile *folded)
 {
 	for (size_t i = 0; i < folded->count; i++) {
 		free(folded->stacks[i].functions);
+		free(folded->stacks[i].full_names);
 		free(folded->stacks[i].kinds);
 	}
 	free(folded->stacks);
+	if (folded->names)
+		string_table_free(folded->names);
 	*folded = (struct folded_profile){0};
 }

@@ -86,23 +86,47 @@ uint32_t profile_intern_stack(struct profile *profile, const uint32_t *locations
 
 void profile_add_sample(struct profile *profile, const struct profile_sample *sample);
 
+/* What starts each folded stack: the samples' group. */
+enum fold_group {
+	/* The thread's name, numbers at its end left out ("worker-3" groups
+	 * with "worker-4" as "worker"): what stackcollapse-perf starts stacks
+	 * with, and .NET names its threads by role (".NET TP Worker"). */
+	FOLD_BY_THREAD,
+	FOLD_BY_TID,	 /* "NAME-PID/TID", as stackcollapse-perf --tid writes it */
+	FOLD_BY_PROCESS, /* the process name */
+};
+
+struct fold_options {
+	enum fold_group group_by;
+	/* Keep a JIT method's tier in its readable name, so code re-jitted
+	 * during the capture (tier-up, OSR) stays apart: "... [OptimizedTier1]". */
+	bool keep_tiers;
+};
+
 /* Function-level stacks, root first, as folded outputs and flame graphs
- * show them: one per unique sequence of function names, the first frame
- * being the process name. */
+ * show them. Frames are named for reading: .NET methods by
+ * managed_name_readable(), and a run of unnamed frames of one module
+ * ("[libcoreclr.so]" called from itself) as one frame. */
 struct folded_stack {
-	const char **functions; /* interned, root first */
+	const char **functions;	 /* root first: the group, then readable names */
+	const char **full_names; /* the same frames as the profile names them */
 	enum frame_kind *kinds;
 	size_t depth;
 	uint64_t count;
 };
 
+/* One stack per unique sequence of (function, full name): stacks with the
+ * same functions (a method sampled at two tiers) are neighbours. */
 struct folded_profile {
-	struct folded_stack *stacks; /* sorted by their folded text */
+	struct folded_stack *stacks; /* sorted by their functions, then full names */
 	size_t count;
 	uint64_t total;
+	struct string_table *names; /* owns the readable names and groups */
 };
 
-void profile_fold(const struct profile *profile, struct folded_profile *folded);
+/* `options` may be NULL: grouped by thread, tiers merged. */
+void profile_fold(const struct profile *profile, const struct fold_options *options,
+		  struct folded_profile *folded);
 void folded_profile_release(struct folded_profile *folded);
 
 #endif

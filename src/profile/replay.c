@@ -28,6 +28,15 @@ struct record_block {
 	_Alignas(8) unsigned char bytes[1 << 20];
 };
 
+/* For each location: the newest one made for the same (pid, address), and
+ * until when its name holds. JIT code is reused: an address whose name has
+ * changed gets a new location, and the profile's index keeps finding the
+ * first. */
+struct location_version {
+	uint32_t newest;
+	uint64_t valid_until;
+};
+
 struct replay {
 	struct perf_data_reader *reader;
 	struct resolver *resolver;
@@ -37,6 +46,9 @@ struct replay {
 	size_t record_count, record_capacity;
 	struct thread_name *threads; /* open addressing by tid; tid 0 is empty */
 	size_t thread_slots, thread_count;
+	struct location_version *versions; /* by location id */
+	size_t version_capacity;
+	uint64_t time; /* of the sample being replayed */
 	uint32_t stack[MAX_STACK_DEPTH];
 };
 
@@ -143,13 +155,22 @@ static void copy_record_string(const struct perf_event_header *record, const cha
 static uint32_t locate(struct replay *replay, uint32_t pid, uint64_t address, bool kernel,
 		       bool return_address)
 {
-	uint32_t id = profile_find_location(replay->profile, pid, address, kernel);
+	uint32_t first = profile_find_location(replay->profile, pid, address, kernel), id;
 	struct resolved_location resolved;
 
-	if (id != PROFILE_NOT_FOUND)
-		return id;
+	if (first != PROFILE_NOT_FOUND) {
+		id = replay->versions[first].newest;
+		if (replay->time < replay->versions[id].valid_until)
+			return id;
+	}
 	resolver_resolve(replay->resolver, (pid_t)pid, address, kernel, return_address, &resolved);
-	return profile_add_location(replay->profile, pid, address, kernel, &resolved);
+	id = profile_add_location(replay->profile, pid, address, kernel, &resolved);
+	grow_array((void **)&replay->versions, &replay->version_capacity, (size_t)id + 1,
+		   sizeof(*replay->versions));
+	replay->versions[id] = (struct location_version){id, resolved.valid_until};
+	if (first != PROFILE_NOT_FOUND)
+		replay->versions[first].newest = id;
+	return id;
 }
 
 /* The caller of the leaf (the first user frame, callchain[leaf]) that the
@@ -181,6 +202,8 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 
 	if (!perf_data_reader_parse_sample(replay->reader, record, &sample))
 		return;
+	replay->time = sample.time;
+	resolver_set_time(replay->resolver, sample.time);
 	if (sample.callchain_length == 0)
 		replay->stack[depth++] = locate(replay, sample.pid, sample.ip, kernel, false);
 	for (uint64_t i = 0; i < sample.callchain_length && depth < MAX_STACK_DEPTH; i++) {
@@ -314,6 +337,7 @@ int replay_capture(const char *perf_data_path, struct resolver *resolver, struct
 	free_record_blocks(&replay);
 	free(replay.records);
 	free(replay.threads);
+	free(replay.versions);
 	perf_data_reader_close(replay.reader);
 	return 0;
 }

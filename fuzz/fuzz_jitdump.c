@@ -1,0 +1,34 @@
+/* libFuzzer entry point for the jitdump parser: the bytes are fed in two
+ * pieces (the file as read in one poll, then the next), and every address
+ * the input names is looked up, at a time before and after its records. */
+#include "jitdump.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct jitdump *dump = jitdump_new();
+	struct jitdump_summary summary;
+	struct code_range range;
+	size_t split = size ? data[0] % (size + 1) : 0;
+
+	if (!dump)
+		return 0;
+	jitdump_add_bytes(dump, data, split);
+	jitdump_add_bytes(dump, data + split, size - split);
+	jitdump_summarize(dump, &summary);
+	for (size_t i = 0; i + 8 <= size; i += 8) {
+		uint64_t address;
+
+		memcpy(&address, data + i, sizeof(address));
+		if (jitdump_lookup(dump, address, 0, &range) && range.name)
+			(void)strlen(range.name);
+		jitdump_lookup(dump, address, UINT64_MAX, &range);
+	}
+	jitdump_free(dump);
+	return 0;
+}

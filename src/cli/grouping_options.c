@@ -1,0 +1,24 @@
+#include "grouping_options.h"
+#include "util.h"
+
+#include <strings.h>
+
+bool grouping_options_apply(const struct grouping_options *options, struct fold_options *fold)
+{
+	static const struct {
+		const char *name;
+		enum fold_group group;
+	} groups[] = {
+	    {"thread", FOLD_BY_THREAD}, {"tid", FOLD_BY_TID}, {"process", FOLD_BY_PROCESS}};
+
+	*fold = (struct fold_options){FOLD_BY_THREAD, options->keep_tiers};
+	if (!options->group_by)
+		return true;
+	for (size_t i = 0; i < sizeof(groups) / sizeof(*groups); i++)
+		if (!strcasecmp(options->group_by, groups[i].name)) {
+			fold->group_by = groups[i].group;
+			return true;
+		}
+	report_error("invalid --group-by %s: give thread, tid or process", options->group_by);
+	return false;
+}

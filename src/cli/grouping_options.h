@@ -1,0 +1,33 @@
+/* The options that say how folded stacks and the flame graph group samples
+ * and name frames, shared by the commands that write them (collect,
+ * postprocess). */
+#ifndef PROFCPU_GROUPING_OPTIONS_H
+#define PROFCPU_GROUPING_OPTIONS_H
+
+#include "options.h"
+#include "profile.h"
+
+struct grouping_options {
+	const char *group_by; /* --group-by thread|tid|process */
+	bool keep_tiers;      /* --keep-tiers */
+};
+
+#define GROUPING_OPTION_ENTRIES(grouping_options)                                                  \
+	{"group-by", NULL, OPTION_STRING, &(grouping_options)->group_by},                          \
+	{                                                                                          \
+		"keep-tiers", NULL, OPTION_FLAG, &(grouping_options)->keep_tiers                   \
+	}
+
+#define GROUPING_OPTIONS_USAGE                                                                     \
+	"  --group-by WHAT       what starts each stack: thread (its name, the\n"                  \
+	"                        default, as stackcollapse-perf does), tid\n"                      \
+	"                        (NAME-PID/TID) or process\n"                                      \
+	"  --keep-tiers          keep .NET tiers apart (Method [OptimizedTier1]); by\n"            \
+	"                        default a method re-jitted during the capture is one\n"           \
+	"                        frame\n"
+
+/* Fills `fold` from the options. Returns false after a one-line error when
+ * --group-by names no grouping. */
+bool grouping_options_apply(const struct grouping_options *options, struct fold_options *fold);
+
+#endif

@@ -1,0 +1,186 @@
+#include "code_ranges.h"
+#include "buffer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_NAME SIZE_MAX
+/* Ranges looked at below an address: enough for code nested in a stub
+ * block; a hostile file nesting more only loses names, not time. */
+#define MAX_CANDIDATES 256
+
+struct range {
+	uint64_t start, size, time;
+	size_t sequence;    /* order of adding: later wins among equal times */
+	size_t name_offset; /* into names, or NO_NAME for code that is gone */
+};
+
+struct code_ranges {
+	struct range *ranges;
+	size_t count, capacity, added;
+	uint64_t *max_end; /* max_end[i]: the highest end of ranges[0..i] */
+	size_t max_end_capacity;
+	bool sorted;
+	char *names; /* NUL-terminated names, one after another */
+	size_t names_length, names_capacity;
+};
+
+struct code_ranges *code_ranges_new(void)
+{
+	return calloc(1, sizeof(struct code_ranges));
+}
+
+void code_ranges_free(struct code_ranges *ranges)
+{
+	if (!ranges)
+		return;
+	free(ranges->ranges);
+	free(ranges->max_end);
+	free(ranges->names);
+	free(ranges);
+}
+
+static bool add_range(struct code_ranges *ranges, uint64_t start, uint64_t size, uint64_t time,
+		      size_t name_offset)
+{
+	if (size == 0 || size > CODE_RANGE_MAX_SIZE || start + size < start ||
+	    !buffer_reserve((void **)&ranges->ranges, &ranges->capacity, ranges->count + 1,
+			    sizeof(*ranges->ranges)))
+		return false;
+	ranges->ranges[ranges->count++] =
+	    (struct range){start, size, time, ranges->added++, name_offset};
+	ranges->sorted = false;
+	return true;
+}
+
+bool code_ranges_add(struct code_ranges *ranges, uint64_t start, uint64_t size, uint64_t time,
+		     const char *name, size_t length)
+{
+	size_t offset = ranges->names_length;
+
+	if (size == 0 || size > CODE_RANGE_MAX_SIZE || start + size < start ||
+	    memchr(name, '\0', length) ||
+	    !buffer_reserve((void **)&ranges->names, &ranges->names_capacity,
+			    ranges->names_length + length + 1, 1))
+		return false;
+	memcpy(ranges->names + offset, name, length);
+	ranges->names[offset + length] = '\0';
+	if (!add_range(ranges, start, size, time, offset))
+		return false;
+	ranges->names_length += length + 1;
+	return true;
+}
+
+bool code_ranges_remove(struct code_ranges *ranges, uint64_t start, uint64_t size, uint64_t time)
+{
+	return add_range(ranges, start, size, time, NO_NAME);
+}
+
+static int compare_ranges(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return (x->sequence > y->sequence) - (x->sequence < y->sequence);
+}
+
+/* Sorts by start, keeps the latest range of each (start, time), and
+ * computes the running highest end that bounds the backward search. */
+static bool sort_ranges(struct code_ranges *ranges)
+{
+	size_t unique = 0;
+	uint64_t highest = 0;
+
+	if (!buffer_reserve((void **)&ranges->max_end, &ranges->max_end_capacity,
+			    ranges->count ? ranges->count : 1, sizeof(*ranges->max_end)))
+		return false;
+	if (ranges->count > 1)
+		qsort(ranges->ranges, ranges->count, sizeof(*ranges->ranges), compare_ranges);
+	for (size_t i = 0; i < ranges->count; i++) {
+		const struct range *range = &ranges->ranges[i];
+
+		if (unique && ranges->ranges[unique - 1].start == range->start &&
+		    ranges->ranges[unique - 1].time == range->time)
+			unique--;
+		ranges->ranges[unique++] = *range;
+	}
+	ranges->count = unique;
+	for (size_t i = 0; i < ranges->count; i++) {
+		uint64_t end = ranges->ranges[i].start + ranges->ranges[i].size;
+
+		highest = end > highest ? end : highest;
+		ranges->max_end[i] = highest;
+	}
+	ranges->sorted = true;
+	return true;
+}
+
+/* Orders ranges as the lookup prefers them: by time, then by adding. */
+static bool is_later(const struct range *x, const struct range *y)
+{
+	return x->time != y->time ? x->time > y->time : x->sequence > y->sequence;
+}
+
+bool code_ranges_lookup(struct code_ranges *ranges, uint64_t address, uint64_t time,
+			struct code_range *found)
+{
+	const struct range *latest_before = NULL, *earliest = NULL, *chosen;
+	size_t low = 0, high, looked = 0;
+	uint64_t after;
+
+	*found = (struct code_range){.valid_until = UINT64_MAX};
+	if (!ranges->sorted && !sort_ranges(ranges))
+		return false;
+	high = ranges->count;
+	while (low < high) {
+		size_t middle = low + (high - low) / 2;
+
+		if (ranges->ranges[middle].start <= address)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	/* Ranges containing the address start at or below it and end above
+	 * it: walk down while some range below can still reach it. */
+	for (size_t i = low; i-- > 0 && ranges->max_end[i] > address && looked < MAX_CANDIDATES;
+	     looked++) {
+		const struct range *range = &ranges->ranges[i];
+
+		if (address - range->start >= range->size)
+			continue;
+		if (range->time <= time && (!latest_before || is_later(range, latest_before)))
+			latest_before = range;
+		if (!earliest || is_later(earliest, range))
+			earliest = range;
+	}
+	chosen = latest_before ? latest_before : earliest;
+	if (!chosen)
+		return false;
+	/* The answer changes when the next containing range appears. */
+	after = chosen->time > time ? chosen->time : time;
+	for (size_t i = low, seen = 0;
+	     i-- > 0 && ranges->max_end[i] > address && seen < MAX_CANDIDATES; seen++) {
+		const struct range *range = &ranges->ranges[i];
+
+		if (address - range->start < range->size && range->time > after &&
+		    range->time < found->valid_until)
+			found->valid_until = range->time;
+	}
+	found->start = chosen->start;
+	found->size = chosen->size;
+	found->time = chosen->time;
+	if (chosen->name_offset == NO_NAME)
+		return false;
+	found->name = ranges->names + chosen->name_offset;
+	return true;
+}
+
+size_t code_ranges_count(struct code_ranges *ranges)
+{
+	if (!ranges->sorted)
+		sort_ranges(ranges);
+	return ranges->count;
+}

@@ -1,0 +1,278 @@
+#include "jitdump.h"
+#include "buffer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define JITDUMP_MAGIC	      0x4A695444u /* "JiTD" in the writer's byte order */
+#define JITDUMP_MAGIC_SWAPPED 0x4454694Au
+#define HEADER_SIZE	      40
+#define MAX_HEADER_SIZE	      4096
+#define RECORD_HEADER_SIZE    16
+#define CODE_RECORD_SIZE      56	  /* header, pid, tid, and five 64-bit fields */
+#define MAX_NAME_SIZE	      (64u << 10) /* .NET names reach a few hundred bytes */
+#define FLAG_ARCH_TIMESTAMP   1u	  /* times from the CPU's counter, not the clock */
+
+enum record_id {
+	JIT_CODE_LOAD = 0,
+	JIT_CODE_MOVE = 1,
+	JIT_CODE_DEBUG_INFO = 2,
+	JIT_CODE_CLOSE = 3,
+	JIT_CODE_UNWINDING_INFO = 4,
+};
+
+enum phase {
+	READING_HEADER,	     /* the file header */
+	READING_RECORD_HEAD, /* the 16-byte header of the next record */
+	READING_RECORD_BODY, /* the part of a record that is kept */
+	STOPPED,	     /* not a jitdump, or a size that cannot be trusted */
+};
+
+struct jitdump {
+	struct code_ranges *ranges;
+	enum phase phase;
+	bool timed;
+	unsigned char *buffer; /* the kept part of the current header or record */
+	size_t buffered, wanted, buffer_capacity;
+	uint64_t skip;		       /* bytes still to pass over */
+	uint64_t record_size;	       /* of the current record, once known */
+	uint64_t record_consumed;      /* of it, kept or passed over */
+	struct jitdump_summary counts; /* bytes, records, error */
+};
+
+struct jitdump *jitdump_new(void)
+{
+	struct jitdump *dump = calloc(1, sizeof(*dump));
+
+	if (dump && !(dump->ranges = code_ranges_new())) {
+		free(dump);
+		return NULL;
+	}
+	if (dump)
+		dump->wanted = HEADER_SIZE;
+	return dump;
+}
+
+void jitdump_free(struct jitdump *dump)
+{
+	if (!dump)
+		return;
+	code_ranges_free(dump->ranges);
+	free(dump->buffer);
+	free(dump);
+}
+
+static uint32_t read_u32(const unsigned char *bytes)
+{
+	uint32_t value;
+
+	memcpy(&value, bytes, sizeof(value));
+	return value;
+}
+
+static uint64_t read_u64(const unsigned char *bytes)
+{
+	uint64_t value;
+
+	memcpy(&value, bytes, sizeof(value));
+	return value;
+}
+
+static void stop(struct jitdump *dump, const char *why)
+{
+	dump->phase = STOPPED;
+	dump->counts.error = why;
+}
+
+/* Passes over the rest of the current record, then expects the next. */
+static void finish_record(struct jitdump *dump)
+{
+	dump->skip = dump->record_size - dump->record_consumed;
+	dump->record_consumed = dump->record_size;
+	dump->phase = READING_RECORD_HEAD;
+	dump->wanted = RECORD_HEADER_SIZE;
+}
+
+static void read_header(struct jitdump *dump)
+{
+	uint32_t magic = read_u32(dump->buffer), size = read_u32(dump->buffer + 8);
+
+	if (magic == JITDUMP_MAGIC_SWAPPED)
+		return stop(dump, "written on a machine of the other byte order");
+	if (magic != JITDUMP_MAGIC)
+		return stop(dump, "not a jitdump (wrong magic number)");
+	if (size < HEADER_SIZE || size > MAX_HEADER_SIZE)
+		return stop(dump, "the header's size is impossible");
+	dump->counts.valid = true;
+	dump->timed = !(read_u64(dump->buffer + 32) & FLAG_ARCH_TIMESTAMP);
+	dump->record_size = size;
+	dump->record_consumed = HEADER_SIZE;
+	finish_record(dump);
+}
+
+static uint64_t record_time(const struct jitdump *dump)
+{
+	return dump->timed ? read_u64(dump->buffer + 8) : 0;
+}
+
+/* A code-load record: its fixed part says how long the name is, so the
+ * name is read next and the code bytes after it are passed over. */
+static void read_code_load(struct jitdump *dump)
+{
+	uint64_t address = read_u64(dump->buffer + 32), size = read_u64(dump->buffer + 40);
+	uint64_t name_end;
+
+	if (dump->buffered == CODE_RECORD_SIZE) {
+		name_end = dump->record_size - size; /* the name ends with a NUL */
+		if (size >= dump->record_size || name_end <= CODE_RECORD_SIZE ||
+		    name_end - CODE_RECORD_SIZE > MAX_NAME_SIZE) {
+			dump->counts.other_records++;
+			return finish_record(dump);
+		}
+		dump->wanted = (size_t)name_end;
+		return;
+	}
+	code_ranges_add(dump->ranges, address, size, record_time(dump),
+			(const char *)dump->buffer + CODE_RECORD_SIZE,
+			strnlen((const char *)dump->buffer + CODE_RECORD_SIZE,
+				dump->buffered - CODE_RECORD_SIZE));
+	dump->counts.code_loads++;
+	finish_record(dump);
+}
+
+/* A code-move record: the code at the old address, with its name, is at
+ * the new one from the record's time on. */
+static void read_code_move(struct jitdump *dump)
+{
+	uint64_t from = read_u64(dump->buffer + 32), to = read_u64(dump->buffer + 40);
+	uint64_t size = read_u64(dump->buffer + 48), time = record_time(dump);
+	struct code_range moved;
+
+	if (code_ranges_lookup(dump->ranges, from, time, &moved)) {
+		char *name = strdup(moved.name);
+
+		if (name) {
+			code_ranges_remove(dump->ranges, from, size, time);
+			code_ranges_add(dump->ranges, to, size, time, name, strlen(name));
+			free(name);
+		}
+	}
+	dump->counts.code_moves++;
+	finish_record(dump);
+}
+
+static void read_record_head(struct jitdump *dump)
+{
+	uint32_t id = read_u32(dump->buffer);
+
+	dump->record_size = read_u32(dump->buffer + 4);
+	dump->record_consumed = RECORD_HEADER_SIZE;
+	if (dump->record_size < RECORD_HEADER_SIZE)
+		return stop(dump, "a record smaller than its header");
+	if ((id == JIT_CODE_LOAD || id == JIT_CODE_MOVE) && dump->record_size < CODE_RECORD_SIZE)
+		return stop(dump, "a code record too small for its fields");
+	if (id == JIT_CODE_LOAD || id == JIT_CODE_MOVE) {
+		dump->phase = READING_RECORD_BODY;
+		dump->wanted = CODE_RECORD_SIZE;
+		return;
+	}
+	dump->counts.other_records++; /* debug info, unwinding info, close, newer kinds */
+	finish_record(dump);
+}
+
+/* Acts on a buffer holding all it wanted. */
+static void read_buffered(struct jitdump *dump)
+{
+	switch (dump->phase) {
+	case READING_HEADER:
+		read_header(dump);
+		break;
+	case READING_RECORD_HEAD:
+		read_record_head(dump);
+		break;
+	case READING_RECORD_BODY:
+		if (read_u32(dump->buffer) == JIT_CODE_MOVE)
+			read_code_move(dump);
+		else
+			read_code_load(dump);
+		break;
+	case STOPPED:
+		break;
+	}
+	if (dump->phase == READING_RECORD_HEAD)
+		dump->buffered = 0;
+}
+
+void jitdump_add_bytes(struct jitdump *dump, const void *bytes, size_t length)
+{
+	const unsigned char *cursor = bytes;
+
+	while (length > 0 && dump->phase != STOPPED) {
+		size_t taken;
+
+		if (dump->skip) {
+			taken = dump->skip < length ? (size_t)dump->skip : length;
+			dump->skip -= taken;
+		} else {
+			if (!buffer_reserve((void **)&dump->buffer, &dump->buffer_capacity,
+					    dump->wanted, 1))
+				return stop(dump, "out of memory");
+			taken = dump->wanted - dump->buffered;
+			taken = taken < length ? taken : length;
+			memcpy(dump->buffer + dump->buffered, cursor, taken);
+			dump->buffered += taken;
+			if (dump->phase == READING_RECORD_BODY)
+				dump->record_consumed += taken;
+		}
+		cursor += taken;
+		length -= taken;
+		dump->counts.bytes += taken;
+		if (!dump->skip && dump->buffered == dump->wanted)
+			read_buffered(dump);
+	}
+}
+
+int jitdump_read_more(struct jitdump *dump, int fd, uint64_t limit)
+{
+	unsigned char buffer[65536];
+	ssize_t n;
+
+	while (dump->counts.bytes < limit && dump->phase != STOPPED) {
+		size_t wanted = limit - dump->counts.bytes < sizeof(buffer)
+				    ? (size_t)(limit - dump->counts.bytes)
+				    : sizeof(buffer);
+
+		n = read(fd, buffer, wanted);
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN ? 0 : -1;
+		}
+		jitdump_add_bytes(dump, buffer, (size_t)n);
+	}
+	return 0;
+}
+
+bool jitdump_lookup(struct jitdump *dump, uint64_t address, uint64_t time, struct code_range *found)
+{
+	return code_ranges_lookup(dump->ranges, address, time, found);
+}
+
+void jitdump_summarize(const struct jitdump *dump, struct jitdump_summary *summary)
+{
+	*summary = dump->counts;
+	summary->timed = dump->timed;
+	if (dump->phase == READING_RECORD_HEAD && !dump->skip) {
+		summary->incomplete_bytes = dump->buffered;
+		summary->missing_bytes = dump->buffered ? RECORD_HEADER_SIZE - dump->buffered : 0;
+	} else if (dump->phase != STOPPED && dump->phase != READING_HEADER) {
+		summary->incomplete_bytes =
+		    dump->skip ? dump->record_size - dump->skip : dump->record_consumed;
+		summary->missing_bytes =
+		    dump->skip ? dump->skip : dump->record_size - dump->record_consumed;
+	}
+}

@@ -1,0 +1,56 @@
+/* A jitdump, /tmp/jit-<pid>.dump, as .NET (DOTNET_PerfMapEnabled=1 or 2, or
+ * the diagnostics IPC's EnablePerfMap) and other JIT runtimes write it for
+ * perf (tools/perf/Documentation/jitdump-specification.txt in Linux): a
+ * header, then records, each with a CLOCK_MONOTONIC timestamp. Code-load
+ * records name a code range from their time on (.NET writes one per
+ * jitted method, one per ReadyToRun method it has prepared, "[PreJIT]",
+ * and "stub ..." ones); code-move records move a range; debug-info,
+ * unwinding-info and close records are read past.
+ *
+ * The file grows while the runtime runs and may end in a half-written
+ * record: jitdump_add_bytes() takes the bytes in any pieces and keeps an
+ * incomplete record for the next call. The file belongs to the target and
+ * is hostile input: every size is checked against its record, a record
+ * whose size cannot be trusted ends the parsing (there is no way to find
+ * the next one), and memory stays bounded by the names kept. */
+#ifndef PROFCPU_JITDUMP_H
+#define PROFCPU_JITDUMP_H
+
+#include "code_ranges.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct jitdump;
+
+struct jitdump *jitdump_new(void);
+void jitdump_free(struct jitdump *dump);
+
+/* Parses the next `length` bytes of the file. */
+void jitdump_add_bytes(struct jitdump *dump, const void *bytes, size_t length);
+
+/* Reads what was appended to `fd` since the last call, at most `limit`
+ * bytes in all (a file that never ends). Returns 0, or -1 with errno set
+ * when reading fails (records read so far are kept). */
+int jitdump_read_more(struct jitdump *dump, int fd, uint64_t limit);
+
+/* The code range that held `address` at `time` (code_ranges_lookup). */
+bool jitdump_lookup(struct jitdump *dump, uint64_t address, uint64_t time,
+		    struct code_range *found);
+
+struct jitdump_summary {
+	bool valid; /* the header was read and is a jitdump */
+	bool timed; /* times are CLOCK_MONOTONIC, not the CPU's counter */
+	uint64_t code_loads, code_moves, other_records;
+	uint64_t bytes;		   /* parsed so far */
+	uint64_t incomplete_bytes; /* of a record that has not ended yet */
+	uint64_t missing_bytes;	   /* that record's claim past what was read */
+	const char *error;	   /* why parsing stopped, or NULL */
+};
+
+/* What was read: the caller says whether an incomplete record at the end is
+ * one still being written or a file cut off. */
+void jitdump_summarize(const struct jitdump *dump, struct jitdump_summary *summary);
+
+#endif
