@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (replay_capture(path, resolver, &profile) == 0) {
 		struct folded_profile folded;
 
-		profile_fold(&profile, &folded);
+		profile_fold(&profile, &(struct fold_options){0}, &folded);
 		emit_folded(&folded, fuzz_null_output());
 		emit_perf_script(&profile, fuzz_null_output());
 		folded_profile_release(&folded);
