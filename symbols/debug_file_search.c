@@ -1,9 +1,8 @@
 #include "debug_file_search.h"
 
 #include "symbols_log.h"
-#include "target_root.h"
+#include "target_file.h"
 
-#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -83,8 +82,7 @@ static struct elf_file *try_file(struct search_state *state, int root_fd, const 
 	snprintf(key, sizeof(key), "%c%s", root_fd < 0 ? 'O' : 'T', path);
 	if (already_tried(state, key))
 		return NULL;
-	candidate =
-	    elf_file_open(target_root_openat(root_fd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY));
+	candidate = elf_file_open(target_file_open(root_fd, path, 0));
 	if (!candidate)
 		return NULL;
 	snprintf(where, where_size, "%s%s", path, root_fd < 0 ? "" : " (in the target's root)");

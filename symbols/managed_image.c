@@ -3,7 +3,7 @@
 #include "clr_signature.h"
 #include "little_endian.h"
 #include "sparse_file.h"
-#include "target_root.h"
+#include "target_file.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -120,9 +120,7 @@ struct managed_image *managed_image_open(int root_fd, const char *path)
 
 	/* Only the headers, metadata and ReadyToRun tables are read: a tenth
 	 * of CoreLib, whose code is not needed. */
-	if (!sparse_file_open(&file,
-			      target_root_openat(root_fd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY),
-			      MANAGED_IMAGE_MAX_SIZE))
+	if (!sparse_file_open(&file, target_file_open(root_fd, path, 0), MANAGED_IMAGE_MAX_SIZE))
 		return NULL;
 	image = parse_image(file.bytes, file.size, &loader);
 	if (image && image->has_native_code)

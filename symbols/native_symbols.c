@@ -9,9 +9,8 @@
 #include "symbol_server.h"
 #include "symbol_table.h"
 #include "symbols_log.h"
-#include "target_root.h"
+#include "target_file.h"
 
-#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,8 +218,7 @@ static bool take_symbols(struct native_symbols *symbols, struct module *module,
  * -1 when neither holds it. */
 static int open_mapped_file(struct native_symbols *symbols, struct module *module)
 {
-	int fd = target_root_openat(symbols->search.target_root_fd, module->path,
-				    O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	int fd = target_file_open(symbols->search.target_root_fd, module->path, 0);
 
 	if (fd >= 0 && file_identity_matches(fd, &module->identity))
 		return fd;

@@ -1,6 +1,7 @@
 #include "perfmap.h"
 #include "buffer.h"
 #include "code_ranges.h"
+#include "target_file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,9 +13,13 @@ struct perfmap {
 	struct code_ranges *ranges;
 	uint64_t time; /* when the lines read from now on appeared */
 	size_t malformed;
+	size_t lines_kept; /* for PERFMAP_MAX_ENTRIES: code_ranges_count() sorts */
 
-	char *pending; /* bytes after the last newline seen */
+	char *pending; /* the start of a line whose newline has not come yet */
 	size_t pending_length, pending_capacity;
+	bool skipping_long_line; /* drop bytes up to the next newline */
+	size_t long_lines;
+	struct target_file_budget budget;
 };
 
 struct perfmap *perfmap_new(void)
@@ -25,6 +30,9 @@ struct perfmap *perfmap_new(void)
 		free(map);
 		return NULL;
 	}
+	if (map)
+		map->budget = (struct target_file_budget){.max_bytes = PERFMAP_MAX_BYTES,
+							  .max_seconds = PERFMAP_MAX_SECONDS};
 	return map;
 }
 
@@ -73,45 +81,75 @@ static void add_line(struct perfmap *map, const char *line, size_t length)
 	const char *cursor = line, *end = line + length;
 	uint64_t start, size;
 
+	if (map->lines_kept == PERFMAP_MAX_ENTRIES) {
+		map->budget.stopped_by = "the limit of " PERFMAP_MAX_ENTRIES_TEXT " entries";
+		return;
+	}
 	if (!parse_hex_field(&cursor, end, &start) || !parse_hex_field(&cursor, end, &size) ||
 	    cursor == end ||
 	    !code_ranges_add(map->ranges, start, size, map->time, cursor, (size_t)(end - cursor)))
 		map->malformed++;
+	else
+		map->lines_kept++;
 }
 
-void perfmap_add_text(struct perfmap *map, const char *text, size_t length)
+/* Ends the pending line with `length` more bytes: parses it, unless it
+ * grew too long, and starts the next line empty. */
+static void end_line(struct perfmap *map, const char *text, size_t length)
 {
-	size_t line_start = 0, consumed = 0;
+	size_t total = map->pending_length + length;
 
-	if (!buffer_reserve((void **)&map->pending, &map->pending_capacity,
-			    map->pending_length + length, 1))
+	if (map->skipping_long_line)
+		map->skipping_long_line = false; /* counted when it began */
+	else if (total > PERFMAP_MAX_LINE)
+		map->long_lines++;
+	else if (map->pending_length == 0)
+		add_line(map, text, length); /* the common case: no copy */
+	else if (buffer_reserve((void **)&map->pending, &map->pending_capacity, total, 1)) {
+		memcpy(map->pending + map->pending_length, text, length);
+		add_line(map, map->pending, total);
+	}
+	map->pending_length = 0;
+}
+
+/* Keeps the start of an unfinished line; one longer than any real line is
+ * counted and dropped up to its newline, so memory stays bounded. */
+static void keep_pending(struct perfmap *map, const char *text, size_t length)
+{
+	if (map->skipping_long_line || length == 0)
 		return;
+	if (map->pending_length + length > PERFMAP_MAX_LINE ||
+	    !buffer_reserve((void **)&map->pending, &map->pending_capacity,
+			    map->pending_length + length, 1)) {
+		map->skipping_long_line = true;
+		map->long_lines++;
+		map->pending_length = 0;
+		return;
+	}
 	memcpy(map->pending + map->pending_length, text, length);
 	map->pending_length += length;
-	for (size_t i = 0; i < map->pending_length; i++) {
-		if (map->pending[i] != '\n')
-			continue;
-		add_line(map, map->pending + line_start, i - line_start);
-		line_start = consumed = i + 1;
+}
+
+/* Each byte is looked at once: linear in the input, however it is split. */
+void perfmap_add_text(struct perfmap *map, const char *text, size_t length)
+{
+	const char *end = text + length, *newline;
+
+	while (text < end && (newline = memchr(text, '\n', (size_t)(end - text)))) {
+		end_line(map, text, (size_t)(newline - text));
+		text = newline + 1;
 	}
-	memmove(map->pending, map->pending + consumed, map->pending_length - consumed);
-	map->pending_length -= consumed;
+	keep_pending(map, text, (size_t)(end - text));
+}
+
+static void add_chunk(const char *bytes, size_t length, void *map)
+{
+	perfmap_add_text(map, bytes, length);
 }
 
 int perfmap_read_more(struct perfmap *map, int fd)
 {
-	char buffer[65536];
-	ssize_t n;
-
-	while ((n = read(fd, buffer, sizeof(buffer))) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		perfmap_add_text(map, buffer, (size_t)n);
-	}
-	return 0;
+	return target_file_read(fd, &map->budget, add_chunk, map);
 }
 
 void perfmap_set_time(struct perfmap *map, uint64_t time)
@@ -142,4 +180,14 @@ size_t perfmap_entry_count(const struct perfmap *map)
 size_t perfmap_malformed_count(const struct perfmap *map)
 {
 	return map->malformed;
+}
+
+size_t perfmap_long_line_count(const struct perfmap *map)
+{
+	return map->long_lines;
+}
+
+const struct target_file_budget *perfmap_read_budget(const struct perfmap *map)
+{
+	return &map->budget;
 }

@@ -9,7 +9,10 @@
  * collected method): each line is valid from the time it appeared (as told
  * by perfmap_set_time) until a later line overlapping it (code_ranges.h).
  * Malformed lines are counted and skipped: the map belongs to the target
- * and is treated as hostile input. */
+ * and is treated as hostile input. Reading is linear in the input however
+ * it is split, a line longer than PERFMAP_MAX_LINE is counted and skipped,
+ * and reading stops at PERFMAP_MAX_BYTES or PERFMAP_MAX_ENTRIES in all (and
+ * PERFMAP_MAX_SECONDS per call), so memory and time stay bounded. */
 #ifndef PROFCPU_PERFMAP_H
 #define PROFCPU_PERFMAP_H
 
@@ -17,6 +20,17 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+/* .NET's longest names (generic instantiations) stay far below this. */
+#define PERFMAP_MAX_LINE    (64 * 1024)
+#define PERFMAP_MAX_BYTES   (256ULL << 20)
+#define PERFMAP_MAX_SECONDS 10.0
+/* Each entry costs 24 bytes beyond its text: a map of tiny lines stays
+ * bounded too. Big .NET services have a few hundred thousand. */
+#define PERFMAP_MAX_ENTRIES	 (4 * 1024 * 1024)
+#define PERFMAP_MAX_ENTRIES_TEXT "4M"
+
+struct target_file_budget;
 
 struct perfmap_entry {
 	uint64_t start;
@@ -30,8 +44,10 @@ struct perfmap;
 struct perfmap *perfmap_new(void);
 void perfmap_free(struct perfmap *map);
 
-/* Reads the bytes appended to the file `fd` since the last call. Returns 0,
- * or -1 with errno set when reading fails (entries read so far are kept). */
+/* Reads the bytes appended to the file `fd` (a target_file_open() fd)
+ * since the last call, within the map's budget (perfmap_read_budget says
+ * when it stopped reading). Returns 0, or -1 with errno set when reading
+ * fails (entries read so far are kept). */
 int perfmap_read_more(struct perfmap *map, int fd);
 
 /* Adds the complete lines of `text` (what perfmap_read_more() does with the
@@ -53,5 +69,9 @@ bool perfmap_lookup(struct perfmap *map, uint64_t address, struct perfmap_entry 
 
 size_t perfmap_entry_count(const struct perfmap *map);
 size_t perfmap_malformed_count(const struct perfmap *map);
+/* Lines skipped for being longer than PERFMAP_MAX_LINE. */
+size_t perfmap_long_line_count(const struct perfmap *map);
+/* How much perfmap_read_more() read, and whether a limit stopped it. */
+const struct target_file_budget *perfmap_read_budget(const struct perfmap *map);
 
 #endif

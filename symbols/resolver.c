@@ -1,8 +1,10 @@
 #include "resolver.h"
 #include "address_space.h"
 #include "managed_images.h"
-#include "target_root.h"
+#include "symbols_log.h"
+#include "target_file.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -135,7 +137,7 @@ static int open_runtime_file(const struct resolver *resolver, const struct proce
 	if (config->capture_dir) {
 		snprintf(name, sizeof(name), name_pattern, (int)process->pid);
 		snprintf(path, sizeof(path), "%s/%s", config->capture_dir, name);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		fd = target_file_open(-1, path, 0);
 		if (fd >= 0) {
 			*from_capture = true;
 			return fd;
@@ -145,13 +147,13 @@ static int open_runtime_file(const struct resolver *resolver, const struct proce
 		/* Symlinks resolve inside the target's root: safe to follow. */
 		snprintf(name, sizeof(name), name_pattern, (int)config->live_namespace_pid);
 		snprintf(path, sizeof(path), "/tmp/%s", name);
-		fd = target_root_openat(config->live_root_fd, path, O_RDONLY | O_NONBLOCK);
-		if (fd >= 0)
-			return fd;
+		fd = target_file_open(config->live_root_fd, path, 0);
+		if (fd >= 0 || errno == EINVAL)
+			return fd; /* EINVAL: a FIFO or device there is never read */
 	}
 	snprintf(name, sizeof(name), name_pattern, (int)process->pid);
 	snprintf(path, sizeof(path), "/tmp/%s", name);
-	return open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	return target_file_open(-1, path, O_NOFOLLOW);
 }
 
 /* Reads the perf map copy of a capture in the pieces its times file says
@@ -185,14 +187,43 @@ static void read_timed_perfmap(struct perfmap *perfmap, int fd, const char *time
 	fclose(times);
 }
 
+/* Reads what was appended to the perf map; says in the log when its
+ * budget stopped the reading, and reads no more from then on. */
+static int read_perfmap(struct resolver *resolver, struct process *process)
+{
+	const struct target_file_budget *budget = perfmap_read_budget(process->perfmap);
+	int status = perfmap_read_more(process->perfmap, process->perfmap_fd);
+	char why[96];
+
+	if (budget->stopped_by) {
+		symbols_log(resolver->config.native.log,
+			    "the perf map of pid %d: %s; JIT code named later is not named",
+			    (int)process->pid,
+			    target_file_describe_budget(budget, why, sizeof(why)));
+		close(process->perfmap_fd);
+		process->perfmap_fd = -1;
+	}
+	return status;
+}
+
 static struct perfmap *load_perfmap(struct resolver *resolver, struct process *process)
 {
 	if (!process->perfmap_searched) {
 		bool from_capture;
 
 		process->perfmap_searched = true;
+		snprintf(process->perfmap_display_path, sizeof(process->perfmap_display_path),
+			 "/tmp/perf-%d.map",
+			 (int)(process->pid == resolver->config.live_pid
+				   ? resolver->config.live_namespace_pid
+				   : process->pid));
 		process->perfmap_fd =
 		    open_runtime_file(resolver, process, "perf-%d.map", &from_capture);
+		if (process->perfmap_fd < 0 && errno == EINVAL)
+			symbols_log(
+			    resolver->config.native.log,
+			    "%s of pid %d is not a regular file (a FIFO or device?): not read",
+			    process->perfmap_display_path, (int)process->pid);
 		if (process->perfmap_fd >= 0 && (process->perfmap = perfmap_new())) {
 			if (from_capture) {
 				char *times = NULL;
@@ -203,13 +234,8 @@ static struct perfmap *load_perfmap(struct resolver *resolver, struct process *p
 							   times);
 				free(times);
 			}
-			perfmap_read_more(process->perfmap, process->perfmap_fd);
+			read_perfmap(resolver, process);
 		}
-		snprintf(process->perfmap_display_path, sizeof(process->perfmap_display_path),
-			 "/tmp/perf-%d.map",
-			 (int)(process->pid == resolver->config.live_pid
-				   ? resolver->config.live_namespace_pid
-				   : process->pid));
 	}
 	return process->perfmap;
 }
@@ -270,8 +296,7 @@ static bool lookup_jit(struct resolver *resolver, struct process *process, uint6
 		name = range.name;
 		start = range.start;
 	} else if (perfmap && (perfmap_lookup_at(perfmap, address, resolver->time, &entry) ||
-			       (process->perfmap_fd >= 0 &&
-				perfmap_read_more(perfmap, process->perfmap_fd) == 0 &&
+			       (process->perfmap_fd >= 0 && read_perfmap(resolver, process) == 0 &&
 				perfmap_lookup_at(perfmap, address, resolver->time, &entry)))) {
 		name = entry.name;
 		start = entry.start;

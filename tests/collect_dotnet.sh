@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 build_hotloop
 start_hotloop DOTNET_PerfMapEnabled=1
 pid=$started_pid
-sleep 1 # let tiered compilation settle
+wait_for_tier1 "$pid"
 "$PROFCPU" collect -pid "$pid" -duration 4 -o "$workdir/out"
 
 out=$workdir/out

@@ -21,6 +21,9 @@ expect_error "invalid value for -pid" "$PROFCPU" collect -pid abc
 expect_error "collect needs the process" "$PROFCPU" collect -duration 1
 expect_error "unknown option '--bogus'" "$PROFCPU" collect -pid 1 --bogus
 expect_error "invalid -frequency" "$PROFCPU" collect -pid 1 -F 0
+expect_error "invalid value for -duration: 'nan' is not a number" "$PROFCPU" collect -pid 1 -duration nan
+expect_error "invalid value for -duration: 'inf' is not a number" "$PROFCPU" collect -pid 1 -duration inf
+expect_error "invalid -duration 1e+300" "$PROFCPU" collect -pid 1 -duration 1e300
 expect_error "cannot write to the output folder" "$PROFCPU" collect -pid $$ -duration 1 -o /proc/x
 expect_error "perf.data" "$PROFCPU" postprocess -dir "$workdir/nothing-here"
 printf 'PERFILE2garbage' >"$workdir/bad.data" && mkdir "$workdir/bad" && mv "$workdir/bad.data" "$workdir/bad/perf.data"
@@ -42,12 +45,17 @@ sleep 0.3
 "$PROFCPU" collect -pid "$started_pid" -duration 1 -o "$workdir/idle" 2>"$workdir/stderr"
 grep -q "its child pid [0-9]* (workload_split) may be the one to profile" "$workdir/stderr" ||
 	fail "no hint at the busy child of an idle target"
-start "$WORKLOAD_SPLIT" 5
-sleep 1 # so that it has used more CPU than anything else in sight
-start sleep 30
-"$PROFCPU" collect -pid "$started_pid" -duration 1 -o "$workdir/pause" 2>"$workdir/stderr"
+# In a PID namespace of its own, so that "in sight" is these processes and
+# not the busier ones of a shared machine.
+unshare --pid --fork --mount-proc --kill-child sh -c \
+	'"$0" 5 & sleep 1; sleep 30 & exec "$1" collect -pid $! -duration 1 -o "$2"' \
+	"$WORKLOAD_SPLIT" "$PROFCPU" "$workdir/pause" >"$workdir/stdout" 2>"$workdir/stderr"
 grep -q "the busy process pid [0-9]* (workload_split) may be the one to profile" "$workdir/stderr" ||
 	fail "no hint at the busiest process when the idle target has no children"
+# No samples, no flame graph: and none is named either.
+grep -q "no flame graph was drawn" "$workdir/stderr" || fail "no word that no flame graph was drawn"
+! grep -q "flamegraph.svg" "$workdir/stdout" || fail "a flame graph that was not drawn is named: $(cat "$workdir/stdout")"
+[[ ! -e "$workdir/pause/flamegraph.svg" ]] || fail "a flame graph was written without samples"
 
 # The target exits during the run: outputs from what was collected.
 start "$WORKLOAD_SPLIT" 1.5

@@ -34,12 +34,8 @@ command -v unshare >/dev/null || skip "unshare is missing"
 start unshare --pid --mount --fork --mount-proc --kill-child sh -c \
 	'exec 3<"$0" && mount -t tmpfs tmpfs /tmp && cat <&3 >/tmp/jit-workload &&
 	chmod +x /tmp/jit-workload && exec /tmp/jit-workload' "$WORKLOAD_JIT_PERFMAP"
-for _ in $(seq 100); do
-	pid=$(pgrep -f -n '^/tmp/jit-workload$' || true)
-	[[ -n "$pid" ]] && break
-	sleep 0.05
-done
-[[ -n "$pid" ]] || fail "the namespaced workload did not start"
+find_process '^/tmp/jit-workload$'
+pid=$found_pid
 namespace_pid=$(awk '/^NSpid:/ {print $NF}' "/proc/$pid/status")
 ((namespace_pid != pid)) || skip "unshare gave no separate PID namespace"
 until [[ -s /proc/$pid/root/tmp/perf-$namespace_pid.map ]]; do sleep 0.05; done

@@ -15,5 +15,6 @@ perf script -i "$workdir/out/perf.data" >"$workdir/perf.txt" 2>"$workdir/perf.er
 	fail "perf script cannot read the capture: $(cat "$workdir/perf.err")"
 theirs=$(grep -cE ' cpu-clock: *$' "$workdir/perf.txt" || true)
 echo "profcpu: $ours samples; perf script: $theirs"
-((ours > 500 && ours == theirs)) || fail "perf script sees $theirs samples, profcpu $ours"
+# Not a count bound: a loaded machine gives the workload less CPU time.
+((ours > 0 && ours == theirs)) || fail "perf script sees $theirs samples, profcpu $ours"
 assert_share "$workdir/out/folded_stacks.out" 'worker;path_a;spin_sixty$' 40 80

@@ -31,6 +31,18 @@ start() {
 	background_pids+=("$started_pid")
 }
 
+# find_process REGEX: the newest process whose command line matches REGEX
+# (pgrep -f), waited for up to 5 s; its pid is in $found_pid.
+find_process() {
+	found_pid=
+	for _ in $(seq 100); do
+		found_pid=$(pgrep -f -n "$1" || true)
+		[[ -n "$found_pid" ]] && return
+		sleep 0.05
+	done
+	fail "no process matches /$1/"
+}
+
 folded() {
 	python3 "$tests_dir/folded.py" "$@"
 }
@@ -43,6 +55,38 @@ assert_share() {
 	echo "share of /$2/: $share%"
 	python3 -c "import sys; sys.exit(0 if $3 <= $share <= $4 else 1)" ||
 		fail "share of /$2/ is $share%, expected $3..$4%"
+}
+
+# assert_share_about FOLDED REGEX PERCENT: the share of samples whose stack
+# matches REGEX is PERCENT, within what chance allows on this many samples
+# (four standard errors) plus 2 points. A loaded machine gives the target
+# fewer samples, and the margin widens with them.
+assert_share_about() {
+	local share total margin
+	share=$(folded share "$1" "$2")
+	total=$(folded total "$1")
+	margin=$(python3 -c "import math; p = $3 / 100; print(f'{400 * math.sqrt(p * (1 - p) / max($total, 1)) + 2:.1f}')")
+	echo "share of /$2/: $share% (expected $3 ± $margin% on $total samples)"
+	python3 -c "import sys; sys.exit(0 if abs($share - $3) <= $margin else 1)" ||
+		fail "share of /$2/ is $share%, expected $3 ± $margin%"
+}
+
+# CPU time the process has used so far, in clock ticks (1/100 s).
+cpu_ticks() {
+	awk '{print $14 + $15}' "/proc/$1/stat"
+}
+
+# assert_samples_match_cpu FOLDED TICKS HZ: the samples kept match the CPU
+# time sampled (TICKS, from cpu_ticks) at HZ, within 40%: cpu-clock counts
+# CPU time, so a loaded machine that gives the target less CPU gives fewer
+# samples in the same ratio.
+assert_samples_match_cpu() {
+	local kept expected
+	kept=$(folded total "$1")
+	expected=$(($2 * $3 / 100))
+	echo "samples kept: $kept; CPU time sampled: $2 ticks, $expected samples at $3 Hz"
+	((expected > 0 && kept * 10 >= expected * 6 && kept * 10 <= expected * 14)) ||
+		fail "kept $kept samples for $expected samples' worth of CPU time"
 }
 
 assert_file() {
@@ -63,6 +107,17 @@ start_hotloop() {
 	started_pid=$!
 	background_pids+=("$started_pid")
 	until grep -q ready "$output"; do sleep 0.1; done
+}
+
+# wait_for_tier1 PID: waits until the hot loop's HotMethod is compiled at its
+# final tier (its OptimizedTier1 line in the perf map). A fixed sleep is not
+# enough on a loaded machine: tiering takes CPU time, and until it is done
+# the time goes to earlier tiers and on-stack-replaced frames.
+wait_for_tier1() {
+	until grep -qF 'Demo.Program::HotMethod(int32)[OptimizedTier1]' "/proc/$1/root/tmp/perf-$1.map" 2>/dev/null; do
+		kill -0 "$1" 2>/dev/null || fail "the hot loop exited before its method was tiered up"
+		sleep 0.1
+	done
 }
 
 reader() {

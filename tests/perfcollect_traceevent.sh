@@ -9,7 +9,7 @@ build_traceevent_checker traceevent
 build_hotloop
 start_hotloop DOTNET_PerfMapEnabled=1
 pid=$started_pid
-sleep 1 # let tiered compilation settle
+wait_for_tier1 "$pid"
 cd "$workdir"
 "$PERFCOLLECT" collect hot -pid "$pid" -collectsec 4
 

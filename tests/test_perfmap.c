@@ -126,6 +126,28 @@ static void test_reads_a_growing_file(void **state)
 	unlink(path);
 }
 
+/* A line longer than PERFMAP_MAX_LINE, however it arrives (one byte at a
+ * time here), is counted and skipped; the lines around it are kept. */
+static void test_overlong_line_is_skipped_in_any_split(void **state)
+{
+	struct perfmap *map = perfmap_new();
+	struct perfmap_entry entry;
+	size_t long_length = 3 * PERFMAP_MAX_LINE;
+
+	(void)state;
+	add(map, "1000 10 before\n2000 10 ");
+	for (size_t i = 0; i < long_length; i++)
+		perfmap_add_text(map, "x", 1);
+	add(map, "\n3000 10 after\n");
+	assert_int_equal(perfmap_long_line_count(map), 1);
+	assert_int_equal(perfmap_entry_count(map), 2);
+	assert_true(perfmap_lookup(map, 0x1000, &entry));
+	assert_false(perfmap_lookup(map, 0x2000, &entry));
+	assert_true(perfmap_lookup(map, 0x3000, &entry));
+	assert_string_equal(entry.name, "after");
+	perfmap_free(map);
+}
+
 /* Dynamic methods reuse addresses: a sample takes the line that had
  * appeared by its time, and the answer says until when it holds. */
 static void test_reused_address_named_by_time(void **state)
@@ -168,6 +190,7 @@ int main(void)
 	    cmocka_unit_test(test_malformed_lines_are_counted_and_skipped),
 	    cmocka_unit_test(test_reads_a_growing_file),
 	    cmocka_unit_test(test_reused_address_named_by_time),
+	    cmocka_unit_test(test_overlong_line_is_skipped_in_any_split),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,12 +7,14 @@
 #include "grouping_options.h"
 #include "postprocess.h"
 #include "push_options.h"
+#include "stop_signals.h"
 #include "symbol_options.h"
 #include "util.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +32,9 @@ static const char usage[] =
     "folder: perf.data, folded_stacks.out, perf_script.out, flamegraph.svg,\n"
     "profile.pb.gz (pprof), speedscope.json, prof.tar.gz, prof.trace.zip\n"
     "(perfcollect's layout, for PerfView) and a copy of the target's perf map\n"
-    "and jitdump. Stops after the duration, on\n"
-    "Ctrl-C or SIGTERM, or when the target exits.\n"
+    "and jitdump. Stops after the duration, on Ctrl-C, SIGTERM, SIGHUP or\n"
+    "SIGPIPE, or when the target exits, and writes every output from what was\n"
+    "collected (a second Ctrl-C aborts).\n"
     "\n"
     "The second form is perfcollect's: it writes ./NAME.trace.zip, samples at\n"
     "1000 Hz as perfcollect does, keeps no folder unless -o is given, and only\n"
@@ -81,6 +84,8 @@ static const char usage[] =
     "    profcpu collect -pid 4711 -duration 60 --push http://pyroscope:4040  # to Pyroscope\n"
     "    profcpu collect -pid 4711 --push http://pyroscope:4040 --push-interval 10  # continuous\n"
     "    profcpu collect gc -pid 1 -gccollectonly -noperf  # GC events only, no samples\n";
+
+enum { MAX_DURATION = 365 * 24 * 3600 };
 
 struct collect_options {
 	long pid, frequency, buffer_pages, stack_size;
@@ -211,9 +216,14 @@ static int check_options(struct collect_options *options)
 			     options->frequency);
 		return -1;
 	}
-	if (options->duration < 0) {
-		report_error("invalid -duration %g: give seconds, or 0 for until Ctrl-C",
-			     options->duration);
+	if (options->duration < 0 || options->duration > MAX_DURATION) {
+		report_error("invalid -duration %g: give seconds (at most %d, a year), or 0 for "
+			     "until Ctrl-C",
+			     options->duration, MAX_DURATION);
+		return -1;
+	}
+	if (options->pid < 0 || options->pid > INT_MAX) {
+		report_error("invalid -pid %ld: give a process id", options->pid);
 		return -1;
 	}
 	if (options->push_interval < 0 || (options->push_interval > 0 && !options->push_url)) {
@@ -317,16 +327,18 @@ static int write_outputs_and_push(struct collect_options *options, const char *d
 				  const struct resolver_config *config, const struct trace_zip *zip,
 				  const struct fold_options *fold, const char *zip_path, FILE *log)
 {
+	char *flamegraph_path;
 	int status;
 
 	fflush(log);
 	status = postprocess_capture(dir, config, zip, fold) == 0 ? 0 : 1;
+	flamegraph_path = outputs_flamegraph_path(dir);
 	if (status == 0 && zip_path)
-		printf("profcpu: trace saved to %s (flamegraph.svg inside)\n", zip_path);
+		printf("profcpu: trace saved to %s%s\n", zip_path,
+		       flamegraph_path ? " (flamegraph.svg inside)" : "");
 	else if (status == 0)
-		printf("profcpu: flame graph: %s/flamegraph.svg; trace for PerfView: "
-		       "%s/prof.trace.zip\n",
-		       dir, dir);
+		outputs_print_where(dir);
+	free(flamegraph_path);
 	/* Whatever the outputs, a profile that was written is sent. */
 	if (options->push_url && push_options_push(&options->push, dir, options->push_url) < 0)
 		status = 1;
@@ -433,6 +445,8 @@ int cmd_collect(int argc, char **argv)
 		return 1;
 	if (target_process_open((pid_t)options.pid, &target) < 0)
 		return 1;
+	/* From here on a signal stops the sampling, never the writing. */
+	stop_signals_install();
 
 	status = 1;
 	if (options.trace_name) {

@@ -6,6 +6,7 @@
 #include "symbol_options.h"
 #include "util.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -69,11 +70,12 @@ int cmd_postprocess(int argc, char **argv)
 		fprintf(log, "postprocess: profcpu %s\n", PROFCPU_VERSION);
 	symbol_options_apply(&symbols, -1, log, &config.native);
 	config.capture_dir = dir;
+	/* A reader of stdout or stderr that went away must not stop the
+	 * writing: the writes fail with EPIPE instead. */
+	signal(SIGPIPE, SIG_IGN);
 	status = postprocess_capture(dir, &config, NULL, &fold);
 	if (status == 0)
-		printf("profcpu: flame graph: %s/flamegraph.svg; trace for PerfView: "
-		       "%s/prof.trace.zip\n",
-		       dir, dir);
+		outputs_print_where(dir);
 	if (log)
 		fclose(log);
 	free(log_path);

@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,8 @@ static int set_value(const struct option *option, const char *text)
 	case OPTION_NUMBER:
 		errno = 0;
 		*(double *)option->value = strtod(text, &end);
-		if (errno || end == text || *end) {
+		/* strtod takes "nan" and "inf", which no option means. */
+		if (errno || end == text || *end || !isfinite(*(double *)option->value)) {
 			report_error("invalid value for -%s: '%s' is not a number", option->name,
 				     text);
 			return -1;

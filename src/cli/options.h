@@ -10,7 +10,7 @@
 enum option_type {
 	OPTION_FLAG,	    /* bool: present or not */
 	OPTION_INTEGER,	    /* long */
-	OPTION_NUMBER,	    /* double */
+	OPTION_NUMBER,	    /* double, finite (not nan or inf) */
 	OPTION_STRING,	    /* const char * */
 	OPTION_STRING_LIST, /* struct string_list: the option may repeat */
 };

@@ -3,31 +3,51 @@
 #include "perf_event_names.h"
 #include "record.h"
 #include "runtime_files.h"
+#include "stop_signals.h"
 #include "util.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* How often what was sampled goes to the disk: a crash, a SIGKILL or a
+ * disk filling up later loses at most this much. */
+#define FLUSH_INTERVAL_SECONDS 1
 
 struct writer_sink {
 	struct perf_data_writer *writer;
 	struct runtime_files *runtime_files;
 	int error;
+	time_t last_flush; /* CLOCK_MONOTONIC seconds */
 };
+
+static time_t monotonic_seconds(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec;
+}
 
 static int write_record(const struct perf_event_header *record, void *context)
 {
 	struct writer_sink *sink = context;
+	int status;
 
 	/* While records flow, so do the JIT runtime's files: a perf map line
 	 * is dated by the poll that first sees it. */
 	runtime_files_poll(sink->runtime_files);
-	if (perf_data_writer_add(sink->writer, record) < 0) {
-		sink->error = errno;
-		return -1;
+	status = perf_data_writer_add(sink->writer, record);
+	if (status == 0 && monotonic_seconds() - sink->last_flush >= FLUSH_INTERVAL_SECONDS) {
+		sink->last_flush = monotonic_seconds();
+		status = perf_data_writer_flush(sink->writer);
 	}
-	return 0;
+	if (status < 0)
+		sink->error = errno;
+	return status;
 }
 
 static const char *stop_reason_text(enum record_stop_reason reason)
@@ -35,8 +55,12 @@ static const char *stop_reason_text(enum record_stop_reason reason)
 	switch (reason) {
 	case RECORD_STOPPED_BY_DURATION:
 		return "the duration ended";
-	case RECORD_STOPPED_BY_SIGNAL:
-		return "interrupted";
+	case RECORD_STOPPED_BY_SIGNAL: {
+		static char text[32];
+
+		snprintf(text, sizeof(text), "interrupted by %s", stop_signals_name());
+		return text;
+	}
 	case RECORD_STOPPED_BY_TARGET_EXIT:
 		return "the target exited";
 	case RECORD_STOPPED_BY_WRITE_ERROR:
@@ -54,6 +78,21 @@ static void log_summary(FILE *log, const struct record_summary *summary)
 		summary->threads_seen, summary->elapsed_seconds,
 		summary->kernel_frames ? "yes" : "no (refused by the kernel)",
 		stop_reason_text(summary->stop_reason));
+}
+
+/* A write error (a full disk) stopped the capture: say how much of it the
+ * file still holds, which perf script and postprocess read. */
+static void report_kept_data(const char *path, int error, const struct record_summary *summary)
+{
+	struct stat status;
+	double mebibytes = stat(path, &status) == 0 ? (double)status.st_size / (1 << 20) : 0;
+
+	report_error("writing %s failed after %.1f s: %s; it keeps the %.2f MiB of records "
+		     "written until then, which perf and profcpu postprocess read%s",
+		     path, summary->elapsed_seconds, strerror(error), mebibytes,
+		     error == ENOSPC ? "; free some disk space, or collect with -o on another "
+				       "disk"
+				     : "");
 }
 
 static int busier_first(const void *a, const void *b)
@@ -119,7 +158,7 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	struct record_session *session;
 	struct record_summary summary;
 	struct perf_data_info info;
-	struct writer_sink sink = {0};
+	struct writer_sink sink = {.last_flush = monotonic_seconds()};
 	char *path = xasprintf("%s/perf.data", dir);
 	unsigned stack_size = options->call_graph == CALL_GRAPH_FP
 				  ? options->stack_size
@@ -180,8 +219,7 @@ int capture_target(const struct capture_options *options, const struct target_pr
 			       "-buffersize or lower -F",
 			       (unsigned long long)summary.lost_samples);
 	if (sink.error)
-		report_error("writing %s failed: %s; kept what was written before", path,
-			     strerror(sink.error));
+		report_kept_data(path, sink.error, &summary);
 	free(path);
 	return 0;
 }

@@ -2,6 +2,7 @@
 #include "dotnet_diagnostics.h"
 #include "jitdump.h"
 #include "runtime_files.h"
+#include "target_file.h"
 #include "target_root.h"
 #include "util.h"
 
@@ -21,6 +22,36 @@
 #define ENABLE_PERFMAP	    0x05
 #define PERFMAP_AND_JITDUMP 1 /* as DOTNET_PerfMapEnabled=1: both files, whole */
 
+/* A reply: the header, then the command's status code. */
+struct ipc_reply {
+	struct ipc_header header;
+	uint32_t code;
+} __attribute__((packed));
+
+int dotnet_diagnostics_check_reply(const void *bytes, size_t size, char *why, size_t why_size)
+{
+	struct ipc_reply reply;
+
+	if (size < sizeof(reply)) {
+		snprintf(why, why_size, "the runtime gave no valid answer");
+		return -1;
+	}
+	memcpy(&reply, bytes, sizeof(reply));
+	if (memcmp(reply.header.magic, IPC_MAGIC, sizeof(IPC_MAGIC)) ||
+	    reply.header.command_set != SERVER_RESPONSE) {
+		snprintf(why, why_size, "the runtime gave no valid answer");
+		return -1;
+	}
+	if (reply.header.command_id != RESPONSE_OK) {
+		snprintf(why, why_size,
+			 reply.code == UNKNOWN_COMMAND ? "the runtime is older than .NET 8"
+						       : "the runtime refused (error 0x%08x)",
+			 reply.code);
+		return -1;
+	}
+	return 0;
+}
+
 /* Opens the target's /tmp/NAME (a regular file) when it was written since
  * the process started: one left by an earlier process with the same pid
  * would name code wrongly. -1 otherwise. */
@@ -31,9 +62,8 @@ static int open_current_file(const struct target_process *target, const char *na
 	int fd;
 
 	snprintf(path, sizeof(path), "/tmp/%s", name);
-	fd = target_root_openat(target->root_fd, path, O_RDONLY | O_NONBLOCK);
-	if (fd >= 0 && (fstat(fd, &status) < 0 || !S_ISREG(status.st_mode) ||
-			status.st_mtime + 1 < target->start_time)) {
+	fd = target_file_open(target->root_fd, path, 0); /* a regular file, or -1 */
+	if (fd >= 0 && (fstat(fd, &status) < 0 || status.st_mtime + 1 < target->start_time)) {
 		close(fd);
 		fd = -1;
 	}
@@ -174,28 +204,13 @@ static int request_perfmap(int socket_handle, char *why, size_t why_size)
 	    .header = {IPC_MAGIC, sizeof(request), PROCESS_COMMAND_SET, ENABLE_PERFMAP, 0},
 	    .perfmap_type = PERFMAP_AND_JITDUMP,
 	};
-	struct {
-		struct ipc_header header;
-		uint32_t code;
-	} __attribute__((packed)) reply;
-
-	ssize_t length = ipc_call(socket_handle, &request, sizeof(request), &reply, sizeof(reply),
-				  why, why_size);
+	unsigned char reply[sizeof(struct ipc_reply)];
+	ssize_t length =
+	    ipc_call(socket_handle, &request, sizeof(request), reply, sizeof(reply), why, why_size);
 
 	if (length < 0)
 		return -1;
-	if (length < (ssize_t)sizeof(reply)) {
-		snprintf(why, why_size, "the runtime gave no valid answer");
-		return -1;
-	}
-	if (reply.header.command_id != RESPONSE_OK) {
-		snprintf(why, why_size,
-			 reply.code == UNKNOWN_COMMAND ? "the runtime is older than .NET 8"
-						       : "the runtime refused (error 0x%08x)",
-			 reply.code);
-		return -1;
-	}
-	return 0;
+	return dotnet_diagnostics_check_reply(reply, (size_t)length, why, why_size);
 }
 
 int dotnet_rewrite_runtime_files(const struct target_process *target, char *why, size_t why_size)

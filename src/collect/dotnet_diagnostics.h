@@ -37,4 +37,9 @@ int dotnet_rewrite_runtime_files(const struct target_process *target, char *why,
  * diagnostics socket or gives no answer. */
 bool dotnet_runtime_version(const struct target_process *target, char *version, size_t size);
 
+/* Checks the runtime's reply to EnablePerfMap, `size` bytes as received
+ * (any bytes: the reply comes from the target). Returns 0 when the runtime
+ * said yes, or -1 with the reason in `why`. */
+int dotnet_diagnostics_check_reply(const void *bytes, size_t size, char *why, size_t why_size);
+
 #endif

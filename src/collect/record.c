@@ -1,5 +1,6 @@
 #include "record.h"
 #include "ring_buffer.h"
+#include "stop_signals.h"
 #include "util.h"
 
 #include <errno.h>
@@ -28,14 +29,6 @@ struct record_session {
 	size_t traced_count, traced_capacity;
 	_Alignas(8) unsigned char scratch[RING_BUFFER_MAX_RECORD];
 };
-
-static volatile sig_atomic_t stop_requested;
-
-static void request_stop(int signal_number)
-{
-	(void)signal_number;
-	stop_requested = 1;
-}
 
 /* The kernel's limit on callchain length: recorded in the attr so that the
  * capture says where stacks were cut. */
@@ -402,7 +395,6 @@ static bool wait_for_data(struct record_session *session, int milliseconds)
 void record_run(struct record_session *session, const struct record_options *options,
 		record_sink sink, void *context, struct record_summary *summary)
 {
-	struct sigaction on_stop = {.sa_handler = request_stop}, previous_int, previous_term;
 	struct timespec start;
 	double next_progress = 0;
 	bool target_exited = false;
@@ -410,9 +402,6 @@ void record_run(struct record_session *session, const struct record_options *opt
 
 	*summary = (struct record_summary){.threads_seen = (unsigned)session->traced_count,
 					   .kernel_frames = !session->attr.exclude_kernel};
-	stop_requested = 0;
-	sigaction(SIGINT, &on_stop, &previous_int); /* no SA_RESTART: poll returns */
-	sigaction(SIGTERM, &on_stop, &previous_term);
 
 	/* Enable first, then synthesize: a mapping made in between is seen twice,
 	 * which is harmless, rather than not at all. */
@@ -423,7 +412,7 @@ void record_run(struct record_session *session, const struct record_options *opt
 		status = synthesize_process(session->target->pid, session->attr.mmap_data, sink,
 					    context);
 
-	while (!stop_requested && !target_exited && status == 0) {
+	while (!stop_signals_requested() && !target_exited && status == 0) {
 		summary->elapsed_seconds = seconds_since(&start);
 		if (options->duration > 0 && summary->elapsed_seconds >= options->duration)
 			break;
@@ -442,12 +431,10 @@ void record_run(struct record_session *session, const struct record_options *opt
 		show_progress(options, summary);
 		fputc('\n', stderr);
 	}
-	sigaction(SIGINT, &previous_int, NULL);
-	sigaction(SIGTERM, &previous_term, NULL);
 
 	if (status != 0)
 		summary->stop_reason = RECORD_STOPPED_BY_WRITE_ERROR;
-	else if (stop_requested)
+	else if (stop_signals_requested())
 		summary->stop_reason = RECORD_STOPPED_BY_SIGNAL;
 	else if (target_exited)
 		summary->stop_reason = RECORD_STOPPED_BY_TARGET_EXIT;

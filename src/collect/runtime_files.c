@@ -1,7 +1,7 @@
 #include "runtime_files.h"
 #include "dotnet_diagnostics.h"
 #include "jitdump.h"
-#include "target_root.h"
+#include "target_file.h"
 #include "util.h"
 
 #include <errno.h>
@@ -183,12 +183,10 @@ static bool poll_file(struct runtime_files *files, struct followed *file)
 	struct stat status;
 	uint64_t before = file->written;
 
-	if (file->stopped || (fd = target_root_openat(files->target->root_fd, file->source,
-						      O_RDONLY | O_NONBLOCK)) < 0)
+	if (file->stopped || (fd = target_file_open(files->target->root_fd, file->source, 0)) < 0)
 		return false;
 	/* A file older than the target is another process's. */
-	if (fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
-	    status.st_mtime + 1 >= files->target->start_time) {
+	if (fstat(fd, &status) == 0 && status.st_mtime + 1 >= files->target->start_time) {
 		if (is_new_generation(files, file, fd, &status) &&
 		    !start_generation(files, file, fd, &status)) {
 			file->stopped = true;

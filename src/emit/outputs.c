@@ -1,5 +1,6 @@
 #include "outputs.h"
 #include "emit.h"
+#include "output_file.h"
 #include "runtime_events.h"
 #include "util.h"
 
@@ -11,29 +12,33 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-/* Opens DIR/NAME, lets `write` fill it and closes it; on failure says
- * which file and why. Returns 0 or -1. */
+static void report_write_error(const char *path)
+{
+	report_error("cannot write %s: %s%s", path, strerror(errno),
+		     errno == ENOSPC ? " (free some disk space, then run profcpu "
+				       "postprocess -dir on this folder)"
+				     : "");
+}
+
+/* Lets `write` fill DIR/NAME (under a temporary name until it is
+ * complete); on failure says which file and why. Returns 0 or -1. */
 static int write_output(const char *dir, const char *name,
 			int (*write)(const void *data, FILE *out), const void *data)
 {
 	char *path = xasprintf("%s/%s", dir, name);
-	FILE *out = fopen(path, "we");
+	struct output_file out;
 	int status = -1;
 
-	if (out) {
+	if (output_file_open(&out, path) == 0) {
 		static char buffer[1 << 16];
 
-		setvbuf(out, buffer, _IOFBF, sizeof(buffer));
-		status = write(data, out);
-		if (fclose(out) != 0)
-			status = -1;
+		setvbuf(out.stream, buffer, _IOFBF, sizeof(buffer));
+		status = output_file_commit(&out, write(data, out.stream) < 0);
 	}
 	if (status < 0)
-		report_error("cannot write %s: %s%s", path, strerror(errno),
-			     errno == ENOSPC ? " (free some disk space, then run profcpu "
-					       "postprocess -dir on this folder)"
-					     : "");
+		report_write_error(path);
 	free(path);
 	return status;
 }
@@ -136,10 +141,14 @@ static void add_runtime_symbol_files(struct member_list *list, const char *dir)
 static int write_archive(const char *dir, const struct member_list *list, const char *top,
 			 enum archive_format format, const char *path)
 {
-	int status = emit_archive(dir, list->members, list->count, top, format, path);
+	char *temporary_path = output_file_temporary_path(path);
+	int status = output_file_finish_path(
+	    temporary_path, path,
+	    emit_archive(dir, list->members, list->count, top, format, temporary_path));
 
 	if (status < 0)
-		report_error("cannot write %s: %s", path, strerror(errno));
+		report_write_error(path);
+	free(temporary_path);
 	return status;
 }
 
@@ -244,8 +253,36 @@ int outputs_write(const char *dir, const struct profile *profile, const struct t
 		free(title);
 		free(subtitle);
 		free(note);
+	} else {
+		/* No samples, no graph: not one left by an earlier capture. */
+		char *path = xasprintf("%s/flamegraph.svg", dir);
+
+		unlink(path);
+		free(path);
 	}
 	folded_profile_release(&folded);
 	status |= outputs_write_archives(dir, zip);
 	return status ? -1 : 0;
+}
+
+char *outputs_flamegraph_path(const char *dir)
+{
+	char *path = xasprintf("%s/flamegraph.svg", dir);
+
+	if (access(path, F_OK) == 0)
+		return path;
+	free(path);
+	return NULL;
+}
+
+void outputs_print_where(const char *dir)
+{
+	char *flamegraph_path = outputs_flamegraph_path(dir);
+
+	if (flamegraph_path)
+		printf("profcpu: flame graph: %s; trace for PerfView: %s/prof.trace.zip\n",
+		       flamegraph_path, dir);
+	else
+		printf("profcpu: trace for PerfView: %s/prof.trace.zip\n", dir);
+	free(flamegraph_path);
 }

@@ -27,4 +27,12 @@ int outputs_write(const char *dir, const struct profile *profile, const struct t
  * events without samples). Returns 0 or -1 as outputs_write. */
 int outputs_write_archives(const char *dir, const struct trace_zip *zip);
 
+/* DIR/flamegraph.svg when outputs_write() drew one (not without samples),
+ * else NULL; freed by the caller. */
+char *outputs_flamegraph_path(const char *dir);
+
+/* Tells the user on stdout where the flame graph (when one was drawn) and
+ * the trace for PerfView are. */
+void outputs_print_where(const char *dir);
+
 #endif

@@ -1,20 +1,33 @@
 #include "postprocess.h"
 #include "outputs.h"
 #include "replay.h"
+#include "target_file.h"
 #include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The perf map is the target's: say how much of it made no sense. */
+/* The perf map is the target's: say how much of it made no sense, and
+ * where a limit stopped the reading. */
 static void warn_about_perfmap(struct resolver *resolver, pid_t pid)
 {
 	struct perfmap *perfmap = resolver_perfmap(resolver, pid);
+	const struct target_file_budget *budget;
+	char why[96];
 
-	if (perfmap && perfmap_malformed_count(perfmap))
+	if (!perfmap)
+		return;
+	if (perfmap_malformed_count(perfmap))
 		report_warning("skipped %zu malformed lines in the perf map of pid %d",
 			       perfmap_malformed_count(perfmap), (int)pid);
+	if (perfmap_long_line_count(perfmap))
+		report_warning("skipped %zu lines longer than %d KiB in the perf map of pid %d",
+			       perfmap_long_line_count(perfmap), PERFMAP_MAX_LINE >> 10, (int)pid);
+	budget = perfmap_read_budget(perfmap);
+	if (budget->stopped_by)
+		report_warning("the perf map of pid %d: %s; later JIT code is not named", (int)pid,
+			       target_file_describe_budget(budget, why, sizeof(why)));
 }
 
 /* The summary line, and the same in the log: how many stacks are whole. */

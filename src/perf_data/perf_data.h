@@ -51,8 +51,15 @@ struct perf_data_writer *perf_data_writer_create(const char *path,
  * without them. */
 int perf_data_writer_add(struct perf_data_writer *writer, const struct perf_event_header *record);
 
+/* Writes the records added so far to the file (compressing the ones not yet
+ * compressed), so that a crash or a full disk later loses none of them.
+ * Returns 0, or -1 with errno set, as perf_data_writer_add(). */
+int perf_data_writer_flush(struct perf_data_writer *writer);
+
 /* Flushes, writes the file header and feature sections, closes the file and
- * frees the writer. Returns 0, or -1 with errno set. */
+ * frees the writer. On a full disk the feature sections still fit (room for
+ * them is reserved at creation, in PATH.reserve), so the file stays
+ * readable by perf. Returns 0, or -1 with errno set. */
 int perf_data_writer_finish(struct perf_data_writer *writer);
 
 struct perf_data_reader;

@@ -33,7 +33,12 @@ struct perf_data_writer {
 	uint64_t *event_ids;
 	uint64_t data_offset;
 	uint64_t data_end; /* the file holds complete records up to here */
-	uint8_t *buffer;   /* records (or compressed records) not yet written */
+	/* A file as big as the feature sections, made at the start and removed
+	 * at the end: on a full disk, removing it makes room for them (perf
+	 * cannot read a compressed capture without them). NULL when the disk
+	 * had no room for it even then. */
+	char *reserve_path;
+	uint8_t *buffer; /* records (or compressed records) not yet written */
 	size_t buffer_used;
 	struct perf_data_compressor *compressor; /* NULL for a plain file */
 	uint8_t *chunk;				 /* records not yet compressed */
@@ -208,6 +213,39 @@ static int add_to_chunk(struct perf_data_writer *writer, const uint8_t *record, 
 	return 0;
 }
 
+/* The feature sections as they will be written, laid out now for their
+ * size: only the compression ratio changes later, in a fixed-size field. */
+static size_t features_size(struct perf_data_writer *writer)
+{
+	struct perf_compressed_description compression = {0};
+	struct perf_data_features features;
+	size_t size;
+
+	perf_data_features_build(&features, writer->data_offset, &writer->attr, &writer->info,
+				 writer->compressor ? &compression : NULL);
+	size = features.size;
+	perf_data_features_free(&features);
+	return size;
+}
+
+/* Makes PATH.reserve as big as the feature sections, in real blocks. */
+static void make_reserve(struct perf_data_writer *writer, const char *path)
+{
+	int fd;
+
+	writer->reserve_path = xasprintf("%s.reserve", path);
+	fd = open(writer->reserve_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0 && posix_fallocate(fd, 0, (off_t)features_size(writer)) == 0) {
+		close(fd);
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
+	unlink(writer->reserve_path);
+	free(writer->reserve_path);
+	writer->reserve_path = NULL;
+}
+
 static void free_writer(struct perf_data_writer *writer)
 {
 	for (size_t i = 0; i < OWNED_STRING_COUNT; i++)
@@ -216,6 +254,9 @@ static void free_writer(struct perf_data_writer *writer)
 	free(writer->buffer);
 	free(writer->chunk);
 	perf_data_compressor_free(writer->compressor);
+	if (writer->reserve_path)
+		unlink(writer->reserve_path);
+	free(writer->reserve_path);
 	free(writer);
 }
 
@@ -254,6 +295,7 @@ struct perf_data_writer *perf_data_writer_create(const char *path,
 		errno = error;
 		return NULL;
 	}
+	make_reserve(writer, path);
 	return writer;
 }
 
@@ -278,6 +320,17 @@ int perf_data_writer_add(struct perf_data_writer *writer, const struct perf_even
 	return 0;
 }
 
+int perf_data_writer_flush(struct perf_data_writer *writer)
+{
+	if (writer->write_error) {
+		errno = writer->write_error;
+		return -1;
+	}
+	if (writer->compressor && compress_chunk(writer) < 0)
+		return -1;
+	return flush_buffer(writer);
+}
+
 static struct perf_compressed_description describe_compression(struct perf_data_writer *writer)
 {
 	struct perf_compressed_description description = {
@@ -299,12 +352,16 @@ int perf_data_writer_finish(struct perf_data_writer *writer)
 	struct perf_data_features features;
 	int error;
 
-	if (!writer->write_error && (!writer->compressor || compress_chunk(writer) == 0))
-		flush_buffer(writer);
+	perf_data_writer_flush(writer);
 	error = writer->write_error;
 	/* A failed write may have left part of a record past data_end. */
 	if (ftruncate(writer->fd, (off_t)writer->data_end) < 0 && !error)
 		error = errno;
+	/* Its blocks are the room the feature sections need on a full disk. */
+	if (writer->reserve_path && unlink(writer->reserve_path) == 0) {
+		free(writer->reserve_path);
+		writer->reserve_path = NULL;
+	}
 	compression = describe_compression(writer);
 	perf_data_features_build(&features, writer->data_end, &writer->attr, &writer->info,
 				 writer->compressor ? &compression : NULL);

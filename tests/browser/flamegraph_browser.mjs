@@ -128,7 +128,11 @@ try {
 		args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 			"--disable-background-networking", "--disable-component-update", "--disable-sync"],
 		viewport: { width: 1220, height: 620 },
+		// No time limits: a loaded machine starts Chromium slowly; meson's
+		// test timeout catches a real hang.
+		timeout: 0,
 	});
+	context.setDefaultTimeout(0);
 } catch (error) {
 	rmSync(userDataDir, { recursive: true, force: true });
 	skip(`chromium did not start: ${error.message.split("\n")[0]}`);
@@ -249,7 +253,10 @@ try {
 	check(rgb(shrank)[2] === 255 && rgb(shrank)[0] < 200, "shrunk frame is blue", shrank);
 	await page.screenshot({ path: join(outputDir, "dotnet-diff.png") });
 
-	// A big graph stays responsive: search and zoom are one pass each.
+	// A big graph stays responsive: search and zoom are one pass each. Each
+	// is timed against one plain pass over the same frames in the same page
+	// (read a position, write a width), so the check holds however fast or
+	// loaded the machine is; the best of three runs takes out pauses.
 	const bigFolded = [];
 	for (let i = 0; i < 40000; i++)
 		bigFolded.push(`dotnet;[unknown];worker${i % 7};Demo.Module${i % 113}::Step${i % 1009};` +
@@ -259,20 +266,34 @@ try {
 		{ input: bigFolded.join("\n") });
 	await page.goto(pathToFileURL(bigSvg).href);
 	const timings = await page.evaluate(() => {
-		const started = performance.now();
-		document.querySelector("#frames > g:nth-child(3)").dispatchEvent(new MouseEvent("click", { bubbles: true }));
-		const zoomed = performance.now();
-		document.getElementById("unzoom").dispatchEvent(new MouseEvent("click", { bubbles: true }));
-		const reset = performance.now();
+		const click = (element) => element.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+		const best = { pass: Infinity, zoom: Infinity, reset: Infinity, search: Infinity };
+		const time = (name, action) => {
+			const started = performance.now();
+			action();
+			best[name] = Math.min(best[name], performance.now() - started);
+		};
+		const frames = document.querySelectorAll("#frames > g");
 		window.prompt = () => "Step1[0-9]";
-		document.getElementById("search").dispatchEvent(new MouseEvent("click", { bubbles: true }));
-		return { frames: document.querySelectorAll("#frames > g").length, zoom: zoomed - started,
-			reset: reset - zoomed, search: performance.now() - reset };
+		for (let run = 0; run < 3; run++) {
+			time("pass", () => {
+				for (const frame of frames) {
+					const rect = frame.querySelector("rect");
+					rect.setAttribute("width", rect.getAttribute("width"));
+				}
+			});
+			time("zoom", () => click(document.querySelector("#frames > g:nth-child(3)")));
+			time("reset", () => click(document.getElementById("unzoom")));
+			time("search", () => click(document.getElementById("search")));
+			click(document.getElementById("search")); // clears it for the next run
+		}
+		return { frames: frames.length, ...best };
 	});
-	check(timings.frames > 40000 && timings.zoom < 3000 && timings.reset < 3000 && timings.search < 3000,
-		"big graph: zoom, reset and search are quick",
-		`${timings.frames} frames; zoom ${timings.zoom.toFixed(0)} ms, reset ${timings.reset.toFixed(0)} ms, ` +
-		`search ${timings.search.toFixed(0)} ms`);
+	const slowest = Math.max(timings.zoom, timings.reset, timings.search);
+	check(timings.frames > 40000 && slowest < 25 * Math.max(timings.pass, 1),
+		"big graph: zoom, reset and search take a few passes over the frames",
+		`${timings.frames} frames; one pass ${timings.pass.toFixed(0)} ms, zoom ${timings.zoom.toFixed(0)} ms, ` +
+		`reset ${timings.reset.toFixed(0)} ms, search ${timings.search.toFixed(0)} ms`);
 
 	// Folded files of 10 MB and 100 MB (deep .NET-like stacks) give SVGs a
 	// browser opens at once: at most about 30,000 frames by default, the

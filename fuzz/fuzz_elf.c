@@ -1,0 +1,32 @@
+/* An ELF binary or debug file: symbols, build-id, debug link, unwind tables
+ * and inlined frames, looked up at a few offsets as a replay would. */
+#include "fuzz_input.h"
+#include "native_symbols.h"
+
+#include <string.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const no_dirs[] = {NULL};
+	struct native_symbols_config config = {
+	    .target_root_fd = -1, .symbol_dirs = no_dirs, .inline_frames = true};
+	struct native_symbols *symbols = native_symbols_new(&config);
+	struct native_frame frames[16];
+	uint8_t stack[512] = {0};
+	uint64_t return_address;
+	char path[32];
+	int fd = fuzz_input_file(data, size, path);
+
+	memcpy(stack, data, size < sizeof(stack) ? size : sizeof(stack));
+	for (uint64_t offset = 0; offset < 0x4000 && offset < size; offset += 0x400) {
+		native_symbols_lookup(symbols, path, offset, frames, 16);
+		native_symbols_return_address(symbols, path, offset, stack, sizeof(stack),
+					      &return_address);
+	}
+	native_symbols_free(symbols);
+	close(fd);
+	return 0;
+}
