@@ -6,6 +6,7 @@
 #include "event_options.h"
 #include "grouping_options.h"
 #include "postprocess.h"
+#include "sampling_scope.h"
 #include "push_options.h"
 #include "symbol_options.h"
 #include "util.h"
@@ -23,6 +24,7 @@
 
 static const char usage[] =
     "usage: profcpu collect -pid PID [-duration SECONDS] [options]\n"
+    "       profcpu collect -a | --cgroup PATH | --container ID [options]\n"
     "       profcpu collect NAME -pid PID [-collectsec SECONDS] [options]\n"
     "\n"
     "Samples every thread of PID (also threads started later) with the\n"
@@ -47,6 +49,12 @@ static const char usage[] =
     "options:\n"
     "  -pid PID              the process to sample\n"
     "  -processfilter NAME   without -pid: the one process named NAME\n"
+    "  -a, --all-cpus        every process of the machine (perfcollect's form\n"
+    "                        without -pid does this); needs root, CAP_PERFMON\n"
+    "                        or kernel.perf_event_paranoid <= 0; no runtime events\n"
+    "  --cgroup PATH         every process of this cgroup directory, also those\n"
+    "                        started while sampling (a container, a pod)\n"
+    "  --container ID        the cgroup of this container (podman, docker)\n"
     "  -duration, -collectsec SECONDS\n"
     "                        how long to sample (default: until Ctrl-C)\n"
     "  -F, -frequency HZ     samples per second of CPU time (default 99;\n"
@@ -89,6 +97,8 @@ struct collect_options {
 	enum call_graph_mode call_graph;
 	const char *trace_name; /* perfcollect's form: collect NAME */
 	bool no_compress, hardware_events, thread_time, off_cpu;
+	bool every_process;		   /* -a, or perfcollect's form without -pid */
+	const char *cgroup, *container_id; /* every process of a cgroup */
 	struct symbol_options symbols;
 	struct grouping_options grouping;
 	struct event_options events;
@@ -201,9 +211,13 @@ static int check_call_graph_options(struct collect_options *options)
 
 static int check_options(struct collect_options *options)
 {
-	if (options->pid == 0 && !options->process_filter) {
+	if (options->pid == 0 && !options->process_filter && !options->cgroup &&
+	    !options->container_id && options->trace_name)
+		options->every_process = true; /* perfcollect's default: the whole machine */
+	if (options->pid == 0 && !options->process_filter && !options->every_process &&
+	    !options->cgroup && !options->container_id) {
 		report_error("collect needs the process to sample: profcpu collect -pid PID "
-			     "(profcpu samples one process, not the whole system)");
+			     "or every process: -a, --cgroup PATH, --container ID");
 		return -1;
 	}
 	if (options->frequency < 1 || options->frequency > 100000) {
@@ -348,6 +362,24 @@ static int write_events_only_outputs(const char *dir, const struct trace_zip *zi
 	return 0;
 }
 
+/* -a, --cgroup or --container: fills `target` with every process in sight
+ * (*cgroup: the container's cgroup, malloc'd) and folds stacks under their
+ * process unless --group-by says otherwise: with many programs, the process
+ * is what a reader looks for first. Returns -1 after saying why not. */
+static int open_sampling_scope(struct collect_options *options, struct target_process *target,
+			       char **cgroup, struct fold_options *fold)
+{
+	if (options->container_id &&
+	    !(*cgroup = sampling_scope_container_cgroup(options->container_id)))
+		return -1;
+	if (!*cgroup && options->cgroup)
+		*cgroup = xstrdup(options->cgroup);
+	if (!options->grouping.group_by)
+		fold->group_by = FOLD_BY_PROCESS;
+	options->events_wanted = false; /* EventPipe sessions are per process */
+	return sampling_scope_open(*cgroup, target);
+}
+
 static bool is_perfcollect_form(int argc, char **argv)
 {
 	return argc > 1 && argv[1][0] != '-';
@@ -380,6 +412,9 @@ int cmd_collect(int argc, char **argv)
 	struct string_list positionals = {0};
 	const struct option entries[] = {
 	    {"pid", "p", OPTION_INTEGER, &options.pid},
+	    {"all-cpus", "a", OPTION_FLAG, &options.every_process},
+	    {"cgroup", NULL, OPTION_STRING, &options.cgroup},
+	    {"container", NULL, OPTION_STRING, &options.container_id},
 	    {"duration", "collectsec", OPTION_NUMBER, &options.duration},
 	    {"frequency", "F", OPTION_INTEGER, &options.frequency},
 	    {"output", "o", OPTION_STRING, &options.output_dir},
@@ -405,7 +440,7 @@ int cmd_collect(int argc, char **argv)
 	struct trace_zip zip = {0};
 	struct fold_options fold;
 	struct eventpipe_session *events = NULL;
-	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL;
+	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL, *cgroup = NULL;
 	bool keep_dir = true;
 	FILE *log = NULL;
 	int status = 1;
@@ -429,9 +464,13 @@ int cmd_collect(int argc, char **argv)
 		options.frequency = perfcollect_form ? 1000 : 99;
 	if (check_options(&options) < 0 || !grouping_options_apply(&options.grouping, &fold))
 		return 2;
-	if (!options.pid && (options.pid = target_process_find_by_name(options.process_filter)) < 0)
-		return 1;
-	if (target_process_open((pid_t)options.pid, &target) < 0)
+	if (options.pid || options.process_filter) {
+		if (!options.pid &&
+		    (options.pid = target_process_find_by_name(options.process_filter)) < 0)
+			return 1;
+		if (target_process_open((pid_t)options.pid, &target) < 0)
+			return 1;
+	} else if (open_sampling_scope(&options, &target, &cgroup, &fold) < 0)
 		return 1;
 
 	status = 1;
@@ -496,7 +535,7 @@ int cmd_collect(int argc, char **argv)
 		if (collected == 0) { /* after the first capture: sampling starts at once */
 			symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
 			config.capture_dir = dir;
-			config.live_pid = target.pid;
+			config.live_pid = target.pid == TARGET_EVERY_PROCESS ? 0 : target.pid;
 			config.live_namespace_pid = target.namespace_pid;
 			config.live_root_fd = target.root_fd;
 			if (options.push_url)
@@ -524,6 +563,7 @@ done:
 	symbol_options_release(&options.symbols);
 	push_options_release(&options.push);
 	free(command_line);
+	free(cgroup);
 	free(log_path);
 	free(zip_path);
 	free(dir);

@@ -156,9 +156,15 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	if (options->call_graph != CALL_GRAPH_FP)
 		fprintf(log, ", %u bytes of user stack per sample", stack_size);
 	fputc('\n', log);
-	fprintf(stderr, "profcpu: sampling pid %d (%s) with %s at %u Hz%s\n", (int)target->pid,
-		target->comm, info.event_name, options->frequency,
-		options->duration > 0 ? "" : "; Ctrl-C stops");
+	if (target->pid == TARGET_EVERY_PROCESS)
+		fprintf(stderr, "profcpu: sampling every CPU%s%s with %s at %u Hz%s\n",
+			target->cgroup ? " for cgroup " : "", target->cgroup ? target->cgroup : "",
+			info.event_name, options->frequency,
+			options->duration > 0 ? "" : "; Ctrl-C stops");
+	else
+		fprintf(stderr, "profcpu: sampling pid %d (%s) with %s at %u Hz%s\n",
+			(int)target->pid, target->comm, info.event_name, options->frequency,
+			options->duration > 0 ? "" : "; Ctrl-C stops");
 	sink.runtime_files = runtime_files_follow(target, dir, log);
 	record_run(session, &record_options, write_record, &sink, &summary);
 	record_close(session);
@@ -173,7 +179,7 @@ int capture_target(const struct capture_options *options, const struct target_pr
 		(unsigned long long)summary.samples, summary.threads_seen,
 		summary.threads_seen == 1 ? "" : "s", summary.elapsed_seconds,
 		(unsigned long long)summary.lost_samples, stop_reason_text(summary.stop_reason));
-	if (summary.samples == 0)
+	if (summary.samples == 0 && target->pid != TARGET_EVERY_PROCESS)
 		suggest_busy_processes(target);
 	if (summary.lost_samples)
 		report_warning("%llu samples were lost: the ring buffer overflowed; raise "
