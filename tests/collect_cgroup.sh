@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# profcpu collect --cgroup: a C workload in a cgroup made here is sampled, a
+# second one outside it is not, and a child the first starts while sampling
+# is (PERF_FLAG_PID_CGROUP follows the cgroup, not a process tree).
+source "$(dirname "$0")/lib.sh"
+
+# perf events follow the v1 perf_event hierarchy when one is mounted (its
+# hierarchy id in /proc/cgroups is not 0), else cgroup v2.
+if awk '$1 == "perf_event" && $2 != 0 { found = 1 } END { exit !found }' /proc/cgroups; then
+	hierarchy=$(awk '$3 == "cgroup" && $4 ~ /(^|,)perf_event(,|$)/ { print $2; exit }' /proc/mounts)
+else
+	hierarchy=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+fi
+[[ -n "$hierarchy" ]] || skip "no cgroup hierarchy for perf events is mounted"
+cgroup=$hierarchy/profcpu-test-$$-$RANDOM
+mkdir "$cgroup" 2>/dev/null || skip "cannot make a cgroup under $hierarchy (needs root)"
+remove_cgroup() {
+	local pid
+	for pid in $(cat "$cgroup/cgroup.procs" 2>/dev/null); do
+		kill -9 "$pid" 2>/dev/null || true # only the processes this test put there
+	done
+	for _ in $(seq 50); do rmdir "$cgroup" 2>/dev/null && break; sleep 0.1; done
+	cleanup
+}
+trap remove_cgroup EXIT
+
+# Inside: workload_split at once, workload_deep_recursion once sampling runs.
+start bash -c "echo \$\$ >'$cgroup/cgroup.procs' && { '$WORKLOAD_SPLIT' 30 & } &&
+	until [[ -e '$workdir/go' ]]; do sleep 0.1; done && '$WORKLOAD_DEEP_RECURSION' 20"
+start "$WORKLOAD_FRAMELESS" 30 # outside
+until grep -q . "$cgroup/cgroup.procs" && (($(wc -l <"$cgroup/cgroup.procs") >= 2)); do sleep 0.1; done
+
+"$PROFCPU" collect --cgroup "$cgroup" -duration 5 -F 499 -o "$workdir/out" 2>"$workdir/stderr" &
+profcpu_pid=$!
+until grep -q "sampling every CPU" "$workdir/stderr" || ! kill -0 $profcpu_pid 2>/dev/null; do sleep 0.1; done
+sleep 1
+touch "$workdir/go"
+wait $profcpu_pid || { cat "$workdir/stderr"; fail "profcpu collect --cgroup failed"; }
+
+out=$workdir/out/folded_stacks.out
+folded top "$out" 6
+samples=$(folded total "$out")
+((samples >= 50)) || fail "only $samples samples of the cgroup's busy processes"
+# Stacks start with their process; each process is named in its own frames.
+assert_share "$out" '^workload_split;.*;worker;path_[ab];spin_(sixty|thirty)$' 20 100
+# comm holds 15 characters: workload_deep_r.
+assert_share "$out" '^workload_deep_r[a-z_]*;.*;spin_at_the_bottom$' 3 80
+assert_share "$out" 'workload_frameless|leaf_work' 0 0
+echo "ok: $samples samples, only from the cgroup"
