@@ -41,9 +41,9 @@ out=$workdir/out/folded_stacks.out
 folded top "$out" 6
 samples=$(folded total "$out")
 ((samples >= 50)) || fail "only $samples samples of the cgroup's busy processes"
-# Stacks start with their process; each process is named in its own frames.
-assert_share "$out" '^workload_split;.*;worker;path_[ab];spin_(sixty|thirty)$' 20 100
+# Stacks start with their process (NAME-PID); each process is named in its own frames.
+assert_share "$out" '^workload_split-[0-9]+;.*;worker;path_[ab];spin_(sixty|thirty)$' 20 100
 # comm holds 15 characters: workload_deep_r.
-assert_share "$out" '^workload_deep_r[a-z_]*;.*;spin_at_the_bottom$' 3 80
+assert_share "$out" '^workload_deep_r[a-z_]*-[0-9]+;.*;spin_at_the_bottom$' 3 80
 assert_share "$out" 'workload_frameless|leaf_work' 0 0
 echo "ok: $samples samples, only from the cgroup"

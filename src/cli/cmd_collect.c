@@ -364,8 +364,9 @@ static int write_events_only_outputs(const char *dir, const struct trace_zip *zi
 
 /* -a, --cgroup or --container: fills `target` with every process in sight
  * (*cgroup: the container's cgroup, malloc'd) and folds stacks under their
- * process unless --group-by says otherwise: with many programs, the process
- * is what a reader looks for first. Returns -1 after saying why not. */
+ * process and its pid (NAME-PID) unless --group-by says otherwise: with many
+ * programs, the process is what a reader looks for first, and several share
+ * one name (dotnet). Returns -1 after saying why not. */
 static int open_sampling_scope(struct collect_options *options, struct target_process *target,
 			       char **cgroup, struct fold_options *fold)
 {
@@ -375,7 +376,7 @@ static int open_sampling_scope(struct collect_options *options, struct target_pr
 	if (!*cgroup && options->cgroup)
 		*cgroup = xstrdup(options->cgroup);
 	if (!options->grouping.group_by)
-		fold->group_by = FOLD_BY_PROCESS;
+		fold->group_by = FOLD_BY_PID;
 	options->events_wanted = false; /* EventPipe sessions are per process */
 	return sampling_scope_open(*cgroup, target);
 }
@@ -538,6 +539,7 @@ int cmd_collect(int argc, char **argv)
 			config.live_pid = target.pid == TARGET_EVERY_PROCESS ? 0 : target.pid;
 			config.live_namespace_pid = target.namespace_pid;
 			config.live_root_fd = target.root_fd;
+			config.live_every_process = target.pid == TARGET_EVERY_PROCESS;
 			if (options.push_url)
 				push_options_add_target_labels(&options.push, target.pid,
 							       target.comm);
