@@ -46,4 +46,13 @@ assert_share "$out" '^workload_split-[0-9]+;.*;worker;path_[ab];spin_(sixty|thir
 # comm holds 15 characters: workload_deep_r.
 assert_share "$out" '^workload_deep_r[a-z_]*-[0-9]+;.*;spin_at_the_bottom$' 3 80
 assert_share "$out" 'workload_frameless|leaf_work' 0 0
+
+# --container finds the cgroup by a part of its directory's name, as of a
+# podman or docker id (this cgroup stands in for a container's).
+"$PROFCPU" collect --container "${cgroup##*/profcpu-}" -duration 1 -F 499 -o "$workdir/by-id" 2>"$workdir/by-id.err" ||
+	{ cat "$workdir/by-id.err"; fail "profcpu collect --container failed"; }
+assert_share "$workdir/by-id/folded_stacks.out" '^workload_split-[0-9]+;' 20 100
+"$PROFCPU" collect --container no-such-container-id -duration 1 -o "$workdir/none" 2>"$workdir/none.err" &&
+	fail "--container with an unknown id succeeded"
+grep -q "no cgroup under .* names it" "$workdir/none.err" || fail "no one-line error for an unknown container"
 echo "ok: $samples samples, only from the cgroup"

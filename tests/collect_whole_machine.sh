@@ -44,4 +44,22 @@ cpu = $split_ticks / max($dotnet_ticks, 1)
 print(f'samples ratio {samples:.2f}, CPU ratio {cpu:.2f}')
 raise SystemExit(0 if cpu / 1.5 <= samples <= cpu * 1.5 else 1)" ||
 	fail "the samples of the two processes do not follow their CPU time"
+
+# perfcollect's runbook line without -pid records the whole machine too.
+(cd "$workdir" && "$PERFCOLLECT" collect machine -collectsec 2 2>"$workdir/perfcollect.err") ||
+	{ cat "$workdir/perfcollect.err"; fail "perfcollect collect NAME without -pid failed"; }
+grep -q "sampling every CPU" "$workdir/perfcollect.err" || fail "perfcollect collect NAME did not sample every CPU"
+unzip -l "$workdir/machine.trace.zip" | grep -q "perf.data.txt" || fail "machine.trace.zip lacks perf.data.txt"
+
+# Refused: one line with what it needs.
+if command -v setpriv >/dev/null && (($(id -u) == 0)) && (($(cat /proc/sys/kernel/perf_event_paranoid) > 0)); then
+	status=0
+	mkdir -m 777 "$workdir/nobody"
+	chmod 755 "$workdir"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$PROFCPU" collect -a -duration 1 \
+		-o "$workdir/nobody/out" 2>"$workdir/refused.err" || status=$?
+	cat "$workdir/refused.err"
+	((status == 1)) || fail "an unprivileged collect -a exited $status"
+	grep -q "perf_event_paranoid <= 0" "$workdir/refused.err" || fail "the refusal does not say what -a needs"
+fi
 echo "ok"
