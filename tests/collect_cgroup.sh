@@ -4,25 +4,8 @@
 # is (PERF_FLAG_PID_CGROUP follows the cgroup, not a process tree).
 source "$(dirname "$0")/lib.sh"
 
-# perf events follow the v1 perf_event hierarchy when one is mounted (its
-# hierarchy id in /proc/cgroups is not 0), else cgroup v2.
-if awk '$1 == "perf_event" && $2 != 0 { found = 1 } END { exit !found }' /proc/cgroups; then
-	hierarchy=$(awk '$3 == "cgroup" && $4 ~ /(^|,)perf_event(,|$)/ { print $2; exit }' /proc/mounts)
-else
-	hierarchy=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-fi
-[[ -n "$hierarchy" ]] || skip "no cgroup hierarchy for perf events is mounted"
-cgroup=$hierarchy/profcpu-test-$$-$RANDOM
-mkdir "$cgroup" 2>/dev/null || skip "cannot make a cgroup under $hierarchy (needs root)"
-remove_cgroup() {
-	local pid
-	for pid in $(cat "$cgroup/cgroup.procs" 2>/dev/null); do
-		kill -9 "$pid" 2>/dev/null || true # only the processes this test put there
-	done
-	for _ in $(seq 50); do rmdir "$cgroup" 2>/dev/null && break; sleep 0.1; done
-	cleanup
-}
-trap remove_cgroup EXIT
+make_test_cgroup
+cgroup=$test_cgroup
 
 # Inside: workload_split at once, workload_deep_recursion once sampling runs.
 start bash -c "echo \$\$ >'$cgroup/cgroup.procs' && { '$WORKLOAD_SPLIT' 30 & } &&

@@ -10,6 +10,11 @@ start_hotloop DOTNET_PerfMapEnabled=1
 dotnet_pid=$started_pid
 start "$WORKLOAD_SPLIT" 60
 split_pid=$started_pid
+# A second .NET app with no perf map, in a cgroup of its own so that
+# --enable-perfmaps below talks to no process but the test's.
+make_test_cgroup
+start_hotloop sh -c "echo \$\$ >'$test_cgroup/cgroup.procs' && exec \"\$0\" \"\$@\""
+quiet_pid=$started_pid
 sleep 1 # let tiered compilation settle
 
 # CPU clock ticks (user + system) a process used so far.
@@ -44,6 +49,16 @@ cpu = $split_ticks / max($dotnet_ticks, 1)
 print(f'samples ratio {samples:.2f}, CPU ratio {cpu:.2f}')
 raise SystemExit(0 if cpu / 1.5 <= samples <= cpu * 1.5 else 1)" ||
 	fail "the samples of the two processes do not follow their CPU time"
+# Perf maps stay as the processes have them unless asked for.
+quiet_hot="^dotnet-$quiet_pid;(.*;)?hotloop!Demo\.Program::HotMethod(;|$)"
+(($(folded count "$out" "$quiet_hot") == 0)) || fail "a .NET app without a perf map got one without --enable-perfmaps"
+"$PROFCPU" collect --cgroup "$test_cgroup" --enable-perfmaps -duration 2 -F 199 -o "$workdir/enabled" 2>"$workdir/enabled.err" ||
+	{ cat "$workdir/enabled.err"; fail "profcpu collect --cgroup --enable-perfmaps failed"; }
+grep "turned on the perf map" "$workdir/enabled.err" || fail "--enable-perfmaps did not say what it did"
+quiet_samples=$(folded count "$workdir/enabled/folded_stacks.out" "^dotnet-$quiet_pid;")
+quiet_named=$(folded count "$workdir/enabled/folded_stacks.out" "$quiet_hot")
+echo "--enable-perfmaps: $quiet_named of $quiet_samples samples of pid $quiet_pid name HotMethod"
+((quiet_samples > 0 && 2 * quiet_named >= quiet_samples)) || fail "--enable-perfmaps did not name the JIT frames"
 
 # perfcollect's runbook line without -pid records the whole machine too.
 (cd "$workdir" && "$PERFCOLLECT" collect machine -collectsec 2 2>"$workdir/perfcollect.err") ||

@@ -55,6 +55,9 @@ static const char usage[] =
     "  --cgroup PATH         every process of this cgroup directory, also those\n"
     "                        started while sampling (a container, a pod)\n"
     "  --container ID        the cgroup of this container (podman, docker)\n"
+    "  --enable-perfmaps     with those: switch on the perf map of every .NET 8+\n"
+    "                        process through its diagnostics socket, to name\n"
+    "                        its JIT frames (writes into its /tmp; off by default)\n"
     "  -duration, -collectsec SECONDS\n"
     "                        how long to sample (default: until Ctrl-C)\n"
     "  -F, -frequency HZ     samples per second of CPU time (default 99;\n"
@@ -99,6 +102,7 @@ struct collect_options {
 	bool no_compress, hardware_events, thread_time, off_cpu;
 	bool every_process;		   /* -a, or perfcollect's form without -pid */
 	const char *cgroup, *container_id; /* every process of a cgroup */
+	bool enable_perfmaps;		   /* of every .NET process sampled */
 	struct symbol_options symbols;
 	struct grouping_options grouping;
 	struct event_options events;
@@ -416,6 +420,7 @@ int cmd_collect(int argc, char **argv)
 	    {"all-cpus", "a", OPTION_FLAG, &options.every_process},
 	    {"cgroup", NULL, OPTION_STRING, &options.cgroup},
 	    {"container", NULL, OPTION_STRING, &options.container_id},
+	    {"enable-perfmaps", NULL, OPTION_FLAG, &options.enable_perfmaps},
 	    {"duration", "collectsec", OPTION_NUMBER, &options.duration},
 	    {"frequency", "F", OPTION_INTEGER, &options.frequency},
 	    {"output", "o", OPTION_STRING, &options.output_dir},
@@ -508,7 +513,10 @@ int cmd_collect(int argc, char **argv)
 			status = write_events_only_outputs(dir, &zip, zip_path);
 		goto done;
 	}
-	dotnet_ensure_perfmap(&target, log);
+	if (target.pid != TARGET_EVERY_PROCESS)
+		dotnet_ensure_perfmap(&target, log);
+	else if (options.enable_perfmaps)
+		sampling_scope_enable_perfmaps(&target, log);
 	/* With --push-interval, one capture a period into the same folder, each
 	 * pushed, until the duration, Ctrl-C or the target's exit. */
 	for (double collected = 0; !collected || options.push_interval > 0;) {

@@ -1,4 +1,5 @@
 #include "sampling_scope.h"
+#include "dotnet_diagnostics.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -38,6 +39,54 @@ int sampling_scope_open(const char *cgroup, struct target_process *target)
 		 : name && name[1] ? name + 1
 				   : cgroup);
 	return 0;
+}
+
+/* The processes of a cgroup directory (its cgroup.procs), or of the
+ * machine. Returns how many were put in `*pids` (malloc'd). */
+static size_t processes_in_scope(const char *cgroup, pid_t **pids)
+{
+	size_t count = 0, capacity = 0;
+
+	*pids = NULL;
+	if (cgroup) {
+		char *path = xasprintf("%s/cgroup.procs", cgroup);
+		FILE *procs = fopen(path, "re");
+		int pid;
+
+		while (procs && fscanf(procs, "%d", &pid) == 1) {
+			grow_array((void **)pids, &capacity, count + 1, sizeof(**pids));
+			(*pids)[count++] = pid;
+		}
+		if (procs)
+			fclose(procs);
+		free(path);
+	} else {
+		struct process_entry *processes;
+		size_t listed = target_process_list(&processes);
+
+		*pids = xcalloc(listed + 1, sizeof(**pids));
+		for (; count < listed; count++)
+			(*pids)[count] = processes[count].pid;
+		free(processes);
+	}
+	return count;
+}
+
+void sampling_scope_enable_perfmaps(const struct target_process *target, FILE *log)
+{
+	pid_t *pids;
+	size_t count = processes_in_scope(target->cgroup, &pids);
+
+	for (size_t i = 0; i < count; i++) {
+		struct target_process process;
+
+		if (!target_process_maps_file(pids[i], "libcoreclr.so") ||
+		    target_process_open(pids[i], &process) < 0)
+			continue;
+		dotnet_ensure_perfmap(&process, log);
+		target_process_close(&process);
+	}
+	free(pids);
 }
 
 /* Depth-first search under `path` for a directory whose name holds `id`. */
