@@ -287,7 +287,9 @@ static void log_environment(FILE *log, const struct target_process *target,
 	uname(&system);
 	fprintf(log, "machine: %s %s %s %s %s\nkernel.perf_event_paranoid: %s\n", system.sysname,
 		system.nodename, system.release, system.version, system.machine, paranoid);
-	for (size_t i = 0; i < sizeof(variables) / sizeof(*variables); i++) {
+	for (size_t i = 0;
+	     i < sizeof(variables) / sizeof(*variables) && target->pid != TARGET_EVERY_PROCESS;
+	     i++) {
 		char *value = target_process_environment_value(target->pid, variables[i]);
 
 		fprintf(log, "target %s: %s\n", variables[i], value ? value : "(not set)");
@@ -499,9 +501,13 @@ int cmd_collect(int argc, char **argv)
 	}
 	report_also_to(log);
 	command_line = join_arguments(argc, argv);
-	fprintf(log, "command: %s\nprofcpu: %s\npid: %d (%d in its namespace)\ncomm: %s\n",
-		command_line, PROFCPU_VERSION, (int)target.pid, (int)target.namespace_pid,
-		target.comm);
+	fprintf(log, "command: %s\nprofcpu: %s\n", command_line, PROFCPU_VERSION);
+	if (target.pid == TARGET_EVERY_PROCESS)
+		fprintf(log, "scope: every process%s%s\n", target.cgroup ? " of cgroup " : "",
+			target.cgroup ? target.cgroup : "");
+	else
+		fprintf(log, "pid: %d (%d in its namespace)\ncomm: %s\n", (int)target.pid,
+			(int)target.namespace_pid, target.comm);
 	log_environment(log, &target, &options);
 	warn_about_perfcollect_options(&options);
 	if (options.events_wanted)

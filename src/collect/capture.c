@@ -174,11 +174,19 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	log_summary(log, &summary);
 	if (options->stopped_early)
 		*options->stopped_early = summary.stop_reason != RECORD_STOPPED_BY_DURATION;
-	fprintf(stderr,
-		"profcpu: %llu samples from %u thread%s in %.1f s, %llu lost; stopped: %s\n",
-		(unsigned long long)summary.samples, summary.threads_seen,
-		summary.threads_seen == 1 ? "" : "s", summary.elapsed_seconds,
-		(unsigned long long)summary.lost_samples, stop_reason_text(summary.stop_reason));
+	if (target->pid == TARGET_EVERY_PROCESS) /* threads are not counted one by one */
+		fprintf(stderr, "profcpu: %llu samples in %.1f s, %llu lost; stopped: %s\n",
+			(unsigned long long)summary.samples, summary.elapsed_seconds,
+			(unsigned long long)summary.lost_samples,
+			stop_reason_text(summary.stop_reason));
+	else
+		fprintf(
+		    stderr,
+		    "profcpu: %llu samples from %u thread%s in %.1f s, %llu lost; stopped: %s\n",
+		    (unsigned long long)summary.samples, summary.threads_seen,
+		    summary.threads_seen == 1 ? "" : "s", summary.elapsed_seconds,
+		    (unsigned long long)summary.lost_samples,
+		    stop_reason_text(summary.stop_reason));
 	if (summary.samples == 0 && target->pid != TARGET_EVERY_PROCESS)
 		suggest_busy_processes(target);
 	if (summary.lost_samples)
