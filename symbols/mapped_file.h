@@ -22,6 +22,8 @@ struct file_identity {
 struct mapped_file {
 	const char *path; /* as the process sees it */
 	struct file_identity identity;
+	pid_t mapped_by; /* a live process that maps it, or 0: opened through
+			    its /proc/<pid>/map_files when the path fails */
 };
 
 /* True when the open file `fd` is the one `identity` describes (its inode:

@@ -31,6 +31,7 @@ struct module {
 	struct call_frame_info *cfi;   /* loaded on the first leaf unwound here */
 	bool cfi_loaded;
 	struct build_id build_id; /* the binary's; size 0: none, or not loaded yet */
+	pid_t mapped_by;	  /* the mapped_file's: a live process mapping it */
 };
 
 struct native_symbols {
@@ -224,8 +225,9 @@ static int open_mapped_file(struct native_symbols *symbols, struct module *modul
 		return fd;
 	if (fd >= 0)
 		close(fd);
-	if (symbols->live_pid > 0 &&
-	    (fd = map_files_open(symbols->live_pid, &module->identity)) >= 0)
+	pid_t live = symbols->live_pid > 0 ? symbols->live_pid : module->mapped_by;
+
+	if (live > 0 && (fd = map_files_open(live, &module->identity)) >= 0)
 		return fd;
 	return -1;
 }
@@ -295,6 +297,7 @@ static struct module *find_module(struct native_symbols *symbols, const struct m
 		return NULL;
 	}
 	module->identity = file->identity;
+	module->mapped_by = file->mapped_by;
 	load_module(symbols, module);
 	module->next_in_bucket = symbols->buckets[bucket];
 	symbols->buckets[bucket] = module;

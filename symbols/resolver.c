@@ -3,6 +3,7 @@
 #include "managed_images.h"
 #include "symbols_log.h"
 #include "target_file.h"
+#include "target_root.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -131,7 +132,7 @@ static int open_runtime_file(const struct resolver *resolver, const struct proce
 {
 	const struct resolver_config *config = &resolver->config;
 	char name[64], path[4096];
-	int fd;
+	int fd, root_fd;
 
 	*from_capture = false;
 	if (config->capture_dir) {
@@ -150,6 +151,14 @@ static int open_runtime_file(const struct resolver *resolver, const struct proce
 		fd = target_file_open(config->live_root_fd, path, 0);
 		if (fd >= 0 || errno == EINVAL)
 			return fd; /* EINVAL: a FIFO or device there is never read */
+	}
+	if (config->live_every_process && (root_fd = target_root_open(process->pid)) >= 0) {
+		snprintf(name, sizeof(name), name_pattern,
+			 (int)target_root_namespace_pid(process->pid));
+		snprintf(path, sizeof(path), "/tmp/%s", name);
+		fd = target_file_open(root_fd, path, 0);
+		close(root_fd);
+		return fd;
 	}
 	snprintf(name, sizeof(name), name_pattern, (int)process->pid);
 	snprintf(path, sizeof(path), "/tmp/%s", name);
@@ -362,12 +371,21 @@ static bool lookup_managed_image(struct resolver *resolver, const struct mapping
 	return true;
 }
 
+/* The process to open a mapped file through when its path fails: each
+ * process of a live capture of every process; 0 otherwise (the native
+ * symbols' live target, or none). */
+static pid_t live_process(const struct resolver *resolver, const struct process *process)
+{
+	return resolver->config.live_every_process ? process->pid : 0;
+}
+
 static void lookup_native(struct resolver *resolver, struct process *process,
 			  const struct mapping *mapping, uint64_t address, uint64_t lookup_address,
 			  struct resolved_location *location)
 {
 	struct native_frame frames[RESOLVER_MAX_FRAMES];
-	struct mapped_file file = {mapping->path, mapping->identity};
+	struct mapped_file file = {mapping->path, mapping->identity,
+				   live_process(resolver, process)};
 	size_t count = native_symbols_lookup(resolver->native, &file,
 					     lookup_address - mapping->start + mapping->page_offset,
 					     frames, RESOLVER_MAX_FRAMES);
@@ -470,7 +488,9 @@ void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, st
 		return;
 	}
 	code->cfi = native_symbols_call_frame_info(
-	    resolver->native, &(struct mapped_file){mapping->path, mapping->identity},
+	    resolver->native,
+	    &(struct mapped_file){mapping->path, mapping->identity,
+				  live_process(resolver, process)},
 	    address - mapping->start + mapping->page_offset, &code->file_address);
 	code->kind = code->cfi ? CODE_WITH_CFI : CODE_WITHOUT_CFI;
 }

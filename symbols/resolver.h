@@ -57,6 +57,9 @@ struct resolver_config {
 	 * copy; live_pid 0 when there is none. */
 	pid_t live_pid, live_namespace_pid;
 	int live_root_fd;
+	/* Every process of the capture may still run (collect -a, --cgroup):
+	 * each one's files and /tmp are read inside its own root. */
+	bool live_every_process;
 };
 
 struct resolver;

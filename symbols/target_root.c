@@ -28,6 +28,26 @@ bool target_root_has_openat2(void)
 	return !openat2_missing;
 }
 
+pid_t target_root_namespace_pid(pid_t pid)
+{
+	char path[64], line[256];
+	pid_t namespace_pid = pid;
+	FILE *status;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	status = fopen(path, "re");
+	while (status && fgets(line, sizeof(line), status)) {
+		if (strncmp(line, "NSpid:", 6) != 0)
+			continue;
+		for (char *field = strtok(line + 6, " \t\n"); field; field = strtok(NULL, " \t\n"))
+			namespace_pid = (pid_t)atoi(field);
+		break;
+	}
+	if (status)
+		fclose(status);
+	return namespace_pid;
+}
+
 int target_root_openat(int root_fd, const char *path, int flags)
 {
 	struct open_how how = {

@@ -16,6 +16,11 @@
  * reachable after the target exits. Returns -1 with errno set on failure. */
 int target_root_open(pid_t pid);
 
+/* The pid as the process sees itself in its own PID namespace (the last
+ * NSpid: field of /proc/<pid>/status): the number in the names of its /tmp
+ * files. `pid` itself when unreadable. */
+pid_t target_root_namespace_pid(pid_t pid);
+
 /* Opens `path` (absolute, as the target sees it) inside the root `root_fd`.
  * With root_fd == -1, opens `path` in the profiler's own file system.
  * `flags` are open(2) flags; O_CLOEXEC is always added. Uses openat2, or

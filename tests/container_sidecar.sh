@@ -7,11 +7,7 @@ source "$(dirname "$0")/lib.sh"
 source "$tests_dir/podman.sh"
 
 # Images from local files: the JIT workload, and profcpu's own image.
-target_root=$workdir/target-root
-install -D "$WORKLOAD_JIT_PERFMAP" "$target_root/bin/workload"
-install_libraries "$target_root" "$WORKLOAD_JIT_PERFMAP"
-install -d -m 1777 "$target_root/tmp"
-import_image localhost/jit-target "$target_root"
+import_jit_target localhost/jit-target
 "$tests_dir/../container/build-image" localhost/profcpu-test -- "${podman_options[@]}"
 
 run -d --name target localhost/jit-target /bin/workload >/dev/null ||

@@ -2,6 +2,7 @@
 
     folded.py total FILE          samples in FILE
     folded.py share FILE REGEX    % of samples whose stack text matches REGEX
+    folded.py count FILE REGEX    samples whose stack text matches REGEX
     folded.py top FILE [N]        the N heaviest stacks with their share
 """
 import re
@@ -26,10 +27,13 @@ def main():
     total = sum(count for _, count in stacks)
     if command == "total":
         print(total)
-    elif command == "share":
+    elif command in ("share", "count"):
         pattern = re.compile(sys.argv[3])
         matched = sum(count for stack, count in stacks if pattern.search(stack))
-        print(f"{100.0 * matched / total:.1f}" if total else "0")
+        if command == "count":
+            print(matched)
+        else:
+            print(f"{100.0 * matched / total:.1f}" if total else "0")
     elif command == "top":
         limit = int(sys.argv[3]) if len(sys.argv) > 3 else 10
         for stack, count in sorted(stacks, key=lambda item: -item[1])[:limit]:

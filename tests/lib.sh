@@ -5,11 +5,13 @@ set -euo pipefail
 tests_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 workdir=$(mktemp -d /tmp/profcpu-test.XXXXXX)
 background_pids=()
+test_cgroups=()
 
 cleanup() {
 	for pid in "${background_pids[@]}"; do
 		kill -9 "$pid" 2>/dev/null || true
 	done
+	remove_test_cgroups
 	rm -rf "$workdir"
 }
 trap cleanup EXIT
@@ -22,6 +24,32 @@ fail() {
 skip() {
 	echo "SKIP: $*" >&2
 	exit 77
+}
+
+# Makes a cgroup in the hierarchy perf events follow (the v1 perf_event one
+# when mounted, else cgroup v2) into $test_cgroup; skips the test when it
+# cannot. It and the processes put in it go when the test ends.
+make_test_cgroup() {
+	local hierarchy
+	if awk '$1 == "perf_event" && $2 != 0 { found = 1 } END { exit !found }' /proc/cgroups; then
+		hierarchy=$(awk '$3 == "cgroup" && $4 ~ /(^|,)perf_event(,|$)/ { print $2; exit }' /proc/mounts)
+	else
+		hierarchy=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	fi
+	[[ -n "$hierarchy" ]] || skip "no cgroup hierarchy for perf events is mounted"
+	test_cgroup=$hierarchy/profcpu-test-$$-$RANDOM
+	mkdir "$test_cgroup" 2>/dev/null || skip "cannot make a cgroup under $hierarchy (needs root)"
+	test_cgroups+=("$test_cgroup")
+}
+
+remove_test_cgroups() {
+	local cgroup pid
+	for cgroup in "${test_cgroups[@]}"; do
+		for pid in $(cat "$cgroup/cgroup.procs" 2>/dev/null); do
+			kill -9 "$pid" 2>/dev/null || true # only processes the test put there
+		done
+		for _ in $(seq 50); do rmdir "$cgroup" 2>/dev/null && break; sleep 0.1; done
+	done
 }
 
 # Starts a command in the background; its pid is in $started_pid.

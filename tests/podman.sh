@@ -31,6 +31,17 @@ import_image() {
 	tar -C "$2" -c . | podman import -q - "$1" >/dev/null || skip "podman cannot import images here"
 }
 
+# import_jit_target NAME: the image NAME of the JIT workload
+# (tests/workloads/jit_perfmap.c) as /bin/workload, with its libraries and a
+# /tmp for its perf map, built in $target_root.
+import_jit_target() {
+	target_root=$workdir/target-root
+	install -D "$WORKLOAD_JIT_PERFMAP" "$target_root/bin/workload"
+	install_libraries "$target_root" "$WORKLOAD_JIT_PERFMAP"
+	install -d -m 1777 "$target_root/tmp"
+	import_image "$1" "$target_root"
+}
+
 # install_libraries ROOT BINARY...: the shared libraries each BINARY loads,
 # at their paths under ROOT.
 install_libraries() {

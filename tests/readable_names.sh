@@ -76,15 +76,17 @@ svg = open(sys.argv[1]).read()
 sys.exit(0 if re.search(r"<title>System\.Private\.CoreLib![^<\n]* \([0-9,]+ samples, [0-9.]+%\)\n"
                         r"[^<]*\[System\.Private\.CoreLib\] [^<]*\)\[[A-Za-z0-9]+\]", svg) else 1)
 PY
-# The options: tiers kept apart, stacks by thread id, by process.
+# The options: tiers kept apart, stacks by thread id, by process, by pid.
 "$PROFCPU" postprocess -dir "$out" --keep-tiers >/dev/null
 assert_share "$out/folded_stacks.out" '!System\.[^;]+::[^;]+ \[(QuickJitted|OptimizedTier1|Optimized|InstrumentedTier[A-Za-z]*|Tier0|Tier1)\]' 3 100
 "$PROFCPU" postprocess -dir "$out" --group-by tid >/dev/null
 assert_share "$out/folded_stacks.out" "^\.NET TP Worker-$pid/[0-9]+;" 40 100
 "$PROFCPU" postprocess -dir "$out" --group-by process >/dev/null
 assert_share "$out/folded_stacks.out" '^dotnet;' 100 100
+"$PROFCPU" postprocess -dir "$out" --group-by pid >/dev/null
+assert_share "$out/folded_stacks.out" "^dotnet-$pid;" 100 100
 "$PROFCPU" postprocess -dir "$out" --group-by fibre 2>"$workdir/bad.err" && fail "--group-by fibre was accepted"
-grep -q 'invalid --group-by fibre: give thread, tid or process' "$workdir/bad.err" || fail "no clear error for --group-by fibre"
+grep -q 'invalid --group-by fibre: give thread, tid, process or pid' "$workdir/bad.err" || fail "no clear error for --group-by fibre"
 with_map=$out
 
 # --- Without a perf map: JIT code runs unnamed from memfd:doublemapper.

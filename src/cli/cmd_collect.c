@@ -6,6 +6,7 @@
 #include "event_options.h"
 #include "grouping_options.h"
 #include "postprocess.h"
+#include "sampling_scope.h"
 #include "push_options.h"
 #include "stop_signals.h"
 #include "symbol_options.h"
@@ -25,6 +26,7 @@
 
 static const char usage[] =
     "usage: profcpu collect -pid PID [-duration SECONDS] [options]\n"
+    "       profcpu collect -a | --cgroup PATH | --container ID [options]\n"
     "       profcpu collect NAME -pid PID [-collectsec SECONDS] [options]\n"
     "\n"
     "Samples every thread of PID (also threads started later) with the\n"
@@ -50,6 +52,15 @@ static const char usage[] =
     "options:\n"
     "  -pid PID              the process to sample\n"
     "  -processfilter NAME   without -pid: the one process named NAME\n"
+    "  -a, --all-cpus        every process of the machine (perfcollect's form\n"
+    "                        without -pid does this); needs root, CAP_PERFMON\n"
+    "                        or kernel.perf_event_paranoid <= 0; no runtime events\n"
+    "  --cgroup PATH         every process of this cgroup directory, also those\n"
+    "                        started while sampling (a container, a pod)\n"
+    "  --container ID        the cgroup of this container (podman, docker)\n"
+    "  --enable-perfmaps     with those: switch on the perf map of every .NET 8+\n"
+    "                        process through its diagnostics socket, to name\n"
+    "                        its JIT frames (writes into its /tmp; off by default)\n"
     "  -duration, -collectsec SECONDS\n"
     "                        how long to sample (default: until Ctrl-C)\n"
     "  -F, -frequency HZ     samples per second of CPU time (default 99;\n"
@@ -94,6 +105,9 @@ struct collect_options {
 	enum call_graph_mode call_graph;
 	const char *trace_name; /* perfcollect's form: collect NAME */
 	bool no_compress, hardware_events, thread_time, off_cpu;
+	bool every_process;		   /* -a, or perfcollect's form without -pid */
+	const char *cgroup, *container_id; /* every process of a cgroup */
+	bool enable_perfmaps;		   /* of every .NET process sampled */
 	struct symbol_options symbols;
 	struct grouping_options grouping;
 	struct event_options events;
@@ -206,9 +220,13 @@ static int check_call_graph_options(struct collect_options *options)
 
 static int check_options(struct collect_options *options)
 {
-	if (options->pid == 0 && !options->process_filter) {
+	if (options->pid == 0 && !options->process_filter && !options->cgroup &&
+	    !options->container_id && options->trace_name)
+		options->every_process = true; /* perfcollect's default: the whole machine */
+	if (options->pid == 0 && !options->process_filter && !options->every_process &&
+	    !options->cgroup && !options->container_id) {
 		report_error("collect needs the process to sample: profcpu collect -pid PID "
-			     "(profcpu samples one process, not the whole system)");
+			     "or every process: -a, --cgroup PATH, --container ID");
 		return -1;
 	}
 	if (options->frequency < 1 || options->frequency > 100000) {
@@ -279,7 +297,9 @@ static void log_environment(FILE *log, const struct target_process *target,
 	uname(&system);
 	fprintf(log, "machine: %s %s %s %s %s\nkernel.perf_event_paranoid: %s\n", system.sysname,
 		system.nodename, system.release, system.version, system.machine, paranoid);
-	for (size_t i = 0; i < sizeof(variables) / sizeof(*variables); i++) {
+	for (size_t i = 0;
+	     i < sizeof(variables) / sizeof(*variables) && target->pid != TARGET_EVERY_PROCESS;
+	     i++) {
 		char *value = target_process_environment_value(target->pid, variables[i]);
 
 		fprintf(log, "target %s: %s\n", variables[i], value ? value : "(not set)");
@@ -360,6 +380,25 @@ static int write_events_only_outputs(const char *dir, const struct trace_zip *zi
 	return 0;
 }
 
+/* -a, --cgroup or --container: fills `target` with every process in sight
+ * (*cgroup: the container's cgroup, malloc'd) and folds stacks under their
+ * process and its pid (NAME-PID) unless --group-by says otherwise: with many
+ * programs, the process is what a reader looks for first, and several share
+ * one name (dotnet). Returns -1 after saying why not. */
+static int open_sampling_scope(struct collect_options *options, struct target_process *target,
+			       char **cgroup, struct fold_options *fold)
+{
+	if (options->container_id &&
+	    !(*cgroup = sampling_scope_container_cgroup(options->container_id)))
+		return -1;
+	if (!*cgroup && options->cgroup)
+		*cgroup = xstrdup(options->cgroup);
+	if (!options->grouping.group_by)
+		fold->group_by = FOLD_BY_PID;
+	options->events_wanted = false; /* EventPipe sessions are per process */
+	return sampling_scope_open(*cgroup, target);
+}
+
 static bool is_perfcollect_form(int argc, char **argv)
 {
 	return argc > 1 && argv[1][0] != '-';
@@ -392,6 +431,10 @@ int cmd_collect(int argc, char **argv)
 	struct string_list positionals = {0};
 	const struct option entries[] = {
 	    {"pid", "p", OPTION_INTEGER, &options.pid},
+	    {"all-cpus", "a", OPTION_FLAG, &options.every_process},
+	    {"cgroup", NULL, OPTION_STRING, &options.cgroup},
+	    {"container", NULL, OPTION_STRING, &options.container_id},
+	    {"enable-perfmaps", NULL, OPTION_FLAG, &options.enable_perfmaps},
 	    {"duration", "collectsec", OPTION_NUMBER, &options.duration},
 	    {"frequency", "F", OPTION_INTEGER, &options.frequency},
 	    {"output", "o", OPTION_STRING, &options.output_dir},
@@ -417,7 +460,7 @@ int cmd_collect(int argc, char **argv)
 	struct trace_zip zip = {0};
 	struct fold_options fold;
 	struct eventpipe_session *events = NULL;
-	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL;
+	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL, *cgroup = NULL;
 	bool keep_dir = true;
 	FILE *log = NULL;
 	int status = 1;
@@ -441,9 +484,13 @@ int cmd_collect(int argc, char **argv)
 		options.frequency = perfcollect_form ? 1000 : 99;
 	if (check_options(&options) < 0 || !grouping_options_apply(&options.grouping, &fold))
 		return 2;
-	if (!options.pid && (options.pid = target_process_find_by_name(options.process_filter)) < 0)
-		return 1;
-	if (target_process_open((pid_t)options.pid, &target) < 0)
+	if (options.pid || options.process_filter) {
+		if (!options.pid &&
+		    (options.pid = target_process_find_by_name(options.process_filter)) < 0)
+			return 1;
+		if (target_process_open((pid_t)options.pid, &target) < 0)
+			return 1;
+	} else if (open_sampling_scope(&options, &target, &cgroup, &fold) < 0)
 		return 1;
 	/* From here on a signal stops the sampling, never the writing. */
 	stop_signals_install();
@@ -468,9 +515,13 @@ int cmd_collect(int argc, char **argv)
 	}
 	report_also_to(log);
 	command_line = join_arguments(argc, argv);
-	fprintf(log, "command: %s\nprofcpu: %s\npid: %d (%d in its namespace)\ncomm: %s\n",
-		command_line, PROFCPU_VERSION, (int)target.pid, (int)target.namespace_pid,
-		target.comm);
+	fprintf(log, "command: %s\nprofcpu: %s\n", command_line, PROFCPU_VERSION);
+	if (target.pid == TARGET_EVERY_PROCESS)
+		fprintf(log, "scope: every process%s%s\n", target.cgroup ? " of cgroup " : "",
+			target.cgroup ? target.cgroup : "");
+	else
+		fprintf(log, "pid: %d (%d in its namespace)\ncomm: %s\n", (int)target.pid,
+			(int)target.namespace_pid, target.comm);
 	log_environment(log, &target, &options);
 	warn_about_perfcollect_options(&options);
 	if (options.events_wanted)
@@ -482,7 +533,10 @@ int cmd_collect(int argc, char **argv)
 			status = write_events_only_outputs(dir, &zip, zip_path);
 		goto done;
 	}
-	dotnet_ensure_perfmap(&target, log);
+	if (target.pid != TARGET_EVERY_PROCESS)
+		dotnet_ensure_perfmap(&target, log);
+	else if (options.enable_perfmaps)
+		sampling_scope_enable_perfmaps(&target, log);
 	/* With --push-interval, one capture a period into the same folder, each
 	 * pushed, until the duration, Ctrl-C or the target's exit. */
 	for (double collected = 0; !collected || options.push_interval > 0;) {
@@ -510,9 +564,10 @@ int cmd_collect(int argc, char **argv)
 		if (collected == 0) { /* after the first capture: sampling starts at once */
 			symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
 			config.capture_dir = dir;
-			config.live_pid = target.pid;
+			config.live_pid = target.pid == TARGET_EVERY_PROCESS ? 0 : target.pid;
 			config.live_namespace_pid = target.namespace_pid;
 			config.live_root_fd = target.root_fd;
+			config.live_every_process = target.pid == TARGET_EVERY_PROCESS;
 			if (options.push_url)
 				push_options_add_target_labels(&options.push, target.pid,
 							       target.comm);
@@ -538,6 +593,7 @@ done:
 	symbol_options_release(&options.symbols);
 	push_options_release(&options.push);
 	free(command_line);
+	free(cgroup);
 	free(log_path);
 	free(zip_path);
 	free(dir);

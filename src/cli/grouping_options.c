@@ -8,8 +8,10 @@ bool grouping_options_apply(const struct grouping_options *options, struct fold_
 	static const struct {
 		const char *name;
 		enum fold_group group;
-	} groups[] = {
-	    {"thread", FOLD_BY_THREAD}, {"tid", FOLD_BY_TID}, {"process", FOLD_BY_PROCESS}};
+	} groups[] = {{"thread", FOLD_BY_THREAD},
+		      {"tid", FOLD_BY_TID},
+		      {"process", FOLD_BY_PROCESS},
+		      {"pid", FOLD_BY_PID}};
 
 	*fold = (struct fold_options){FOLD_BY_THREAD, options->keep_tiers};
 	if (!options->group_by)
@@ -19,6 +21,6 @@ bool grouping_options_apply(const struct grouping_options *options, struct fold_
 			fold->group_by = groups[i].group;
 			return true;
 		}
-	report_error("invalid --group-by %s: give thread, tid or process", options->group_by);
+	report_error("invalid --group-by %s: give thread, tid, process or pid", options->group_by);
 	return false;
 }

@@ -8,7 +8,7 @@
 #include "profile.h"
 
 struct grouping_options {
-	const char *group_by; /* --group-by thread|tid|process */
+	const char *group_by; /* --group-by thread|tid|process|pid */
 	bool keep_tiers;      /* --keep-tiers */
 };
 
@@ -21,7 +21,8 @@ struct grouping_options {
 #define GROUPING_OPTIONS_USAGE                                                                     \
 	"  --group-by WHAT       what starts each stack: thread (its name, the\n"                  \
 	"                        default, as stackcollapse-perf does), tid\n"                      \
-	"                        (NAME-PID/TID) or process\n"                                      \
+	"                        (NAME-PID/TID), process or pid (NAME-PID, the\n"                  \
+	"                        default of -a, --cgroup and --container)\n"                       \
 	"  --keep-tiers          keep .NET tiers apart (Method [OptimizedTier1]); by\n"            \
 	"                        default a method re-jitted during the capture is one\n"           \
 	"                        frame\n"

@@ -195,9 +195,15 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	if (options->call_graph != CALL_GRAPH_FP)
 		fprintf(log, ", %u bytes of user stack per sample", stack_size);
 	fputc('\n', log);
-	fprintf(stderr, "profcpu: sampling pid %d (%s) with %s at %u Hz%s\n", (int)target->pid,
-		target->comm, info.event_name, options->frequency,
-		options->duration > 0 ? "" : "; Ctrl-C stops");
+	if (target->pid == TARGET_EVERY_PROCESS)
+		fprintf(stderr, "profcpu: sampling every CPU%s%s with %s at %u Hz%s\n",
+			target->cgroup ? " for cgroup " : "", target->cgroup ? target->cgroup : "",
+			info.event_name, options->frequency,
+			options->duration > 0 ? "" : "; Ctrl-C stops");
+	else
+		fprintf(stderr, "profcpu: sampling pid %d (%s) with %s at %u Hz%s\n",
+			(int)target->pid, target->comm, info.event_name, options->frequency,
+			options->duration > 0 ? "" : "; Ctrl-C stops");
 	sink.runtime_files = runtime_files_follow(target, dir, log);
 	record_run(session, &record_options, write_record, &sink, &summary);
 	record_close(session);
@@ -207,12 +213,20 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	log_summary(log, &summary);
 	if (options->stopped_early)
 		*options->stopped_early = summary.stop_reason != RECORD_STOPPED_BY_DURATION;
-	fprintf(stderr,
-		"profcpu: %llu samples from %u thread%s in %.1f s, %llu lost; stopped: %s\n",
-		(unsigned long long)summary.samples, summary.threads_seen,
-		summary.threads_seen == 1 ? "" : "s", summary.elapsed_seconds,
-		(unsigned long long)summary.lost_samples, stop_reason_text(summary.stop_reason));
-	if (summary.samples == 0)
+	if (target->pid == TARGET_EVERY_PROCESS) /* threads are not counted one by one */
+		fprintf(stderr, "profcpu: %llu samples in %.1f s, %llu lost; stopped: %s\n",
+			(unsigned long long)summary.samples, summary.elapsed_seconds,
+			(unsigned long long)summary.lost_samples,
+			stop_reason_text(summary.stop_reason));
+	else
+		fprintf(
+		    stderr,
+		    "profcpu: %llu samples from %u thread%s in %.1f s, %llu lost; stopped: %s\n",
+		    (unsigned long long)summary.samples, summary.threads_seen,
+		    summary.threads_seen == 1 ? "" : "s", summary.elapsed_seconds,
+		    (unsigned long long)summary.lost_samples,
+		    stop_reason_text(summary.stop_reason));
+	if (summary.samples == 0 && target->pid != TARGET_EVERY_PROCESS)
 		suggest_busy_processes(target);
 	if (summary.lost_samples)
 		report_warning("%llu samples were lost: the ring buffer overflowed; raise "

@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -191,8 +192,59 @@ static int trace_new_threads(struct record_session *session)
 	return 0;
 }
 
+/* Opens one event per CPU for every process, or with target->cgroup every
+ * process of that cgroup. Returns 0 or the errno of the failure. */
+static int open_cpu_events(struct record_session *session)
+{
+	int cgroup_fd = -1, error = 0;
+
+	if (session->target->cgroup &&
+	    (cgroup_fd = open(session->target->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return errno;
+	session->attr.inherit = 0; /* a CPU's event sees every task already */
+	for (size_t i = 0; i < session->cpu_count && !error; i++) {
+		int fd = (int)syscall(
+		    SYS_perf_event_open, &session->attr, cgroup_fd, session->cpus[i], -1,
+		    PERF_FLAG_FD_CLOEXEC | (cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0));
+
+		if (fd < 0 || ring_buffer_map(&session->rings[i], fd, session->buffer_pages) < 0) {
+			error = errno;
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		grow_array((void **)&session->event_fds, &session->event_capacity,
+			   session->event_count + 1, sizeof(int));
+		session->event_fds[session->event_count++] = fd;
+	}
+	if (cgroup_fd >= 0)
+		close(cgroup_fd);
+	return error;
+}
+
+/* The events a session samples with: per thread of one process, or per CPU. */
+static int open_events(struct record_session *session)
+{
+	return session->target->pid == TARGET_EVERY_PROCESS ? open_cpu_events(session)
+							    : trace_new_threads(session);
+}
+
 static void explain_open_error(const struct target_process *target, int error)
 {
+	if (target->pid == TARGET_EVERY_PROCESS && (error == EACCES || error == EPERM)) {
+		report_error(
+		    "no permission to sample every CPU (perf_event_open: %s): it needs "
+		    "root, CAP_PERFMON or CAP_SYS_ADMIN, or kernel.perf_event_paranoid <= 0 "
+		    "(sysctl -w kernel.perf_event_paranoid=0)",
+		    strerror(error));
+		return;
+	}
+	if (target->cgroup && (error == EBADF || error == ENOENT || error == ENOTDIR)) {
+		report_error("cannot sample cgroup %s (%s): perf events need its directory in "
+			     "cgroup v2 or the v1 perf_event hierarchy",
+			     target->cgroup, strerror(error));
+		return;
+	}
 	switch (error) {
 	case EACCES:
 		report_error("no permission to sample pid %d (perf_event_open: %s): run profcpu as "
@@ -264,17 +316,17 @@ struct record_session *record_open(const struct target_process *target,
 	for (size_t i = 0; i < session->cpu_count; i++)
 		session->rings[i].fd = -1;
 
-	error = trace_new_threads(session);
+	error = open_events(session);
 	if ((error == EACCES || error == EPERM) && !session->attr.exclude_kernel) {
 		/* perf_event_paranoid 2 allows user-space samples only. */
 		close_events(session);
 		session->attr.exclude_kernel = 1;
-		error = trace_new_threads(session);
+		error = open_events(session);
 		if (!error)
 			report_warning("the kernel refused kernel samples (perf_event_paranoid): "
 				       "stacks show user space only");
 	}
-	if (!error && session->traced_count == 0)
+	if (!error && session->event_count == 0)
 		error = ESRCH;
 	if (error) {
 		if (error == ESRCH)
@@ -387,7 +439,7 @@ static bool wait_for_data(struct record_session *session, int milliseconds)
 		polled[count++] = (struct pollfd){.fd = session->target->pidfd, .events = POLLIN};
 	if (poll(polled, count, milliseconds) > 0 && session->target->pidfd >= 0)
 		exited = polled[count - 1].revents & POLLIN;
-	if (session->target->pidfd < 0)
+	if (session->target->pidfd < 0 && session->target->pid != TARGET_EVERY_PROCESS)
 		exited = kill(session->target->pid, 0) < 0 && errno == ESRCH;
 	return exited;
 }
@@ -408,7 +460,9 @@ void record_run(struct record_session *session, const struct record_options *opt
 	set_events_enabled(session, true);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	status = synthesize_kernel_mmap(sink, context);
-	if (status == 0)
+	if (status == 0 && session->target->pid == TARGET_EVERY_PROCESS)
+		status = synthesize_every_process(session->attr.mmap_data, sink, context);
+	else if (status == 0)
 		status = synthesize_process(session->target->pid, session->attr.mmap_data, sink,
 					    context);
 

@@ -1,6 +1,7 @@
 #include "synthesize.h"
 #include "target_process.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -139,6 +140,24 @@ int synthesize_process(pid_t pid, bool file_data, record_sink sink, void *contex
 	int status = synthesize_threads(pid, sink, context);
 
 	return status ? status : synthesize_mappings(pid, file_data, sink, context);
+}
+
+int synthesize_every_process(bool file_data, record_sink sink, void *context)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *entry;
+	int status = 0;
+
+	while (proc && status == 0 && (entry = readdir(proc))) {
+		char *end;
+		long pid = strtol(entry->d_name, &end, 10);
+
+		if (pid > 0 && *end == '\0')
+			status = synthesize_process((pid_t)pid, file_data, sink, context);
+	}
+	if (proc)
+		closedir(proc);
+	return status;
 }
 
 /* The address of the kernel's _text, or 0 when kallsyms hides addresses. */

@@ -19,6 +19,9 @@
  * sink stopped. */
 int synthesize_process(pid_t pid, bool file_data, record_sink sink, void *context);
 
+/* synthesize_process() for every process in /proc. */
+int synthesize_every_process(bool file_data, record_sink sink, void *context);
+
 /* Emits the kernel's MMAP record ("[kernel.kallsyms]_text") when
  * /proc/kallsyms shows addresses. Returns 0 (also when it emits nothing), or
  * -1 when the sink stopped. */

@@ -74,17 +74,7 @@ static time_t wall_time_of(unsigned long long ticks_after_boot)
 
 pid_t target_process_namespace_pid(pid_t pid)
 {
-	char status[4096], *line, *field;
-	pid_t namespace_pid = pid;
-
-	if (read_proc_file(pid, "status", status, sizeof(status)) < 0 ||
-	    !(line = strstr(status, "\nNSpid:")))
-		return pid;
-	line += strlen("\nNSpid:");
-	line[strcspn(line, "\n")] = '\0';
-	for (field = strtok(line, " \t"); field; field = strtok(NULL, " \t"))
-		namespace_pid = (pid_t)atoi(field);
-	return namespace_pid;
+	return target_root_namespace_pid(pid);
 }
 
 int target_process_open(pid_t pid, struct target_process *target)

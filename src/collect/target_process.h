@@ -7,13 +7,17 @@
 #include <sys/types.h>
 #include <time.h>
 
+/* The pid of the pseudo process "every process" (sampling_scope.h). */
+#define TARGET_EVERY_PROCESS ((pid_t)-1)
+
 struct target_process {
-	pid_t pid;	     /* as the profiler sees it */
+	pid_t pid;	     /* as the profiler sees it, or TARGET_EVERY_PROCESS */
 	pid_t namespace_pid; /* as the target sees itself (last NSpid: field) */
 	char comm[16];
-	time_t start_time; /* when it started, seconds since the epoch */
-	int root_fd;	   /* /proc/<pid>/root, for the target's files; -1 if unreadable */
-	int pidfd;	   /* readable when the target exits; -1 if unsupported */
+	time_t start_time;  /* when it started, seconds since the epoch */
+	int root_fd;	    /* /proc/<pid>/root, for the target's files; -1 if unreadable */
+	int pidfd;	    /* readable when the target exits; -1 if unsupported */
+	const char *cgroup; /* TARGET_EVERY_PROCESS: only this cgroup's, or NULL */
 };
 
 /* Checks that `pid` names a user-space process that can be profiled and

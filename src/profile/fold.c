@@ -156,6 +156,11 @@ static const char *group_of(struct folded_profile *folded, const struct profile_
 	switch (group_by) {
 	case FOLD_BY_PROCESS:
 		return sample->process_name;
+	case FOLD_BY_PID:
+		text = xasprintf("%s-%u", sample->process_name, sample->pid);
+		interned = string_table_intern(folded->names, text);
+		free(text);
+		return interned;
 	case FOLD_BY_TID:
 		text = xasprintf("%s-%u/%u", sample->thread_name, sample->pid, sample->tid);
 		interned = string_table_intern(folded->names, text);

@@ -96,6 +96,8 @@ enum fold_group {
 	FOLD_BY_THREAD,
 	FOLD_BY_TID,	 /* "NAME-PID/TID", as stackcollapse-perf --tid writes it */
 	FOLD_BY_PROCESS, /* the process name */
+	FOLD_BY_PID,	 /* "NAME-PID": one tower per process, as a capture of
+			    every process shows best (many are called dotnet) */
 };
 
 struct fold_options {

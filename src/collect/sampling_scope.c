@@ -1,0 +1,158 @@
+#include "sampling_scope.h"
+#include "dotnet_diagnostics.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Containers sit a few levels down (machine.slice/libpod-ID.scope,
+ * kubepods/burstable/podX/ID): deep enough for those, bounded for speed. */
+#define MAX_CGROUP_DEPTH 8
+
+int sampling_scope_open(const char *cgroup, struct target_process *target)
+{
+	struct stat status;
+	const char *name;
+
+	*target = (struct target_process){.pid = TARGET_EVERY_PROCESS,
+					  .namespace_pid = TARGET_EVERY_PROCESS,
+					  .root_fd = -1,
+					  .pidfd = -1,
+					  .cgroup = cgroup,
+					  .start_time = time(NULL)};
+	if (cgroup && (stat(cgroup, &status) < 0 || !S_ISDIR(status.st_mode))) {
+		report_error("--cgroup %s: not a cgroup directory (%s); give one under "
+			     "/sys/fs/cgroup, e.g. /sys/fs/cgroup/machine.slice/libpod-ID.scope",
+			     cgroup, errno ? strerror(errno) : "not a directory");
+		return -1;
+	}
+	name = cgroup ? strrchr(cgroup, '/') : NULL;
+	snprintf(target->comm, sizeof(target->comm), "%s",
+		 !cgroup	   ? "every process"
+		 : name && name[1] ? name + 1
+				   : cgroup);
+	return 0;
+}
+
+/* The processes of a cgroup directory (its cgroup.procs), or of the
+ * machine. Returns how many were put in `*pids` (malloc'd). */
+static size_t processes_in_scope(const char *cgroup, pid_t **pids)
+{
+	size_t count = 0, capacity = 0;
+
+	*pids = NULL;
+	if (cgroup) {
+		char *path = xasprintf("%s/cgroup.procs", cgroup);
+		FILE *procs = fopen(path, "re");
+		int pid;
+
+		while (procs && fscanf(procs, "%d", &pid) == 1) {
+			grow_array((void **)pids, &capacity, count + 1, sizeof(**pids));
+			(*pids)[count++] = pid;
+		}
+		if (procs)
+			fclose(procs);
+		free(path);
+	} else {
+		struct process_entry *processes;
+		size_t listed = target_process_list(&processes);
+
+		*pids = xcalloc(listed + 1, sizeof(**pids));
+		for (; count < listed; count++)
+			(*pids)[count] = processes[count].pid;
+		free(processes);
+	}
+	return count;
+}
+
+void sampling_scope_enable_perfmaps(const struct target_process *target, FILE *log)
+{
+	pid_t *pids;
+	size_t count = processes_in_scope(target->cgroup, &pids);
+
+	for (size_t i = 0; i < count; i++) {
+		struct target_process process;
+
+		if (!target_process_maps_file(pids[i], "libcoreclr.so") ||
+		    target_process_open(pids[i], &process) < 0)
+			continue;
+		dotnet_ensure_perfmap(&process, log);
+		target_process_close(&process);
+	}
+	free(pids);
+}
+
+/* Depth-first search under `path` for a directory whose name holds `id`. */
+static char *find_directory_containing(const char *path, const char *id, int depth)
+{
+	DIR *directory = depth < MAX_CGROUP_DEPTH ? opendir(path) : NULL;
+	struct dirent *entry;
+	char *found = NULL;
+
+	while (directory && !found && (entry = readdir(directory))) {
+		char *child;
+
+		if (entry->d_type != DT_DIR || entry->d_name[0] == '.')
+			continue;
+		child = xasprintf("%s/%s", path, entry->d_name);
+		if (strstr(entry->d_name, id))
+			found = xstrdup(child);
+		else
+			found = find_directory_containing(child, id, depth + 1);
+		free(child);
+	}
+	if (directory)
+		closedir(directory);
+	return found;
+}
+
+/* perf events follow the v1 perf_event hierarchy when one is mounted, else
+ * cgroup v2: mounted at /sys/fs/cgroup, or /sys/fs/cgroup/unified on
+ * hybrid machines. */
+static const char *perf_event_hierarchy(void)
+{
+	static const char *const candidates[] = {"/sys/fs/cgroup/perf_event",
+						 "/sys/fs/cgroup/unified", "/sys/fs/cgroup"};
+
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(*candidates); i++) {
+		char *marker = xasprintf("%s/%s", candidates[i],
+					 i == 0 ? "cgroup.procs" : "cgroup.controllers");
+		bool usable = access(marker, F_OK) == 0;
+
+		free(marker);
+		if (usable)
+			return candidates[i];
+	}
+	return NULL;
+}
+
+char *sampling_scope_container_cgroup(const char *container_id)
+{
+	const char *hierarchy = perf_event_hierarchy();
+	char *found;
+
+	if (strlen(container_id) < 4 || strchr(container_id, '/')) {
+		report_error("--container %s: give the container's id (at least 4 characters, "
+			     "as podman ps or docker ps show it)",
+			     container_id);
+		return NULL;
+	}
+	if (!hierarchy) {
+		report_error("--container: no cgroup hierarchy for perf events under "
+			     "/sys/fs/cgroup; give its cgroup directory with --cgroup PATH");
+		return NULL;
+	}
+	found = find_directory_containing(hierarchy, container_id, 0);
+	if (!found)
+		report_error("--container %s: no cgroup under %s names it; is it running? (give "
+			     "its cgroup directory with --cgroup PATH)",
+			     container_id, hierarchy);
+	return found;
+}

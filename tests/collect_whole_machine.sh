@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# profcpu collect -a: two unrelated processes, a C workload and a .NET app,
+# each named in its own stacks (the .NET one from its own perf map, found
+# through its root), folded under NAME-PID, in shares that follow the CPU
+# time each used while sampling (the machine is shared: wide margins).
+source "$(dirname "$0")/lib.sh"
+
+build_hotloop
+start_hotloop DOTNET_PerfMapEnabled=1
+dotnet_pid=$started_pid
+start "$WORKLOAD_SPLIT" 60
+split_pid=$started_pid
+# A second .NET app with no perf map, in a cgroup of its own so that
+# --enable-perfmaps below talks to no process but the test's.
+make_test_cgroup
+start_hotloop sh -c "echo \$\$ >'$test_cgroup/cgroup.procs' && exec \"\$0\" \"\$@\""
+quiet_pid=$started_pid
+sleep 1 # let tiered compilation settle
+
+# CPU clock ticks (user + system) a process used so far.
+cpu_ticks() {
+	awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
+}
+dotnet_before=$(cpu_ticks "$dotnet_pid")
+split_before=$(cpu_ticks "$split_pid")
+"$PROFCPU" collect -a -duration 5 -F 199 -o "$workdir/out" 2>"$workdir/stderr" ||
+	{ cat "$workdir/stderr"; fail "profcpu collect -a failed"; }
+dotnet_ticks=$(($(cpu_ticks "$dotnet_pid") - dotnet_before))
+split_ticks=$(($(cpu_ticks "$split_pid") - split_before))
+grep -q "sampling every CPU" "$workdir/stderr" || fail "no 'sampling every CPU' line"
+
+out=$workdir/out/folded_stacks.out
+folded top "$out" 6
+dotnet_samples=$(folded count "$out" "^dotnet-$dotnet_pid;")
+split_samples=$(folded count "$out" "^workload_split-$split_pid;")
+echo "samples: dotnet $dotnet_samples, workload_split $split_samples;" \
+	"CPU ticks: dotnet $dotnet_ticks, workload_split $split_ticks"
+((dotnet_samples >= 20 && split_samples >= 20)) || fail "a process is missing from the capture"
+# Each named in its own stacks: the JIT method from its perf map, the C
+# functions from its ELF symbols.
+hot=$(folded count "$out" "^dotnet-$dotnet_pid;(.*;)?hotloop!Demo\.Program::Main;(.*;)?hotloop!Demo\.Program::HotMethod(;|$)")
+((2 * hot >= dotnet_samples)) || fail "only $hot of $dotnet_samples .NET samples name HotMethod under Main"
+spin=$(folded count "$out" "^workload_split-$split_pid;.*;worker;path_[abc];spin_(sixty|thirty|ten)$")
+((2 * spin >= split_samples)) || fail "only $spin of $split_samples C samples name worker;path;spin"
+# The ratio of samples follows the ratio of CPU time (within a factor 1.5).
+python3 -c "
+samples = $split_samples / $dotnet_samples
+cpu = $split_ticks / max($dotnet_ticks, 1)
+print(f'samples ratio {samples:.2f}, CPU ratio {cpu:.2f}')
+raise SystemExit(0 if cpu / 1.5 <= samples <= cpu * 1.5 else 1)" ||
+	fail "the samples of the two processes do not follow their CPU time"
+# Perf maps stay as the processes have them unless asked for.
+quiet_hot="^dotnet-$quiet_pid;(.*;)?hotloop!Demo\.Program::HotMethod(;|$)"
+(($(folded count "$out" "$quiet_hot") == 0)) || fail "a .NET app without a perf map got one without --enable-perfmaps"
+"$PROFCPU" collect --cgroup "$test_cgroup" --enable-perfmaps -duration 2 -F 199 -o "$workdir/enabled" 2>"$workdir/enabled.err" ||
+	{ cat "$workdir/enabled.err"; fail "profcpu collect --cgroup --enable-perfmaps failed"; }
+grep "turned on the perf map" "$workdir/enabled.err" || fail "--enable-perfmaps did not say what it did"
+quiet_samples=$(folded count "$workdir/enabled/folded_stacks.out" "^dotnet-$quiet_pid;")
+quiet_named=$(folded count "$workdir/enabled/folded_stacks.out" "$quiet_hot")
+echo "--enable-perfmaps: $quiet_named of $quiet_samples samples of pid $quiet_pid name HotMethod"
+((quiet_samples > 0 && 2 * quiet_named >= quiet_samples)) || fail "--enable-perfmaps did not name the JIT frames"
+
+# perfcollect's runbook line without -pid records the whole machine too.
+(cd "$workdir" && "$PERFCOLLECT" collect machine -collectsec 2 2>"$workdir/perfcollect.err") ||
+	{ cat "$workdir/perfcollect.err"; fail "perfcollect collect NAME without -pid failed"; }
+grep -q "sampling every CPU" "$workdir/perfcollect.err" || fail "perfcollect collect NAME did not sample every CPU"
+unzip -l "$workdir/machine.trace.zip" | grep -q "perf.data.txt" || fail "machine.trace.zip lacks perf.data.txt"
+
+# Refused: one line with what it needs.
+if command -v setpriv >/dev/null && (($(id -u) == 0)) && (($(cat /proc/sys/kernel/perf_event_paranoid) > 0)); then
+	status=0
+	mkdir -m 777 "$workdir/nobody"
+	chmod 755 "$workdir"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$PROFCPU" collect -a -duration 1 \
+		-o "$workdir/nobody/out" 2>"$workdir/refused.err" || status=$?
+	cat "$workdir/refused.err"
+	((status == 1)) || fail "an unprivileged collect -a exited $status"
+	grep -q "perf_event_paranoid <= 0" "$workdir/refused.err" || fail "the refusal does not say what -a needs"
+fi
+echo "ok"
