@@ -1,6 +1,7 @@
 /* An ELF binary or debug file: symbols, build-id, debug link, unwind tables
  * and inlined frames, looked up at a few offsets as a replay would. */
 #include "fuzz_input.h"
+#include "call_frame_info.h"
 #include "native_symbols.h"
 
 #include <string.h>
@@ -16,15 +17,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct native_symbols *symbols = native_symbols_new(&config);
 	struct native_frame frames[16];
 	uint8_t stack[512] = {0};
-	uint64_t return_address;
 	char path[32];
 	int fd = fuzz_input_file(data, size, path);
+	struct mapped_file file = {.path = path};
 
 	memcpy(stack, data, size < sizeof(stack) ? size : sizeof(stack));
 	for (uint64_t offset = 0; offset < 0x4000 && offset < size; offset += 0x400) {
-		native_symbols_lookup(symbols, path, offset, frames, 16);
-		native_symbols_return_address(symbols, path, offset, stack, sizeof(stack),
-					      &return_address);
+		struct stack_copy copy = {.start = 0x1000, .bytes = stack, .size = sizeof(stack)};
+		struct frame_registers registers = {.ip = offset, .sp = 0x1000, .bp = 0x1100};
+		uint64_t file_address;
+		struct call_frame_info *info;
+
+		native_symbols_lookup(symbols, &file, offset, frames, 16);
+		info = native_symbols_call_frame_info(symbols, &file, offset, &file_address);
+		if (info)
+			call_frame_info_step(info, file_address, &copy, &registers);
 	}
 	native_symbols_free(symbols);
 	close(fd);

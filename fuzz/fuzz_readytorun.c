@@ -2,12 +2,7 @@
  * map it. Reads its PE headers, metadata and ReadyToRun sections and names
  * the code at offsets spread over the file, as the resolver does for frames
  * (managed_image.h). Any crash, leak or out-of-bounds read is a bug.
- *
- *     clang -D_GNU_SOURCE -g -fsanitize=fuzzer,address,undefined -Isymbols \
- *         fuzz/fuzz_readytorun.c symbols/pe_image.c symbols/clr_metadata.c \
- *         symbols/clr_signature.c symbols/readytorun.c symbols/managed_image.c \
- *         symbols/sparse_file.c symbols/target_root.c
- *     ./a.out -max_len=4000000 CORPUS/   (seed it with framework .dll files) */
+ * Seeded with small framework images (fuzz/make-seeds). */
 #include "managed_image.h"
 
 #include <stdint.h>
@@ -15,6 +10,8 @@
 #include <string.h>
 
 #define LOOKUPS 64
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
