@@ -104,12 +104,14 @@ static bool has_whole_jitdump(const struct target_process *target)
 	       summary.bytes < RUNTIME_FILE_LIMIT && summary.code_loads > 0;
 }
 
-/* The key in the socket's name is the runtime's start time: a larger key
- * is a newer runtime. */
+/* The key in the socket's name is the runtime's start time in clock ticks
+ * after boot. Sockets of earlier processes that had the same pid stay in
+ * /tmp when they were killed: only the target's own key is taken (the
+ * newest, when its start time cannot be read). */
 int dotnet_open_diagnostic_socket(const struct target_process *target)
 {
 	char prefix[48], best[NAME_MAX + 8] = "", path[NAME_MAX + 16];
-	unsigned long long best_key = 0, key;
+	unsigned long long best_key = 0, key, own_key = target_process_start_ticks(target->pid);
 	struct dirent *entry;
 	struct stat status;
 	DIR *tmp;
@@ -128,7 +130,7 @@ int dotnet_open_diagnostic_socket(const struct target_process *target)
 		if (strncmp(entry->d_name, prefix, strlen(prefix)))
 			continue;
 		key = strtoull(entry->d_name + strlen(prefix), &end, 10);
-		if (strcmp(end, "-socket") || key < best_key)
+		if (strcmp(end, "-socket") || key < best_key || (own_key && key != own_key))
 			continue;
 		best_key = key;
 		snprintf(best, sizeof(best), "%s", entry->d_name);

@@ -57,6 +57,13 @@ static int read_stat(pid_t pid, struct process_stat *stat)
 	return 0;
 }
 
+unsigned long long target_process_start_ticks(pid_t pid)
+{
+	struct process_stat stat;
+
+	return read_stat(pid, &stat) < 0 ? 0 : stat.start_ticks;
+}
+
 /* Seconds since the epoch of a time given in clock ticks after boot. */
 static time_t wall_time_of(unsigned long long ticks_after_boot)
 {

@@ -49,6 +49,10 @@ pid_t target_process_find_by_name(const char *name);
  * NSpid: field of its status); `pid` itself when unreadable. */
 pid_t target_process_namespace_pid(pid_t pid);
 
+/* When `pid` started, in clock ticks after boot (field 22 of its stat): the
+ * key a .NET runtime puts in its diagnostics socket's name. 0 if unknown. */
+unsigned long long target_process_start_ticks(pid_t pid);
+
 /* The value of the environment variable `name` the process started with
  * (malloc'd), or NULL when it has none or its environment is unreadable. */
 char *target_process_environment_value(pid_t pid, const char *name);
