@@ -294,11 +294,12 @@ const char *clr_metadata_string(const struct clr_metadata *metadata, uint32_t in
 bool clr_metadata_blob(const struct clr_metadata *metadata, uint32_t index, const uint8_t **bytes,
 		       uint32_t *size)
 {
-	const uint8_t *blob = metadata->blobs + index;
+	const uint8_t *blob;
 	uint32_t left, length, header;
 
-	if (index >= metadata->blobs_size)
+	if (index >= metadata->blobs_size) /* also a file with no #Blob heap */
 		return false;
+	blob = metadata->blobs + index;
 	left = metadata->blobs_size - index;
 	/* II.24.2.4: a 1, 2 or 4 byte big-endian length. */
 	if ((blob[0] & 0x80) == 0) {
