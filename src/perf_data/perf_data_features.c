@@ -39,17 +39,26 @@ static void append_string(struct byte_buffer *buffer, const char *string)
 	append(buffer, padding, padded - length);
 }
 
-/* The event's attr, ids and name, as `perf evlist` and `perf report
+static void append_event(struct byte_buffer *buffer, const struct perf_event_attr *attr,
+			 const char *name, const uint64_t *ids, size_t id_count)
+{
+	append_u32(buffer, sizeof(*attr));
+	append(buffer, attr, sizeof(*attr));
+	append_u32(buffer, (uint32_t)id_count);
+	append_string(buffer, name);
+	append(buffer, ids, id_count * sizeof(uint64_t));
+}
+
+/* The events' attrs, ids and names, as `perf evlist` and `perf report
  * --header-only` show them. */
 static void append_event_description(struct byte_buffer *buffer, const struct perf_event_attr *attr,
 				     const struct perf_data_info *info)
 {
-	append_u32(buffer, 1);
-	append_u32(buffer, sizeof(*attr));
-	append(buffer, attr, sizeof(*attr));
-	append_u32(buffer, (uint32_t)info->event_id_count);
-	append_string(buffer, info->event_name);
-	append(buffer, info->event_ids, info->event_id_count * sizeof(uint64_t));
+	append_u32(buffer, (uint32_t)(1 + info->more_event_count));
+	append_event(buffer, attr, info->event_name, info->event_ids, info->event_id_count);
+	for (size_t i = 0; i < info->more_event_count; i++)
+		append_event(buffer, &info->more_events[i].attr, info->more_events[i].name,
+			     info->more_events[i].ids, info->more_events[i].id_count);
 }
 
 /* HEADER_CLOCKID holds the clock's resolution in nanoseconds. */
@@ -66,6 +75,9 @@ static void append_feature(const struct perf_event_attr *attr, const struct perf
 			   struct byte_buffer *body)
 {
 	switch (feature) {
+	case HEADER_TRACING_DATA:
+		append(body, info->tracing_data, info->tracing_data_size);
+		break;
 	case HEADER_HOSTNAME:
 		append_string(body, info->hostname);
 		break;
@@ -102,16 +114,18 @@ void perf_data_features_build(struct perf_data_features *features, uint64_t offs
 			      const struct perf_event_attr *attr, const struct perf_data_info *info,
 			      const struct perf_compressed_description *compression)
 {
-	static const int all[] = {HEADER_HOSTNAME,   HEADER_OSRELEASE, HEADER_VERSION,
-				  HEADER_ARCH,	     HEADER_NRCPUS,    HEADER_CMDLINE,
-				  HEADER_EVENT_DESC, HEADER_CLOCKID,   HEADER_COMPRESSED};
+	static const int all[] = {HEADER_TRACING_DATA, HEADER_HOSTNAME,	  HEADER_OSRELEASE,
+				  HEADER_VERSION,      HEADER_ARCH,	  HEADER_NRCPUS,
+				  HEADER_CMDLINE,      HEADER_EVENT_DESC, HEADER_CLOCKID,
+				  HEADER_COMPRESSED};
 	struct byte_buffer table = {0}, bodies = {0};
 	size_t count = 0;
 
 	memset(features, 0, sizeof(*features));
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		if ((all[i] == HEADER_CLOCKID && !attr->use_clockid) ||
-		    (all[i] == HEADER_COMPRESSED && !compression))
+		    (all[i] == HEADER_COMPRESSED && !compression) ||
+		    (all[i] == HEADER_TRACING_DATA && !info->tracing_data))
 			continue;
 		features->bitmap[all[i] / 64] |= 1ULL << (all[i] % 64);
 		count++;
