@@ -1,5 +1,6 @@
 #include "outputs.h"
 #include "emit.h"
+#include "off_cpu.h"
 #include "output_file.h"
 #include "runtime_events.h"
 #include "util.h"
@@ -51,13 +52,15 @@ static int write_folded(const void *data, FILE *out)
 struct flamegraph_input {
 	const struct folded_profile *folded;
 	const char *title, *subtitle;
+	const char *palette, *count_name; /* NULL: the defaults */
 };
 
 static int write_flamegraph(const void *data, FILE *out)
 {
 	const struct flamegraph_input *input = data;
 
-	return emit_flamegraph(input->folded, input->title, input->subtitle, out);
+	return emit_flamegraph_styled(input->folded, input->title, input->subtitle, input->palette,
+				      input->count_name, out);
 }
 
 static int write_perf_script(const void *data, FILE *out)
@@ -229,6 +232,52 @@ int outputs_write_archives(const char *dir, const struct trace_zip *zip)
 	return status ? -1 : 0;
 }
 
+/* One folded file and its flame graph of time in microseconds: off CPU,
+ * or on and off CPU on one scale (wall time). */
+static int write_time_outputs(const char *dir, const struct profile *view,
+			      const struct fold_options *fold, const char *name, const char *title,
+			      const char *palette)
+{
+	struct fold_options weighed = fold ? *fold : (struct fold_options){0};
+	struct folded_profile folded;
+	char *folded_name = xasprintf("%s_folded_stacks.out", name);
+	char *graph_name = xasprintf("%s_flamegraph.svg", name);
+	char *subtitle;
+	int status;
+
+	weighed.weigh_by_period = true;
+	profile_fold(view, &weighed, &folded);
+	subtitle = xasprintf("%.3f s in all (in microseconds), profcpu %s",
+			     (double)folded.total / 1e6, PROFCPU_VERSION);
+	status = write_output(dir, folded_name, write_folded, &folded);
+	status |= write_output(
+	    dir, graph_name, write_flamegraph,
+	    &(struct flamegraph_input){&folded, title, subtitle, palette, "microseconds"});
+	folded_profile_release(&folded);
+	free(subtitle);
+	free(folded_name);
+	free(graph_name);
+	return status;
+}
+
+/* With switches recorded (--off-cpu): offcpu_folded_stacks.out,
+ * offcpu_flamegraph.svg, wall_folded_stacks.out, wall_flamegraph.svg. */
+static int write_off_cpu_outputs(const char *dir, const struct profile *profile,
+				 const struct fold_options *fold)
+{
+	struct profile off_cpu = off_cpu_view(profile), wall = off_cpu_wall_view(profile);
+	const char *process = profile->switch_count ? profile->switches[0].sample.process_name : "";
+	char *off_title = xasprintf("Off-CPU (wall time off CPU): %s", process);
+	char *wall_title = xasprintf("Wall time, on and off CPU: %s", process);
+	int status = write_time_outputs(dir, &off_cpu, fold, "offcpu", off_title, "blue");
+
+	status |= write_time_outputs(dir, &wall, fold, "wall", wall_title, NULL);
+	off_cpu_view_release(&wall);
+	free(off_title);
+	free(wall_title);
+	return status;
+}
+
 int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip,
 		  const struct fold_options *fold)
 {
@@ -247,7 +296,7 @@ int outputs_write(const char *dir, const struct profile *profile, const struct t
 		char *subtitle = xasprintf("%llu %s samples%s%s, profcpu %s",
 					   (unsigned long long)folded.total, profile->event_name,
 					   note ? "; " : "", note ? note : "", PROFCPU_VERSION);
-		struct flamegraph_input input = {&folded, title, subtitle};
+		struct flamegraph_input input = {&folded, title, subtitle, NULL, NULL};
 
 		status |= write_output(dir, "flamegraph.svg", write_flamegraph, &input);
 		free(title);
@@ -261,6 +310,8 @@ int outputs_write(const char *dir, const struct profile *profile, const struct t
 		free(path);
 	}
 	folded_profile_release(&folded);
+	if (profile->switch_count)
+		status |= write_off_cpu_outputs(dir, profile, fold);
 	status |= outputs_write_archives(dir, zip);
 	return status ? -1 : 0;
 }

@@ -144,6 +144,18 @@ bool perf_data_reader_parse_sample(const struct perf_data_reader *reader,
 				   const struct perf_event_header *record,
 				   struct perf_sample *sample);
 
+/* The fields of a sched:sched_switch tracepoint sample (its raw data), as
+ * the kernel lays them out since Linux 4.x (events/sched/sched_switch/format):
+ * the thread leaving the CPU and the one taking it. */
+struct perf_sched_switch {
+	char prev_comm[16], next_comm[16]; /* NUL-terminated here */
+	int32_t prev_pid, prev_prio, next_pid, next_prio;
+	int64_t prev_state; /* TASK_* bits: 0 running (preempted), 1 S, 2 D, ... */
+};
+
+/* Decodes a sched_switch sample's raw data. False if it is too short. */
+bool perf_sched_switch_parse(const uint8_t *raw, size_t size, struct perf_sched_switch *fields);
+
 /* The user register numbered `perf_register` (PERF_REG_X86_IP, ... of
  * <asm/perf_regs.h>) of a parsed sample. False when the sample has not
  * recorded it. */

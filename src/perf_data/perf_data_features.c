@@ -42,7 +42,6 @@ static void append_string(struct byte_buffer *buffer, const char *string)
 static void append_event(struct byte_buffer *buffer, const struct perf_event_attr *attr,
 			 const char *name, const uint64_t *ids, size_t id_count)
 {
-	append_u32(buffer, sizeof(*attr));
 	append(buffer, attr, sizeof(*attr));
 	append_u32(buffer, (uint32_t)id_count);
 	append_string(buffer, name);
@@ -55,6 +54,7 @@ static void append_event_description(struct byte_buffer *buffer, const struct pe
 				     const struct perf_data_info *info)
 {
 	append_u32(buffer, (uint32_t)(1 + info->more_event_count));
+	append_u32(buffer, sizeof(*attr));
 	append_event(buffer, attr, info->event_name, info->event_ids, info->event_id_count);
 	for (size_t i = 0; i < info->more_event_count; i++)
 		append_event(buffer, &info->more_events[i].attr, info->more_events[i].name,

@@ -1,6 +1,7 @@
 /* HEADER_TRACING_DATA, as perf lays it out (tools/perf/util/trace-event-info.c
  * in the Linux tree): what perf script needs to print a tracepoint's fields
- * ("prev_comm=... ==> next_comm=..."), read from tracefs at recording time. */
+ * ("prev_comm=... ==> next_comm=..."), read from tracefs at recording time,
+ * and the decoding of the one tracepoint profcpu records. */
 #include "perf_data.h"
 
 #include "util.h"
@@ -68,4 +69,22 @@ uint8_t *perf_data_tracing_data_build(const char *header_page, size_t header_pag
 	put_u64(&block, 0); /* saved command lines */
 	*size = block.size;
 	return block.bytes;
+}
+
+bool perf_sched_switch_parse(const uint8_t *raw, size_t size, struct perf_sched_switch *fields)
+{
+	/* common fields (8 bytes), prev_comm[16], prev_pid, prev_prio,
+	 * long prev_state, next_comm[16], next_pid, next_prio: 64 bytes. */
+	if (!raw || size < 64)
+		return false;
+	memcpy(fields->prev_comm, raw + 8, 15);
+	fields->prev_comm[15] = '\0';
+	memcpy(&fields->prev_pid, raw + 24, 4);
+	memcpy(&fields->prev_prio, raw + 28, 4);
+	memcpy(&fields->prev_state, raw + 32, 8);
+	memcpy(fields->next_comm, raw + 40, 15);
+	fields->next_comm[15] = '\0';
+	memcpy(&fields->next_pid, raw + 56, 4);
+	memcpy(&fields->next_prio, raw + 60, 4);
+	return true;
 }
