@@ -73,7 +73,8 @@ static const char usage[] =
     "  --off-cpu             also record when threads leave the CPU\n"
     "                        (sched:sched_switch with stacks): off-CPU and wall\n"
     "                        flame graphs; needs tracefs and CAP_PERFMON (before\n"
-    "                        Linux 5.8 CAP_SYS_ADMIN) or perf_event_paranoid -1\n"
+    "                        Linux 5.8 CAP_SYS_ADMIN) or perf_event_paranoid -1;\n"
+    "                        ring buffers of 2048 pages unless -buffersize\n"
     "  -threadtime, -offcpu  perfcollect's names for --off-cpu: PerfView's Thread\n"
     "                        Time view then shows blocked time\n"
     "  -no-compress          write perf.data records without zstd\n"
@@ -101,7 +102,7 @@ static const char usage[] =
     "    profcpu collect -pid 4711 --push http://pyroscope:4040 --push-interval 10  # continuous\n"
     "    profcpu collect gc -pid 1 -gccollectonly -noperf  # GC events only, no samples\n";
 
-enum { MAX_DURATION = 365 * 24 * 3600 };
+enum { MAX_DURATION = 365 * 24 * 3600, OFF_CPU_BUFFER_PAGES = 2048 };
 
 struct collect_options {
 	long pid, frequency, buffer_pages, stack_size;
@@ -255,6 +256,10 @@ static int check_options(struct collect_options *options)
 	}
 	if (options->buffer_size && parse_buffer_size(options->buffer_size, &options->buffer_pages))
 		return -1;
+	/* A switch record carries a stack copy as a sample does, and a busy
+	 * service switches thousands of times a second. */
+	if (!options->buffer_size && (options->off_cpu || options->thread_time))
+		options->buffer_pages = OFF_CPU_BUFFER_PAGES;
 	switch (event_options_config(&options->events, &options->events_config)) {
 	case -1:
 		return -1;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct byte_buffer {
 	uint8_t *bytes;
@@ -59,6 +60,48 @@ static void append_event_description(struct byte_buffer *buffer, const struct pe
 	for (size_t i = 0; i < info->more_event_count; i++)
 		append_event(buffer, &info->more_events[i].attr, info->more_events[i].name,
 			     info->more_events[i].ids, info->more_events[i].id_count);
+}
+
+/* A tracefs file in HEADER_TRACING_DATA: its u64 size, then its bytes. */
+static void append_file(struct byte_buffer *buffer, const char *bytes, size_t size)
+{
+	append_u64(buffer, size);
+	append(buffer, bytes, size);
+}
+
+/* HEADER_TRACING_DATA, as perf lays it out (tools/perf/util/trace-event-info.c
+ * in the Linux tree): what perf script needs to print a tracepoint's fields
+ * ("prev_comm=... ==> next_comm=..."), read from tracefs at recording time. */
+uint8_t *perf_data_tracing_data_build(const char *header_page, size_t header_page_size,
+				      const char *header_event, size_t header_event_size,
+				      const char *system, const char *const *formats,
+				      const size_t *format_sizes, size_t format_count, size_t *size)
+{
+	static const char magic[] = "\027\010\104tracing";
+	static const char version[] = "0.6";
+	const uint8_t little_endian = 0, long_size = sizeof(long);
+	struct byte_buffer data = {0};
+
+	append(&data, magic, sizeof(magic) - 1);
+	append(&data, version, sizeof(version));
+	append(&data, &little_endian, 1);
+	append(&data, &long_size, 1);
+	append_u32(&data, (uint32_t)sysconf(_SC_PAGESIZE));
+	append(&data, "header_page", sizeof("header_page"));
+	append_file(&data, header_page, header_page_size);
+	append(&data, "header_event", sizeof("header_event"));
+	append_file(&data, header_event, header_event_size);
+	append_u32(&data, 0); /* ftrace's own events */
+	append_u32(&data, 1); /* event systems */
+	append(&data, system, strlen(system) + 1);
+	append_u32(&data, (uint32_t)format_count);
+	for (size_t i = 0; i < format_count; i++)
+		append_file(&data, formats[i], format_sizes[i]);
+	append_u32(&data, 0); /* kallsyms: perf reads the machine's own */
+	append_u32(&data, 0); /* printk formats */
+	append_u64(&data, 0); /* saved command lines */
+	*size = data.size;
+	return data.bytes;
 }
 
 /* HEADER_CLOCKID holds the clock's resolution in nanoseconds. */
