@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Bytes of user stack copied with each switch (see sched_switch_attr). */
+#define SCHED_SWITCH_STACK_SIZE 4096
+
 /* tracefs, where it is mounted today, and under debugfs on older systems. */
 static const char *const tracefs_roots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
 
@@ -56,6 +59,13 @@ int sched_switch_attr(struct perf_event_attr *sampling, bool per_thread,
 	attr->sample_period = 1;
 	attr->sample_type |= PERF_SAMPLE_RAW;
 	attr->context_switch = per_thread;
+	/* A thread leaves the CPU from a system call or an interrupt: the
+	 * native frames the copy must unwind (libc's wait, the runtime's) lie
+	 * near its stack pointer, and the frame-pointer chain carries on where
+	 * the copy ends (hybrid mode). A smaller copy keeps frequent switches
+	 * cheap to record and to write. */
+	if (attr->sample_stack_user > SCHED_SWITCH_STACK_SIZE)
+		attr->sample_stack_user = SCHED_SWITCH_STACK_SIZE;
 	/* The side records (mappings, names, forks) come with the samples. */
 	attr->mmap = attr->mmap2 = attr->comm = attr->comm_exec = attr->task = 0;
 	attr->mmap_data = 0;
