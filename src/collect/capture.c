@@ -183,6 +183,7 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	struct perf_data_extra_event switch_event = {.name = SCHED_SWITCH_EVENT_NAME};
 	struct writer_sink sink = {.last_flush = monotonic_seconds()};
 	char *path = xasprintf("%s/perf.data", dir);
+	const char *counted;
 	unsigned stack_size = options->call_graph == CALL_GRAPH_FP
 				  ? options->stack_size
 				  : fitting_stack_size(options->stack_size, options->buffer_pages);
@@ -244,21 +245,22 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	if (perf_data_writer_finish(sink.writer) < 0 && !sink.error)
 		sink.error = errno;
 	log_summary(log, &summary);
+	/* The switch tracepoint's records are samples too, to the kernel. */
+	counted = options->off_cpu ? "samples and switches" : "samples";
 	if (options->stopped_early)
 		*options->stopped_early = summary.stop_reason != RECORD_STOPPED_BY_DURATION;
 	if (target->pid == TARGET_EVERY_PROCESS) /* threads are not counted one by one */
-		fprintf(stderr, "profcpu: %llu samples in %.1f s, %llu lost; stopped: %s\n",
-			(unsigned long long)summary.samples, summary.elapsed_seconds,
+		fprintf(stderr, "profcpu: %llu %s in %.1f s, %llu lost; stopped: %s\n",
+			(unsigned long long)summary.samples, counted, summary.elapsed_seconds,
 			(unsigned long long)summary.lost_samples,
 			stop_reason_text(summary.stop_reason));
 	else
-		fprintf(
-		    stderr,
-		    "profcpu: %llu samples from %u thread%s in %.1f s, %llu lost; stopped: %s\n",
-		    (unsigned long long)summary.samples, summary.threads_seen,
-		    summary.threads_seen == 1 ? "" : "s", summary.elapsed_seconds,
-		    (unsigned long long)summary.lost_samples,
-		    stop_reason_text(summary.stop_reason));
+		fprintf(stderr,
+			"profcpu: %llu %s from %u thread%s in %.1f s, %llu lost; stopped: %s\n",
+			(unsigned long long)summary.samples, counted, summary.threads_seen,
+			summary.threads_seen == 1 ? "" : "s", summary.elapsed_seconds,
+			(unsigned long long)summary.lost_samples,
+			stop_reason_text(summary.stop_reason));
 	if (summary.samples == 0 && target->pid != TARGET_EVERY_PROCESS)
 		suggest_busy_processes(target);
 	if (summary.lost_samples)
