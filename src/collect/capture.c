@@ -229,6 +229,11 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	if (options->call_graph != CALL_GRAPH_FP)
 		fprintf(log, ", %u bytes of user stack per sample", stack_size);
 	fputc('\n', log);
+	if (options->off_cpu)
+		fprintf(log, "off-CPU: %s with %u bytes of user stack per switch\n",
+			SCHED_SWITCH_EVENT_NAME,
+			options->call_graph == CALL_GRAPH_FP ? 0
+							     : switch_event.attr.sample_stack_user);
 	if (target->pid == TARGET_EVERY_PROCESS)
 		fprintf(stderr, "profcpu: sampling every CPU%s%s with %s at %u Hz%s\n",
 			target->cgroup ? " for cgroup " : "", target->cgroup ? target->cgroup : "",
