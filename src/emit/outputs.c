@@ -15,6 +15,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The outputs of --off-cpu (write_off_cpu_outputs()), when it was on. */
+#define OFF_CPU_FOLDED	   "offcpu_folded_stacks.out"
+#define OFF_CPU_FLAMEGRAPH "offcpu_flamegraph.svg"
+#define WALL_FOLDED	   "wall_folded_stacks.out"
+#define WALL_FLAMEGRAPH	   "wall_flamegraph.svg"
+
 static void report_write_error(const char *path)
 {
 	report_error("cannot write %s: %s%s", path, strerror(errno),
@@ -168,9 +174,10 @@ static void release_members(struct member_list *list)
  * deflating it a second time took most of the postprocess time. */
 static int write_tar_gz(const char *dir)
 {
-	static const char *const outputs[] = {"perf.data",	 "folded_stacks.out",
-					      "flamegraph.svg",	 "profile.pb.gz",
-					      "speedscope.json", "profcpu.log"};
+	static const char *const outputs[] = {
+	    "perf.data",       "folded_stacks.out", "flamegraph.svg", "profile.pb.gz",
+	    "speedscope.json", "profcpu.log",	    OFF_CPU_FOLDED,   OFF_CPU_FLAMEGRAPH,
+	    WALL_FOLDED,       WALL_FLAMEGRAPH};
 	struct member_list list = {0};
 	char *dir_copy = xstrdup(dir), *path = xasprintf("%s/prof.tar.gz", dir);
 	int status;
@@ -202,6 +209,8 @@ static int write_trace_zip(const char *dir, const struct trace_zip *zip)
 	add_member(&list, OUTPUTS_RUNTIME_EVENTS, NULL);
 	add_member(&list, "folded_stacks.out", NULL);
 	add_member(&list, "flamegraph.svg", NULL);
+	add_member(&list, OFF_CPU_FLAMEGRAPH, NULL);
+	add_member(&list, WALL_FLAMEGRAPH, NULL);
 	status = write_archive(dir, &list, top, ARCHIVE_ZIP,
 			       zip && zip->path ? zip->path : default_path);
 	release_members(&list);
@@ -235,13 +244,11 @@ int outputs_write_archives(const char *dir, const struct trace_zip *zip)
 /* One folded file and its flame graph of time in microseconds: off CPU,
  * or on and off CPU on one scale (wall time). */
 static int write_time_outputs(const char *dir, const struct profile *view,
-			      const struct fold_options *fold, const char *name, const char *title,
-			      const char *palette)
+			      const struct fold_options *fold, const char *folded_name,
+			      const char *graph_name, const char *title, const char *palette)
 {
 	struct fold_options weighed = fold ? *fold : (struct fold_options){0};
 	struct folded_profile folded;
-	char *folded_name = xasprintf("%s_folded_stacks.out", name);
-	char *graph_name = xasprintf("%s_flamegraph.svg", name);
 	char *subtitle;
 	int status;
 
@@ -255,8 +262,6 @@ static int write_time_outputs(const char *dir, const struct profile *view,
 	    &(struct flamegraph_input){&folded, title, subtitle, palette, "microseconds"});
 	folded_profile_release(&folded);
 	free(subtitle);
-	free(folded_name);
-	free(graph_name);
 	return status;
 }
 
@@ -269,9 +274,11 @@ static int write_off_cpu_outputs(const char *dir, const struct profile *profile,
 	const char *process = profile->switch_count ? profile->switches[0].sample.process_name : "";
 	char *off_title = xasprintf("Off-CPU (wall time off CPU): %s", process);
 	char *wall_title = xasprintf("Wall time, on and off CPU: %s", process);
-	int status = write_time_outputs(dir, &off_cpu, fold, "offcpu", off_title, "blue");
+	int status = write_time_outputs(dir, &off_cpu, fold, OFF_CPU_FOLDED, OFF_CPU_FLAMEGRAPH,
+					off_title, "blue");
 
-	status |= write_time_outputs(dir, &wall, fold, "wall", wall_title, NULL);
+	status |=
+	    write_time_outputs(dir, &wall, fold, WALL_FOLDED, WALL_FLAMEGRAPH, wall_title, NULL);
 	off_cpu_view_release(&wall);
 	free(off_title);
 	free(wall_title);
