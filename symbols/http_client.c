@@ -61,8 +61,7 @@ static void describe_open_failure(int code, const wget_iri_t *iri, char *why, si
 		break;
 	case WGET_E_CERTIFICATE:
 		snprintf(why, why_size,
-			 "the certificate of %s is not trusted (CA certificates: "
-			 "/etc/ssl/certs/ca-certificates.crt)",
+			 "the certificate of %s is not trusted by /etc/ssl/certs/ca-certificates.crt",
 			 iri->host);
 		break;
 	case WGET_E_HANDSHAKE:
