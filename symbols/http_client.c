@@ -60,9 +60,10 @@ static void describe_open_failure(int code, const wget_iri_t *iri, char *why, si
 		snprintf(why, why_size, "no connection to %s:%u in time", iri->host, iri->port);
 		break;
 	case WGET_E_CERTIFICATE:
-		snprintf(why, why_size,
-			 "the certificate of %s is not trusted by /etc/ssl/certs/ca-certificates.crt",
-			 iri->host);
+		snprintf(
+		    why, why_size,
+		    "the certificate of %s is not trusted by /etc/ssl/certs/ca-certificates.crt",
+		    iri->host);
 		break;
 	case WGET_E_HANDSHAKE:
 		snprintf(why, why_size, "the TLS handshake with %s:%u failed", iri->host,
