@@ -13,8 +13,10 @@
 struct exchange {
 	const struct http_request *request;
 	wget_http_connection_t *connection;
-	bool may_follow; /* a redirection of this hop is followed: its body is no answer */
-	bool stopped;	 /* by the sink, whose reason is in `why` */
+	bool may_follow;       /* a redirection of this hop is followed: its body is no answer */
+	bool stopped;	       /* by the sink, whose reason is in `why` */
+	bool length_announced; /* by Content-Length: libwget overwrites it with what came */
+	size_t announced_length, received_length;
 	char *why;
 	size_t why_size;
 };
@@ -27,11 +29,21 @@ static double seconds_since(const struct timespec *start)
 	return (double)(now.tv_sec - start->tv_sec) + (now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
+static int note_length(wget_http_response_t *response, void *context)
+{
+	struct exchange *exchange = context;
+
+	exchange->length_announced = response->content_length_valid;
+	exchange->announced_length = response->content_length;
+	return 0;
+}
+
 static int pass_body(wget_http_response_t *response, void *context, const char *data, size_t size)
 {
 	struct exchange *exchange = context;
 	const struct http_request *request = exchange->request;
 
+	exchange->received_length += size;
 	if (exchange->may_follow && response->code / 100 == 3 && response->location)
 		return 0;
 	if (!exchange->stopped && request->sink &&
@@ -104,6 +116,9 @@ static wget_http_response_t *exchange_once(struct exchange *exchange, const wget
 		wget_http_request_set_body(message, request->content_type, body,
 					   request->body_size); /* the message frees it */
 	}
+	exchange->length_announced = false;
+	exchange->received_length = 0;
+	wget_http_request_set_header_cb(message, note_length, exchange);
 	wget_http_request_set_body_cb(message, pass_body, exchange);
 	errno = 0;
 	if (wget_http_send_request(exchange->connection, message) != 0) {
@@ -126,15 +141,15 @@ static wget_http_response_t *exchange_once(struct exchange *exchange, const wget
 	return response;
 }
 
-/* Whether `response` is complete; otherwise `why` says what happened. */
-static bool complete(const struct exchange *exchange, const wget_http_response_t *response)
+/* Whether the answer came whole; otherwise `why` says what happened. */
+static bool complete(const struct exchange *exchange)
 {
 	if (exchange->stopped)
 		return false;
-	if (response->content_length_valid && response->cur_downloaded < response->content_length) {
+	if (exchange->length_announced && exchange->received_length < exchange->announced_length) {
 		snprintf(exchange->why, exchange->why_size,
 			 "the answer was cut short after %zu of %zu bytes",
-			 response->cur_downloaded, response->content_length);
+			 exchange->received_length, exchange->announced_length);
 		return false;
 	}
 	return true;
@@ -167,7 +182,7 @@ static bool send_following(struct exchange *exchange, int *status)
 		if (!response)
 			break;
 		*status = response->code;
-		if (!complete(exchange, response)) {
+		if (!complete(exchange)) {
 			wget_http_free_response(&response);
 			break;
 		}

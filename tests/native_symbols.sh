@@ -293,7 +293,8 @@ fi
 # --- Symbol server on 127.0.0.1: Microsoft key layout, then debuginfod's.
 # serve FOLDER: python's HTTP server over FOLDER, in place of a real symbol
 # server, which this machine cannot reach; /moved/PATH answers 302 to /PATH,
-# with a body of its own. Sets $port.
+# with a body of its own; /short/PATH promises 1000 bytes and sends 14.
+# Sets $port.
 serve() {
 	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	python3 - "$port" "$1" >/dev/null 2>&1 <<'PY' &
@@ -301,6 +302,11 @@ import functools, http.server, sys
 
 class Handler(http.server.SimpleHTTPRequestHandler):
     def do_GET(self):
+        if self.path.startswith("/short/"):
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            return self.wfile.write(b"\x7fELF cut short")
         if not self.path.startswith("/moved/"):
             return super().do_GET()
         body = b"moved: this is not the file"
@@ -333,6 +339,10 @@ check_found "symbol server redirect" --root "$root" --symbol-server "http://127.
 cmp -s "$work/redirected/_.debug/elf-buildid-sym-$hex/_.debug" "$built/libdemo.so.dbg" &&
 	pass "symbol server redirect: the file itself cached" ||
 	fail "symbol server redirect: the cached file is not the debug file"
+out=$(names --root "$root" --symbol-server "http://127.0.0.1:$port/short" --cache "$work/short")
+expect "symbol server cut short: said" "no debug file .* \(the answer was cut short after 14 of 1000 bytes" "$out"
+[[ ! -e $work/short/_.debug/elf-buildid-sym-$hex/_.debug ]] && pass "symbol server cut short: not cached" ||
+	fail "symbol server cut short: a partial file was cached"
 other_root=$(new_root served_404)
 cp "$work/build/other/libdemo.so" "$other_root/app/libdemo.so"
 out=$(lookup --root "$other_root" --symbol-server "http://127.0.0.1:$port" --cache "$work/cache" /app/libdemo.so 0)
