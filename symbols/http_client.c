@@ -124,7 +124,7 @@ static wget_http_response_t *exchange_once(struct exchange *exchange, const wget
 	if (wget_http_send_request(exchange->connection, message) != 0) {
 		/* A refused connection shows here: the socket connects as it sends. */
 		if (errno && seconds_since(&start) * 1000 < request->timeout_ms)
-			snprintf(exchange->why, exchange->why_size, "cannot connect to %s:%u (%s)",
+			snprintf(exchange->why, exchange->why_size, "cannot connect to %s:%u: %s",
 				 iri->host, iri->port, strerror(errno));
 		else
 			snprintf(exchange->why, exchange->why_size,
