@@ -541,6 +541,10 @@ static void test_trim_drops_unfilled_stack_bytes(void **state)
 	assert_int_equal(perf_sample_trim_user_stack(&attr, header, trimmed), 0);
 	sample[10] = 33;
 	assert_int_equal(perf_sample_trim_user_stack(&attr, header, trimmed), 0);
+	/* Another event's sample, whose copy has another size. */
+	sample[10] = 9;
+	attr.sample_stack_user = 64;
+	assert_int_equal(perf_sample_trim_user_stack(&attr, header, trimmed), 0);
 }
 
 static void copy_prefix(const char *from, const char *to, off_t length)

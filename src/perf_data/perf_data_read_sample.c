@@ -225,7 +225,7 @@ size_t perf_sample_trim_user_stack(const struct perf_event_attr *attr,
 				   const struct perf_event_header *record, void *out)
 {
 	struct perf_sample sample = {0};
-	const uint8_t *bytes = (const uint8_t *)record, *size_word, *after;
+	const uint8_t *bytes = (const uint8_t *)record, *size_word;
 	uint64_t copied, kept;
 	uint8_t *to = out;
 
@@ -235,12 +235,14 @@ size_t perf_sample_trim_user_stack(const struct perf_event_attr *attr,
 	size_word = sample.user_stack - sizeof(uint64_t);
 	memcpy(&copied, size_word, sizeof(copied));
 	kept = (sample.user_stack_size + 7) & ~(uint64_t)7;
-	if (kept == copied)
+	/* Only a copy of the attr's size that ends the record: a record of
+	 * another event never passes for one. */
+	if (kept == copied || copied != attr->sample_stack_user ||
+	    sample.user_stack + copied + sizeof(uint64_t) != bytes + record->size)
 		return 0;
 	/* { u64 size; char data[size]; u64 dyn_size; } becomes { u64 kept;
 	 * char data[kept]; u64 dyn_size; }, or { u64 0; } when nothing was
-	 * copied; the fields after it follow unchanged. */
-	after = sample.user_stack + copied + sizeof(uint64_t);
+	 * copied. */
 	memcpy(to, bytes, (size_t)(size_word - bytes));
 	to += size_word - bytes;
 	memcpy(to, &kept, sizeof(kept));
@@ -251,8 +253,6 @@ size_t perf_sample_trim_user_stack(const struct perf_event_attr *attr,
 		memcpy(to, sample.user_stack + copied, sizeof(uint64_t));
 		to += sizeof(uint64_t);
 	}
-	memcpy(to, after, (size_t)(bytes + record->size - after));
-	to += bytes + record->size - after;
 	((struct perf_event_header *)out)->size = (uint16_t)(to - (uint8_t *)out);
 	return (size_t)(to - (uint8_t *)out);
 }
