@@ -19,10 +19,10 @@ enum runtime_keyword {
 	KEYWORD_GC_HEAP_SURVIVAL_AND_MOVEMENT = 0x400000,
 };
 
-/* GC events of the GC keyword at Informational level that nothing here
- * reads and that come many times a GC: GCMarkWithType (one per root kind,
+/* GC events of the GC keyword at Informational level that profcpu does not
+ * read and that come many times a GC: GCMarkWithType (one per root kind,
  * seven a GC) and GCDynamicEvent (the GC's internal tuning). PerfView's GC
- * analysis does not need them either. */
+ * analysis reads GCMarkWithType only for its per-heap mark times. */
 static const uint32_t unread_gc_events[] = {39, 202};
 
 static const struct {
