@@ -377,6 +377,26 @@ static void names_code_by_its_method_events(void **state)
 	code_ranges_free(ranges);
 }
 
+static void survives_every_damaged_method_byte(void **state)
+{
+	struct stream stream = {0};
+	uint32_t process_id;
+	char why[160];
+
+	(void)state;
+	write_method_trace(&stream);
+	for (size_t at = 0; at < stream.length; at++)
+		for (unsigned flip = 1; flip < 256; flip <<= 1) {
+			uint8_t *copy = malloc(stream.length);
+
+			memcpy(copy, stream.bytes, stream.length);
+			copy[at] ^= (uint8_t)flip;
+			code_ranges_free(runtime_methods_parse(copy, stream.length, &process_id,
+							       why, sizeof(why)));
+			free(copy);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -385,6 +405,7 @@ int main(void)
 	    cmocka_unit_test(survives_every_damaged_byte),
 	    cmocka_unit_test(refuses_what_is_not_nettrace),
 	    cmocka_unit_test(names_code_by_its_method_events),
+	    cmocka_unit_test(survives_every_damaged_method_byte),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

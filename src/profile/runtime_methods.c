@@ -169,13 +169,6 @@ static void on_event(const struct nettrace_event *event, void *context)
 	}
 }
 
-static int parse(const uint8_t *data, size_t size, void *context, char *why, size_t why_size)
-{
-	struct reading *reading = context;
-
-	return nettrace_parse(data, size, &reading->info, on_event, reading, why, why_size);
-}
-
 static const char *assembly_of(const struct reading *reading, uint64_t module_id)
 {
 	for (size_t i = reading->module_count; i-- > 0;)
@@ -214,14 +207,15 @@ static void release_reading(struct reading *reading)
 	free(reading->modules);
 }
 
-struct code_ranges *runtime_methods_read(const char *path, uint32_t *process_id, char *why,
-					 size_t why_size)
+struct code_ranges *runtime_methods_parse(const uint8_t *data, size_t size, uint32_t *process_id,
+					  char *why, size_t why_size)
 {
 	struct reading reading = {0};
 	struct code_ranges *ranges = NULL;
 
 	/* Damage after the rundown's start still leaves the methods before it. */
-	if (nettrace_map_file(path, parse, &reading, why, why_size) < 0 && !reading.method_count) {
+	if (nettrace_parse(data, size, &reading.info, on_event, &reading, why, why_size) < 0 &&
+	    !reading.method_count) {
 		release_reading(&reading);
 		return NULL;
 	}
@@ -237,4 +231,26 @@ struct code_ranges *runtime_methods_read(const char *path, uint32_t *process_id,
 	}
 	release_reading(&reading);
 	return ranges;
+}
+
+struct file_reading {
+	struct code_ranges *ranges;
+	uint32_t *process_id;
+};
+
+static int parse_file(const uint8_t *data, size_t size, void *context, char *why, size_t why_size)
+{
+	struct file_reading *reading = context;
+
+	reading->ranges = runtime_methods_parse(data, size, reading->process_id, why, why_size);
+	return reading->ranges ? 0 : -1;
+}
+
+struct code_ranges *runtime_methods_read(const char *path, uint32_t *process_id, char *why,
+					 size_t why_size)
+{
+	struct file_reading reading = {NULL, process_id};
+
+	nettrace_map_file(path, parse_file, &reading, why, why_size);
+	return reading.ranges;
 }

@@ -40,4 +40,8 @@ bool runtime_method_parse(const struct nettrace_event *event, struct runtime_met
 struct code_ranges *runtime_methods_read(const char *path, uint32_t *process_id, char *why,
 					 size_t why_size);
 
+/* The same from the `size` bytes of a nettrace at `data`. */
+struct code_ranges *runtime_methods_parse(const uint8_t *data, size_t size, uint32_t *process_id,
+					  char *why, size_t why_size);
+
 #endif
