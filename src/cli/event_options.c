@@ -19,12 +19,6 @@ enum runtime_keyword {
 	KEYWORD_GC_HEAP_SURVIVAL_AND_MOVEMENT = 0x400000,
 };
 
-/* GC events of the GC keyword at Informational level that profcpu does not
- * read and that come many times a GC: GCMarkWithType (one per root kind,
- * seven a GC) and GCDynamicEvent (the GC's internal tuning). PerfView's GC
- * analysis reads GCMarkWithType only for its per-heap mark times. */
-static const uint32_t unread_gc_events[] = {39, 202};
-
 static const struct {
 	const char *name;
 	uint64_t keywords;
@@ -121,14 +115,6 @@ static int add_event_list(struct eventpipe_config *config, const char *list)
 	return 0;
 }
 
-/* The preset event sets leave out GC events that only cost the target
- * (-events LIST records exactly what it names). */
-static void exclude_unread_gc_events(struct eventpipe_provider *runtime)
-{
-	runtime->excluded_event_count = sizeof(unread_gc_events) / sizeof(*unread_gc_events);
-	memcpy(runtime->excluded_events, unread_gc_events, sizeof(unread_gc_events));
-}
-
 static int count_set(const struct event_options *options)
 {
 	return options->gc_collect_only + options->gc_only + options->gc_with_heap +
@@ -155,7 +141,6 @@ int event_options_config(const struct event_options *options, struct eventpipe_c
 	}
 	if (options->events)
 		return add_event_list(config, options->events) < 0 ? -1 : 1;
-
 	if (options->gc_collect_only) {
 		/* GCStart/End, suspension and heap statistics are Informational;
 		 * allocation ticks and joins are Verbose. No rundown: GC only. */
@@ -177,6 +162,5 @@ int event_options_config(const struct event_options *options, struct eventpipe_c
 				 KEYWORD_EXCEPTION | KEYWORD_THREADING,
 			     EVENTPIPE_LEVEL_INFORMATIONAL);
 	}
-	exclude_unread_gc_events(&config->providers[0]);
 	return 1;
 }

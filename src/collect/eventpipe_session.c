@@ -20,15 +20,10 @@
 #define EVENTPIPE_COMMANDS 0x02
 #define STOP_TRACING	   0x01
 #define COLLECT_TRACING_2  0x03
-#define COLLECT_TRACING_5  0x06 /* .NET 10: event ids filtered per provider */
-#define STREAMING_SESSION  0
-/* The rundown CollectTracing2 asks for (the runtime's default): loader,
- * JIT, NGen, end enumeration and IL-to-native maps of the rundown provider. */
-#define DEFAULT_RUNDOWN_KEYWORDS 0x80020139ull
-#define FORMAT_NETTRACE		 1
-#define BUFFER_MEGABYTES	 256 /* the runtime's cap; it allocates as needed */
-#define MAX_REQUEST		 4096
-#define STOP_GRACE_SECONDS	 15 /* the rundown of a large app takes seconds */
+#define FORMAT_NETTRACE	   1
+#define BUFFER_MEGABYTES   256 /* the runtime's cap; it allocates as needed */
+#define MAX_REQUEST	   4096
+#define STOP_GRACE_SECONDS 15 /* the rundown of a large app takes seconds */
 
 struct eventpipe_session {
 	const struct target_process *target;
@@ -144,68 +139,35 @@ static void put_string(struct request *request, const char *text)
 	}
 }
 
-static void put_u64(struct request *request, uint64_t value)
+static void build_collect_request(const struct eventpipe_config *config, struct request *request)
 {
-	put(request, &value, sizeof(value));
-}
-
-/* CollectTracing2, or with `filtered` CollectTracing5, which adds each
- * provider's excluded event ids (and says the rundown by its keywords). */
-static void build_collect_request(const struct eventpipe_config *config, bool filtered,
-				  struct request *request)
-{
-	struct ipc_header header = {IPC_MAGIC, 0, EVENTPIPE_COMMANDS,
-				    filtered ? COLLECT_TRACING_5 : COLLECT_TRACING_2, 0};
-	uint8_t rundown = config->rundown, stack_walks = 1, exclude = 0;
+	struct ipc_header header = {IPC_MAGIC, 0, EVENTPIPE_COMMANDS, COLLECT_TRACING_2, 0};
+	uint8_t rundown = config->rundown;
 
 	put(request, &header, sizeof(header));
-	if (filtered)
-		put_u32(request, STREAMING_SESSION);
 	put_u32(request, BUFFER_MEGABYTES);
 	put_u32(request, FORMAT_NETTRACE);
-	if (filtered) {
-		put_u64(request, config->rundown ? DEFAULT_RUNDOWN_KEYWORDS : 0);
-		put(request, &stack_walks, 1);
-	} else {
-		put(request, &rundown, 1);
-	}
+	put(request, &rundown, 1);
 	put_u32(request, (uint32_t)config->provider_count);
 	for (size_t i = 0; i < config->provider_count; i++) {
-		const struct eventpipe_provider *provider = &config->providers[i];
-
-		put_u64(request, provider->keywords);
-		put_u32(request, provider->level);
-		put_string(request, provider->name);
+		put(request, &config->providers[i].keywords, sizeof(uint64_t));
+		put_u32(request, config->providers[i].level);
+		put_string(request, config->providers[i].name);
 		put_string(request, NULL); /* no filter data */
-		if (!filtered)
-			continue;
-		put(request, &exclude, 1); /* the ids listed are disabled */
-		put_u32(request, (uint32_t)provider->excluded_event_count);
-		for (size_t j = 0; j < provider->excluded_event_count; j++)
-			put_u32(request, provider->excluded_events[j]);
 	}
 	((struct ipc_header *)request->bytes)->size = (uint16_t)request->length;
 }
 
-static bool excludes_events(const struct eventpipe_config *config)
-{
-	for (size_t i = 0; i < config->provider_count; i++)
-		if (config->providers[i].excluded_event_count)
-			return true;
-	return false;
-}
-
-/* Sends CollectTracing2 (`filtered`: CollectTracing5) and reads the
- * session id; the stream follows on `connection`. Returns 0, or -1 with a
- * reason in `why` and the runtime's error code in *code (0 if none). */
-static int request_session(int connection, const struct eventpipe_config *config, bool filtered,
-			   uint64_t *id, uint32_t *code, char *why, size_t why_size)
+/* Sends CollectTracing2 and reads the session id; the stream follows on
+ * `connection`. Returns 0, or -1 with a reason in `why`. */
+static int request_session(int connection, const struct eventpipe_config *config, uint64_t *id,
+			   char *why, size_t why_size)
 {
 	struct request request = {0};
+	uint32_t code = 0;
 	int status;
 
-	*code = 0;
-	build_collect_request(config, filtered, &request);
+	build_collect_request(config, &request);
 	if (request.overflow) {
 		snprintf(why, why_size, "the provider list is too long for one request");
 		return -1;
@@ -215,38 +177,12 @@ static int request_session(int connection, const struct eventpipe_config *config
 		snprintf(why, why_size, "the diagnostics socket: %s", strerror(errno));
 		return -1;
 	}
-	status = read_reply(connection, id, sizeof(*id), code, why, why_size);
-	if (status == 1 && *code == UNKNOWN_COMMAND)
+	status = read_reply(connection, id, sizeof(*id), &code, why, why_size);
+	if (status == 1 && code == UNKNOWN_COMMAND)
 		snprintf(why, why_size, "the runtime has no EventPipe (older than .NET Core 3.0)");
 	else if (status == 1)
-		snprintf(why, why_size, "the runtime refused the session (error 0x%08x)", *code);
+		snprintf(why, why_size, "the runtime refused the session (error 0x%08x)", code);
 	return status == 0 ? 0 : -1;
-}
-
-/* Opens the session on a new connection: with the excluded events left
- * out where the runtime can (.NET 10), else with all of them. Returns the
- * connection the stream comes through, or -1 with a reason in `why`. */
-static int open_session(int socket_handle, const struct eventpipe_config *config, uint64_t *id,
-			char *why, size_t why_size)
-{
-	bool filtered = excludes_events(config);
-	uint32_t code;
-
-	for (;;) {
-		int connection = connect_to_runtime(socket_handle, 10);
-
-		if (connection < 0) {
-			snprintf(why, why_size, "its diagnostics socket refuses connections (%s)",
-				 strerror(errno));
-			return -1;
-		}
-		if (request_session(connection, config, filtered, id, &code, why, why_size) == 0)
-			return connection;
-		close(connection); /* one command per connection */
-		if (!filtered || code != UNKNOWN_COMMAND)
-			return -1;
-		filtered = false; /* before .NET 10: CollectTracing2 */
-	}
 }
 
 /* The thread that copies the stream into the file until the runtime ends
@@ -288,7 +224,10 @@ struct eventpipe_session *eventpipe_session_start(const struct target_process *t
 			 "no usable diagnostics socket in its /tmp (%s; was it "
 			 "started with DOTNET_EnableDiagnostics=0?)",
 			 strerror(errno));
-	else if ((connection = open_session(socket_handle, config, &id, why, sizeof(why))) >= 0) {
+	else if ((connection = connect_to_runtime(socket_handle, 10)) < 0)
+		snprintf(why, sizeof(why), "its diagnostics socket refuses connections (%s)",
+			 strerror(errno));
+	else if (request_session(connection, config, &id, why, sizeof(why)) == 0) {
 		output = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (output < 0)
 			snprintf(why, sizeof(why), "cannot write %s (%s)", path, strerror(errno));

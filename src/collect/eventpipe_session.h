@@ -18,17 +18,11 @@
 #define EVENTPIPE_LEVEL_VERBOSE	      5
 
 #define EVENTPIPE_MAX_PROVIDERS 16
-#define EVENTPIPE_MAX_EXCLUDED	16
 
 struct eventpipe_provider {
 	char name[128]; /* e.g. Microsoft-Windows-DotNETRuntime */
 	uint64_t keywords;
 	uint32_t level;
-	/* Event ids the keywords and level would enable but nobody reads:
-	 * left out by runtimes that filter by id (.NET 10, CollectTracing5),
-	 * recorded by older ones. */
-	uint32_t excluded_events[EVENTPIPE_MAX_EXCLUDED];
-	size_t excluded_event_count;
 };
 
 /* What to ask the runtime for. */
