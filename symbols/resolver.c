@@ -28,6 +28,7 @@ struct process {
 	char perfmap_display_path[48]; /* "/tmp/perf-N.map", as perf prints it */
 	struct jitdump *jitdump;
 	bool jitdump_searched;
+	struct code_ranges *runtime_methods; /* the runtime's method events */
 };
 
 struct resolver {
@@ -68,6 +69,7 @@ void resolver_free(struct resolver *resolver)
 		address_space_free(process->space);
 		perfmap_free(process->perfmap);
 		jitdump_free(process->jitdump);
+		code_ranges_free(process->runtime_methods);
 		if (process->perfmap_fd >= 0)
 			close(process->perfmap_fd);
 	}
@@ -269,6 +271,14 @@ static struct jitdump *load_jitdump(struct resolver *resolver, struct process *p
 	return process->jitdump;
 }
 
+void resolver_add_runtime_methods(struct resolver *resolver, pid_t pid, struct code_ranges *methods)
+{
+	struct process *process = find_process(resolver, pid);
+
+	code_ranges_free(process->runtime_methods);
+	process->runtime_methods = methods;
+}
+
 struct perfmap *resolver_perfmap(struct resolver *resolver, pid_t pid)
 {
 	return load_perfmap(resolver, find_process(resolver, pid));
@@ -290,13 +300,14 @@ static const char *display_jit_name(struct resolver *resolver, const char *name)
 
 /* Names generated code at the resolver's time: the jitdump first (its
  * records are timed to the nanosecond and cover ReadyToRun code), then the
- * perf map, read again on a miss (maps grow, and are flushed late). */
+ * perf map, read again on a miss (maps grow, and are flushed late), then
+ * the runtime's method events. */
 static bool lookup_jit(struct resolver *resolver, struct process *process, uint64_t address,
 		       struct resolved_location *location)
 {
 	struct jitdump *jitdump = load_jitdump(resolver, process);
 	struct perfmap *perfmap = load_perfmap(resolver, process);
-	struct code_range range = {.valid_until = UINT64_MAX};
+	struct code_range range = {.valid_until = UINT64_MAX}, method = {.valid_until = UINT64_MAX};
 	struct perfmap_entry entry = {.valid_until = UINT64_MAX};
 	const char *name = NULL;
 	uint64_t start = 0;
@@ -309,9 +320,15 @@ static bool lookup_jit(struct resolver *resolver, struct process *process, uint6
 				perfmap_lookup_at(perfmap, address, resolver->time, &entry)))) {
 		name = entry.name;
 		start = entry.start;
+	} else if (process->runtime_methods &&
+		   code_ranges_lookup(process->runtime_methods, address, resolver->time, &method)) {
+		name = method.name;
+		start = method.start;
 	}
 	location->valid_until =
 	    range.valid_until < entry.valid_until ? range.valid_until : entry.valid_until;
+	if (method.valid_until < location->valid_until)
+		location->valid_until = method.valid_until;
 	if (!name)
 		return false;
 	location->kind = FRAME_JIT;

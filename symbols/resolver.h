@@ -88,6 +88,13 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
  * information, cached per file. */
 void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, struct code_at *code);
 
+/* Names the JIT code of `pid` that neither its jitdump nor its perf map
+ * names from `methods`: the runtime's own method events, timed on the
+ * samples' clock (code_ranges.h). The resolver takes `methods` over and
+ * frees it. */
+void resolver_add_runtime_methods(struct resolver *resolver, pid_t pid,
+				  struct code_ranges *methods);
+
 /* The perf map of `pid` (loaded if not yet), or NULL when it has none. */
 struct perfmap *resolver_perfmap(struct resolver *resolver, pid_t pid);
 

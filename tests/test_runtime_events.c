@@ -3,7 +3,8 @@
  * stack block, an event block with compressed headers, a sequence point),
  * then on every prefix of it (a session cut short) and on every one-byte
  * corruption of it (a hostile file): it must count what it can and never
- * read outside the bytes it was given (ASan checks). */
+ * read outside the bytes it was given (ASan checks). Then the JIT code its
+ * method events name, each range at its time (runtime_methods.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,9 +12,12 @@
 #include <cmocka.h>
 
 #include "runtime_events.h"
+#include "runtime_methods.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct stream {
 	uint8_t bytes[4096];
@@ -93,6 +97,7 @@ static void end_block(struct stream *stream, size_t size_at)
 static void put_event(struct stream *stream, uint8_t metadata_id, uint8_t thread, uint8_t stack,
 		      uint8_t time_step, const uint8_t *payload, uint8_t payload_size)
 {
+	assert_true(payload_size < 128); /* one byte of its varint */
 	put_u8(stream, 1 | 4 | 8 | 128);
 	put_u8(stream, metadata_id);
 	put_u8(stream, thread);
@@ -110,13 +115,17 @@ static void put_block_header(struct stream *stream)
 	put_u64(stream, 0);
 }
 
-/* The metadata of one runtime event: id, provider, event id, version. */
-static void put_metadata(struct stream *stream, uint8_t id, uint32_t event_id, uint32_t version)
+#define RUNTIME "Microsoft-Windows-DotNETRuntime"
+#define RUNDOWN "Microsoft-Windows-DotNETRuntimeRundown"
+
+/* The metadata of one event: id, provider, event id, version. */
+static void put_provider_metadata(struct stream *stream, uint8_t id, const char *provider,
+				  uint32_t event_id, uint32_t version)
 {
 	struct stream payload = {0};
 
 	put_u32(&payload, id);
-	put_utf16(&payload, "Microsoft-Windows-DotNETRuntime");
+	put_utf16(&payload, provider);
 	put_u32(&payload, event_id);
 	put_utf16(&payload, "");
 	put_u64(&payload, 1);
@@ -126,13 +135,15 @@ static void put_metadata(struct stream *stream, uint8_t id, uint32_t event_id, u
 	put_event(stream, 0, 0, 0, 0, payload.bytes, (uint8_t)payload.length);
 }
 
-/* Two gen2 GCs, one pause of 1.2 ms on thread 7, one exception. */
-static void write_trace(struct stream *stream)
+static void put_metadata(struct stream *stream, uint8_t id, uint32_t event_id, uint32_t version)
 {
-	uint8_t gc_start[16] = {1, 0, 0, 0, 2}, suspend[8] = {1}, exception[64];
-	struct stream type = {0};
-	size_t size_at;
+	put_provider_metadata(stream, id, RUNTIME, event_id, version);
+}
 
+/* The stream's start: the trace object of a session that began at tick 0,
+ * 100,000 ticks a second, in process 4242. */
+static void write_trace_header(struct stream *stream)
+{
 	put(stream, "Nettrace", 8);
 	put_u32(stream, 20);
 	put(stream, "!FastSerialization.1", 20);
@@ -145,7 +156,27 @@ static void write_trace(struct stream *stream)
 	put_u32(stream, 2);
 	put_u32(stream, 1000);
 	put_u8(stream, 6);
+}
 
+/* A sequence point and the end of the stream. */
+static void write_trace_end(struct stream *stream)
+{
+	size_t size_at = begin_object(stream, "SPBlock");
+
+	put_u64(stream, 5000);
+	put_u32(stream, 0);
+	end_block(stream, size_at);
+	put_u8(stream, 1);
+}
+
+/* Two gen2 GCs, one pause of 1.2 ms on thread 7, one exception. */
+static void write_trace(struct stream *stream)
+{
+	uint8_t gc_start[16] = {1, 0, 0, 0, 2}, suspend[8] = {1}, exception[64];
+	struct stream type = {0};
+	size_t size_at;
+
+	write_trace_header(stream);
 	size_at = begin_object(stream, "MetadataBlock");
 	put_block_header(stream);
 	put_metadata(stream, 1, 1, 2);	/* GCStart */
@@ -172,12 +203,7 @@ static void write_trace(struct stream *stream)
 	put_event(stream, 1, 8, 1, 10, gc_start, sizeof(gc_start)); /* thread 8, no pause */
 	put_event(stream, 4, 7, 1, 10, exception, (uint8_t)type.length);
 	end_block(stream, size_at);
-
-	size_at = begin_object(stream, "SPBlock");
-	put_u64(stream, 5000);
-	put_u32(stream, 0);
-	end_block(stream, size_at);
-	put_u8(stream, 1); /* the end of the stream */
+	write_trace_end(stream);
 }
 
 static void counts_what_the_runtime_wrote(void **state)
@@ -255,6 +281,122 @@ static void refuses_what_is_not_nettrace(void **state)
 	runtime_events_release(&events);
 }
 
+/* A method event's payload: MethodID, ModuleID, start, size, token, flags
+ * (the tier in bits 7 to 9), namespace, name, signature, ClrInstanceID. */
+static void put_method_event(struct stream *stream, uint8_t metadata_id, uint8_t time_step,
+			     uint64_t start, uint32_t size, uint32_t tier, const char *name,
+			     const char *signature)
+{
+	struct stream payload = {0};
+
+	put_u64(&payload, 1);
+	put_u64(&payload, 0x77);
+	put_u64(&payload, start);
+	put_u32(&payload, size);
+	put_u32(&payload, 0x06000001);
+	put_u32(&payload, 0x8 | tier << 7);
+	put_utf16(&payload, "Demo.Program");
+	put_utf16(&payload, name);
+	put_utf16(&payload, signature);
+	put_u16(&payload, 0);
+	put_event(stream, metadata_id, 1, 0, time_step, payload.bytes, (uint8_t)payload.length);
+}
+
+/* At 0x5000 the method Old is loaded (tick 100) and unloaded (tick 200),
+ * then New takes its place (tick 300); the rundown (ticks 400 and 500)
+ * lists New and Steady, which never loaded while the session ran, and the
+ * module both live in. */
+static void write_method_trace(struct stream *stream)
+{
+	struct stream module = {0};
+	size_t size_at;
+
+	write_trace_header(stream);
+	size_at = begin_object(stream, "MetadataBlock");
+	put_block_header(stream);
+	put_provider_metadata(stream, 1, RUNTIME, 143, 1); /* MethodLoadVerbose */
+	put_provider_metadata(stream, 2, RUNTIME, 144, 1); /* MethodUnloadVerbose */
+	put_provider_metadata(stream, 3, RUNDOWN, 144, 1); /* MethodDCEndVerbose */
+	put_provider_metadata(stream, 4, RUNDOWN, 154, 2); /* ModuleDCEnd */
+	end_block(stream, size_at);
+
+	put_u64(&module, 0x77);
+	put_u64(&module, 0x88);
+	put_u32(&module, 0);
+	put_u32(&module, 0);
+	put_utf16(&module, "/app/demo.dll");
+	put_utf16(&module, "");
+	size_at = begin_object(stream, "EventBlock");
+	put_block_header(stream);
+	put_method_event(stream, 1, 100, 0x5000, 0x100, 3, "Old", "void  ()");
+	put_method_event(stream, 2, 100, 0x5000, 0x100, 3, "Old", "void  ()");
+	put_method_event(stream, 1, 100, 0x5000, 0x80, 4, "New", "int32  (int32)");
+	put_method_event(stream, 3, 100, 0x5000, 0x80, 4, "New", "int32  (int32)");
+	put_method_event(stream, 3, 100, 0x9000, 0x40, 0, "Steady", "instance void  (string)");
+	put_event(stream, 4, 1, 0, 1, module.bytes, (uint8_t)module.length);
+	end_block(stream, size_at);
+	write_trace_end(stream);
+}
+
+/* The name `ranges` give `address` at `tick` of the stream, or NULL. */
+static const char *name_at(struct code_ranges *ranges, uint64_t address, uint64_t tick)
+{
+	struct code_range found;
+
+	return code_ranges_lookup(ranges, address, tick * 10000, &found) ? found.name : NULL;
+}
+
+static void names_code_by_its_method_events(void **state)
+{
+	char path[] = "/tmp/profcpu-methods-XXXXXX", why[160];
+	struct stream stream = {0};
+	struct code_ranges *ranges;
+	uint32_t process_id = 0;
+	int fd = mkstemp(path);
+
+	(void)state;
+	write_method_trace(&stream);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, stream.bytes, stream.length), (ssize_t)stream.length);
+	close(fd);
+	ranges = runtime_methods_read(path, &process_id, why, sizeof(why));
+	unlink(path);
+	assert_non_null(ranges);
+	assert_int_equal(process_id, 4242);
+	/* In the perf map's form, with the tier; valid from its load. */
+	assert_string_equal(name_at(ranges, 0x5010, 150),
+			    "void [demo] Demo.Program::Old()[QuickJitted]");
+	assert_null(name_at(ranges, 0x5010, 250)); /* unloaded */
+	assert_string_equal(name_at(ranges, 0x5010, 350),
+			    "int32 [demo] Demo.Program::New(int32)[OptimizedTier1]");
+	/* Past New's end, Old's bytes are gone too. */
+	assert_null(name_at(ranges, 0x50f0, 350));
+	/* The rundown names code that was there all along. */
+	assert_string_equal(name_at(ranges, 0x9010, 50),
+			    "instance void [demo] Demo.Program::Steady(string)");
+	code_ranges_free(ranges);
+}
+
+static void survives_every_damaged_method_byte(void **state)
+{
+	struct stream stream = {0};
+	uint32_t process_id;
+	char why[160];
+
+	(void)state;
+	write_method_trace(&stream);
+	for (size_t at = 0; at < stream.length; at++)
+		for (unsigned flip = 1; flip < 256; flip <<= 1) {
+			uint8_t *copy = malloc(stream.length);
+
+			memcpy(copy, stream.bytes, stream.length);
+			copy[at] ^= (uint8_t)flip;
+			code_ranges_free(runtime_methods_parse(copy, stream.length, &process_id,
+							       why, sizeof(why)));
+			free(copy);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -262,6 +404,8 @@ int main(void)
 	    cmocka_unit_test(keeps_what_a_cut_stream_holds),
 	    cmocka_unit_test(survives_every_damaged_byte),
 	    cmocka_unit_test(refuses_what_is_not_nettrace),
+	    cmocka_unit_test(names_code_by_its_method_events),
+	    cmocka_unit_test(survives_every_damaged_method_byte),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -43,8 +43,9 @@ static const char usage[] =
     "warns about options it does not know.\n"
     "\n"
     "JIT and ReadyToRun frames of .NET are named from its perf map and jitdump:\n"
-    "a .NET 8+ target is asked to write both whole; older ones need\n"
-    "DOTNET_PerfMapEnabled=1 at start (and name no ReadyToRun code).\n"
+    "a .NET 8+ target is asked to write both whole. Without them (older\n"
+    "runtimes, --no-perfmap-switch), JIT frames are named from the method\n"
+    "rundown of the runtime events, or a map DOTNET_PerfMapEnabled=1 made.\n"
     "A .NET target's own events (GC, exceptions, contention, JIT) are recorded\n"
     "beside the samples through EventPipe into runtime.nettrace, summarized at\n"
     "the end and by profcpu view.\n"
@@ -61,6 +62,10 @@ static const char usage[] =
     "  --enable-perfmaps     with those: switch on the perf map of every .NET 8+\n"
     "                        process through its diagnostics socket, to name\n"
     "                        its JIT frames (writes into its /tmp; off by default)\n"
+    "  --no-perfmap-switch   leave a .NET target's perf map and jitdump as they are\n"
+    "                        (nothing is written into its /tmp): JIT frames are\n"
+    "                        named from a map it writes itself, else from the\n"
+    "                        method rundown of its runtime events\n"
     "  -duration, -collectsec SECONDS\n"
     "                        how long to sample (default: until Ctrl-C)\n"
     "  -F, -frequency HZ     samples per second of CPU time (default 99;\n"
@@ -114,6 +119,7 @@ struct collect_options {
 	bool every_process;		   /* -a, or perfcollect's form without -pid */
 	const char *cgroup, *container_id; /* every process of a cgroup */
 	bool enable_perfmaps;		   /* of every .NET process sampled */
+	bool no_perfmap_switch;		   /* leave the target's perf map as it is */
 	struct symbol_options symbols;
 	struct grouping_options grouping;
 	struct event_options events;
@@ -438,6 +444,7 @@ int cmd_collect(int argc, char **argv)
 	    {"cgroup", NULL, OPTION_STRING, &options.cgroup},
 	    {"container", NULL, OPTION_STRING, &options.container_id},
 	    {"enable-perfmaps", NULL, OPTION_FLAG, &options.enable_perfmaps},
+	    {"no-perfmap-switch", NULL, OPTION_FLAG, &options.no_perfmap_switch},
 	    {"duration", "collectsec", OPTION_NUMBER, &options.duration},
 	    {"frequency", "F", OPTION_INTEGER, &options.frequency},
 	    {"output", "o", OPTION_STRING, &options.output_dir},
@@ -536,7 +543,12 @@ int cmd_collect(int argc, char **argv)
 			status = write_events_only_outputs(dir, &zip, zip_path);
 		goto done;
 	}
-	if (target.pid != TARGET_EVERY_PROCESS)
+	if (target.pid != TARGET_EVERY_PROCESS && options.no_perfmap_switch)
+		fprintf(log, "perf map and jitdump: left as they are (--no-perfmap-switch)%s\n",
+			events && options.events_config.rundown
+			    ? "; JIT code they do not name is named from the method rundown"
+			    : "");
+	else if (target.pid != TARGET_EVERY_PROCESS)
 		dotnet_ensure_perfmap(&target, log);
 	else if (options.enable_perfmaps)
 		sampling_scope_enable_perfmaps(&target, log);

@@ -253,8 +253,9 @@ void dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
 			       "[assembly.dll]: its jitdump is not whole and %s",
 			       (int)target->pid, why);
 	else
-		report_warning("JIT frames of .NET pid %d will show as [unknown]: it writes no "
-			       "perf map and %s; start it with DOTNET_PerfMapEnabled=1",
+		report_warning("JIT frames of .NET pid %d are named only from the method rundown "
+			       "of its runtime events (none with -nolttng): it writes no perf map "
+			       "and %s; start it with DOTNET_PerfMapEnabled=1",
 			       (int)target->pid, why);
 }
 

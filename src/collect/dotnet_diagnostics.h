@@ -18,8 +18,9 @@
  * DOTNET_PerfMapEnabled=1 starts on .NET 10, which stops at the first stub
  * block; the perf map is rewritten too (older lines, of code since freed,
  * are dropped). Says what it did on stderr and in `log`, or warns why it
- * could not (report_warning): then a perf map the target writes anyway still
- * names JIT frames. Never fails the collection. */
+ * could not (report_warning): then a perf map the target writes anyway, or
+ * the method rundown of its runtime events, still names JIT frames. Never
+ * fails the collection. */
 void dotnet_ensure_perfmap(const struct target_process *target, FILE *log);
 
 /* The newest "dotnet-diagnostic-<pid>-<key>-socket" in the target's /tmp,

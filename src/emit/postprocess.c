@@ -1,6 +1,7 @@
 #include "postprocess.h"
 #include "outputs.h"
 #include "replay.h"
+#include "runtime_methods.h"
 #include "target_file.h"
 #include "util.h"
 
@@ -44,6 +45,27 @@ static void report_stack_completeness(const struct profile *profile, FILE *log)
 			(unsigned long long)profile->rooted_stacks, profile->sample_count, rooted);
 }
 
+/* The runtime's method events in the capture (its rundown) name the JIT
+ * code of the target that its perf map and jitdump leave unnamed: the
+ * target collect sampled, or offline the pid the runtime knew itself by
+ * (the same unless the target ran in another pid namespace). */
+static void add_runtime_methods(struct resolver *resolver, const char *dir,
+				const struct resolver_config *config)
+{
+	char *path = xasprintf("%s/%s", dir, OUTPUTS_RUNTIME_EVENTS), why[160];
+	uint32_t process_id = 0;
+	struct code_ranges *methods = runtime_methods_read(path, &process_id, why, sizeof(why));
+	pid_t pid = config->live_pid ? config->live_pid : (pid_t)process_id;
+
+	if (methods && config->native.log)
+		fprintf(config->native.log,
+			"runtime events: %zu code ranges of pid %d named by its method events\n",
+			code_ranges_count(methods), (int)pid);
+	if (methods)
+		resolver_add_runtime_methods(resolver, pid, methods);
+	free(path);
+}
+
 int postprocess_capture(const char *dir, const struct resolver_config *config,
 			const struct trace_zip *zip, const struct fold_options *fold)
 {
@@ -53,6 +75,7 @@ int postprocess_capture(const char *dir, const struct resolver_config *config,
 	int status;
 
 	profile_init(&profile);
+	add_runtime_methods(resolver, dir, config);
 	status = replay_capture(perf_data, resolver, &profile);
 	if (status == 0) {
 		if (config->live_pid)

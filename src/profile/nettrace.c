@@ -1,9 +1,14 @@
 #include "nettrace.h"
 #include "util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* FastSerialization tags (TraceEvent's EventPipeFormat.md). */
 #define TAG_NULL_REFERENCE	 1
@@ -12,6 +17,7 @@
 
 #define MAX_METADATA_ID 65536 /* real traces use a few thousand */
 #define NAME_SIZE	128
+#define MAX_FILE_SIZE	(4ULL << 30)
 
 /* Reads little-endian values from a byte range; reading past its end sets
  * `bad` and yields zeros, so callers check once per record. */
@@ -417,4 +423,37 @@ int nettrace_parse(const uint8_t *data, size_t size, struct nettrace_info *info,
 	free(parser.metadata);
 	free(parser.stacks);
 	return status;
+}
+
+int nettrace_map_file(const char *path, nettrace_bytes_fn parse, void *context, char *why,
+		      size_t why_size)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	struct stat status;
+	void *data;
+	int result;
+
+	if (fd < 0 || fstat(fd, &status) < 0) {
+		snprintf(why, why_size, "%s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(status.st_mode) || (uint64_t)status.st_size > MAX_FILE_SIZE ||
+	    status.st_size == 0) {
+		snprintf(why, why_size, "%s",
+			 status.st_size == 0 ? "it is empty"
+					     : "not a regular file of at most 4 GiB");
+		close(fd);
+		return -1;
+	}
+	data = mmap(NULL, (size_t)status.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (data == MAP_FAILED) {
+		snprintf(why, why_size, "%s", strerror(errno));
+		return -1;
+	}
+	result = parse(data, (size_t)status.st_size, context, why, why_size);
+	munmap(data, (size_t)status.st_size);
+	return result;
 }

@@ -37,6 +37,16 @@ typedef void (*nettrace_event_fn)(const struct nettrace_event *event, void *cont
 int nettrace_parse(const uint8_t *data, size_t size, struct nettrace_info *info,
 		   nettrace_event_fn on_event, void *context, char *why, size_t why_size);
 
+typedef int (*nettrace_bytes_fn)(const uint8_t *data, size_t size, void *context, char *why,
+				 size_t why_size);
+
+/* Maps the nettrace file at `path` (a regular file of at most 4 GiB, not
+ * followed through a symlink) and hands its bytes to `parse`. Returns what
+ * `parse` returns, or -1 with a reason in `why` when the file cannot be
+ * read. */
+int nettrace_map_file(const char *path, nettrace_bytes_fn parse, void *context, char *why,
+		      size_t why_size);
+
 /* Reads one UTF-16 string with its terminator from `*payload` (advancing
  * it past the terminator) into `out` as ASCII ('?' for the rest). Returns
  * false when no terminator lies within `*remaining` bytes. */

@@ -1,17 +1,12 @@
 #include "runtime_events.h"
+#include "runtime_methods.h"
 #include "util.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define RUNTIME_PROVIDER "Microsoft-Windows-DotNETRuntime"
 #define RUNDOWN_PROVIDER "Microsoft-Windows-DotNETRuntimeRundown"
-#define MAX_FILE_SIZE	 (4ULL << 30)
 #define SITE_FRAMES	 32 /* frames of a waiting stack kept to name its site */
 #define SHOWN		 10 /* exception types and lock sites listed */
 /* Bounds on what a hostile trace can make this keep. */
@@ -192,22 +187,15 @@ static void on_contention_event(struct reading *reading, const struct nettrace_e
  * of a method and its name, Namespace.Type::Method. */
 static void on_method_event(struct reading *reading, const struct nettrace_event *event)
 {
-	const uint8_t *strings = event->payload + 36;
-	size_t remaining = event->payload_size > 36 ? event->payload_size - 36 : 0;
-	char namespace_name[256], method_name[256];
-	struct method_range range;
+	struct runtime_method method;
 
-	if (remaining == 0 || reading->method_count == MAX_METHODS)
+	if (reading->method_count == MAX_METHODS || !runtime_method_parse(event, &method))
 		return;
-	memcpy(&range.start, event->payload + 16, 8);
-	range.size = payload_u32(event, 24);
-	if (!nettrace_read_string(&strings, &remaining, namespace_name, sizeof(namespace_name)) ||
-	    !nettrace_read_string(&strings, &remaining, method_name, sizeof(method_name)))
-		return;
-	range.name = xasprintf("%s::%s", namespace_name, method_name);
 	grow_array((void **)&reading->methods, &reading->method_capacity, reading->method_count + 1,
 		   sizeof(*reading->methods));
-	reading->methods[reading->method_count++] = range;
+	reading->methods[reading->method_count++] =
+	    (struct method_range){method.start, method.size,
+				  xasprintf("%s::%s", method.namespace_name, method.method_name)};
 }
 
 static void on_event(const struct nettrace_event *event, void *context)
@@ -326,37 +314,15 @@ int runtime_events_parse(const uint8_t *data, size_t size, struct runtime_events
 	return status;
 }
 
+static int parse_events(const uint8_t *data, size_t size, void *events, char *why, size_t why_size)
+{
+	return runtime_events_parse(data, size, events, why, why_size);
+}
+
 int runtime_events_read(const char *path, struct runtime_events *events, char *why, size_t why_size)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-	struct stat status;
-	void *data;
-	int result;
-
 	*events = (struct runtime_events){0};
-	if (fd < 0 || fstat(fd, &status) < 0) {
-		snprintf(why, why_size, "%s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	if (!S_ISREG(status.st_mode) || (uint64_t)status.st_size > MAX_FILE_SIZE ||
-	    status.st_size == 0) {
-		snprintf(why, why_size, "%s",
-			 status.st_size == 0 ? "it is empty"
-					     : "not a regular file of at most 4 GiB");
-		close(fd);
-		return -1;
-	}
-	data = mmap(NULL, (size_t)status.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (data == MAP_FAILED) {
-		snprintf(why, why_size, "%s", strerror(errno));
-		return -1;
-	}
-	result = runtime_events_parse(data, (size_t)status.st_size, events, why, why_size);
-	munmap(data, (size_t)status.st_size);
-	return result;
+	return nettrace_map_file(path, parse_events, events, why, why_size);
 }
 
 void runtime_events_release(struct runtime_events *events)
