@@ -207,3 +207,13 @@ build_traceevent_checker() {
 	dotnet build --no-restore -c Release -o "$workdir/$1-bin" "$workdir/$1-src" \
 		>"$workdir/$1-build.log" 2>&1 || { tail -20 "$workdir/$1-build.log"; fail "the checker $1 does not build"; }
 }
+
+# Off-CPU time reads the tracepoint sched:sched_switch: mounts tracefs where
+# it is missing (as root), or skips the test.
+need_tracefs() {
+	[[ -r /sys/kernel/tracing/events/sched/sched_switch/id ]] ||
+		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
+		skip "tracefs is not mounted and cannot be (needs root)"
+	[[ -r /sys/kernel/tracing/events/sched/sched_switch/id ]] ||
+		skip "this kernel has no tracepoint sched:sched_switch"
+}

@@ -191,12 +191,15 @@ static void test_grouped_by_thread_tid_or_process(void **state)
 	assert_string_equal(text, ".NET TP Worker;run 5\n1234;run 5\npool-1-thread;run 2\n"
 				  "python3;run 4\n");
 	free(text);
-	text = folded_text_with(&profile, &(struct fold_options){FOLD_BY_TID, false}, &total);
+	text = folded_text_with(
+	    &profile, &(struct fold_options){.group_by = FOLD_BY_TID, .keep_tiers = false}, &total);
 	assert_string_equal(text, ".NET TP Worker-42/43;run 2\n.NET TP Worker-42/44;run 3\n"
 				  "1234-42/48;run 5\npool-1-thread-1-42/45;run 1\n"
 				  "pool-1-thread-12-42/46;run 1\npython3-42/47;run 4\n");
 	free(text);
-	text = folded_text_with(&profile, &(struct fold_options){FOLD_BY_PROCESS, false}, &total);
+	text = folded_text_with(
+	    &profile, &(struct fold_options){.group_by = FOLD_BY_PROCESS, .keep_tiers = false},
+	    &total);
 	assert_string_equal(text, "app;run 16\n");
 	assert_int_equal(total, 16);
 	free(text);
@@ -232,7 +235,9 @@ static void test_jit_names_readable_and_tiers_merged(void **state)
 	assert_string_equal(text, "worker;main;System.Private.CoreLib!System.Version::get_Major 7\n"
 				  "worker;main;stub<1> AllocateTemporaryEntryPoints 2\n");
 	free(text);
-	text = folded_text_with(&profile, &(struct fold_options){FOLD_BY_THREAD, true}, &total);
+	text = folded_text_with(
+	    &profile, &(struct fold_options){.group_by = FOLD_BY_THREAD, .keep_tiers = true},
+	    &total);
 	assert_string_equal(text, "worker;main;System.Private.CoreLib!System.Version::get_Major "
 				  "[OptimizedTier1] 6\n"
 				  "worker;main;System.Private.CoreLib!System.Version::get_Major "
@@ -282,7 +287,9 @@ static void test_osr_code_is_one_frame_with_its_method(void **state)
 	assert_int_equal(folded.stacks[0].depth, 3);
 	assert_string_equal(folded.stacks[0].full_names[2], osr);
 	folded_profile_release(&folded);
-	text = folded_text_with(&profile, &(struct fold_options){FOLD_BY_THREAD, true}, &total);
+	text = folded_text_with(
+	    &profile, &(struct fold_options){.group_by = FOLD_BY_THREAD, .keep_tiers = true},
+	    &total);
 	assert_non_null(strstr(text, "HotMethod [QuickJitted];hotloop!Demo.Program::HotMethod "
 				     "[OptimizedTier1OSR] 4\n"));
 	free(text);

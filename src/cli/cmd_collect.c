@@ -75,7 +75,13 @@ static const char usage[] =
     "                        G suffix (100M); rounded up to a power of two of\n"
     "                        pages (default 256 pages)\n"
     "  -hwevents             sample CPU cycles; cpu-clock where the CPU has no PMU\n"
-    "  -threadtime, -offcpu  accepted; scheduler events are not recorded (a warning)\n"
+    "  --off-cpu             also record when threads leave the CPU\n"
+    "                        (sched:sched_switch with stacks): off-CPU and wall\n"
+    "                        flame graphs; needs tracefs and CAP_PERFMON (before\n"
+    "                        Linux 5.8 CAP_SYS_ADMIN) or perf_event_paranoid -1;\n"
+    "                        ring buffers of 2048 pages unless -buffersize\n"
+    "  -threadtime, -offcpu  perfcollect's names for --off-cpu: PerfView's Thread\n"
+    "                        Time view then shows blocked time\n"
     "  -no-compress          write perf.data records without zstd\n"
     "  --call-graph MODE     how stacks are unwound (default hybrid):\n"
     "                        fp      frame pointers, as perf record -g\n"
@@ -101,7 +107,7 @@ static const char usage[] =
     "    profcpu collect -pid 4711 --push http://pyroscope:4040 --push-interval 10  # continuous\n"
     "    profcpu collect gc -pid 1 -gccollectonly -noperf  # GC events only, no samples\n";
 
-enum { MAX_DURATION = 365 * 24 * 3600 };
+enum { MAX_DURATION = 365 * 24 * 3600, OFF_CPU_BUFFER_PAGES = 2048 };
 
 struct collect_options {
 	long pid, frequency, buffer_pages, stack_size;
@@ -256,6 +262,10 @@ static int check_options(struct collect_options *options)
 	}
 	if (options->buffer_size && parse_buffer_size(options->buffer_size, &options->buffer_pages))
 		return -1;
+	/* A switch record carries a stack copy as a sample does, and a busy
+	 * service switches thousands of times a second. */
+	if (!options->buffer_size && (options->off_cpu || options->thread_time))
+		options->buffer_pages = OFF_CPU_BUFFER_PAGES;
 	switch (event_options_config(&options->events, &options->events_config)) {
 	case -1:
 		return -1;
@@ -272,13 +282,6 @@ static int check_options(struct collect_options *options)
  * say so once, rather than pretend. */
 static void warn_about_perfcollect_options(const struct collect_options *options)
 {
-	if (options->thread_time)
-		report_warning("-threadtime: scheduler events (sched_switch, sched_stat_sleep, "
-			       "sched_process_exit) are not recorded; the trace holds on-CPU "
-			       "samples only, so PerfView shows no blocked time");
-	if (options->off_cpu)
-		report_warning("-offcpu: off-CPU time (scheduler events) is not recorded; "
-			       "recording on-CPU samples instead");
 	if (options->process_filter && options->pid)
 		report_warning("-processfilter %s is ignored: -pid %ld names the process",
 			       options->process_filter, options->pid);
@@ -449,7 +452,7 @@ int cmd_collect(int argc, char **argv)
 	    {"processfilter", NULL, OPTION_STRING, &options.process_filter},
 	    {"hwevents", NULL, OPTION_FLAG, &options.hardware_events},
 	    {"threadtime", NULL, OPTION_FLAG, &options.thread_time},
-	    {"offcpu", NULL, OPTION_FLAG, &options.off_cpu},
+	    {"off-cpu", "offcpu", OPTION_FLAG, &options.off_cpu},
 	    {"no-compress", NULL, OPTION_FLAG, &options.no_compress},
 	    {"call-graph", "callgraph", OPTION_STRING, &options.call_graph_text},
 	    {"stack-size", "stacksize", OPTION_INTEGER, &options.stack_size},
@@ -567,6 +570,7 @@ int cmd_collect(int argc, char **argv)
 						  .stack_size = (unsigned)options.stack_size,
 						  .compress = !options.no_compress,
 						  .hardware_events = options.hardware_events,
+						  .off_cpu = options.off_cpu || options.thread_time,
 						  .command_line = command_line,
 						  .stopped_early = &stopped_early},
 			&target, dir, log) < 0) {

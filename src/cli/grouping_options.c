@@ -13,7 +13,8 @@ bool grouping_options_apply(const struct grouping_options *options, struct fold_
 		      {"process", FOLD_BY_PROCESS},
 		      {"pid", FOLD_BY_PID}};
 
-	*fold = (struct fold_options){FOLD_BY_THREAD, options->keep_tiers};
+	*fold =
+	    (struct fold_options){.group_by = FOLD_BY_THREAD, .keep_tiers = options->keep_tiers};
 	if (!options->group_by)
 		return true;
 	for (size_t i = 0; i < sizeof(groups) / sizeof(*groups); i++)

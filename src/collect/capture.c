@@ -3,6 +3,7 @@
 #include "perf_event_names.h"
 #include "record.h"
 #include "runtime_files.h"
+#include "sched_switch.h"
 #include "stop_signals.h"
 #include "util.h"
 
@@ -153,6 +154,27 @@ static unsigned fitting_stack_size(unsigned stack_size, unsigned pages)
 	return (unsigned)fitting;
 }
 
+/* The switch tracepoint beside the sampling event in perf.data: both
+ * events' ids, and the tracing data perf reads tracepoints with. */
+static void describe_switch_event(const struct record_session *session,
+				  struct perf_data_extra_event *switch_event,
+				  struct perf_data_info *info)
+{
+	const struct record_event_ids *sampling = record_event_ids(session, RECORD_EVENT_SAMPLING);
+	const struct record_event_ids *switches = record_event_ids(session, RECORD_EVENT_SWITCH);
+
+	info->event_ids = sampling->ids;
+	info->event_id_count = sampling->count;
+	switch_event->ids = switches->ids;
+	switch_event->id_count = switches->count;
+	info->more_events = switch_event;
+	info->more_event_count = 1;
+	info->tracing_data = sched_switch_tracing_data(&info->tracing_data_size);
+	if (!info->tracing_data)
+		report_warning("cannot read tracefs' event formats: perf script will not print the "
+			       "fields of sched:sched_switch");
+}
+
 int capture_target(const struct capture_options *options, const struct target_process *target,
 		   const char *dir, FILE *log)
 {
@@ -165,8 +187,10 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	struct record_session *session;
 	struct record_summary summary;
 	struct perf_data_info info;
+	struct perf_data_extra_event switch_event = {.name = SCHED_SWITCH_EVENT_NAME};
 	struct writer_sink sink = {.last_flush = monotonic_seconds(), .attr = &attr};
 	char *path = xasprintf("%s/perf.data", dir);
+	const char *counted;
 	unsigned stack_size = options->call_graph == CALL_GRAPH_FP
 				  ? options->stack_size
 				  : fitting_stack_size(options->stack_size, options->buffer_pages);
@@ -181,7 +205,14 @@ int capture_target(const struct capture_options *options, const struct target_pr
 				       "cpu-clock instead",
 				       strerror(error));
 	}
-	session = record_open(target, &attr, options->buffer_pages);
+	if (options->off_cpu &&
+	    sched_switch_attr(&attr, target->pid != TARGET_EVERY_PROCESS || target->cgroup,
+			      &switch_event.attr) < 0) {
+		free(path);
+		return -1;
+	}
+	session = record_open(target, &attr, options->off_cpu ? &switch_event.attr : NULL,
+			      options->buffer_pages);
 	if (!session) {
 		free(path);
 		return -1;
@@ -189,7 +220,10 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	/* The writer fills in the machine's details itself. */
 	info = (struct perf_data_info){.event_name = perf_event_name_from_attr(&attr),
 				       .command_line = options->command_line};
+	if (options->off_cpu)
+		describe_switch_event(session, &switch_event, &info);
 	sink.writer = perf_data_writer_create(path, &attr, &info, options->compress);
+	free((uint8_t *)info.tracing_data);
 	if (!sink.writer) {
 		report_error("cannot write %s: %s", path, strerror(errno));
 		record_close(session);
@@ -202,6 +236,11 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	if (options->call_graph != CALL_GRAPH_FP)
 		fprintf(log, ", %u bytes of user stack per sample", stack_size);
 	fputc('\n', log);
+	if (options->off_cpu)
+		fprintf(log, "off-CPU: %s with %u bytes of user stack per switch\n",
+			SCHED_SWITCH_EVENT_NAME,
+			options->call_graph == CALL_GRAPH_FP ? 0
+							     : switch_event.attr.sample_stack_user);
 	if (target->pid == TARGET_EVERY_PROCESS)
 		fprintf(stderr, "profcpu: sampling every CPU%s%s with %s at %u Hz%s\n",
 			target->cgroup ? " for cgroup " : "", target->cgroup ? target->cgroup : "",
@@ -218,21 +257,22 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	if (perf_data_writer_finish(sink.writer) < 0 && !sink.error)
 		sink.error = errno;
 	log_summary(log, &summary);
+	/* The switch tracepoint's records are samples too, to the kernel. */
+	counted = options->off_cpu ? "samples and switches" : "samples";
 	if (options->stopped_early)
 		*options->stopped_early = summary.stop_reason != RECORD_STOPPED_BY_DURATION;
 	if (target->pid == TARGET_EVERY_PROCESS) /* threads are not counted one by one */
-		fprintf(stderr, "profcpu: %llu samples in %.1f s, %llu lost; stopped: %s\n",
-			(unsigned long long)summary.samples, summary.elapsed_seconds,
+		fprintf(stderr, "profcpu: %llu %s in %.1f s, %llu lost; stopped: %s\n",
+			(unsigned long long)summary.samples, counted, summary.elapsed_seconds,
 			(unsigned long long)summary.lost_samples,
 			stop_reason_text(summary.stop_reason));
 	else
-		fprintf(
-		    stderr,
-		    "profcpu: %llu samples from %u thread%s in %.1f s, %llu lost; stopped: %s\n",
-		    (unsigned long long)summary.samples, summary.threads_seen,
-		    summary.threads_seen == 1 ? "" : "s", summary.elapsed_seconds,
-		    (unsigned long long)summary.lost_samples,
-		    stop_reason_text(summary.stop_reason));
+		fprintf(stderr,
+			"profcpu: %llu %s from %u thread%s in %.1f s, %llu lost; stopped: %s\n",
+			(unsigned long long)summary.samples, counted, summary.threads_seen,
+			summary.threads_seen == 1 ? "" : "s", summary.elapsed_seconds,
+			(unsigned long long)summary.lost_samples,
+			stop_reason_text(summary.stop_reason));
 	if (summary.samples == 0 && target->pid != TARGET_EVERY_PROCESS)
 		suggest_busy_processes(target);
 	if (summary.lost_samples)

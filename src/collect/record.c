@@ -1,5 +1,6 @@
 #include "record.h"
 #include "ring_buffer.h"
+#include "sched_switch.h"
 #include "stop_signals.h"
 #include "util.h"
 
@@ -28,6 +29,11 @@ struct record_session {
 	size_t event_count, event_capacity;
 	pid_t *traced_tids; /* threads whose events are open */
 	size_t traced_count, traced_capacity;
+	/* sched:sched_switch beside the samples (off-CPU time), opened with
+	 * each sampling event into the same ring; the kernel's ids of both. */
+	const struct perf_event_attr *switch_attr;
+	bool switch_refused; /* the tracepoint, not sampling, failed to open */
+	struct record_event_ids ids[RECORD_EVENT_COUNT];
 	_Alignas(8) unsigned char scratch[RING_BUFFER_MAX_RECORD];
 };
 
@@ -130,32 +136,61 @@ static bool is_traced(const struct record_session *session, pid_t tid)
 	return false;
 }
 
+/* Opens event number `event` (RECORD_EVENT_SAMPLING or _SWITCH) for `pid`
+ * (a thread, -1, or a cgroup's fd with PERF_FLAG_PID_CGROUP in `flags`) on
+ * the CPU of ring `ring`, writing into that ring. Returns 0 or the errno. */
+static int open_into_ring(struct record_session *session, size_t event, pid_t pid, size_t ring,
+			  unsigned long flags)
+{
+	const struct perf_event_attr *attr =
+	    event == RECORD_EVENT_SWITCH ? session->switch_attr : &session->attr;
+	int fd = (int)syscall(SYS_perf_event_open, attr, pid, session->cpus[ring], -1,
+			      flags | PERF_FLAG_FD_CLOEXEC);
+	struct record_event_ids *ids = &session->ids[event];
+	uint64_t id = 0;
+
+	if (fd < 0) {
+		session->switch_refused = event == RECORD_EVENT_SWITCH;
+		return errno;
+	}
+	if (session->rings[ring].fd < 0
+		? ring_buffer_map(&session->rings[ring], fd, session->buffer_pages) < 0
+		: ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, session->rings[ring].fd) < 0) {
+		int error = errno;
+
+		close(fd);
+		return error;
+	}
+	grow_array((void **)&session->event_fds, &session->event_capacity, session->event_count + 1,
+		   sizeof(int));
+	session->event_fds[session->event_count++] = fd;
+	if (session->switch_attr && ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0) {
+		grow_array((void **)&ids->ids, &ids->capacity, ids->count + 1, sizeof(uint64_t));
+		ids->ids[ids->count++] = id;
+	}
+	return 0;
+}
+
+/* The sampling event and, for off-CPU time, the switch tracepoint. */
+static int open_into_ring_all(struct record_session *session, pid_t pid, size_t ring,
+			      unsigned long flags)
+{
+	int error = open_into_ring(session, RECORD_EVENT_SAMPLING, pid, ring, flags);
+
+	if (!error && session->switch_attr)
+		error = open_into_ring(session, RECORD_EVENT_SWITCH, pid, ring, flags);
+	return error;
+}
+
 /* Opens the event of one thread on every CPU. Returns 0, or the errno of
  * the first failure (ESRCH: the thread is gone). */
 static int open_thread_events(struct record_session *session, pid_t tid)
 {
 	for (size_t i = 0; i < session->cpu_count; i++) {
-		int fd = (int)syscall(SYS_perf_event_open, &session->attr, tid, session->cpus[i],
-				      -1, PERF_FLAG_FD_CLOEXEC);
+		int error = open_into_ring_all(session, tid, i, 0);
 
-		if (fd < 0)
-			return errno;
-		if (session->rings[i].fd < 0) {
-			if (ring_buffer_map(&session->rings[i], fd, session->buffer_pages) < 0) {
-				int error = errno;
-
-				close(fd);
-				return error;
-			}
-		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, session->rings[i].fd) < 0) {
-			int error = errno;
-
-			close(fd);
+		if (error)
 			return error;
-		}
-		grow_array((void **)&session->event_fds, &session->event_capacity,
-			   session->event_count + 1, sizeof(int));
-		session->event_fds[session->event_count++] = fd;
 	}
 	grow_array((void **)&session->traced_tids, &session->traced_capacity,
 		   session->traced_count + 1, sizeof(pid_t));
@@ -202,21 +237,9 @@ static int open_cpu_events(struct record_session *session)
 	    (cgroup_fd = open(session->target->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return errno;
 	session->attr.inherit = 0; /* a CPU's event sees every task already */
-	for (size_t i = 0; i < session->cpu_count && !error; i++) {
-		int fd = (int)syscall(
-		    SYS_perf_event_open, &session->attr, cgroup_fd, session->cpus[i], -1,
-		    PERF_FLAG_FD_CLOEXEC | (cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0));
-
-		if (fd < 0 || ring_buffer_map(&session->rings[i], fd, session->buffer_pages) < 0) {
-			error = errno;
-			if (fd >= 0)
-				close(fd);
-			break;
-		}
-		grow_array((void **)&session->event_fds, &session->event_capacity,
-			   session->event_count + 1, sizeof(int));
-		session->event_fds[session->event_count++] = fd;
-	}
+	for (size_t i = 0; i < session->cpu_count && !error; i++)
+		error = open_into_ring_all(session, cgroup_fd, i,
+					   cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0);
 	if (cgroup_fd >= 0)
 		close(cgroup_fd);
 	return error;
@@ -229,8 +252,14 @@ static int open_events(struct record_session *session)
 							    : trace_new_threads(session);
 }
 
-static void explain_open_error(const struct target_process *target, int error)
+static void explain_open_error(const struct record_session *session, int error)
 {
+	const struct target_process *target = session->target;
+
+	if (session->switch_refused) {
+		sched_switch_explain_open_error(error);
+		return;
+	}
 	if (target->pid == TARGET_EVERY_PROCESS && (error == EACCES || error == EPERM)) {
 		report_error(
 		    "no permission to sample every CPU (perf_event_open: %s): it needs "
@@ -298,10 +327,14 @@ static void close_events(struct record_session *session)
 	for (size_t i = 0; i < session->cpu_count; i++)
 		ring_buffer_unmap(&session->rings[i]);
 	session->event_count = session->traced_count = 0;
+	for (size_t i = 0; i < RECORD_EVENT_COUNT; i++)
+		session->ids[i].count = 0;
+	session->switch_refused = false;
 }
 
 struct record_session *record_open(const struct target_process *target,
-				   struct perf_event_attr *attr, unsigned buffer_pages)
+				   struct perf_event_attr *attr,
+				   const struct perf_event_attr *switch_attr, unsigned buffer_pages)
 {
 	struct record_session *session = xcalloc(1, sizeof(*session));
 	int error;
@@ -309,6 +342,7 @@ struct record_session *record_open(const struct target_process *target,
 	raise_open_file_limit();
 	session->target = target;
 	session->attr = *attr;
+	session->switch_attr = switch_attr;
 	session->buffer_pages = buffer_pages;
 	session->cpu_count = online_cpus(&session->cpus);
 	session->rings = xcalloc(session->cpu_count, sizeof(*session->rings));
@@ -332,7 +366,7 @@ struct record_session *record_open(const struct target_process *target,
 		if (error == ESRCH)
 			report_error("pid %d exited before sampling started", (int)target->pid);
 		else
-			explain_open_error(target, error);
+			explain_open_error(session, error);
 		record_close(session);
 		return NULL;
 	}
@@ -340,11 +374,18 @@ struct record_session *record_open(const struct target_process *target,
 	return session;
 }
 
+const struct record_event_ids *record_event_ids(const struct record_session *session, size_t event)
+{
+	return &session->ids[event];
+}
+
 void record_close(struct record_session *session)
 {
 	if (!session)
 		return;
 	close_events(session);
+	for (size_t i = 0; i < RECORD_EVENT_COUNT; i++)
+		free(session->ids[i].ids);
 	free(session->event_fds);
 	free(session->traced_tids);
 	free(session->rings);
@@ -444,6 +485,29 @@ static bool wait_for_data(struct record_session *session, int milliseconds)
 	return exited;
 }
 
+/* With two events, every record's sample_id trailer ends with the id of
+ * its event (PERF_SAMPLE_IDENTIFIER): the synthesized ones get the
+ * sampling event's, as perf gives its own. */
+struct identifying_sink {
+	record_sink sink;
+	void *context;
+	uint64_t identifier;
+};
+
+static int add_identifier(const struct perf_event_header *record, void *context)
+{
+	struct identifying_sink *identified = context;
+	_Alignas(8) unsigned char copy[8192]; /* synthesized records are smaller */
+	struct perf_event_header *header = (struct perf_event_header *)copy;
+
+	if (record->size + sizeof(uint64_t) > sizeof(copy))
+		return identified->sink(record, identified->context);
+	memcpy(copy, record, record->size);
+	memcpy(copy + record->size, &identified->identifier, sizeof(uint64_t));
+	header->size = (uint16_t)(record->size + sizeof(uint64_t));
+	return identified->sink(header, identified->context);
+}
+
 void record_run(struct record_session *session, const struct record_options *options,
 		record_sink sink, void *context, struct record_summary *summary)
 {
@@ -451,6 +515,7 @@ void record_run(struct record_session *session, const struct record_options *opt
 	double next_progress = 0;
 	bool target_exited = false;
 	int status = 0;
+	struct identifying_sink identified = {.sink = sink, .context = context};
 
 	*summary = (struct record_summary){.threads_seen = (unsigned)session->traced_count,
 					   .kernel_frames = !session->attr.exclude_kernel};
@@ -459,12 +524,21 @@ void record_run(struct record_session *session, const struct record_options *opt
 	 * which is harmless, rather than not at all. */
 	set_events_enabled(session, true);
 	clock_gettime(CLOCK_MONOTONIC, &start);
+	if (session->switch_attr) {
+		identified.identifier = session->ids[RECORD_EVENT_SAMPLING].count
+					    ? session->ids[RECORD_EVENT_SAMPLING].ids[0]
+					    : 0;
+		sink = add_identifier;
+		context = &identified;
+	}
 	status = synthesize_kernel_mmap(sink, context);
 	if (status == 0 && session->target->pid == TARGET_EVERY_PROCESS)
 		status = synthesize_every_process(session->attr.mmap_data, sink, context);
 	else if (status == 0)
 		status = synthesize_process(session->target->pid, session->attr.mmap_data, sink,
 					    context);
+	sink = identified.sink;
+	context = identified.context;
 
 	while (!stop_signals_requested() && !target_exited && status == 0) {
 		summary->elapsed_seconds = seconds_since(&start);

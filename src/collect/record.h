@@ -46,12 +46,30 @@ int record_use_cpu_cycles(struct perf_event_attr *attr, pid_t pid);
 
 struct record_session;
 
-/* Opens the events on every thread of `target`, disabled. When the kernel
- * refuses kernel samples, excludes them and says so in `attr`, which then
- * holds the attributes every record was made with. Returns NULL after
- * printing why sampling cannot start and what to do about it. */
+/* The events of a session: the sampling one, and the switch tracepoint
+ * when off-CPU time is recorded. */
+enum { RECORD_EVENT_SAMPLING, RECORD_EVENT_SWITCH, RECORD_EVENT_COUNT };
+
+/* The kernel's ids of one event's file descriptors (PERF_EVENT_IOC_ID),
+ * which samples carry with PERF_SAMPLE_IDENTIFIER. Only kept when a
+ * session has two events. */
+struct record_event_ids {
+	uint64_t *ids;
+	size_t count, capacity;
+};
+
+/* Opens the events on every thread of `target`, disabled: `attr`, and
+ * `switch_attr` (sched_switch.h) too unless NULL. When the kernel refuses
+ * kernel samples, excludes them and says so in `attr`, which then holds the
+ * attributes every record was made with. Returns NULL after printing why
+ * sampling cannot start and what to do about it. */
 struct record_session *record_open(const struct target_process *target,
-				   struct perf_event_attr *attr, unsigned buffer_pages);
+				   struct perf_event_attr *attr,
+				   const struct perf_event_attr *switch_attr,
+				   unsigned buffer_pages);
+
+/* The ids of event `event` (RECORD_EVENT_SAMPLING or _SWITCH). */
+const struct record_event_ids *record_event_ids(const struct record_session *session, size_t event);
 
 /* Emits the synthesized records, enables sampling and passes every record to
  * `sink` until the duration ends, SIGINT or SIGTERM arrives, the target exits

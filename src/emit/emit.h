@@ -19,6 +19,12 @@ int emit_perf_script(const struct profile *profile, FILE *out);
 int emit_flamegraph(const struct folded_profile *folded, const char *title, const char *subtitle,
 		    FILE *out);
 
+/* The same with another palette (flamegraph.h; NULL: "dotnet", by kind of
+ * code) and unit of the counts (NULL: "samples"). */
+int emit_flamegraph_styled(const struct folded_profile *folded, const char *title,
+			   const char *subtitle, const char *palette, const char *count_name,
+			   FILE *out);
+
 /* pprof's profile.proto, gzip-compressed (profile.pb.gz): samples of each
  * stack and thread, counted and weighted by CPU time, with functions,
  * locations and mappings; the thread and process names are labels. The

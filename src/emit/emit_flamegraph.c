@@ -8,8 +8,16 @@
 int emit_flamegraph(const struct folded_profile *folded, const char *title, const char *subtitle,
 		    FILE *out)
 {
+	return emit_flamegraph_styled(folded, title, subtitle, NULL, NULL, out);
+}
+
+int emit_flamegraph_styled(const struct folded_profile *folded, const char *title,
+			   const char *subtitle, const char *palette, const char *count_name,
+			   FILE *out)
+{
 	struct flamegraph *graph = flamegraph_new(FLAMEGRAPH_MERGED);
-	struct flamegraph_options options = {.title = title, .subtitle = subtitle};
+	struct flamegraph_options options = {
+	    .title = title, .subtitle = subtitle, .palette = palette, .count_name = count_name};
 	const char **frames = NULL, **titles = NULL;
 	char *kernel_names = NULL;
 	size_t frames_capacity = 0, titles_capacity = 0, kernel_names_capacity = 0;

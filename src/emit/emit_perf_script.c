@@ -71,38 +71,84 @@ static bool comm_hides_pid_from_perfview(const char *comm, uint32_t pid)
 	return pid >= 10000 && digits < end && digits > 0 && comm[digits - 1] == ' ';
 }
 
+/* prev_state as the tracepoint's print format spells it: the state
+ * letters joined by '|', "R" for a thread preempted while running, and
+ * "+" when the kernel marked the preemption (TASK_REPORT_MAX). */
+static void write_prev_state(int64_t state, FILE *out)
+{
+	static const char letters[] = "SDTtXZPI";
+	bool any = false;
+
+	for (unsigned bit = 0; bit < sizeof(letters) - 1; bit++)
+		if (state & (1 << bit)) {
+			if (any)
+				fputc('|', out);
+			fputc(letters[bit], out);
+			any = true;
+		}
+	if (!any)
+		fputc('R', out);
+	if (state & 0x100)
+		fputc('+', out);
+}
+
+/* One event: perf script's header for these fields (its
+ * perf_sample__fprintf_start; with a call chain the comm is neither padded
+ * nor aligned, and FlameGraph's stackcollapse-perf, speedscope and
+ * FlameScope expect that), a sched_switch's fields when `switched` is not
+ * NULL, then the stack. */
+static void write_event(const struct profile *profile, const struct profile_sample *sample,
+			const struct profile_switch *switched, const struct location_lines *lines,
+			FILE *out)
+{
+	const struct profile_stack *stack = &profile->stacks[sample->stack];
+
+	fputs(sample->thread_name, out);
+	if (comm_hides_pid_from_perfview(sample->thread_name, sample->pid))
+		fputc(' ', out);
+	fprintf(out,
+		" %5" PRIu32 "/%-5" PRIu32 " [%03" PRIu32 "] %5" PRIu64 ".%06" PRIu64 ": %10" PRIu64
+		" %s: ",
+		sample->pid, sample->tid, sample->cpu, sample->time / 1000000000,
+		sample->time % 1000000000 / 1000, switched ? 1 : sample->period,
+		switched ? "sched:sched_switch" : profile->event_name);
+	if (switched) {
+		fprintf(out, "prev_comm=%s prev_pid=%" PRIu32 " prev_prio=%" PRId32 " prev_state=",
+			sample->thread_name, sample->tid, switched->prev_prio);
+		write_prev_state(switched->prev_state, out);
+		fprintf(out, " ==> next_comm=%s next_pid=%" PRId32 " next_prio=%" PRId32,
+			switched->next_comm, switched->next_pid, switched->next_prio);
+	}
+	fputc('\n', out);
+	for (uint32_t level = 0; level < stack->depth; level++) {
+		uint32_t location = profile->stack_locations[stack->first + level];
+
+		fwrite(lines->text + lines->start[location], 1,
+		       lines->start[location + 1] - lines->start[location], out);
+	}
+	fputc('\n', out);
+}
+
 int emit_perf_script(const struct profile *profile, FILE *out)
 {
 	struct location_lines lines = {0};
+	size_t next_switch = 0;
 
 	if (format_locations(profile, &lines) < 0) {
 		free(lines.start);
 		free(lines.text);
 		return -1;
 	}
-	for (size_t i = 0; i < profile->sample_count; i++) {
-		const struct profile_sample *sample = &profile->samples[i];
-		const struct profile_stack *stack = &profile->stacks[sample->stack];
-
-		/* perf script's own header for these fields (its
-		 * perf_sample__fprintf_start): with a call chain the comm is
-		 * neither padded nor aligned, and FlameGraph's
-		 * stackcollapse-perf, speedscope and FlameScope expect that. */
-		fputs(sample->thread_name, out);
-		if (comm_hides_pid_from_perfview(sample->thread_name, sample->pid))
-			fputc(' ', out);
-		fprintf(out,
-			" %5" PRIu32 "/%-5" PRIu32 " [%03" PRIu32 "] %5" PRIu64 ".%06" PRIu64
-			": %10" PRIu64 " %s: \n",
-			sample->pid, sample->tid, sample->cpu, sample->time / 1000000000,
-			sample->time % 1000000000 / 1000, sample->period, profile->event_name);
-		for (uint32_t level = 0; level < stack->depth; level++) {
-			uint32_t location = profile->stack_locations[stack->first + level];
-
-			fwrite(lines.text + lines.start[location], 1,
-			       lines.start[location + 1] - lines.start[location], out);
-		}
-		fputc('\n', out);
+	/* Samples and scheduler switches (--off-cpu), in time order. */
+	for (size_t i = 0; i <= profile->sample_count; i++) {
+		for (; next_switch < profile->switch_count &&
+		       (i == profile->sample_count ||
+			profile->switches[next_switch].sample.time <= profile->samples[i].time);
+		     next_switch++)
+			write_event(profile, &profile->switches[next_switch].sample,
+				    &profile->switches[next_switch], &lines, out);
+		if (i < profile->sample_count)
+			write_event(profile, &profile->samples[i], NULL, &lines, out);
 	}
 	free(lines.start);
 	free(lines.text);

@@ -1,5 +1,6 @@
 #include "outputs.h"
 #include "emit.h"
+#include "off_cpu.h"
 #include "output_file.h"
 #include "runtime_events.h"
 #include "util.h"
@@ -13,6 +14,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* The outputs of --off-cpu (write_off_cpu_outputs()), when it was on. */
+#define OFF_CPU_FOLDED	   "offcpu_folded_stacks.out"
+#define OFF_CPU_FLAMEGRAPH "offcpu_flamegraph.svg"
+#define WALL_FOLDED	   "wall_folded_stacks.out"
+#define WALL_FLAMEGRAPH	   "wall_flamegraph.svg"
 
 static void report_write_error(const char *path)
 {
@@ -51,13 +58,15 @@ static int write_folded(const void *data, FILE *out)
 struct flamegraph_input {
 	const struct folded_profile *folded;
 	const char *title, *subtitle;
+	const char *palette, *count_name; /* NULL: the defaults */
 };
 
 static int write_flamegraph(const void *data, FILE *out)
 {
 	const struct flamegraph_input *input = data;
 
-	return emit_flamegraph(input->folded, input->title, input->subtitle, out);
+	return emit_flamegraph_styled(input->folded, input->title, input->subtitle, input->palette,
+				      input->count_name, out);
 }
 
 static int write_perf_script(const void *data, FILE *out)
@@ -165,9 +174,10 @@ static void release_members(struct member_list *list)
  * deflating it a second time took most of the postprocess time. */
 static int write_tar_gz(const char *dir)
 {
-	static const char *const outputs[] = {"perf.data",	 "folded_stacks.out",
-					      "flamegraph.svg",	 "profile.pb.gz",
-					      "speedscope.json", "profcpu.log"};
+	static const char *const outputs[] = {
+	    "perf.data",       "folded_stacks.out", "flamegraph.svg", "profile.pb.gz",
+	    "speedscope.json", "profcpu.log",	    OFF_CPU_FOLDED,   OFF_CPU_FLAMEGRAPH,
+	    WALL_FOLDED,       WALL_FLAMEGRAPH};
 	struct member_list list = {0};
 	char *dir_copy = xstrdup(dir), *path = xasprintf("%s/prof.tar.gz", dir);
 	int status;
@@ -199,6 +209,8 @@ static int write_trace_zip(const char *dir, const struct trace_zip *zip)
 	add_member(&list, OUTPUTS_RUNTIME_EVENTS, NULL);
 	add_member(&list, "folded_stacks.out", NULL);
 	add_member(&list, "flamegraph.svg", NULL);
+	add_member(&list, OFF_CPU_FLAMEGRAPH, NULL);
+	add_member(&list, WALL_FLAMEGRAPH, NULL);
 	status = write_archive(dir, &list, top, ARCHIVE_ZIP,
 			       zip && zip->path ? zip->path : default_path);
 	release_members(&list);
@@ -229,6 +241,50 @@ int outputs_write_archives(const char *dir, const struct trace_zip *zip)
 	return status ? -1 : 0;
 }
 
+/* One folded file and its flame graph of time in microseconds: off CPU,
+ * or on and off CPU on one scale (wall time). */
+static int write_time_outputs(const char *dir, const struct profile *view,
+			      const struct fold_options *fold, const char *folded_name,
+			      const char *graph_name, const char *title, const char *palette)
+{
+	struct fold_options weighed = fold ? *fold : (struct fold_options){0};
+	struct folded_profile folded;
+	char *subtitle;
+	int status;
+
+	weighed.weigh_by_period = true;
+	profile_fold(view, &weighed, &folded);
+	subtitle = xasprintf("%.3f s in all (in microseconds), profcpu %s",
+			     (double)folded.total / 1e6, PROFCPU_VERSION);
+	status = write_output(dir, folded_name, write_folded, &folded);
+	status |= write_output(
+	    dir, graph_name, write_flamegraph,
+	    &(struct flamegraph_input){&folded, title, subtitle, palette, "microseconds"});
+	folded_profile_release(&folded);
+	free(subtitle);
+	return status;
+}
+
+/* With switches recorded (--off-cpu): offcpu_folded_stacks.out,
+ * offcpu_flamegraph.svg, wall_folded_stacks.out, wall_flamegraph.svg. */
+static int write_off_cpu_outputs(const char *dir, const struct profile *profile,
+				 const struct fold_options *fold)
+{
+	struct profile off_cpu = off_cpu_view(profile), wall = off_cpu_wall_view(profile);
+	const char *process = profile->switch_count ? profile->switches[0].sample.process_name : "";
+	char *off_title = xasprintf("Off-CPU (wall time off CPU): %s", process);
+	char *wall_title = xasprintf("Wall time, on and off CPU: %s", process);
+	int status = write_time_outputs(dir, &off_cpu, fold, OFF_CPU_FOLDED, OFF_CPU_FLAMEGRAPH,
+					off_title, "blue");
+
+	status |=
+	    write_time_outputs(dir, &wall, fold, WALL_FOLDED, WALL_FLAMEGRAPH, wall_title, NULL);
+	off_cpu_view_release(&wall);
+	free(off_title);
+	free(wall_title);
+	return status;
+}
+
 int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip,
 		  const struct fold_options *fold)
 {
@@ -247,7 +303,7 @@ int outputs_write(const char *dir, const struct profile *profile, const struct t
 		char *subtitle = xasprintf("%llu %s samples%s%s, profcpu %s",
 					   (unsigned long long)folded.total, profile->event_name,
 					   note ? "; " : "", note ? note : "", PROFCPU_VERSION);
-		struct flamegraph_input input = {&folded, title, subtitle};
+		struct flamegraph_input input = {&folded, title, subtitle, NULL, NULL};
 
 		status |= write_output(dir, "flamegraph.svg", write_flamegraph, &input);
 		free(title);
@@ -261,6 +317,8 @@ int outputs_write(const char *dir, const struct profile *profile, const struct t
 		free(path);
 	}
 	folded_profile_release(&folded);
+	if (profile->switch_count)
+		status |= write_off_cpu_outputs(dir, profile, fold);
 	status |= outputs_write_archives(dir, zip);
 	return status ? -1 : 0;
 }

@@ -30,7 +30,33 @@ struct perf_data_info {
 	 * HEADER_EVENT_DESC. Optional: with a single event perf needs none. */
 	const uint64_t *event_ids;
 	size_t event_id_count;
+	/* Events recorded beside the first (the attr given to the writer),
+	 * such as the sched:sched_switch tracepoint; their samples and the
+	 * first event's then carry PERF_SAMPLE_IDENTIFIER. */
+	const struct perf_data_extra_event *more_events;
+	size_t more_event_count;
+	/* HEADER_TRACING_DATA, which perf needs to read tracepoint samples
+	 * (perf_data_tracing_data_build()); NULL without tracepoints. */
+	const uint8_t *tracing_data;
+	size_t tracing_data_size;
 };
+
+struct perf_data_extra_event {
+	struct perf_event_attr attr;
+	const char *name; /* as perf names it: "sched:sched_switch" */
+	const uint64_t *ids;
+	size_t id_count;
+};
+
+/* The tracing data perf stores for tracepoint events, from the tracefs
+ * files events/header_page and events/header_event and the format file of
+ * each event of `system` (one system here: "sched"). Returns a malloc'd
+ * block of *size bytes. */
+uint8_t *perf_data_tracing_data_build(const char *header_page, size_t header_page_size,
+				      const char *header_event, size_t header_event_size,
+				      const char *system, const char *const *formats,
+				      const size_t *format_sizes, size_t format_count,
+				      size_t *size);
 /* The writer fills NULL strings and zero CPU counts from uname(2) and
  * sysconf(3); perf_version defaults to "profcpu <version>". */
 
@@ -105,6 +131,9 @@ struct perf_sample {
 	 * user stack pointer up (dyn_size, never more than the record holds). */
 	const uint8_t *user_stack;
 	uint64_t user_stack_size;
+	/* PERF_SAMPLE_RAW: a tracepoint's fields (NULL when not recorded). */
+	const uint8_t *raw;
+	uint32_t raw_size;
 };
 
 /* Decodes a PERF_RECORD_SAMPLE, which must be 8-byte aligned (as
@@ -114,6 +143,18 @@ struct perf_sample {
 bool perf_data_reader_parse_sample(const struct perf_data_reader *reader,
 				   const struct perf_event_header *record,
 				   struct perf_sample *sample);
+
+/* The fields of a sched:sched_switch tracepoint sample (its raw data), as
+ * the kernel lays them out since Linux 4.x (events/sched/sched_switch/format):
+ * the thread leaving the CPU and the one taking it. */
+struct perf_sched_switch {
+	char prev_comm[16], next_comm[16]; /* NUL-terminated here */
+	int32_t prev_pid, prev_prio, next_pid, next_prio;
+	int64_t prev_state; /* TASK_* bits: 0 running (preempted), 1 S, 2 D, ... */
+};
+
+/* Decodes a sched_switch sample's raw data. False if it is too short. */
+bool perf_sched_switch_parse(const uint8_t *raw, size_t size, struct perf_sched_switch *fields);
 
 /* Copies the PERF_RECORD_SAMPLE `record` of an event with `attr`, whose
  * user stack copy is its last field, into `out` (room for record->size
@@ -134,5 +175,12 @@ bool perf_sample_user_register(const struct perf_sample *sample, unsigned perf_r
  * Returns false if the record carries no time. */
 bool perf_data_reader_record_time(const struct perf_data_reader *reader,
 				  const struct perf_event_header *record, uint64_t *time);
+
+/* The process and thread of a side record, from its sample_id trailer (a
+ * PERF_RECORD_SWITCH: the thread switched in or out). False when the
+ * record carries none. */
+bool perf_data_reader_record_thread(const struct perf_data_reader *reader,
+				    const struct perf_event_header *record, uint32_t *pid,
+				    uint32_t *tid);
 
 #endif

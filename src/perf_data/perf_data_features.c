@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct byte_buffer {
 	uint8_t *bytes;
@@ -39,17 +40,68 @@ static void append_string(struct byte_buffer *buffer, const char *string)
 	append(buffer, padding, padded - length);
 }
 
-/* The event's attr, ids and name, as `perf evlist` and `perf report
+static void append_event(struct byte_buffer *buffer, const struct perf_event_attr *attr,
+			 const char *name, const uint64_t *ids, size_t id_count)
+{
+	append(buffer, attr, sizeof(*attr));
+	append_u32(buffer, (uint32_t)id_count);
+	append_string(buffer, name);
+	append(buffer, ids, id_count * sizeof(uint64_t));
+}
+
+/* The events' attrs, ids and names, as `perf evlist` and `perf report
  * --header-only` show them. */
 static void append_event_description(struct byte_buffer *buffer, const struct perf_event_attr *attr,
 				     const struct perf_data_info *info)
 {
-	append_u32(buffer, 1);
+	append_u32(buffer, (uint32_t)(1 + info->more_event_count));
 	append_u32(buffer, sizeof(*attr));
-	append(buffer, attr, sizeof(*attr));
-	append_u32(buffer, (uint32_t)info->event_id_count);
-	append_string(buffer, info->event_name);
-	append(buffer, info->event_ids, info->event_id_count * sizeof(uint64_t));
+	append_event(buffer, attr, info->event_name, info->event_ids, info->event_id_count);
+	for (size_t i = 0; i < info->more_event_count; i++)
+		append_event(buffer, &info->more_events[i].attr, info->more_events[i].name,
+			     info->more_events[i].ids, info->more_events[i].id_count);
+}
+
+/* A tracefs file in HEADER_TRACING_DATA: its u64 size, then its bytes. */
+static void append_file(struct byte_buffer *buffer, const char *bytes, size_t size)
+{
+	append_u64(buffer, size);
+	append(buffer, bytes, size);
+}
+
+/* HEADER_TRACING_DATA, as perf lays it out (tools/perf/util/trace-event-info.c
+ * in the Linux tree): what perf script needs to print a tracepoint's fields
+ * ("prev_comm=... ==> next_comm=..."), read from tracefs at recording time. */
+uint8_t *perf_data_tracing_data_build(const char *header_page, size_t header_page_size,
+				      const char *header_event, size_t header_event_size,
+				      const char *system, const char *const *formats,
+				      const size_t *format_sizes, size_t format_count, size_t *size)
+{
+	static const char magic[] = "\027\010\104tracing";
+	static const char version[] = "0.6";
+	const uint8_t little_endian = 0, long_size = sizeof(long);
+	struct byte_buffer data = {0};
+
+	append(&data, magic, sizeof(magic) - 1);
+	append(&data, version, sizeof(version));
+	append(&data, &little_endian, 1);
+	append(&data, &long_size, 1);
+	append_u32(&data, (uint32_t)sysconf(_SC_PAGESIZE));
+	append(&data, "header_page", sizeof("header_page"));
+	append_file(&data, header_page, header_page_size);
+	append(&data, "header_event", sizeof("header_event"));
+	append_file(&data, header_event, header_event_size);
+	append_u32(&data, 0); /* ftrace's own events */
+	append_u32(&data, 1); /* event systems */
+	append(&data, system, strlen(system) + 1);
+	append_u32(&data, (uint32_t)format_count);
+	for (size_t i = 0; i < format_count; i++)
+		append_file(&data, formats[i], format_sizes[i]);
+	append_u32(&data, 0); /* kallsyms: perf reads the machine's own */
+	append_u32(&data, 0); /* printk formats */
+	append_u64(&data, 0); /* saved command lines */
+	*size = data.size;
+	return data.bytes;
 }
 
 /* HEADER_CLOCKID holds the clock's resolution in nanoseconds. */
@@ -66,6 +118,9 @@ static void append_feature(const struct perf_event_attr *attr, const struct perf
 			   struct byte_buffer *body)
 {
 	switch (feature) {
+	case HEADER_TRACING_DATA:
+		append(body, info->tracing_data, info->tracing_data_size);
+		break;
 	case HEADER_HOSTNAME:
 		append_string(body, info->hostname);
 		break;
@@ -102,16 +157,18 @@ void perf_data_features_build(struct perf_data_features *features, uint64_t offs
 			      const struct perf_event_attr *attr, const struct perf_data_info *info,
 			      const struct perf_compressed_description *compression)
 {
-	static const int all[] = {HEADER_HOSTNAME,   HEADER_OSRELEASE, HEADER_VERSION,
-				  HEADER_ARCH,	     HEADER_NRCPUS,    HEADER_CMDLINE,
-				  HEADER_EVENT_DESC, HEADER_CLOCKID,   HEADER_COMPRESSED};
+	static const int all[] = {HEADER_TRACING_DATA, HEADER_HOSTNAME,	  HEADER_OSRELEASE,
+				  HEADER_VERSION,      HEADER_ARCH,	  HEADER_NRCPUS,
+				  HEADER_CMDLINE,      HEADER_EVENT_DESC, HEADER_CLOCKID,
+				  HEADER_COMPRESSED};
 	struct byte_buffer table = {0}, bodies = {0};
 	size_t count = 0;
 
 	memset(features, 0, sizeof(*features));
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		if ((all[i] == HEADER_CLOCKID && !attr->use_clockid) ||
-		    (all[i] == HEADER_COMPRESSED && !compression))
+		    (all[i] == HEADER_COMPRESSED && !compression) ||
+		    (all[i] == HEADER_TRACING_DATA && !info->tracing_data))
 			continue;
 		features->bitmap[all[i] / 64] |= 1ULL << (all[i] % 64);
 		count++;

@@ -27,6 +27,7 @@ struct perf_file_header {
 /* Feature bits; each set bit has a perf_file_section in the table that
  * starts right after the data section, in bit order. */
 enum {
+	HEADER_TRACING_DATA = 1,
 	HEADER_HOSTNAME = 3,
 	HEADER_OSRELEASE = 4,
 	HEADER_VERSION = 5,

@@ -106,12 +106,17 @@ static const uint64_t *here(const struct words *words)
 }
 
 /* PERF_SAMPLE_RAW: { u32 size; char data[size]; }, padded to 8 bytes. */
-static bool skip_raw(struct words *words)
+static bool take_raw(struct words *words, struct perf_sample *sample)
 {
+	const uint8_t *start = (const uint8_t *)here(words);
 	uint64_t first;
 
-	return take(words, &first) &&
-	       skip(words, ((uint64_t)(uint32_t)first + sizeof(uint32_t) + 7) / 8 - 1);
+	if (!take(words, &first) ||
+	    !skip(words, ((uint64_t)(uint32_t)first + sizeof(uint32_t) + 7) / 8 - 1))
+		return false;
+	sample->raw = start + sizeof(uint32_t);
+	sample->raw_size = (uint32_t)first;
+	return true;
 }
 
 /* PERF_SAMPLE_BRANCH_STACK: { u64 nr; u64 hw_idx (with
@@ -125,7 +130,7 @@ static bool skip_branch_stack(struct words *words, uint64_t branch_sample_type)
 	return skip(words, !!(branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) + count * 3);
 }
 
-/* The fields after the callchain: RAW and BRANCH_STACK are skipped to find
+/* The fields after the callchain: RAW, then BRANCH_STACK skipped to find
  * REGS_USER ({ u64 abi; u64 regs[weight(mask)]; }, no regs with abi 0) and
  * STACK_USER ({ u64 size; char data[size]; u64 dyn_size; }, just { 0 } when
  * nothing was copied). */
@@ -135,7 +140,7 @@ static bool parse_user_stack(struct words *words, const struct perf_event_attr *
 	uint64_t type = attr->sample_type, abi, size, dyn_size;
 	const uint8_t *data;
 
-	if ((type & PERF_SAMPLE_RAW) && !skip_raw(words))
+	if ((type & PERF_SAMPLE_RAW) && !take_raw(words, sample))
 		return false;
 	if ((type & PERF_SAMPLE_BRANCH_STACK) &&
 	    !skip_branch_stack(words, attr->branch_sample_type))
@@ -257,17 +262,36 @@ size_t perf_sample_trim_user_stack(const struct perf_event_attr *attr,
 	return (size_t)(to - (uint8_t *)out);
 }
 
-bool perf_data_reader_record_time(const struct perf_data_reader *reader,
-				  const struct perf_event_header *record, uint64_t *time)
+/* Puts `words` at the sample_id trailer of a non-sample record (its last
+ * words: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER, those the attr has)
+ * and returns its event's sample_type, or 0 when it has no trailer. */
+static uint64_t find_trailer(const struct perf_data_reader *reader,
+			     const struct perf_event_header *record, struct words *words)
 {
 	static const uint64_t trailer_fields = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
 					       PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
 					       PERF_SAMPLE_IDENTIFIER;
+	const struct perf_event_attr *attr;
+	long event;
+
+	if (record->type >= PERF_RECORD_USER_TYPE_START ||
+	    (event = event_of_trailer(reader, record)) < 0)
+		return 0;
+	attr = &reader->events[event].attr;
+	if (!attr->sample_id_all ||
+	    (size_t)__builtin_popcountll(attr->sample_type & trailer_fields) > words->count)
+		return 0;
+	words->next =
+	    words->count - (size_t)__builtin_popcountll(attr->sample_type & trailer_fields);
+	return attr->sample_type;
+}
+
+bool perf_data_reader_record_time(const struct perf_data_reader *reader,
+				  const struct perf_event_header *record, uint64_t *time)
+{
 	struct perf_sample sample;
 	struct words words = words_of(record);
-	const struct perf_event_attr *attr;
 	uint64_t type;
-	long event;
 
 	if (record->type == PERF_RECORD_SAMPLE) {
 		if (!perf_data_reader_parse_sample(reader, record, &sample) ||
@@ -276,21 +300,26 @@ bool perf_data_reader_record_time(const struct perf_data_reader *reader,
 		*time = sample.time;
 		return true;
 	}
-	if (record->type >= PERF_RECORD_USER_TYPE_START)
+	type = find_trailer(reader, record, &words);
+	if (!(type & PERF_SAMPLE_TIME))
 		return false;
-	event = event_of_trailer(reader, record);
-	if (event < 0)
-		return false;
-	attr = &reader->events[event].attr;
-	type = attr->sample_type;
-	if (!attr->sample_id_all || !(type & PERF_SAMPLE_TIME) ||
-	    (size_t)__builtin_popcountll(type & trailer_fields) > words.count)
-		return false;
-	/* The trailer is the record's last words: TID, TIME, ... */
-	words.next = words.count - (size_t)__builtin_popcountll(type & trailer_fields);
 	if (type & PERF_SAMPLE_TID)
 		words.next++;
 	return take(&words, time);
+}
+
+bool perf_data_reader_record_thread(const struct perf_data_reader *reader,
+				    const struct perf_event_header *record, uint32_t *pid,
+				    uint32_t *tid)
+{
+	struct words words = words_of(record);
+	uint64_t value;
+
+	if (!(find_trailer(reader, record, &words) & PERF_SAMPLE_TID) || !take(&words, &value))
+		return false;
+	*pid = (uint32_t)value;
+	*tid = (uint32_t)(value >> 32);
+	return true;
 }
 
 bool perf_sample_user_register(const struct perf_sample *sample, unsigned perf_register,

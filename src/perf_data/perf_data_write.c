@@ -1,5 +1,5 @@
-/* The perf.data writer. Layout: file header, the event's ids, its attr, the
- * data section, then the feature sections. The header and attr are written
+/* The perf.data writer. Layout: file header, the events' ids, their attrs,
+ * the data section, then the feature sections. The header and attr are written
  * at creation (with a zero data size, which readers take as "to the end of
  * the file") and rewritten with the real sizes at the end. */
 #include "perf_data.h"
@@ -31,6 +31,8 @@ struct perf_data_writer {
 	struct perf_data_info info; /* every string set, owned in owned_strings */
 	char *owned_strings[OWNED_STRING_COUNT];
 	uint64_t *event_ids;
+	struct perf_data_extra_event *more_events; /* copies, with their names and ids */
+	uint8_t *tracing_data;
 	uint64_t data_offset;
 	uint64_t data_end; /* the file holds complete records up to here */
 	/* A file as big as the feature sections, made at the start and removed
@@ -51,6 +53,15 @@ static const char *own_string(struct perf_data_writer *writer, size_t slot, cons
 {
 	writer->owned_strings[slot] = xstrdup(value ? value : fallback);
 	return writer->owned_strings[slot];
+}
+
+static uint64_t *copy_ids(const uint64_t *ids, size_t count)
+{
+	uint64_t *copy = xmalloc((count + 1) * sizeof(uint64_t));
+
+	if (count)
+		memcpy(copy, ids, count * sizeof(uint64_t));
+	return copy;
 }
 
 static void copy_info(struct perf_data_writer *writer, const struct perf_data_info *info)
@@ -76,10 +87,22 @@ static void copy_info(struct perf_data_writer *writer, const struct perf_data_in
 		writer->info.cpus_online = online > 0 ? (uint32_t)online : 1;
 	if (!info->cpus_available)
 		writer->info.cpus_available = configured > 0 ? (uint32_t)configured : 1;
-	writer->event_ids = xmalloc(info->event_id_count * sizeof(uint64_t));
-	if (info->event_id_count)
-		memcpy(writer->event_ids, info->event_ids, info->event_id_count * sizeof(uint64_t));
+	writer->event_ids = copy_ids(info->event_ids, info->event_id_count);
 	writer->info.event_ids = writer->event_ids;
+	writer->more_events = xcalloc(info->more_event_count + 1, sizeof(*writer->more_events));
+	for (size_t i = 0; i < info->more_event_count; i++) {
+		struct perf_data_extra_event *copy = &writer->more_events[i];
+
+		*copy = info->more_events[i];
+		copy->attr.size = sizeof(copy->attr);
+		copy->name = xstrdup(copy->name);
+		copy->ids = copy_ids(copy->ids, copy->id_count);
+	}
+	writer->info.more_events = writer->more_events;
+	writer->tracing_data = xmalloc(info->tracing_data_size + 1);
+	if (info->tracing_data_size)
+		memcpy(writer->tracing_data, info->tracing_data, info->tracing_data_size);
+	writer->info.tracing_data = info->tracing_data ? writer->tracing_data : NULL;
 }
 
 /* Writes `size` bytes at `offset`. Returns how many were written: fewer,
@@ -104,28 +127,52 @@ static size_t write_at(int fd, const void *bytes, size_t size, uint64_t offset)
 	return done;
 }
 
-/* Header, ids and attr, as one write at the start of the file. */
+/* Bytes before the data section: header, every event's ids, the attrs. */
+static uint64_t header_size(const struct perf_data_info *info)
+{
+	uint64_t size = sizeof(struct perf_file_header) +
+			(1 + info->more_event_count) *
+			    (sizeof(struct perf_event_attr) + sizeof(struct perf_file_section));
+
+	size += info->event_id_count * sizeof(uint64_t);
+	for (size_t i = 0; i < info->more_event_count; i++)
+		size += info->more_events[i].id_count * sizeof(uint64_t);
+	return size;
+}
+
+/* Header, ids and attrs, as one write at the start of the file. */
 static int write_header(struct perf_data_writer *writer, const uint64_t features[4])
 {
-	size_t ids_size = writer->info.event_id_count * sizeof(uint64_t);
+	size_t event_count = 1 + writer->info.more_event_count;
 	size_t attr_size = sizeof(writer->attr) + sizeof(struct perf_file_section);
+	size_t attrs_size = event_count * attr_size;
 	struct perf_file_header header = {
 	    .magic = PERF_DATA_MAGIC,
 	    .size = sizeof(header),
 	    .attr_size = attr_size,
-	    .attrs = {sizeof(header) + ids_size, attr_size},
+	    .attrs = {writer->data_offset - attrs_size, attrs_size},
 	    .data = {writer->data_offset, writer->data_end - writer->data_offset},
 	};
-	struct perf_file_section ids = {sizeof(header), ids_size};
-	uint8_t *bytes = xmalloc(writer->data_offset);
-	size_t written;
+	uint8_t *bytes = xcalloc(1, writer->data_offset);
+	size_t ids_end = sizeof(header), written;
 
 	memcpy(header.features, features, sizeof(header.features));
 	memcpy(bytes, &header, sizeof(header));
-	if (ids_size)
-		memcpy(bytes + sizeof(header), writer->event_ids, ids_size);
-	memcpy(bytes + header.attrs.offset, &writer->attr, sizeof(writer->attr));
-	memcpy(bytes + header.attrs.offset + sizeof(writer->attr), &ids, sizeof(ids));
+	for (size_t i = 0; i < event_count; i++) {
+		const struct perf_event_attr *attr =
+		    i ? &writer->more_events[i - 1].attr : &writer->attr;
+		const uint64_t *event_ids = i ? writer->more_events[i - 1].ids : writer->event_ids;
+		size_t id_count =
+		    i ? writer->more_events[i - 1].id_count : writer->info.event_id_count;
+		struct perf_file_section ids = {ids_end, id_count * sizeof(uint64_t)};
+		uint8_t *entry = bytes + header.attrs.offset + i * attr_size;
+
+		if (ids.size)
+			memcpy(bytes + ids_end, event_ids, ids.size);
+		ids_end += ids.size;
+		memcpy(entry, attr, sizeof(*attr));
+		memcpy(entry + sizeof(*attr), &ids, sizeof(ids));
+	}
 	written = write_at(writer->fd, bytes, writer->data_offset, 0);
 	free(bytes);
 	return written == writer->data_offset ? 0 : -1;
@@ -251,6 +298,12 @@ static void free_writer(struct perf_data_writer *writer)
 	for (size_t i = 0; i < OWNED_STRING_COUNT; i++)
 		free(writer->owned_strings[i]);
 	free(writer->event_ids);
+	for (size_t i = 0; i < writer->info.more_event_count; i++) {
+		free((char *)writer->more_events[i].name);
+		free((uint64_t *)writer->more_events[i].ids);
+	}
+	free(writer->more_events);
+	free(writer->tracing_data);
 	free(writer->buffer);
 	free(writer->chunk);
 	perf_data_compressor_free(writer->compressor);
@@ -272,9 +325,7 @@ struct perf_data_writer *perf_data_writer_create(const char *path,
 	writer->attr = *attr;
 	writer->attr.size = sizeof(writer->attr);
 	copy_info(writer, info);
-	writer->data_offset = sizeof(struct perf_file_header) +
-			      writer->info.event_id_count * sizeof(uint64_t) +
-			      sizeof(writer->attr) + sizeof(struct perf_file_section);
+	writer->data_offset = header_size(&writer->info);
 	writer->data_end = writer->data_offset;
 	writer->buffer = xmalloc(WRITE_BUFFER_SIZE);
 	if (compress) {

@@ -176,6 +176,7 @@ static const char *group_of(struct folded_profile *folded, const struct profile_
 struct grouped_stack {
 	const char *group;
 	uint32_t stack;
+	uint64_t weight; /* 1, or the sample's period */
 };
 
 static int compare_grouped(const void *a, const void *b)
@@ -257,7 +258,7 @@ static void fold_stack(const struct profile *profile, struct folded_profile *fol
 void profile_fold(const struct profile *profile, const struct fold_options *options,
 		  struct folded_profile *folded)
 {
-	static const struct fold_options defaults = {FOLD_BY_THREAD, false};
+	static const struct fold_options defaults = {.group_by = FOLD_BY_THREAD};
 	struct grouped_stack *grouped = xcalloc(profile->sample_count + 1, sizeof(*grouped));
 	const char **cache = xcalloc(profile->frame_count + 1, sizeof(*cache));
 	struct fold_builder builder = {.folded = folded};
@@ -269,7 +270,8 @@ void profile_fold(const struct profile *profile, const struct fold_options *opti
 	for (size_t i = 0; i < profile->sample_count; i++)
 		grouped[i] = (struct grouped_stack){
 		    group_of(folded, &profile->samples[i], options->group_by),
-		    profile->samples[i].stack};
+		    profile->samples[i].stack,
+		    options->weigh_by_period ? profile->samples[i].period : 1};
 	if (profile->sample_count > 1)
 		qsort(grouped, profile->sample_count, sizeof(*grouped), compare_grouped);
 	for (size_t i = 0, next; i < profile->sample_count; i = next) {
@@ -277,10 +279,14 @@ void profile_fold(const struct profile *profile, const struct fold_options *opti
 		     next < profile->sample_count && !compare_grouped(&grouped[i], &grouped[next]);
 		     next++)
 			;
+		uint64_t weight = 0;
+
+		for (size_t j = i; j < next; j++)
+			weight += grouped[j].weight;
 		fold_stack(profile, folded, options, cache, &profile->stacks[grouped[i].stack],
 			   grouped[i].group, &frames);
-		add_folded(&builder, &frames, next - i);
-		folded->total += next - i;
+		add_folded(&builder, &frames, weight);
+		folded->total += weight;
 	}
 	if (folded->count > 1) /* qsort() may not be given NULL, even for 0 items */
 		qsort(folded->stacks, folded->count, sizeof(*folded->stacks), compare_folded);

@@ -21,6 +21,9 @@ void profile_release(struct profile *profile)
 	free(profile->stack_locations);
 	free(profile->stacks);
 	free(profile->samples);
+	free(profile->switches);
+	free(profile->switch_ins);
+	free(profile->off_cpu);
 	free(profile->location_index);
 	free(profile->stack_index);
 	*profile = (struct profile){0};

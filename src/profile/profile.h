@@ -42,6 +42,21 @@ struct profile_sample {
 	const char *process_name, *thread_name; /* interned */
 };
 
+/* A thread leaving its CPU (sched:sched_switch, recorded with --off-cpu),
+ * with its stack at that moment and the tracepoint's fields. */
+struct profile_switch {
+	struct profile_sample sample; /* the thread leaving; period unused */
+	const char *next_comm;	      /* interned */
+	int32_t prev_prio, next_pid, next_prio;
+	int64_t prev_state;
+};
+
+/* A thread coming back onto a CPU. */
+struct profile_switch_in {
+	uint64_t time;
+	uint32_t tid;
+};
+
 struct profile {
 	struct string_table *strings;
 	const char *event_name;
@@ -60,6 +75,16 @@ struct profile {
 	size_t stack_count, stack_capacity;
 	struct profile_sample *samples;
 	size_t sample_count, sample_capacity;
+
+	/* Off-CPU time (off_cpu.h): switches in time order, the returns seen,
+	 * and the intervals paired from them, as samples whose period is the
+	 * nanoseconds off CPU and whose stack is the one the thread left with. */
+	struct profile_switch *switches;
+	size_t switch_count, switch_capacity;
+	struct profile_switch_in *switch_ins;
+	size_t switch_in_count, switch_in_capacity;
+	struct profile_sample *off_cpu;
+	size_t off_cpu_count, off_cpu_capacity;
 
 	/* Hash indexes for interning; private to profile.c. */
 	uint32_t *location_index, *stack_index;
@@ -105,6 +130,8 @@ struct fold_options {
 	/* Keep a JIT method's tier in its readable name, so code re-jitted
 	 * during the capture (tier-up, OSR) stays apart: "... [OptimizedTier1]". */
 	bool keep_tiers;
+	/* Weigh each sample by its period (off-CPU nanoseconds), not 1. */
+	bool weigh_by_period;
 };
 
 /* Function-level stacks, root first, as folded outputs and flame graphs

@@ -1,4 +1,5 @@
 #include "replay.h"
+#include "off_cpu.h"
 #include "perf_call_graph.h"
 #include "perf_data.h"
 #include "stack_walk.h"
@@ -54,7 +55,8 @@ struct replay {
 	size_t thread_slots, thread_count;
 	struct location_version *versions; /* by location id */
 	size_t version_capacity;
-	uint64_t time; /* of the sample being replayed */
+	long switch_event; /* the sched:sched_switch event's index, or -1 */
+	uint64_t time;	   /* of the sample being replayed */
 	uint32_t stack[MAX_STACK_DEPTH];
 	uint64_t user_frames[MAX_STACK_DEPTH]; /* a stack walk's addresses */
 };
@@ -331,10 +333,12 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 	enum call_graph_mode mode;
 	const uint64_t *user_chain = NULL;
 	size_t user_chain_length = 0;
-	bool whole = false;
+	bool whole = false, is_switch;
+	struct perf_sched_switch fields;
 
 	if (!perf_data_reader_parse_sample(replay->reader, record, &sample))
 		return;
+	is_switch = (long)sample.event == replay->switch_event;
 	replay->time = sample.time;
 	resolver_set_time(replay->resolver, sample.time);
 	mode = call_graph_of_attr(perf_data_reader_attr(replay->reader, sample.event));
@@ -374,7 +378,9 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 		depth = add_walked_stack(replay, &sample, mode, user_chain, user_chain_length,
 					 depth, &whole);
 	/* A walk may reach the root of a stack the kernel's callchain cut. */
-	if (whole || reaches_thread_root(replay->profile, replay->stack, depth))
+	if (is_switch)
+		;
+	else if (whole || reaches_thread_root(replay->profile, replay->stack, depth))
 		replay->profile->rooted_stacks++;
 	else if (frames >= replay->profile->max_stack_depth)
 		replay->profile->cut_stacks++;
@@ -388,7 +394,10 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 	    .process_name = thread_name(replay, sample.pid),
 	    .thread_name = thread_name(replay, sample.tid),
 	};
-	profile_add_sample(replay->profile, &added);
+	if (!is_switch)
+		profile_add_sample(replay->profile, &added);
+	else if (perf_sched_switch_parse(sample.raw, sample.raw_size, &fields))
+		off_cpu_add_switch(replay->profile, &added, &fields);
 }
 
 static void replay_record(struct replay *replay, const struct perf_event_header *record)
@@ -451,6 +460,17 @@ static void replay_record(struct replay *replay, const struct perf_event_header 
 				     &(struct mapped_file){.path = text});
 		break;
 	}
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE: {
+		uint32_t pid, tid;
+		uint64_t time;
+
+		if (!(record->misc & PERF_RECORD_MISC_SWITCH_OUT) &&
+		    perf_data_reader_record_thread(replay->reader, record, &pid, &tid) &&
+		    perf_data_reader_record_time(replay->reader, record, &time))
+			off_cpu_add_switch_in(replay->profile, tid, time);
+		break;
+	}
 	case PERF_RECORD_LOST:
 		if (record->size >= sizeof(struct perf_record_lost))
 			replay->profile->lost_samples +=
@@ -461,7 +481,7 @@ static void replay_record(struct replay *replay, const struct perf_event_header 
 
 int replay_capture(const char *perf_data_path, struct resolver *resolver, struct profile *profile)
 {
-	struct replay replay = {.resolver = resolver, .profile = profile};
+	struct replay replay = {.resolver = resolver, .profile = profile, .switch_event = -1};
 	char error[256];
 	int status;
 
@@ -478,12 +498,16 @@ int replay_capture(const char *perf_data_path, struct resolver *resolver, struct
 		/* 0 means the kernel's default limit, 127 frames. */
 		profile->max_stack_depth = attr->sample_max_stack ? attr->sample_max_stack : 127;
 	}
+	for (size_t i = 0; i < perf_data_reader_event_count(replay.reader); i++)
+		if (!strcmp(perf_data_reader_event_name(replay.reader, i), "sched:sched_switch"))
+			replay.switch_event = (long)i;
 	status =
 	    perf_data_reader_for_each(replay.reader, keep_record, &replay, error, sizeof(error));
 	if (status < 0)
 		report_warning("%s: using the %zu records before the damage", error,
 			       replay.next_sequence);
 	replay_records_until(&replay, UINT64_MAX);
+	off_cpu_pair(profile, replay.latest_time);
 	free_record_blocks(replay.blocks);
 	free(replay.records);
 	free(replay.threads);

@@ -1,10 +1,14 @@
-// Usage: TraceEventCheck NAME.trace.zip REGEX
+// Usage: TraceEventCheck [--threadtime] NAME.trace.zip REGEX
 // Loads the trace as PerfView does (LinuxPerfScriptStackSource) and prints
 //   samples N
 //   share P        % of samples with a frame whose name matches REGEX
 //   leaf P         % of samples whose leaf frame matches REGEX
 //   frame NAME     every distinct frame name matching REGEX
-// then the five heaviest leaf frames.
+// then the five heaviest leaf frames. With --threadtime it loads the trace
+// as PerfView's Thread Time view does (threadTime true) and also prints
+//   blocked_samples N     events TraceEvent put under a BLOCKED_TIME frame
+//   blocked_matching N    of those, the ones with a frame matching REGEX
+//   total_blocked_ms X    the blocked time TraceEvent computed
 using System;
 using System.Collections.Generic;
 using System.Linq;
@@ -12,27 +16,30 @@ using System.Text.RegularExpressions;
 using Microsoft.Diagnostics.Tracing.StackSources;
 using Microsoft.Diagnostics.Tracing.Stacks;
 
+bool threadTime = args.Length == 3 && args[0] == "--threadtime";
+if (threadTime) args = args[1..];
 if (args.Length != 2)
 {
-    Console.Error.WriteLine("usage: TraceEventCheck NAME.trace.zip REGEX");
+    Console.Error.WriteLine("usage: TraceEventCheck [--threadtime] NAME.trace.zip REGEX");
     return 2;
 }
 var pattern = new Regex(args[1]);
-var source = new LinuxPerfScriptStackSource(args[0], false);
-int samples = 0, matched = 0, leafMatched = 0;
+var source = new LinuxPerfScriptStackSource(args[0], threadTime);
+int samples = 0, matched = 0, leafMatched = 0, blocked = 0, blockedMatching = 0;
 var leaves = new Dictionary<string, int>();
 var matchingFrames = new SortedSet<string>(StringComparer.Ordinal);
 
 source.ForEach(sample =>
 {
     samples++;
-    bool any = false;
+    bool any = false, isBlocked = false;
     string? leaf = null;
     for (var stack = sample.StackIndex; stack != StackSourceCallStackIndex.Invalid;
          stack = source.GetCallerIndex(stack))
     {
         string name = source.GetFrameName(source.GetFrameIndex(stack), false);
         leaf ??= name;
+        if (name == "BLOCKED_TIME") isBlocked = true;
         if (pattern.IsMatch(name))
         {
             any = true;
@@ -40,6 +47,8 @@ source.ForEach(sample =>
         }
     }
     if (any) matched++;
+    if (isBlocked) blocked++;
+    if (isBlocked && any) blockedMatching++;
     if (leaf != null)
     {
         leaves[leaf] = leaves.GetValueOrDefault(leaf) + 1;
@@ -52,6 +61,12 @@ Console.WriteLine($"samples {samples}");
 Console.WriteLine($"share {Percent(matched):F1}");
 Console.WriteLine($"leaf {Percent(leafMatched):F1}");
 foreach (var name in matchingFrames) Console.WriteLine($"frame {name}");
+if (threadTime)
+{
+    Console.WriteLine($"blocked_samples {blocked}");
+    Console.WriteLine($"blocked_matching {blockedMatching}");
+    Console.WriteLine($"total_blocked_ms {source.TotalBlockedTime:F1}");
+}
 foreach (var (name, count) in leaves.OrderByDescending(pair => pair.Value).Take(5))
     Console.WriteLine($"top {Percent(count):F1}% {name}");
 return 0;

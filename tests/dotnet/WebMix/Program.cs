@@ -1,6 +1,7 @@
 // A small ASP.NET Core service with the kinds of work a real one does, each
 // on its own route: JSON, regex, LINQ, SHA256 (OpenSSL's libcrypto), gzip
-// (zlib), async with allocations, a CPU-bound route and one that blocks.
+// (zlib), async with allocations, a CPU-bound route and two that block for
+// 100 ms in Task.Delay(100).Wait() (/block, and /blockb in another method).
 //
 //   webmix URL [SECONDS [ROUTES]]
 //
@@ -10,6 +11,7 @@
 // then exits. Prints "ready" once it answers requests, and at the end one
 // line "ROUTE COUNT" per route.
 using System.Collections.Concurrent;
+using System.Runtime.CompilerServices;
 using System.IO.Compression;
 using System.Security.Cryptography;
 using System.Text;
@@ -56,16 +58,9 @@ app.MapGet("/async", async () => {
     }
     return parts.Sum(p => p.Length).ToString();
 });
-app.MapGet("/cpu", () => {
-    double sum = 0;
-    for (int i = 1; i < 3_000_000; i++)
-        sum += Math.Sqrt(i);
-    return sum.ToString("F0");
-});
-app.MapGet("/block", () => {
-    Task.Delay(100).Wait();
-    return "slept";
-});
+app.MapGet("/cpu", Routes.Cpu);
+app.MapGet("/block", Routes.Block);
+app.MapGet("/blockb", Routes.BlockB);
 
 await app.StartAsync();
 Console.WriteLine("ready");
@@ -89,3 +84,29 @@ if (seconds > 0) {
 }
 
 record Order(int Id, string Customer, decimal Amount, bool Paid);
+
+// The CPU-bound and blocking routes, named so that their frames tell them
+// apart in stacks (lambdas get compiler names).
+static class Routes {
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static string Cpu() {
+        double sum = 0;
+        for (int i = 1; i < 3_000_000; i++)
+            sum += Math.Sqrt(i);
+        return sum.ToString("F0");
+    }
+
+    // Blocks a thread-pool thread for 100 ms, as sync-over-async code does.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static string Block() {
+        Task.Delay(100).Wait();
+        return "slept";
+    }
+
+    // The same wait under another name, for a second blocking route.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    public static string BlockB() {
+        Task.Delay(100).Wait();
+        return "slept";
+    }
+}

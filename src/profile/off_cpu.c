@@ -1,0 +1,122 @@
+#include "off_cpu.h"
+
+#include "util.h"
+
+#include <stdlib.h>
+
+void off_cpu_add_switch(struct profile *profile, const struct profile_sample *sample,
+			const struct perf_sched_switch *fields)
+{
+	grow_array((void **)&profile->switches, &profile->switch_capacity,
+		   profile->switch_count + 1, sizeof(*profile->switches));
+	profile->switches[profile->switch_count++] = (struct profile_switch){
+	    .sample = *sample,
+	    .next_comm = profile_intern_printable(profile, fields->next_comm),
+	    .prev_prio = fields->prev_prio,
+	    .next_pid = fields->next_pid,
+	    .next_prio = fields->next_prio,
+	    .prev_state = fields->prev_state,
+	};
+	if (fields->next_pid > 0)
+		off_cpu_add_switch_in(profile, (uint32_t)fields->next_pid, sample->time);
+}
+
+void off_cpu_add_switch_in(struct profile *profile, uint32_t tid, uint64_t time)
+{
+	grow_array((void **)&profile->switch_ins, &profile->switch_in_capacity,
+		   profile->switch_in_count + 1, sizeof(*profile->switch_ins));
+	profile->switch_ins[profile->switch_in_count++] = (struct profile_switch_in){time, tid};
+}
+
+/* A switch of one thread, out or in, for pairing. */
+struct thread_switch {
+	uint64_t time;
+	uint32_t tid;
+	uint32_t out; /* index of the switch-out + 1; 0 for a switch-in */
+};
+
+static int compare_switches(const void *a, const void *b)
+{
+	const struct thread_switch *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return (x->out > y->out) - (x->out < y->out); /* a return before a leave */
+}
+
+static void add_interval(struct profile *profile, const struct profile_switch *left, uint64_t until)
+{
+	struct profile_sample interval = left->sample;
+
+	interval.period = (until - left->sample.time + 500) / 1000;
+	grow_array((void **)&profile->off_cpu, &profile->off_cpu_capacity,
+		   profile->off_cpu_count + 1, sizeof(*profile->off_cpu));
+	profile->off_cpu[profile->off_cpu_count++] = interval;
+}
+
+void off_cpu_pair(struct profile *profile, uint64_t end_time)
+{
+	size_t count = profile->switch_count + profile->switch_in_count;
+	struct thread_switch *all = xcalloc(count + 1, sizeof(*all));
+	const struct profile_switch *away = NULL; /* the thread's last switch-out */
+
+	for (size_t i = 0; i < profile->switch_count; i++)
+		all[i] = (struct thread_switch){profile->switches[i].sample.time,
+						profile->switches[i].sample.tid, (uint32_t)i + 1};
+	for (size_t i = 0; i < profile->switch_in_count; i++)
+		all[profile->switch_count + i] = (struct thread_switch){
+		    profile->switch_ins[i].time, profile->switch_ins[i].tid, 0};
+	if (count > 1)
+		qsort(all, count, sizeof(*all), compare_switches);
+	for (size_t i = 0; i < count; i++) {
+		if (all[i].tid == 0) /* the idle task */
+			continue;
+		if (all[i].out)
+			away =
+			    &profile
+				 ->switches[all[i].out - 1]; /* a missed return: the later leave */
+		else if (away) {
+			add_interval(profile, away, all[i].time);
+			away = NULL;
+		}
+		if (away && (i + 1 == count || all[i + 1].tid != all[i].tid)) {
+			if (end_time > away->sample.time)
+				add_interval(profile, away, end_time);
+			away = NULL;
+		}
+	}
+	free(all);
+}
+
+struct profile off_cpu_view(const struct profile *profile)
+{
+	struct profile view = *profile;
+
+	view.samples = profile->off_cpu;
+	view.sample_count = profile->off_cpu_count;
+	return view;
+}
+
+struct profile off_cpu_wall_view(const struct profile *profile)
+{
+	struct profile view = *profile;
+	size_t count = profile->sample_count + profile->off_cpu_count;
+
+	view.samples = xcalloc(count + 1, sizeof(*view.samples));
+	view.sample_count = count;
+	for (size_t i = 0; i < profile->sample_count; i++) {
+		view.samples[i] = profile->samples[i];
+		view.samples[i].period = (profile->samples[i].period + 500) / 1000;
+	}
+	for (size_t i = 0; i < profile->off_cpu_count; i++)
+		view.samples[profile->sample_count + i] = profile->off_cpu[i];
+	return view;
+}
+
+void off_cpu_view_release(struct profile *view)
+{
+	free(view->samples);
+	view->samples = NULL;
+}

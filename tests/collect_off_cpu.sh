@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# --off-cpu on an ASP.NET Core service (tests/dotnet/WebMix) loading itself
+# on loopback with a CPU-bound route (/cpu) and two that block a thread in
+# Task.Delay(100).Wait() (/block and /blockb): the two clients ask cpu,
+# block, cpu, block, cpu, blockb in turn, so /block runs twice as often as
+# /blockb and, each request waiting as long whatever the machine's load, is
+# blocked twice as long. The on-CPU graph is the CPU route's, the off-CPU
+# graph the blocking routes' waits, with their managed stacks down to the
+# Wait; the real perf reads the switches in perf.data.
+source "$(dirname "$0")/lib.sh"
+
+need_tracefs
+build_dotnet_app WebMix
+port=$(free_port)
+export DOTNET_PerfMapEnabled=1
+start_dotnet_app "$workdir/WebMix/webmix.dll" "http://127.0.0.1:$port" 120 cpu,block,cpu,block,cpu,blockb
+sleep 15 # past start-up and the JIT's tier-up, into the steady load
+"$PROFCPU" collect -pid "$started_pid" -duration 8 -F 299 --off-cpu -o "$workdir/off" 2>&1 | tee "$workdir/stderr"
+on=$workdir/off/folded_stacks.out
+off=$workdir/off/offcpu_folded_stacks.out
+wall=$workdir/off/wall_folded_stacks.out
+for file in "$off" "$wall" "$workdir/off/offcpu_flamegraph.svg" "$workdir/off/wall_flamegraph.svg"; do
+	[[ -s $file ]] || fail "--off-cpu wrote no $(basename "$file")"
+done
+grep -q 'Off-CPU (wall time off CPU)' "$workdir/off/offcpu_flamegraph.svg" ||
+	fail "the off-CPU flame graph's title does not say it is wall time off CPU"
+
+# On CPU: the CPU route, nearly all the time spent in route handlers and
+# the largest part of the whole (the JIT, Kestrel and the GC take the rest,
+# more of it on a busy machine).
+cpu=$(folded count "$on" 'Routes::Cpu')
+in_routes=$(folded count "$on" 'Routes::')
+cpu_share=$(folded share "$on" 'Routes::Cpu')
+echo "on CPU: Routes::Cpu $cpu_share% of all, $cpu of the $in_routes samples in route handlers"
+python3 -c "import sys; sys.exit(0 if $cpu >= 0.9 * $in_routes and $cpu_share >= 25 else 1)" ||
+	fail "the on-CPU graph is not dominated by the CPU route ($cpu_share%, $cpu of $in_routes in routes)"
+
+# Off CPU in the blocking routes: their Task.Wait, the stacks going from
+# the route method down through the Wait into the kernel's schedule(),
+# parked in a futex or, on a busy machine, yielding in the Wait's spin
+# phase until the Delay ends. (At tier 1 the JIT inlines Task.Wait() into
+# the route: InternalWait* comes next.) Idle threads (thread-pool workers,
+# timers, the socket loop) are off CPU the whole capture, beside them.
+folded top "$off" 5
+task_wait='Routes::BlockB?;System\.Private\.CoreLib!System\.Threading\.Tasks\.Task::(Wait|InternalWait)'
+blocking=$(folded count "$off" 'Routes::BlockB?;')
+waiting=$(folded count "$off" "$task_wait.*;schedule")
+block=$(folded count "$off" 'Routes::Block;')
+blockb=$(folded count "$off" 'Routes::BlockB;')
+echo "off CPU in the blocking routes: ${blocking} us, ${waiting} us of it in Task.Wait; /block ${block} us, /blockb ${blockb} us"
+{ grep -E 'Routes::BlockB?;' "$off" | grep -vE "$task_wait" || true; } | sort -t' ' -k2 -n | tail -3 |
+	sed 's/.*\(Routes::\)/off CPU elsewhere in a blocking route: \1/' | cut -c1-600
+python3 -c "import sys; sys.exit(0 if $waiting >= 0.9 * $blocking and $blocking >= 1e6 else 1)" ||
+	fail "of the $blocking us off CPU in the blocking routes, Task.Wait holds $waiting us (expected 90% of at least 1 s)"
+ratio=$(python3 -c "print(f'{$block / max($blockb, 1):.2f}')")
+echo "/block : /blockb blocked time = $ratio (the load implies 2.00)"
+python3 -c "import sys; sys.exit(0 if 1.7 <= $ratio <= 2.3 else 1)" ||
+	fail "/block was blocked $ratio times as long as /blockb, expected 2 +- 15%"
+
+# Wall time: each route's on-CPU time (samples by their period) and
+# off-CPU time, in microseconds on one scale.
+wall_cpu=$(folded count "$wall" 'Routes::Cpu')
+off_cpu_of_cpu=$(folded count "$off" 'Routes::Cpu')
+wall_blocking=$(folded count "$wall" 'Routes::BlockB?;')
+echo "wall: Routes::Cpu $wall_cpu us ($off_cpu_of_cpu us of it off CPU, $cpu samples on), the blocking routes $wall_blocking us ($blocking us off CPU)"
+python3 -c "import sys; sys.exit(0 if $wall_cpu >= $off_cpu_of_cpu + $cpu * 0.5e6 / 299 and $blocking <= $wall_blocking <= 1.1 * $blocking else 1)" ||
+	fail "the wall graph does not hold the routes' on- and off-CPU time on one scale"
+
+# The real perf reads our sched_switch samples, with their fields.
+command -v perf >/dev/null || skip "perf is not installed (the rest passed)"
+ours=$(grep -c ' sched:sched_switch: prev_comm=' "$workdir/off/perf_script.out")
+theirs=$(perf script -i "$workdir/off/perf.data" -F comm,tid,time,event,trace 2>/dev/null |
+	grep -cE 'sched:sched_switch: +prev_comm=.* prev_state=.* ==> next_comm=' || true)
+echo "sched_switch samples: perf script reads $theirs, we wrote $ours"
+((ours > 100 && theirs >= ours * 95 / 100)) ||
+	fail "perf script reads $theirs sched_switch samples of our $ours"
+echo "ok: off-CPU time of the blocking routes, /block : /blockb = $ratio"

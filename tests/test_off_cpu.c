@@ -1,0 +1,143 @@
+/* Off-CPU time from scheduler switches: each switch-out paired with the same
+ * thread's next return, weighed in microseconds, folded by the stack the
+ * thread left with; and the wall view of on- and off-CPU time. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "off_cpu.h"
+#include "profile.h"
+
+#include <string.h>
+
+#define MS 1000000ULL /* nanoseconds */
+
+/* A one-frame stack named `function`. */
+static uint32_t stack_of(struct profile *profile, uint64_t address, const char *function)
+{
+	struct resolved_location resolved = {
+	    .module = "/usr/bin/service", .kind = FRAME_NATIVE, .frame_count = 1};
+	uint32_t location;
+
+	resolved.frames[0] = (struct resolved_frame){function, 0, true};
+	location = profile_add_location(profile, 7, address, false, &resolved);
+	return profile_intern_stack(profile, &location, 1);
+}
+
+static struct profile_sample sample(struct profile *profile, uint32_t tid, uint64_t time,
+				    uint32_t stack)
+{
+	return (struct profile_sample){
+	    .time = time,
+	    .pid = 7,
+	    .tid = tid,
+	    .stack = stack,
+	    .process_name = string_table_intern(profile->strings, "service"),
+	    .thread_name = string_table_intern(profile->strings, "worker")};
+}
+
+/* Thread `tid` leaves for thread `next` at `time`. */
+static void leave(struct profile *profile, uint32_t tid, uint64_t time, uint32_t stack,
+		  int32_t next)
+{
+	struct profile_sample left = sample(profile, tid, time, stack);
+	struct perf_sched_switch fields = {
+	    .prev_pid = (int32_t)tid, .prev_state = 1, .next_pid = next};
+
+	strcpy(fields.next_comm, "other");
+	off_cpu_add_switch(profile, &left, &fields);
+}
+
+static uint64_t off_cpu_of(const struct profile *profile, uint32_t tid)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < profile->off_cpu_count; i++)
+		if (profile->off_cpu[i].tid == tid)
+			total += profile->off_cpu[i].period;
+	return total;
+}
+
+static void pairs_each_leave_with_the_threads_next_return(void **state)
+{
+	struct profile profile;
+	uint32_t wait, sleep;
+
+	(void)state;
+	profile_init(&profile);
+	wait = stack_of(&profile, 0x1000, "wait_for_lock");
+	sleep = stack_of(&profile, 0x2000, "nanosleep");
+	/* Thread 10 leaves for thread 11, which returns at once; 10 comes
+	 * back 30 ms later through a switch record, leaves again and is
+	 * still away when the capture ends 5 ms later. Thread 11 leaves for
+	 * thread 10 at 50 ms: its return is 10's switch-out naming it. */
+	leave(&profile, 10, 100 * MS, wait, 11);
+	off_cpu_add_switch_in(&profile, 10, 130 * MS);
+	leave(&profile, 11, 140 * MS, sleep, 10);
+	leave(&profile, 10, 145 * MS, wait, 11);
+	off_cpu_pair(&profile, 150 * MS);
+
+	assert_int_equal(off_cpu_of(&profile, 10), 30000 + 5000);
+	assert_int_equal(off_cpu_of(&profile, 11), 5000);
+	for (size_t i = 0; i < profile.off_cpu_count; i++)
+		assert_int_equal(profile.off_cpu[i].stack,
+				 profile.off_cpu[i].tid == 10 ? wait : sleep);
+	profile_release(&profile);
+}
+
+static void a_leave_whose_return_was_lost_is_dropped(void **state)
+{
+	struct profile profile;
+	uint32_t wait;
+
+	(void)state;
+	profile_init(&profile);
+	wait = stack_of(&profile, 0x1000, "wait_for_lock");
+	/* A return was lost between two leaves: the first leave is dropped,
+	 * not stretched over the time the thread ran. */
+	leave(&profile, 10, 100 * MS, wait, 0);
+	leave(&profile, 10, 200 * MS, wait, 0);
+	off_cpu_add_switch_in(&profile, 10, 210 * MS);
+	off_cpu_pair(&profile, 300 * MS);
+
+	assert_int_equal(off_cpu_of(&profile, 10), 10000);
+	profile_release(&profile);
+}
+
+static void wall_view_puts_cpu_and_off_cpu_time_on_one_scale(void **state)
+{
+	struct profile profile, wall;
+	struct profile_sample on_cpu;
+	uint32_t work, wait;
+
+	(void)state;
+	profile_init(&profile);
+	work = stack_of(&profile, 0x3000, "parse_request");
+	wait = stack_of(&profile, 0x1000, "wait_for_lock");
+	on_cpu = sample(&profile, 10, 90 * MS, work);
+	on_cpu.period = 10 * MS; /* cpu-clock: nanoseconds of CPU time */
+	profile_add_sample(&profile, &on_cpu);
+	leave(&profile, 10, 100 * MS, wait, 0);
+	off_cpu_add_switch_in(&profile, 10, 120 * MS);
+	off_cpu_pair(&profile, 150 * MS);
+
+	wall = off_cpu_wall_view(&profile);
+	assert_int_equal(wall.sample_count, 2);
+	assert_int_equal(wall.samples[0].period, 10000); /* microseconds */
+	assert_int_equal(wall.samples[1].period, 20000);
+	off_cpu_view_release(&wall);
+	profile_release(&profile);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(pairs_each_leave_with_the_threads_next_return),
+	    cmocka_unit_test(a_leave_whose_return_was_lost_is_dropped),
+	    cmocka_unit_test(wall_view_puts_cpu_and_off_cpu_time_on_one_scale),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
