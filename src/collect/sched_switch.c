@@ -74,7 +74,7 @@ int sched_switch_attr(struct perf_event_attr *sampling, bool per_thread,
 
 uint8_t *sched_switch_tracing_data(size_t *size)
 {
-	size_t page_size, event_size, format_size;
+	size_t page_size = 0, event_size = 0, format_size = 0;
 	char *header_page = read_tracefs_file("events/header_page", &page_size);
 	char *header_event = read_tracefs_file("events/header_event", &event_size);
 	char *format = read_tracefs_file("events/sched/sched_switch/format", &format_size);
