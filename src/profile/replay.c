@@ -571,6 +571,7 @@ int replay_capture(const char *perf_data_path, struct resolver *resolver, struct
 		report_warning("%s: using the %zu records before the damage", error,
 			       replay.next_sequence);
 	replay_records_until(&replay, UINT64_MAX);
+	profile->compressed_capture = perf_data_reader_saw_compressed(replay.reader);
 	free_record_blocks(replay.blocks);
 	free(replay.records);
 	free(replay.threads);
