@@ -71,6 +71,64 @@ static bool comm_hides_pid_from_perfview(const char *comm, uint32_t pid)
 	return pid >= 10000 && digits < end && digits > 0 && comm[digits - 1] == ' ';
 }
 
+/* `value` in decimal at `*cursor`, at least `width` characters wide,
+ * padded on the left with `pad` or, when `left_aligned`, on the right with
+ * spaces: printf's %5u, %03u and %-5u without its cost in every sample. */
+static void append_number(char **cursor, uint64_t value, int width, char pad, bool left_aligned)
+{
+	char digits[20];
+	int count = 0;
+
+	do {
+		digits[count++] = (char)('0' + value % 10);
+		value /= 10;
+	} while (value);
+	for (int i = count; !left_aligned && i < width; i++)
+		*(*cursor)++ = pad;
+	for (int i = count - 1; i >= 0; i--)
+		*(*cursor)++ = digits[i];
+	for (int i = count; left_aligned && i < width; i++)
+		*(*cursor)++ = ' ';
+}
+
+static void append_text(char **cursor, const char *text)
+{
+	size_t length = strlen(text);
+
+	memcpy(*cursor, text, length);
+	*cursor += length;
+}
+
+/* perf script's own header for these fields (its perf_sample__fprintf_start),
+ * "COMM PID/TID [CPU] SECONDS.MICROS: PERIOD EVENT: ": with a call chain the
+ * comm is neither padded nor aligned, and FlameGraph's stackcollapse-perf,
+ * speedscope and FlameScope expect that. */
+static void write_sample_header(const struct profile_sample *sample, const char *event_name,
+				FILE *out)
+{
+	char numbers[128], *cursor = numbers;
+
+	fputs(sample->thread_name, out);
+	if (comm_hides_pid_from_perfview(sample->thread_name, sample->pid))
+		fputc(' ', out);
+	*cursor++ = ' ';
+	append_number(&cursor, sample->pid, 5, ' ', false);
+	*cursor++ = '/';
+	append_number(&cursor, sample->tid, 5, ' ', true);
+	append_text(&cursor, " [");
+	append_number(&cursor, sample->cpu, 3, '0', false);
+	append_text(&cursor, "] ");
+	append_number(&cursor, sample->time / 1000000000, 5, ' ', false);
+	*cursor++ = '.';
+	append_number(&cursor, sample->time % 1000000000 / 1000, 6, '0', false);
+	append_text(&cursor, ": ");
+	append_number(&cursor, sample->period, 10, ' ', false);
+	*cursor++ = ' ';
+	fwrite(numbers, 1, (size_t)(cursor - numbers), out);
+	fputs(event_name, out);
+	fputs(": \n", out);
+}
+
 int emit_perf_script(const struct profile *profile, FILE *out)
 {
 	struct location_lines lines = {0};
@@ -84,18 +142,7 @@ int emit_perf_script(const struct profile *profile, FILE *out)
 		const struct profile_sample *sample = &profile->samples[i];
 		const struct profile_stack *stack = &profile->stacks[sample->stack];
 
-		/* perf script's own header for these fields (its
-		 * perf_sample__fprintf_start): with a call chain the comm is
-		 * neither padded nor aligned, and FlameGraph's
-		 * stackcollapse-perf, speedscope and FlameScope expect that. */
-		fputs(sample->thread_name, out);
-		if (comm_hides_pid_from_perfview(sample->thread_name, sample->pid))
-			fputc(' ', out);
-		fprintf(out,
-			" %5" PRIu32 "/%-5" PRIu32 " [%03" PRIu32 "] %5" PRIu64 ".%06" PRIu64
-			": %10" PRIu64 " %s: \n",
-			sample->pid, sample->tid, sample->cpu, sample->time / 1000000000,
-			sample->time % 1000000000 / 1000, sample->period, profile->event_name);
+		write_sample_header(sample, profile->event_name, out);
 		for (uint32_t level = 0; level < stack->depth; level++) {
 			uint32_t location = profile->stack_locations[stack->first + level];
 
