@@ -65,6 +65,6 @@ sys.exit(0 if entry.compress_type == zipfile.ZIP_STORED else 1)' folder/prof.tra
 cmp <(unzip -p folder/prof.trace.zip prof.trace/perf.data) folder/perf.data ||
 	fail "the zip's perf.data differs from the capture"
 mkdir unzipped && unzip -q folder/prof.trace.zip -d unzipped
-perf script -i unzipped/prof.trace/perf.data 2>/dev/null | grep -q spin_sixty ||
-	fail "perf script cannot read the zip's perf.data"
+perf script -i unzipped/prof.trace/perf.data >unzipped.txt 2>/dev/null
+grep -q spin_sixty unzipped.txt || fail "perf script cannot read the zip's perf.data"
 echo "ok: $samples samples"
