@@ -178,13 +178,14 @@ struct rgb palette_colour(const struct palette *palette, enum frame_kind kind, c
 
 struct rgb palette_change_colour(double before, double after, double largest_change)
 {
-	double change = after - before;
+	double change = after - before, share;
 	uint8_t pale;
 
 	if (change == 0 || largest_change <= 0)
 		return (struct rgb){221, 221, 221};
+	share = fabs(change) / largest_change;
 	/* Even the smallest change is visibly tinted. */
-	pale = (uint8_t)(230 - 200 * fmin(fabs(change) / largest_change, 1));
+	pale = (uint8_t)(230 - 200 * (share < 1 ? share : 1));
 	if (change > 0)
 		return (struct rgb){255, pale, pale};
 	return (struct rgb){pale, pale, 255};

@@ -323,9 +323,12 @@ static double largest_change(const struct frame_layout *layout)
 {
 	double largest = 0;
 
-	for (size_t i = 1; i < layout->count; i++) /* the root would dwarf the rest */
-		largest =
-		    fmax(largest, fabs(layout->frames[i].width - layout->frames[i].width_before));
+	for (size_t i = 1; i < layout->count; i++) { /* the root would dwarf the rest */
+		double change = fabs(layout->frames[i].width - layout->frames[i].width_before);
+
+		if (change > largest)
+			largest = change;
+	}
 	return largest;
 }
 
@@ -384,7 +387,7 @@ int flamegraph_write_svg(struct flamegraph *graph, const struct flamegraph_optio
 	*g = (struct svg_geometry){
 	    .width = options.width,
 	    .frame_height = options.frame_height,
-	    .font_size = fmin(12, options.frame_height * 0.75),
+	    .font_size = options.frame_height < 16 ? options.frame_height * 0.75 : 12,
 	    .pixels_per_sample = content_width / writer.total,
 	    .inverted = options.inverted,
 	};

@@ -1,21 +1,22 @@
 #include "symbol_server.h"
 
-#include "curl_library.h"
+#include "http_client.h"
 #include "symbols_log.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { MAX_SERVERS = 8, CONNECT_TIMEOUT_SECONDS = 5, STALLED_SECONDS = 30 };
+enum { MAX_SERVERS = 8, MAX_REDIRECTS = 5, TIMEOUT_MS = 30000 };
 
 /* Debug files of large libraries are hundreds of MB; a bigger answer is not
  * a debug file. */
-static const curl_off_t MAX_DOWNLOAD_BYTES = (curl_off_t)4 << 30;
+static const uint64_t MAX_DOWNLOAD_BYTES = (uint64_t)4 << 30;
 
 enum key_layout {
 	LAYOUT_MICROSOFT = 1,
@@ -33,8 +34,6 @@ struct symbol_server {
 	size_t count;
 	char *cache_dir;
 	FILE *log;
-	struct curl_library library;
-	CURL *curl;
 };
 
 static void add_server(struct symbol_server *server, const char *url, size_t length,
@@ -67,7 +66,6 @@ struct symbol_server *symbol_server_new(const char *url, const char *debuginfod_
 					const char *cache_dir, FILE *log)
 {
 	struct symbol_server *server = calloc(1, sizeof(*server));
-	char why[256];
 
 	if (!server)
 		return NULL;
@@ -92,17 +90,6 @@ struct symbol_server *symbol_server_new(const char *url, const char *debuginfod_
 		symbol_server_free(server);
 		return NULL;
 	}
-	if (!curl_library_load(&server->library, why, sizeof(why))) {
-		symbols_log(log, "%s: symbol server off", why);
-		symbol_server_free(server);
-		return NULL;
-	}
-	if (server->library.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
-	    !(server->curl = server->library.easy_init())) {
-		symbols_log(log, "libcurl failed to start: symbol server off");
-		symbol_server_free(server);
-		return NULL;
-	}
 	return server;
 }
 
@@ -112,11 +99,7 @@ void symbol_server_free(struct symbol_server *server)
 		return;
 	for (size_t i = 0; i < server->count; i++)
 		free(server->servers[i].url);
-	if (server->curl) {
-		server->library.easy_cleanup(server->curl);
-		server->library.global_cleanup();
-	}
-	curl_library_unload(&server->library);
+	http_client_cleanup();
 	free(server->cache_dir);
 	free(server);
 }
@@ -145,36 +128,48 @@ static bool make_parent_dirs(char *path)
 	return true;
 }
 
-/* GETs `url` into `out`. Returns the curl result; `*status` is the HTTP
- * status when the server answered. */
-static CURLcode download(struct symbol_server *server, const char *url, FILE *out, long *status)
-{
-	CURL *curl = server->curl;
-	CURLcode result;
+/* Where a download goes: the file, and how much it holds. */
+struct download {
+	FILE *out;
+	uint64_t size;
+};
 
-	server->library.easy_reset(curl);
-	server->library.easy_setopt(curl, CURLOPT_URL, url);
-	server->library.easy_setopt(curl, CURLOPT_WRITEDATA, out);
-	server->library.easy_setopt(curl, CURLOPT_FAILONERROR, 1L);
-	server->library.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
-	server->library.easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
-	server->library.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	server->library.easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	server->library.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_SECONDS);
-	server->library.easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	server->library.easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, (long)STALLED_SECONDS);
-	server->library.easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, MAX_DOWNLOAD_BYTES);
-	server->library.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	server->library.easy_setopt(curl, CURLOPT_USERAGENT, "profcpu/" PROFCPU_VERSION);
-	result = server->library.easy_perform(curl);
-	*status = 0;
-	server->library.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
-	return result;
+static bool write_download(void *context, const char *data, size_t size, char *why, size_t why_size)
+{
+	struct download *download = context;
+
+	download->size += size;
+	if (download->size > MAX_DOWNLOAD_BYTES) {
+		snprintf(why, why_size, "the answer is larger than 4 GiB: not a debug file");
+		return false;
+	}
+	if (fwrite(data, 1, size, download->out) != size) {
+		snprintf(why, why_size, "cannot write the download: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* GETs `url` into `out`. True when the server answered: `*status` is its
+ * HTTP status; false with the reason in `why`. */
+static bool download(const char *url, FILE *out, int *status, char *why, size_t why_size)
+{
+	struct download download = {.out = out};
+	const struct http_request request = {
+	    .method = "GET",
+	    .url = url,
+	    .timeout_ms = TIMEOUT_MS,
+	    .max_redirects = MAX_REDIRECTS,
+	    .sink = write_download,
+	    .sink_context = &download,
+	};
+
+	return http_send(&request, status, why, why_size);
 }
 
 /* Tries each layout of one server; the file lands in `temporary`. */
-static bool fetch_from(struct symbol_server *server, struct server *from, const char *hex,
-		       FILE *temporary, char *failure, size_t failure_size)
+static bool fetch_from(struct server *from, const char *hex, FILE *temporary, char *failure,
+		       size_t failure_size)
 {
 	static const struct {
 		enum key_layout layout;
@@ -185,25 +180,22 @@ static bool fetch_from(struct symbol_server *server, struct server *from, const 
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		char url[PATH_MAX];
-		long status;
-		CURLcode result;
+		char url[PATH_MAX], why[256];
+		int status;
 
 		if (!(from->layouts & keys[i].layout))
 			continue;
 		snprintf(url, sizeof(url), keys[i].format, from->url, hex);
 		if (ftruncate(fileno(temporary), 0) != 0 || fseek(temporary, 0, SEEK_SET) != 0)
 			return false;
-		result = download(server, url, temporary, &status);
-		if (result == CURLE_OK && fflush(temporary) == 0)
-			return true;
-		if (result == CURLE_HTTP_RETURNED_ERROR) {
-			snprintf(failure, failure_size, "HTTP %ld", status);
+		if (download(url, temporary, &status, why, sizeof(why))) {
+			if (status / 100 == 2 && fflush(temporary) == 0)
+				return true;
+			snprintf(failure, failure_size, "HTTP %d", status);
 			continue;
 		}
 		/* Not an answer about this file: the server is down or broken. */
-		snprintf(failure, failure_size, "%s; not asked again in this run",
-			 server->library.easy_strerror(result));
+		snprintf(failure, failure_size, "%s; not asked again in this run", why);
 		from->unreachable = true;
 		return false;
 	}
@@ -223,7 +215,7 @@ char *symbol_server_fetch(struct symbol_server *server, const struct build_id *i
 	build_id_to_hex(id, hex);
 	for (size_t i = 0; i < server->count; i++) {
 		struct server *from = &server->servers[i];
-		char failure[CURL_ERROR_SIZE + 64] = "";
+		char failure[320] = "";
 		FILE *temporary;
 		int fd;
 		bool fetched;
@@ -242,7 +234,7 @@ char *symbol_server_fetch(struct symbol_server *server, const struct build_id *i
 			unlink(temporary_path);
 			return NULL;
 		}
-		fetched = fetch_from(server, from, hex, temporary, failure, sizeof(failure));
+		fetched = fetch_from(from, hex, temporary, failure, sizeof(failure));
 		fclose(temporary);
 		if (fetched && rename(temporary_path, path) == 0) {
 			symbols_log(server->log, "%s: downloaded its debug file from %s into %s",

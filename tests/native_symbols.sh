@@ -291,9 +291,34 @@ if [[ -n $kernel ]]; then
 fi
 
 # --- Symbol server on 127.0.0.1: Microsoft key layout, then debuginfod's.
-serve() { # FOLDER: starts python's HTTP server over FOLDER, sets $port
+# serve FOLDER: python's HTTP server over FOLDER, in place of a real symbol
+# server, which this machine cannot reach; /moved/PATH answers 302 to /PATH,
+# with a body of its own; /short/PATH promises 1000 bytes and sends 14.
+# Sets $port.
+serve() {
 	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	python3 -m http.server --bind 127.0.0.1 "$port" --directory "$1" >/dev/null 2>&1 &
+	python3 - "$port" "$1" >/dev/null 2>&1 <<'PY' &
+import functools, http.server, sys
+
+class Handler(http.server.SimpleHTTPRequestHandler):
+    def do_GET(self):
+        if self.path.startswith("/short/"):
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            return self.wfile.write(b"\x7fELF cut short")
+        if not self.path.startswith("/moved/"):
+            return super().do_GET()
+        body = b"moved: this is not the file"
+        self.send_response(302)
+        self.send_header("Location", self.path[len("/moved"):])
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+handler = functools.partial(Handler, directory=sys.argv[2])
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), handler).serve_forever()
+PY
 	server_pid=$!
 	for _ in $(seq 50); do
 		python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.1)" 2>/dev/null && return
@@ -309,6 +334,15 @@ check_found "symbol server download" --root "$root" --symbol-server "http://127.
 expect "symbol server: download logged" "downloaded its debug file from http://127.0.0.1:$port" "$out"
 [[ -f $work/cache/_.debug/elf-buildid-sym-$hex/_.debug ]] && pass "symbol server: cached" ||
 	fail "symbol server: nothing in the cache"
+check_found "symbol server redirect" --root "$root" --symbol-server "http://127.0.0.1:$port/moved" \
+	--cache "$work/redirected"
+cmp -s "$work/redirected/_.debug/elf-buildid-sym-$hex/_.debug" "$built/libdemo.so.dbg" &&
+	pass "symbol server redirect: the file itself cached" ||
+	fail "symbol server redirect: the cached file is not the debug file"
+out=$(names --root "$root" --symbol-server "http://127.0.0.1:$port/short" --cache "$work/short")
+expect "symbol server cut short: said" "no debug file .* \(the answer was cut short after 14 of 1000 bytes" "$out"
+[[ ! -e $work/short/_.debug/elf-buildid-sym-$hex/_.debug ]] && pass "symbol server cut short: not cached" ||
+	fail "symbol server cut short: a partial file was cached"
 other_root=$(new_root served_404)
 cp "$work/build/other/libdemo.so" "$other_root/app/libdemo.so"
 out=$(lookup --root "$other_root" --symbol-server "http://127.0.0.1:$port" --cache "$work/cache" /app/libdemo.so 0)

@@ -95,7 +95,7 @@ assert_file "$workdir/down/profile.pb.gz"
 echo "--- server slow"
 start_receiver slow
 expect_push_failure slow "$PROFCPU" push "$workdir/capture" "$url" --push-timeout 1
-grep -q "cannot push .*: Timeout" "$workdir/slow.err" || fail "no clear error for a slow server"
+grep -q "cannot push .*: no answer from 127.0.0.1 in 1.0 s" "$workdir/slow.err" || fail "no clear error for a slow server"
 [[ -e $workdir/received-slow/3.query && ! -e $workdir/received-slow/4.query ]] ||
 	fail "a slow server should get three tries"
 

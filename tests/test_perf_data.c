@@ -490,6 +490,63 @@ static void test_sample_fields_follow_sample_type_order(void **state)
 	free(records.bytes);
 }
 
+/* A stack copy the kernel filled only in part is cut to what it filled; the
+ * trimmed sample parses as the original did. */
+static void test_trim_drops_unfilled_stack_bytes(void **state)
+{
+	struct perf_event_attr attr = profcpu_attr();
+	uint64_t sample[] = {
+	    0,			     /* header */
+	    0x1234,		     /* IP */
+	    (uint64_t)12 << 32 | 11, /* pid 11, tid 12 */
+	    PERF_SAMPLE_REGS_ABI_64, /* REGS_USER */
+	    0x7ff0,		     /* sp */
+	    32,			     /* STACK_USER: 32 bytes */
+	    0x5555,		     /* copied */
+	    0x66,		     /* 1 byte copied, then stale */
+	    0x7777,		     /* stale */
+	    0x8888,		     /* stale */
+	    9,			     /* 9 copied */
+	};
+	struct perf_event_header *header = (void *)sample;
+	_Alignas(8) uint8_t trimmed[sizeof(sample)];
+	struct perf_event_header *trimmed_header = (void *)trimmed;
+	uint64_t words[9];
+
+	(void)state;
+	attr.sample_type =
+	    PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	attr.sample_regs_user = 1ULL << PERF_REG_X86_SP;
+	attr.sample_stack_user = 32;
+	*header = (struct perf_event_header){PERF_RECORD_SAMPLE, 0, sizeof(sample)};
+
+	assert_int_equal(perf_sample_trim_user_stack(&attr, header, trimmed), 9 * sizeof(uint64_t));
+	assert_int_equal(trimmed_header->size, 9 * sizeof(uint64_t));
+	memcpy(words, trimmed, sizeof(words));
+	assert_int_equal(words[1], 0x1234);
+	assert_int_equal(words[4], 0x7ff0);
+	assert_int_equal(words[5], 16); /* whole words: 9 bytes round up to 16 */
+	assert_int_equal(words[6], 0x5555);
+	assert_int_equal(words[7] & 0xff, 0x66);
+	assert_int_equal(words[8], 9);
+	assert_int_equal(perf_sample_trim_user_stack(&attr, trimmed_header, words), 0);
+
+	/* Nothing copied: the copy becomes { 0 }. */
+	sample[10] = 0;
+	assert_int_equal(perf_sample_trim_user_stack(&attr, header, trimmed), 6 * sizeof(uint64_t));
+	memcpy(words, trimmed, 6 * sizeof(uint64_t));
+	assert_int_equal(words[5], 0);
+	/* All of it copied, or a record that does not parse: nothing to do. */
+	sample[10] = 32;
+	assert_int_equal(perf_sample_trim_user_stack(&attr, header, trimmed), 0);
+	sample[10] = 33;
+	assert_int_equal(perf_sample_trim_user_stack(&attr, header, trimmed), 0);
+	/* Another event's sample, whose copy has another size. */
+	sample[10] = 9;
+	attr.sample_stack_user = 64;
+	assert_int_equal(perf_sample_trim_user_stack(&attr, header, trimmed), 0);
+}
+
 static void copy_prefix(const char *from, const char *to, off_t length)
 {
 	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_TRUNC);
@@ -779,6 +836,7 @@ int main(void)
 	    cmocka_unit_test(test_visit_stops_when_asked),
 	    cmocka_unit_test(test_compressed_round_trip),
 	    cmocka_unit_test(test_sample_fields_follow_sample_type_order),
+	    cmocka_unit_test(test_trim_drops_unfilled_stack_bytes),
 	    cmocka_unit_test(test_truncated_file_is_an_error),
 	    cmocka_unit_test(test_corrupt_header_is_an_error),
 	    cmocka_unit_test(test_corrupt_record_size_is_an_error),

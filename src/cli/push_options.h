@@ -27,8 +27,8 @@ struct push_options {
 	"  --app NAME            application name on the server (default: the process\n"           \
 	"                        name)\n"                                                          \
 	"  --label KEY=VALUE     a label of the pushed profile (repeatable)\n"                     \
-	"  --push-timeout SECS   give up one try after SECS seconds (default 30); three\n"         \
-	"                        tries\n"
+	"  --push-timeout SECS   give up one try when the server is silent for SECS\n"             \
+	"                        seconds (default 30); three tries\n"
 
 /* Adds the labels profcpu knows about `pid` (0: none) before the user's:
  * process, hostname, container (its id, from its cgroup) and pod (the

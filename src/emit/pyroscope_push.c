@@ -1,5 +1,5 @@
 #include "pyroscope_push.h"
-#include "curl_library.h"
+#include "http_client.h"
 #include "profile.pb-c.h"
 #include "util.h"
 
@@ -168,65 +168,71 @@ struct answer {
 	size_t length;
 };
 
-static size_t keep_answer(char *data, size_t size, size_t count, void *context)
+static bool keep_answer(void *context, const char *data, size_t size, char *why, size_t why_size)
 {
 	struct answer *answer = context;
 	size_t room = sizeof(answer->text) - 1 - answer->length;
-	size_t take = size * count < room ? size * count : room;
+	size_t take = size < room ? size : room;
 
+	(void)why;
+	(void)why_size;
 	memcpy(answer->text + answer->length, data, take);
 	answer->length += take;
 	answer->text[answer->length] = '\0';
 	answer->text[strcspn(answer->text, "\r\n")] = '\0';
-	return size * count;
+	return true;
+}
+
+/* The multipart/form-data body: `data` as the field "profile". */
+#define FORM_BOUNDARY "profcpu-8d2f4c1a9e7b3605"
+static char *form_body(const unsigned char *data, size_t size, size_t *length)
+{
+	static const char head[] =
+	    "--" FORM_BOUNDARY "\r\n"
+	    "Content-Disposition: form-data; name=\"profile\"; filename=\"profile.pb.gz\"\r\n"
+	    "Content-Type: application/octet-stream\r\n\r\n";
+	static const char tail[] = "\r\n--" FORM_BOUNDARY "--\r\n";
+	char *body = xmalloc(sizeof(head) - 1 + size + sizeof(tail) - 1);
+
+	memcpy(body, head, sizeof(head) - 1);
+	memcpy(body + sizeof(head) - 1, data, size);
+	memcpy(body + sizeof(head) - 1 + size, tail, sizeof(tail) - 1);
+	*length = sizeof(head) - 1 + size + sizeof(tail) - 1;
+	return body;
 }
 
 /* One POST. Returns 0, 1 when another try may do better, or -1; `why`
  * says what went wrong. */
-static int post_once(struct curl_library *library, CURL *curl, const char *url,
-		     const unsigned char *data, size_t size, double timeout, char *why,
+static int post_once(const char *url, const char *body, size_t size, double timeout, char *why,
 		     size_t why_size)
 {
-	curl_mime *form = library->mime_init(curl);
-	curl_mimepart *part = library->mime_addpart(form);
 	struct answer answer = {{0}, 0};
-	long status = 0;
-	CURLcode result;
+	const struct http_request request = {
+	    .method = "POST",
+	    .url = url,
+	    .content_type = "multipart/form-data; boundary=" FORM_BOUNDARY,
+	    .body = body,
+	    .body_size = size,
+	    .timeout_ms = (int)(timeout * 1000),
+	    .sink = keep_answer,
+	    .sink_context = &answer,
+	};
+	int status;
 
-	library->mime_name(part, "profile");
-	library->mime_filename(part, "profile.pb.gz");
-	library->mime_type(part, "application/octet-stream");
-	library->mime_data(part, (const char *)data, size);
-	library->easy_reset(curl);
-	library->easy_setopt(curl, CURLOPT_URL, url);
-	library->easy_setopt(curl, CURLOPT_MIMEPOST, form);
-	library->easy_setopt(curl, CURLOPT_WRITEFUNCTION, keep_answer);
-	library->easy_setopt(curl, CURLOPT_WRITEDATA, &answer);
-	library->easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	library->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout * 1000 / 2));
-	library->easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
-	library->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	library->easy_setopt(curl, CURLOPT_USERAGENT, "profcpu/" PROFCPU_VERSION);
-	result = library->easy_perform(curl);
-	library->easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-	library->mime_free(form);
-	if (result != CURLE_OK) {
-		snprintf(why, why_size, "%s", library->easy_strerror(result));
+	if (!http_send(&request, &status, why, why_size))
 		return 1;
-	}
 	if (status >= 200 && status < 300)
 		return 0;
-	snprintf(why, why_size, "the server answered HTTP %ld%s%s", status,
+	snprintf(why, why_size, "the server answered HTTP %d%s%s", status,
 		 answer.text[0] ? ": " : "", answer.text);
 	return status >= 500 || status == 429 ? 1 : -1;
 }
 
-/* URL/ingest?name=...: the name escaped by libcurl itself. */
-static char *ingest_url(struct curl_library *library, CURL *curl,
-			const struct push_request *request, const struct profile_facts *facts)
+/* URL/ingest?name=...: the name percent-encoded. */
+static char *ingest_url(const struct push_request *request, const struct profile_facts *facts)
 {
 	char *name = series_name(request, facts);
-	char *escaped = library->easy_escape(curl, name, 0);
+	char *escaped = http_escape(name);
 	size_t base = strlen(request->url);
 	char *url;
 
@@ -236,8 +242,7 @@ static char *ingest_url(struct curl_library *library, CURL *curl,
 			"&sampleRate=%ld&format=pprof&spyName=profcpu",
 			(int)base, request->url, escaped ? escaped : name, facts->from,
 			facts->until, facts->sample_rate);
-	if (escaped)
-		library->free(escaped);
+	free(escaped);
 	free(name);
 	return url;
 }
@@ -246,31 +251,22 @@ static char *ingest_url(struct curl_library *library, CURL *curl,
 static int post_with_retries(const struct push_request *request, const struct profile_facts *facts,
 			     const unsigned char *data, size_t size, char *why, size_t why_size)
 {
-	struct curl_library library;
 	double timeout = request->timeout > 0 ? request->timeout : 30;
-	CURL *curl;
-	char *url;
+	char *url = ingest_url(request, facts);
+	size_t body_size;
+	char *body = form_body(data, size, &body_size);
 	int result = -1;
 
-	if (!curl_library_load(&library, why, why_size))
-		return -1;
-	if (library.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(curl = library.easy_init())) {
-		snprintf(why, why_size, "libcurl failed to start");
-		curl_library_unload(&library);
-		return -1;
-	}
-	url = ingest_url(&library, curl, request, facts);
 	for (int try = 1; try <= TRIES; try++) {
-		result = post_once(&library, curl, url, data, size, timeout, why, why_size);
+		result = post_once(url, body, body_size, timeout, why, why_size);
 		if (result <= 0)
 			break;
 		if (try < TRIES)
 			sleep((unsigned)try);
 	}
+	free(body);
 	free(url);
-	library.easy_cleanup(curl);
-	library.global_cleanup();
-	curl_library_unload(&library);
+	http_client_cleanup();
 	return result == 0 ? 0 : -1;
 }
 

@@ -12,7 +12,7 @@ struct push_request {
 	const char *app_name;	   /* NULL: the profile's process name */
 	const char *const *labels; /* "key=value", label_count of them */
 	size_t label_count;
-	double timeout; /* seconds for one try; 0: 30 */
+	double timeout; /* seconds the server may stay silent in one try; 0: 30 */
 };
 
 /* Pushes DIR/profile.pb.gz; from, until and the sample rate come from the

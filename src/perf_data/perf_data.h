@@ -119,6 +119,15 @@ bool perf_data_reader_parse_sample(const struct perf_data_reader *reader,
 				   const struct perf_event_header *record,
 				   struct perf_sample *sample);
 
+/* Copies the PERF_RECORD_SAMPLE `record` of an event with `attr`, whose
+ * user stack copy is its last field, into `out` (room for record->size
+ * bytes, 8-byte aligned) without the part of that copy the kernel did not
+ * fill (past dyn_size: whatever the ring buffer held before). Returns the
+ * copy's size, or 0 when there is nothing to drop or the record is not such
+ * a sample of `attr` (another event's sample is left as it is). */
+size_t perf_sample_trim_user_stack(const struct perf_event_attr *attr,
+				   const struct perf_event_header *record, void *out);
+
 /* The user register numbered `perf_register` (PERF_REG_X86_IP, ... of
  * <asm/perf_regs.h>) of a parsed sample. False when the sample has not
  * recorded it. */

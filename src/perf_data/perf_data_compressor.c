@@ -6,6 +6,11 @@
 #include <string.h>
 #include <zstd.h>
 
+/* An 8 MiB window (what the decoder holds too) reaches a thread's earlier
+ * samples; a 4 MiB hash table finds them. */
+#define WINDOW_LOG 23
+#define HASH_LOG   20
+
 struct perf_data_compressor {
 	ZSTD_CCtx *stream;
 };
@@ -17,7 +22,14 @@ struct perf_data_compressor *perf_data_compressor_create(int level)
 
 	if (!stream)
 		return NULL;
+	/* A wider window and hash table than level 1's (512 KiB, 2^13) find
+	 * what a thread's stack copy shares with its earlier ones (the frames
+	 * below the leaf rarely change): half the size of hybrid captures at
+	 * about the same speed (docs/BENCHMARKS.md). zstd's and perf's decoders
+	 * take windows up to 128 MiB by default. */
 	if (ZSTD_isError(ZSTD_CCtx_setParameter(stream, ZSTD_c_compressionLevel, level)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(stream, ZSTD_c_windowLog, WINDOW_LOG)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(stream, ZSTD_c_hashLog, HASH_LOG)) ||
 	    !(compressor = malloc(sizeof(*compressor)))) {
 		ZSTD_freeCCtx(stream);
 		return NULL;

@@ -164,21 +164,14 @@ static bool parse_user_stack(struct words *words, const struct perf_event_attr *
 	return true;
 }
 
-bool perf_data_reader_parse_sample(const struct perf_data_reader *reader,
-				   const struct perf_event_header *record,
-				   struct perf_sample *sample)
+/* Decodes the fields of a sample of an event with `attr` into `sample`,
+ * whose other fields the caller has set. */
+static bool parse_sample_fields(const struct perf_event_attr *attr,
+				const struct perf_event_header *record, struct perf_sample *sample)
 {
 	struct words words = words_of(record);
-	long event = record->type == PERF_RECORD_SAMPLE ? event_of_sample(reader, record) : -1;
-	const struct perf_event_attr *attr;
-	uint64_t type, value;
+	uint64_t type = attr->sample_type, value;
 
-	memset(sample, 0, sizeof(*sample));
-	if (event < 0)
-		return false;
-	attr = &reader->events[event].attr;
-	type = attr->sample_type;
-	sample->event = (size_t)event;
 	if ((type & PERF_SAMPLE_IDENTIFIER) && !skip(&words, 1))
 		return false;
 	if ((type & PERF_SAMPLE_IP) && !take(&words, &sample->ip))
@@ -213,6 +206,55 @@ bool perf_data_reader_parse_sample(const struct perf_data_reader *reader,
 		words.next += sample->callchain_length;
 	}
 	return parse_user_stack(&words, attr, sample);
+}
+
+bool perf_data_reader_parse_sample(const struct perf_data_reader *reader,
+				   const struct perf_event_header *record,
+				   struct perf_sample *sample)
+{
+	long event = record->type == PERF_RECORD_SAMPLE ? event_of_sample(reader, record) : -1;
+
+	memset(sample, 0, sizeof(*sample));
+	if (event < 0)
+		return false;
+	sample->event = (size_t)event;
+	return parse_sample_fields(&reader->events[event].attr, record, sample);
+}
+
+size_t perf_sample_trim_user_stack(const struct perf_event_attr *attr,
+				   const struct perf_event_header *record, void *out)
+{
+	struct perf_sample sample = {0};
+	const uint8_t *bytes = (const uint8_t *)record, *size_word;
+	uint64_t copied, kept;
+	uint8_t *to = out;
+
+	if (record->type != PERF_RECORD_SAMPLE || !parse_sample_fields(attr, record, &sample) ||
+	    !sample.user_stack)
+		return 0;
+	size_word = sample.user_stack - sizeof(uint64_t);
+	memcpy(&copied, size_word, sizeof(copied));
+	kept = (sample.user_stack_size + 7) & ~(uint64_t)7;
+	/* Only a copy of the attr's size that ends the record: a record of
+	 * another event never passes for one. */
+	if (kept == copied || copied != attr->sample_stack_user ||
+	    sample.user_stack + copied + sizeof(uint64_t) != bytes + record->size)
+		return 0;
+	/* { u64 size; char data[size]; u64 dyn_size; } becomes { u64 kept;
+	 * char data[kept]; u64 dyn_size; }, or { u64 0; } when nothing was
+	 * copied. */
+	memcpy(to, bytes, (size_t)(size_word - bytes));
+	to += size_word - bytes;
+	memcpy(to, &kept, sizeof(kept));
+	to += sizeof(kept);
+	if (kept) {
+		memcpy(to, sample.user_stack, (size_t)kept);
+		to += kept;
+		memcpy(to, sample.user_stack + copied, sizeof(uint64_t));
+		to += sizeof(uint64_t);
+	}
+	((struct perf_event_header *)out)->size = (uint16_t)(to - (uint8_t *)out);
+	return (size_t)(to - (uint8_t *)out);
 }
 
 bool perf_data_reader_record_time(const struct perf_data_reader *reader,

@@ -1,0 +1,248 @@
+#include "http_client.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <wget.h>
+
+/* One request on one connection. */
+struct exchange {
+	const struct http_request *request;
+	wget_http_connection_t *connection;
+	bool may_follow;       /* a redirection of this hop is followed: its body is no answer */
+	bool stopped;	       /* by the sink, whose reason is in `why` */
+	bool length_announced; /* by Content-Length: libwget overwrites it with what came */
+	size_t announced_length, received_length;
+	char *why;
+	size_t why_size;
+};
+
+static double seconds_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) + (now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+static int note_length(wget_http_response_t *response, void *context)
+{
+	struct exchange *exchange = context;
+
+	exchange->length_announced = response->content_length_valid;
+	exchange->announced_length = response->content_length;
+	return 0;
+}
+
+static int pass_body(wget_http_response_t *response, void *context, const char *data, size_t size)
+{
+	struct exchange *exchange = context;
+	const struct http_request *request = exchange->request;
+
+	exchange->received_length += size;
+	if (exchange->may_follow && response->code / 100 == 3 && response->location)
+		return 0;
+	if (!exchange->stopped && request->sink &&
+	    !request->sink(request->sink_context, data, size, exchange->why, exchange->why_size)) {
+		exchange->stopped = true;
+		wget_http_abort_connection(exchange->connection);
+	}
+	return 0;
+}
+
+/* libwget's defaults, set once: certificates checked without asking OCSP
+ * responders (curl does not either), HTTP/1.1 only (libwget 1.99's HTTP/2
+ * sends every request as a GET), no DNS cache kept after the request. */
+static void configure_once(void)
+{
+	wget_ssl_set_config_int(WGET_SSL_OCSP, 0);
+	wget_ssl_set_config_string(WGET_SSL_ALPN, "http/1.1");
+	wget_tcp_set_dns_caching(NULL, 0);
+}
+
+/* Why the connection to `iri` failed, from wget_http_open's code. */
+static void describe_open_failure(int code, const wget_iri_t *iri, char *why, size_t why_size)
+{
+	switch (code) {
+	case WGET_E_TIMEOUT:
+		snprintf(why, why_size, "no connection to %s:%u in time", iri->host, iri->port);
+		break;
+	case WGET_E_CERTIFICATE:
+		snprintf(
+		    why, why_size,
+		    "the certificate of %s is not trusted by /etc/ssl/certs/ca-certificates.crt",
+		    iri->host);
+		break;
+	case WGET_E_HANDSHAKE:
+		snprintf(why, why_size, "the TLS handshake with %s:%u failed", iri->host,
+			 iri->port);
+		break;
+	default:
+		snprintf(why, why_size, "cannot connect to %s:%u", iri->host, iri->port);
+	}
+}
+
+/* One request to `iri`, no redirection followed. Returns the response (also
+ * one cut short), or NULL with `why` written. */
+static wget_http_response_t *exchange_once(struct exchange *exchange, const wget_iri_t *iri)
+{
+	const struct http_request *request = exchange->request;
+	wget_http_request_t *message = NULL;
+	wget_http_response_t *response = NULL;
+	struct timespec start;
+	int code;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	code = wget_http_open(&exchange->connection, iri);
+	if (code != WGET_E_SUCCESS) {
+		describe_open_failure(code, iri, exchange->why, exchange->why_size);
+		return NULL;
+	}
+	message = wget_http_create_request(iri, request->method);
+	wget_http_add_header(message, "User-Agent", "profcpu/" PROFCPU_VERSION);
+	if (request->body) {
+		char *body = malloc(request->body_size ? request->body_size : 1);
+
+		if (!body) {
+			snprintf(exchange->why, exchange->why_size, "out of memory");
+			wget_http_free_request(&message);
+			return NULL;
+		}
+		memcpy(body, request->body, request->body_size);
+		wget_http_request_set_body(message, request->content_type, body,
+					   request->body_size); /* the message frees it */
+	}
+	exchange->length_announced = false;
+	exchange->received_length = 0;
+	wget_http_request_set_header_cb(message, note_length, exchange);
+	wget_http_request_set_body_cb(message, pass_body, exchange);
+	errno = 0;
+	if (wget_http_send_request(exchange->connection, message) != 0) {
+		/* A refused connection shows here: the socket connects as it sends. */
+		if (errno && seconds_since(&start) * 1000 < request->timeout_ms)
+			snprintf(exchange->why, exchange->why_size, "cannot connect to %s:%u: %s",
+				 iri->host, iri->port, strerror(errno));
+		else
+			snprintf(exchange->why, exchange->why_size,
+				 "no connection to %s:%u in time", iri->host, iri->port);
+	} else if (!(response = wget_http_get_response(exchange->connection))) {
+		if (seconds_since(&start) * 1000 >= request->timeout_ms)
+			snprintf(exchange->why, exchange->why_size, "no answer from %s in %.1f s",
+				 iri->host, request->timeout_ms / 1000.0);
+		else
+			snprintf(exchange->why, exchange->why_size,
+				 "%s closed the connection without an answer", iri->host);
+	}
+	wget_http_free_request(&message);
+	return response;
+}
+
+/* Whether the answer came whole; otherwise `why` says what happened. */
+static bool complete(const struct exchange *exchange)
+{
+	if (exchange->stopped)
+		return false;
+	if (exchange->length_announced && exchange->received_length < exchange->announced_length) {
+		snprintf(exchange->why, exchange->why_size,
+			 "the answer was cut short after %zu of %zu bytes",
+			 exchange->received_length, exchange->announced_length);
+		return false;
+	}
+	return true;
+}
+
+static bool is_web_url(const wget_iri_t *iri)
+{
+	return iri && iri->scheme && iri->host &&
+	       (!strcmp(iri->scheme, "http") || !strcmp(iri->scheme, "https"));
+}
+
+/* The request, following redirections; runs with SIGPIPE blocked. */
+static bool send_following(struct exchange *exchange, int *status)
+{
+	const struct http_request *request = exchange->request;
+	wget_iri_t *iri = wget_iri_parse(request->url, NULL);
+	bool answered = false;
+
+	for (int redirects = 0;; redirects++) {
+		wget_http_response_t *response;
+		wget_buffer_t *location;
+
+		if (!is_web_url(iri)) {
+			snprintf(exchange->why, exchange->why_size, "not an http(s) URL");
+			break;
+		}
+		exchange->may_follow = redirects < request->max_redirects;
+		response = exchange_once(exchange, iri);
+		wget_http_close(&exchange->connection);
+		if (!response)
+			break;
+		*status = response->code;
+		if (!complete(exchange)) {
+			wget_http_free_response(&response);
+			break;
+		}
+		if (response->code / 100 != 3 || !response->location || !exchange->may_follow) {
+			wget_http_free_response(&response);
+			answered = true;
+			break;
+		}
+		location = wget_buffer_alloc(256);
+		wget_iri_relative_to_abs(iri, response->location, strlen(response->location),
+					 location);
+		wget_http_free_response(&response);
+		wget_iri_free(&iri);
+		iri = wget_iri_parse(location->data, NULL);
+		wget_buffer_free(&location);
+	}
+	wget_iri_free(&iri);
+	return answered;
+}
+
+bool http_send(const struct http_request *request, int *status, char *why, size_t why_size)
+{
+	static pthread_once_t configured = PTHREAD_ONCE_INIT;
+	struct exchange exchange = {.request = request, .why = why, .why_size = why_size};
+	sigset_t pipe_signal, saved;
+	bool answered;
+
+	pthread_once(&configured, configure_once);
+	wget_tcp_set_timeout(NULL, request->timeout_ms);
+	wget_tcp_set_connect_timeout(NULL, request->timeout_ms);
+	*status = 0;
+	why[0] = '\0';
+	/* libwget writes to sockets without MSG_NOSIGNAL: a server that goes
+	 * away must not raise SIGPIPE, which collect takes as "stop". */
+	sigemptyset(&pipe_signal);
+	sigaddset(&pipe_signal, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_signal, &saved);
+	answered = send_following(&exchange, status);
+	if (!sigismember(&saved, SIGPIPE)) {
+		const struct timespec now = {0, 0};
+
+		while (sigtimedwait(&pipe_signal, NULL, &now) > 0) /* drop what the socket raised */
+			;
+		pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	}
+	return answered;
+}
+
+char *http_escape(const char *text)
+{
+	wget_buffer_t *buffer = wget_buffer_alloc(strlen(text) * 3 + 1);
+	char *escaped;
+
+	wget_iri_escape(text, buffer);
+	escaped = strdup(buffer->data);
+	wget_buffer_free(&buffer);
+	return escaped;
+}
+
+void http_client_cleanup(void)
+{
+	wget_ssl_deinit();
+}

@@ -1,0 +1,44 @@
+/* HTTP and HTTPS requests, made with GNU wget2's library (Debian's
+ * libwget0). It shares GnuTLS with libmicrohttpd (profcpu serve), so the
+ * sidecar image carries one TLS stack; certificates are checked against the
+ * system's CA certificates (/etc/ssl/certs/ca-certificates.crt). Requests
+ * speak HTTP/1.1 without a proxy. Used by the symbol server downloads and
+ * the Pyroscope push. */
+#ifndef PROFCPU_HTTP_CLIENT_H
+#define PROFCPU_HTTP_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Takes each piece of the answer's body; returns false to stop the transfer
+ * (the request then fails with the reason the sink wrote in `why`). */
+typedef bool http_body_sink(void *context, const char *data, size_t size, char *why,
+			    size_t why_size);
+
+struct http_request {
+	const char *method;	  /* "GET" or "POST" */
+	const char *url;	  /* http:// or https:// */
+	const char *content_type; /* of `body`, NULL without one */
+	const void *body;
+	size_t body_size;
+	int timeout_ms;	   /* to connect, and at most between two pieces of the answer */
+	int max_redirects; /* 3xx answers followed to http(s) URLs; 0: none */
+	http_body_sink *sink;
+	void *sink_context;
+};
+
+/* Sends `request`. True when the server answered whole: its HTTP status is
+ * in `*status` (also 4xx and 5xx) and its body went to the sink. False when
+ * no whole answer came, with one phrase in `why` (the server cannot be
+ * reached, the certificate is not trusted, no answer in time, the answer was
+ * cut short, the sink stopped it). */
+bool http_send(const struct http_request *request, int *status, char *why, size_t why_size);
+
+/* `text` with every byte but RFC 3986's unreserved characters
+ * percent-encoded, for a query value (malloc'd). */
+char *http_escape(const char *text);
+
+/* Frees what the TLS part kept (the CA certificates); for the end of a run. */
+void http_client_cleanup(void);
+
+#endif
