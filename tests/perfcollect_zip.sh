@@ -56,4 +56,15 @@ grep -qx 'prof.trace/perf.data.txt' <(unzip -Z1 folder/prof.trace.zip) ||
 	fail "the profcpu form lacks prof.trace.zip with prof.trace/perf.data.txt"
 cmp <(unzip -p folder/prof.trace.zip prof.trace/perf.data.txt) folder/perf_script.out ||
 	fail "perf.data.txt differs from perf_script.out"
+# perf.data is zstd-compressed already: stored as it is, not deflated again,
+# and the copy in the zip is the capture itself, which the real perf reads.
+python3 -c 'import sys, zipfile
+entry = zipfile.ZipFile(sys.argv[1]).getinfo("prof.trace/perf.data")
+sys.exit(0 if entry.compress_type == zipfile.ZIP_STORED else 1)' folder/prof.trace.zip ||
+	fail "prof.trace.zip deflates the compressed perf.data again"
+cmp <(unzip -p folder/prof.trace.zip prof.trace/perf.data) folder/perf.data ||
+	fail "the zip's perf.data differs from the capture"
+mkdir unzipped && unzip -q folder/prof.trace.zip -d unzipped
+perf script -i unzipped/prof.trace/perf.data >unzipped.txt 2>/dev/null
+grep -q spin_sixty unzipped.txt || fail "perf script cannot read the zip's perf.data"
 echo "ok: $samples samples"

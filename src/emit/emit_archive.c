@@ -8,8 +8,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int add_member(struct archive *archive, int dir_fd, const struct archive_member *member,
-		      const char *top)
+/* A zip deflates each member but those compressed already; a tar.gz's
+ * gzip takes the whole stream. */
+static int set_member_compression(struct archive *archive, enum archive_format format,
+				  const struct archive_member *member)
+{
+	if (format != ARCHIVE_ZIP)
+		return ARCHIVE_OK;
+	return member->compressed ? archive_write_zip_set_compression_store(archive)
+				  : archive_write_zip_set_compression_deflate(archive);
+}
+
+static int add_member(struct archive *archive, enum archive_format format, int dir_fd,
+		      const struct archive_member *member, const char *top)
 {
 	char path_in_archive[4096], buffer[65536];
 	struct archive_entry *entry;
@@ -30,7 +41,8 @@ static int add_member(struct archive *archive, int dir_fd, const struct archive_
 	archive_entry_set_pathname(entry, path_in_archive);
 	archive_entry_set_uid(entry, 0);
 	archive_entry_set_gid(entry, 0);
-	if (archive_write_header(archive, entry) != ARCHIVE_OK) {
+	if (set_member_compression(archive, format, member) != ARCHIVE_OK ||
+	    archive_write_header(archive, entry) != ARCHIVE_OK) {
 		archive_entry_free(entry);
 		close(fd);
 		return -1;
@@ -57,9 +69,7 @@ static int set_format(struct archive *archive, enum archive_format format)
 			   ? 0
 			   : -1;
 	case ARCHIVE_ZIP:
-		if (archive_write_set_format_zip(archive) != ARCHIVE_OK ||
-		    archive_write_set_format_option(archive, "zip", "compression", "deflate") !=
-			ARCHIVE_OK)
+		if (archive_write_set_format_zip(archive) != ARCHIVE_OK)
 			return -1;
 		return archive_write_set_format_option(archive, "zip", "compression-level", "1") ==
 			       ARCHIVE_OK
@@ -82,7 +92,7 @@ int emit_archive(const char *dir, const struct archive_member *members, size_t m
 		status = -1;
 	}
 	for (size_t i = 0; status == 0 && i < member_count; i++)
-		status = add_member(archive, dir_fd, &members[i], top);
+		status = add_member(archive, format, dir_fd, &members[i], top);
 	if (archive_write_close(archive) != ARCHIVE_OK && status == 0) {
 		errno = archive_errno(archive) ? archive_errno(archive) : EIO;
 		status = -1;

@@ -92,10 +92,65 @@ static void write_prev_state(int64_t state, FILE *out)
 		fputc('+', out);
 }
 
-/* One event: perf script's header for these fields (its
- * perf_sample__fprintf_start; with a call chain the comm is neither padded
- * nor aligned, and FlameGraph's stackcollapse-perf, speedscope and
- * FlameScope expect that), a sched_switch's fields when `switched` is not
+/* `value` in decimal at `*cursor`, at least `width` characters wide,
+ * padded on the left with `pad` or, when `left_aligned`, on the right with
+ * spaces: printf's %5u, %03u and %-5u without its cost in every sample. */
+static void append_number(char **cursor, uint64_t value, int width, char pad, bool left_aligned)
+{
+	char digits[20];
+	int count = 0;
+
+	do {
+		digits[count++] = (char)('0' + value % 10);
+		value /= 10;
+	} while (value);
+	for (int i = count; !left_aligned && i < width; i++)
+		*(*cursor)++ = pad;
+	for (int i = count - 1; i >= 0; i--)
+		*(*cursor)++ = digits[i];
+	for (int i = count; left_aligned && i < width; i++)
+		*(*cursor)++ = ' ';
+}
+
+static void append_text(char **cursor, const char *text)
+{
+	size_t length = strlen(text);
+
+	memcpy(*cursor, text, length);
+	*cursor += length;
+}
+
+/* perf script's own header for these fields (its perf_sample__fprintf_start),
+ * "COMM PID/TID [CPU] SECONDS.MICROS: PERIOD EVENT: ": with a call chain the
+ * comm is neither padded nor aligned, and FlameGraph's stackcollapse-perf,
+ * speedscope and FlameScope expect that. */
+static void write_event_header(const struct profile_sample *sample, uint64_t period,
+			       const char *event_name, FILE *out)
+{
+	char numbers[128], *cursor = numbers;
+
+	fputs(sample->thread_name, out);
+	if (comm_hides_pid_from_perfview(sample->thread_name, sample->pid))
+		fputc(' ', out);
+	*cursor++ = ' ';
+	append_number(&cursor, sample->pid, 5, ' ', false);
+	*cursor++ = '/';
+	append_number(&cursor, sample->tid, 5, ' ', true);
+	append_text(&cursor, " [");
+	append_number(&cursor, sample->cpu, 3, '0', false);
+	append_text(&cursor, "] ");
+	append_number(&cursor, sample->time / 1000000000, 5, ' ', false);
+	*cursor++ = '.';
+	append_number(&cursor, sample->time % 1000000000 / 1000, 6, '0', false);
+	append_text(&cursor, ": ");
+	append_number(&cursor, period, 10, ' ', false);
+	*cursor++ = ' ';
+	fwrite(numbers, 1, (size_t)(cursor - numbers), out);
+	fputs(event_name, out);
+	fputs(": ", out);
+}
+
+/* One event: its header, a sched_switch's fields when `switched` is not
  * NULL, then the stack. */
 static void write_event(const struct profile *profile, const struct profile_sample *sample,
 			const struct profile_switch *switched, const struct location_lines *lines,
@@ -103,21 +158,15 @@ static void write_event(const struct profile *profile, const struct profile_samp
 {
 	const struct profile_stack *stack = &profile->stacks[sample->stack];
 
-	fputs(sample->thread_name, out);
-	if (comm_hides_pid_from_perfview(sample->thread_name, sample->pid))
-		fputc(' ', out);
-	fprintf(out,
-		" %5" PRIu32 "/%-5" PRIu32 " [%03" PRIu32 "] %5" PRIu64 ".%06" PRIu64 ": %10" PRIu64
-		" %s: ",
-		sample->pid, sample->tid, sample->cpu, sample->time / 1000000000,
-		sample->time % 1000000000 / 1000, switched ? 1 : sample->period,
-		switched ? "sched:sched_switch" : profile->event_name);
 	if (switched) {
+		write_event_header(sample, 1, "sched:sched_switch", out);
 		fprintf(out, "prev_comm=%s prev_pid=%" PRIu32 " prev_prio=%" PRId32 " prev_state=",
 			sample->thread_name, sample->tid, switched->prev_prio);
 		write_prev_state(switched->prev_state, out);
 		fprintf(out, " ==> next_comm=%s next_pid=%" PRId32 " next_prio=%" PRId32,
 			switched->next_comm, switched->next_pid, switched->next_prio);
+	} else {
+		write_event_header(sample, sample->period, profile->event_name, out);
 	}
 	fputc('\n', out);
 	for (uint32_t level = 0; level < stack->depth; level++) {

@@ -132,7 +132,7 @@ static void add_member(struct member_list *list, const char *file, const char *n
 {
 	grow_array((void **)&list->members, &list->capacity, list->count + 1,
 		   sizeof(*list->members));
-	list->members[list->count++] = (struct archive_member){xstrdup(file), name};
+	list->members[list->count++] = (struct archive_member){xstrdup(file), name, false};
 }
 
 static void add_runtime_symbol_files(struct member_list *list, const char *dir)
@@ -195,7 +195,7 @@ static int write_tar_gz(const char *dir)
 
 /* NAME.trace.zip in perfcollect's layout, which PerfView opens: the perf
  * script text is perf.data.txt, the log perfcollect.log. */
-static int write_trace_zip(const char *dir, const struct trace_zip *zip)
+static int write_trace_zip(const char *dir, const struct trace_zip *zip, bool perf_data_compressed)
 {
 	struct member_list list = {0};
 	char *default_path = xasprintf("%s/prof.trace.zip", dir);
@@ -203,6 +203,7 @@ static int write_trace_zip(const char *dir, const struct trace_zip *zip)
 	int status;
 
 	add_member(&list, "perf.data", NULL);
+	list.members[0].compressed = perf_data_compressed;
 	add_member(&list, "perf_script.out", "perf.data.txt");
 	add_member(&list, "profcpu.log", "perfcollect.log");
 	add_runtime_symbol_files(&list, dir);
@@ -233,11 +234,11 @@ static char *runtime_events_note(const char *dir)
 	return note;
 }
 
-int outputs_write_archives(const char *dir, const struct trace_zip *zip)
+static int write_archives(const char *dir, const struct trace_zip *zip, bool perf_data_compressed)
 {
 	int status = write_tar_gz(dir);
 
-	status |= write_trace_zip(dir, zip);
+	status |= write_trace_zip(dir, zip, perf_data_compressed);
 	return status ? -1 : 0;
 }
 
@@ -285,6 +286,11 @@ static int write_off_cpu_outputs(const char *dir, const struct profile *profile,
 	return status;
 }
 
+int outputs_write_archives(const char *dir, const struct trace_zip *zip)
+{
+	return write_archives(dir, zip, false);
+}
+
 int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip,
 		  const struct fold_options *fold)
 {
@@ -319,7 +325,7 @@ int outputs_write(const char *dir, const struct profile *profile, const struct t
 	folded_profile_release(&folded);
 	if (profile->switch_count)
 		status |= write_off_cpu_outputs(dir, profile, fold);
-	status |= outputs_write_archives(dir, zip);
+	status |= write_archives(dir, zip, profile->compressed_capture);
 	return status ? -1 : 0;
 }
 

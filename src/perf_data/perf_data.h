@@ -112,6 +112,10 @@ int perf_data_reader_for_each(struct perf_data_reader *reader,
 			      int (*visit)(const struct perf_event_header *record, void *context),
 			      void *context, char *error, size_t error_size);
 
+/* Whether perf_data_reader_for_each() met zstd-compressed records (profcpu
+ * collect's default, `perf record -z`): the file is compressed already. */
+bool perf_data_reader_saw_compressed(const struct perf_data_reader *reader);
+
 /* A decoded PERF_RECORD_SAMPLE. Fields the event did not record are 0. */
 struct perf_sample {
 	size_t event; /* index of the event (attr) that recorded it */

@@ -125,6 +125,7 @@ int perf_data_reader_for_each(struct perf_data_reader *reader,
 			return perf_data_set_error(
 			    error, error_size, "bad record size %u at offset %llu", header.size,
 			    (unsigned long long)(reader->data_offset + position));
+		reader->saw_compressed |= header.type == PERF_RECORD_COMPRESSED;
 		if (header.type == PERF_RECORD_COMPRESSED)
 			result = expand_compressed(reader, data + position + sizeof(header),
 						   header.size - sizeof(header), visit, context,
@@ -138,4 +139,9 @@ int perf_data_reader_for_each(struct perf_data_reader *reader,
 					   "perf.data is truncated: compressed data ends inside a "
 					   "record");
 	return result;
+}
+
+bool perf_data_reader_saw_compressed(const struct perf_data_reader *reader)
+{
+	return reader->saw_compressed;
 }

@@ -39,6 +39,7 @@ struct perf_data_reader {
 	ZSTD_DCtx *decompressor;
 	uint8_t *decompressed; /* records decompressed but not yet visited */
 	size_t decompressed_size;
+	bool saw_compressed;	  /* a PERF_RECORD_COMPRESSED was read */
 	uint64_t *aligned_record; /* a copy of a record that is not 8-aligned */
 };
 

@@ -64,6 +64,7 @@ struct profile {
 	uint64_t cut_stacks;	  /* samples whose stack reached the kernel's limit */
 	unsigned max_stack_depth; /* that limit */
 	uint64_t rooted_stacks;	  /* samples whose stack reaches a thread's start */
+	bool compressed_capture;  /* perf.data's records are zstd-compressed */
 
 	struct profile_frame *frames;
 	size_t frame_count, frame_capacity;

@@ -12,11 +12,22 @@
 
 #define MAX_STACK_DEPTH 1024
 
-/* A record copied out of the file, with its time for sorting. */
+/* A sample decoded once, when it is read, with only what its replay reads:
+ * the callchain, the user registers, a tracepoint's raw fields and the part
+ * of the stack copy the kernel filled (dyn_size; often half of what the record holds), so a
+ * capture in flight takes less memory and less copying. */
+struct kept_sample {
+	struct perf_sample sample; /* its arrays follow it in the same block */
+	uint16_t misc;		   /* the record's, for its CPU mode */
+};
+
+/* A record waiting for its turn: a sample, or a copy of a side record. */
 struct timed_record {
 	uint64_t time;
 	size_t sequence; /* file order, to keep equal times in order */
-	struct perf_event_header *record;
+	struct record_block *block;
+	const struct kept_sample *sample;	/* NULL for a side record */
+	const struct perf_event_header *record; /* NULL for a sample */
 };
 
 struct thread_name {
@@ -24,11 +35,13 @@ struct thread_name {
 	const char *name;
 };
 
-/* The records' copies, in large blocks freed together: one malloc per
- * record cost more than reading them. */
+/* Kept records live in large blocks, reused once every record in them is
+ * replayed: one malloc per record, or fresh memory for each round, cost
+ * more than reading the records (page faults). */
 struct record_block {
-	struct record_block *next;
-	size_t used;
+	struct record_block *next;	/* in the list of every block */
+	struct record_block *next_free; /* in the list of blocks to reuse */
+	size_t used, live;		/* bytes taken; records not replayed yet */
 	_Alignas(8) unsigned char bytes[1 << 20];
 };
 
@@ -46,8 +59,8 @@ struct replay {
 	struct resolver *resolver;
 	struct profile *profile;
 	struct timed_record *records; /* kept, not replayed yet */
-	struct record_block *blocks;
 	size_t record_count, record_capacity, next_sequence;
+	struct record_block *blocks, *filling, *free_blocks;
 	/* Rounds (PERF_RECORD_FINISHED_ROUND): records up to the latest time of
 	 * the round before the last one can be replayed and freed. */
 	uint64_t latest_time, replayable_until;
@@ -61,22 +74,42 @@ struct replay {
 	uint64_t user_frames[MAX_STACK_DEPTH]; /* a stack walk's addresses */
 };
 
-static struct perf_event_header *copy_record(struct replay *replay,
-					     const struct perf_event_header *record)
+/* `size` bytes (a multiple of 8) for the record `timed` keeps. */
+static void *keep_bytes(struct replay *replay, struct timed_record *timed, size_t size)
 {
-	size_t size = (record->size + 7u) & ~7u; /* records are 8-byte aligned */
-	struct record_block *block = replay->blocks;
-	void *copy;
+	struct record_block *block = replay->filling;
+	void *bytes;
 
 	if (!block || sizeof(block->bytes) - block->used < size) {
-		block = xmalloc(sizeof(*block));
-		block->next = replay->blocks;
-		block->used = 0;
-		replay->blocks = block;
+		if (block && block->live == 0) {
+			block->used = 0;
+		} else if (replay->free_blocks) {
+			block = replay->free_blocks;
+			replay->free_blocks = block->next_free;
+			block->used = 0;
+		} else {
+			block = xmalloc(sizeof(*block));
+			*block = (struct record_block){.next = replay->blocks};
+			replay->blocks = block;
+		}
+		replay->filling = block;
 	}
-	copy = block->bytes + block->used;
+	bytes = block->bytes + block->used;
 	block->used += size;
-	return memcpy(copy, record, record->size);
+	block->live++;
+	timed->block = block;
+	return bytes;
+}
+
+/* The record `timed` kept is replayed: its block is reused once empty. */
+static void release_kept(struct replay *replay, const struct timed_record *timed)
+{
+	struct record_block *block = timed->block;
+
+	if (--block->live == 0 && block != replay->filling) {
+		block->next_free = replay->free_blocks;
+		replay->free_blocks = block;
+	}
 }
 
 static void free_record_blocks(struct record_block *blocks)
@@ -89,28 +122,77 @@ static void free_record_blocks(struct record_block *blocks)
 	}
 }
 
-static void replay_record(struct replay *replay, const struct perf_event_header *record);
+static size_t aligned_size(size_t size)
+{
+	return (size + 7u) & ~(size_t)7u;
+}
+
+static void keep_side_record(struct replay *replay, struct timed_record *timed,
+			     const struct perf_event_header *record)
+{
+	timed->record =
+	    memcpy(keep_bytes(replay, timed, aligned_size(record->size)), record, record->size);
+}
+
+/* Copies `size` bytes of `array` to `*cursor` and moves it on. */
+static const void *copy_array(unsigned char **cursor, const void *array, size_t size)
+{
+	void *copy = *cursor;
+
+	if (!array)
+		return NULL;
+	memcpy(copy, array, size);
+	*cursor += aligned_size(size);
+	return copy;
+}
+
+static void keep_sample(struct replay *replay, struct timed_record *timed,
+			const struct perf_event_header *record, const struct perf_sample *sample)
+{
+	size_t callchain_size = sample->callchain_length * sizeof(*sample->callchain);
+	size_t registers_size = sample->user_registers
+				    ? (size_t)__builtin_popcountll(sample->user_register_mask) *
+					  sizeof(*sample->user_registers)
+				    : 0;
+	struct kept_sample *kept =
+	    keep_bytes(replay, timed,
+		       sizeof(*kept) + callchain_size + registers_size +
+			   aligned_size(sample->user_stack_size) + aligned_size(sample->raw_size));
+	unsigned char *cursor = (unsigned char *)(kept + 1);
+
+	kept->sample = *sample;
+	kept->misc = record->misc;
+	kept->sample.callchain = copy_array(&cursor, sample->callchain, callchain_size);
+	kept->sample.user_registers = copy_array(&cursor, sample->user_registers, registers_size);
+	kept->sample.user_stack = copy_array(&cursor, sample->user_stack, sample->user_stack_size);
+	kept->sample.raw = copy_array(&cursor, sample->raw, sample->raw_size);
+	timed->sample = kept;
+}
+
+static void replay_sample(struct replay *replay, const struct kept_sample *kept);
+static void replay_side_record(struct replay *replay, const struct perf_event_header *record);
 static int compare_records(const void *a, const void *b);
 
-/* Replays, in time order, the kept records up to `time` and frees them;
- * the rest move into fresh blocks. */
+/* Replays, in time order, the kept records up to `time` and frees them. */
 static void replay_records_until(struct replay *replay, uint64_t time)
 {
-	struct record_block *replayed_blocks = replay->blocks;
 	size_t done = 0;
 
 	if (replay->record_count > 1)
 		qsort(replay->records, replay->record_count, sizeof(*replay->records),
 		      compare_records);
-	while (done < replay->record_count && replay->records[done].time <= time)
-		replay_record(replay, replay->records[done++].record);
-	replay->blocks = NULL;
-	for (size_t i = done; i < replay->record_count; i++) {
-		replay->records[i - done] = replay->records[i];
-		replay->records[i - done].record = copy_record(replay, replay->records[i].record);
+	for (; done < replay->record_count && replay->records[done].time <= time; done++) {
+		const struct timed_record *timed = &replay->records[done];
+
+		if (timed->sample)
+			replay_sample(replay, timed->sample);
+		else
+			replay_side_record(replay, timed->record);
+		release_kept(replay, timed);
 	}
+	memmove(replay->records, replay->records + done,
+		(replay->record_count - done) * sizeof(*replay->records));
 	replay->record_count -= done;
-	free_record_blocks(replayed_blocks);
 }
 
 /* perf's rule for rounds (its ordered events): a ring buffer drained in
@@ -127,20 +209,32 @@ static int keep_record(const struct perf_event_header *record, void *context)
 {
 	struct replay *replay = context;
 	struct timed_record *timed;
+	struct perf_sample sample;
 
 	if (record->type == PERF_RECORD_FINISHED_ROUND) {
 		finish_round(replay);
 		return 0;
 	}
+	/* A malformed sample is dropped here, decoded once. */
+	if (record->type == PERF_RECORD_SAMPLE &&
+	    !perf_data_reader_parse_sample(replay->reader, record, &sample)) {
+		replay->next_sequence++;
+		return 0;
+	}
 	grow_array((void **)&replay->records, &replay->record_capacity, replay->record_count + 1,
 		   sizeof(*replay->records));
 	timed = &replay->records[replay->record_count++];
-	if (!perf_data_reader_record_time(replay->reader, record, &timed->time))
-		timed->time = 0;
+	*timed = (struct timed_record){.sequence = replay->next_sequence++};
+	if (record->type == PERF_RECORD_SAMPLE) {
+		timed->time = sample.time;
+		keep_sample(replay, timed, record, &sample);
+	} else {
+		if (!perf_data_reader_record_time(replay->reader, record, &timed->time))
+			timed->time = 0;
+		keep_side_record(replay, timed, record);
+	}
 	if (timed->time > replay->latest_time)
 		replay->latest_time = timed->time;
-	timed->sequence = replay->next_sequence++;
-	timed->record = copy_record(replay, record);
 	return 0;
 }
 
@@ -323,12 +417,12 @@ static bool reaches_thread_root(const struct profile *profile, const uint32_t *s
 		   profile->frames[outermost->first_frame + outermost->frame_count - 1].function);
 }
 
-static void replay_sample(struct replay *replay, const struct perf_event_header *record)
+static void replay_sample(struct replay *replay, const struct kept_sample *kept)
 {
-	struct perf_sample sample;
+	const struct perf_sample *sample = &kept->sample;
 	struct profile_sample added;
 	size_t depth = 0, frames = 0;
-	bool kernel = (record->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	bool kernel = (kept->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	bool first_in_context = true;
 	enum call_graph_mode mode;
 	const uint64_t *user_chain = NULL;
@@ -336,24 +430,22 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 	bool whole = false, is_switch;
 	struct perf_sched_switch fields;
 
-	if (!perf_data_reader_parse_sample(replay->reader, record, &sample))
-		return;
-	is_switch = (long)sample.event == replay->switch_event;
-	replay->time = sample.time;
-	resolver_set_time(replay->resolver, sample.time);
-	mode = call_graph_of_attr(perf_data_reader_attr(replay->reader, sample.event));
-	if (sample.callchain_length == 0 && mode == CALL_GRAPH_FP)
-		replay->stack[depth++] = locate(replay, sample.pid, sample.ip, kernel, false);
-	for (uint64_t i = 0; i < sample.callchain_length && depth < MAX_STACK_DEPTH; i++) {
-		uint64_t address = sample.callchain[i];
+	is_switch = (long)sample->event == replay->switch_event;
+	replay->time = sample->time;
+	resolver_set_time(replay->resolver, sample->time);
+	mode = call_graph_of_attr(perf_data_reader_attr(replay->reader, sample->event));
+	if (sample->callchain_length == 0 && mode == CALL_GRAPH_FP)
+		replay->stack[depth++] = locate(replay, sample->pid, sample->ip, kernel, false);
+	for (uint64_t i = 0; i < sample->callchain_length && depth < MAX_STACK_DEPTH; i++) {
+		uint64_t address = sample->callchain[i];
 
 		if (address >= PERF_CONTEXT_MAX) {
 			kernel = address == PERF_CONTEXT_KERNEL;
 			first_in_context = true;
 			if (address == PERF_CONTEXT_USER && mode != CALL_GRAPH_FP) {
 				/* The walk takes the user frames from here. */
-				user_chain = &sample.callchain[i + 1];
-				user_chain_length = sample.callchain_length - i - 1;
+				user_chain = &sample->callchain[i + 1];
+				user_chain_length = sample->callchain_length - i - 1;
 				frames += user_chain_length;
 				break;
 			}
@@ -364,51 +456,48 @@ static void replay_sample(struct replay *replay, const struct perf_event_header 
 			continue;
 		/* After the first address of a context come return addresses. */
 		replay->stack[depth++] =
-		    locate(replay, sample.pid, address, kernel, !first_in_context);
+		    locate(replay, sample->pid, address, kernel, !first_in_context);
 		if (!kernel && first_in_context && depth < MAX_STACK_DEPTH) {
-			uint64_t caller = skipped_leaf_caller(replay, &sample, i);
+			uint64_t caller = skipped_leaf_caller(replay, sample, i);
 
 			if (caller)
 				replay->stack[depth++] =
-				    locate(replay, sample.pid, caller, false, true);
+				    locate(replay, sample->pid, caller, false, true);
 		}
 		first_in_context = false;
 	}
 	if (mode != CALL_GRAPH_FP && depth < MAX_STACK_DEPTH)
-		depth = add_walked_stack(replay, &sample, mode, user_chain, user_chain_length,
-					 depth, &whole);
+		depth = add_walked_stack(replay, sample, mode, user_chain, user_chain_length, depth,
+					 &whole);
 	/* A walk may reach the root of a stack the kernel's callchain cut. */
-	if (is_switch)
-		;
-	else if (whole || reaches_thread_root(replay->profile, replay->stack, depth))
-		replay->profile->rooted_stacks++;
-	else if (frames >= replay->profile->max_stack_depth)
-		replay->profile->cut_stacks++;
+	if (!is_switch) {
+		if (whole || reaches_thread_root(replay->profile, replay->stack, depth))
+			replay->profile->rooted_stacks++;
+		else if (frames >= replay->profile->max_stack_depth)
+			replay->profile->cut_stacks++;
+	}
 	added = (struct profile_sample){
-	    .time = sample.time,
-	    .period = sample.period,
-	    .pid = sample.pid,
-	    .tid = sample.tid,
-	    .cpu = sample.cpu,
+	    .time = sample->time,
+	    .period = sample->period,
+	    .pid = sample->pid,
+	    .tid = sample->tid,
+	    .cpu = sample->cpu,
 	    .stack = profile_intern_stack(replay->profile, replay->stack, depth),
-	    .process_name = thread_name(replay, sample.pid),
-	    .thread_name = thread_name(replay, sample.tid),
+	    .process_name = thread_name(replay, sample->pid),
+	    .thread_name = thread_name(replay, sample->tid),
 	};
 	if (!is_switch)
 		profile_add_sample(replay->profile, &added);
-	else if (perf_sched_switch_parse(sample.raw, sample.raw_size, &fields))
+	else if (perf_sched_switch_parse(sample->raw, sample->raw_size, &fields))
 		off_cpu_add_switch(replay->profile, &added, &fields);
 }
 
-static void replay_record(struct replay *replay, const struct perf_event_header *record)
+static void replay_side_record(struct replay *replay, const struct perf_event_header *record)
 {
 	char text[4096];
 	struct mapped_file file;
 
 	switch (record->type) {
-	case PERF_RECORD_SAMPLE:
-		replay_sample(replay, record);
-		break;
 	case PERF_RECORD_COMM: {
 		const struct perf_record_comm *comm = (const void *)record;
 
@@ -508,6 +597,7 @@ int replay_capture(const char *perf_data_path, struct resolver *resolver, struct
 			       replay.next_sequence);
 	replay_records_until(&replay, UINT64_MAX);
 	off_cpu_pair(profile, replay.latest_time);
+	profile->compressed_capture = perf_data_reader_saw_compressed(replay.reader);
 	free_record_blocks(replay.blocks);
 	free(replay.records);
 	free(replay.threads);
