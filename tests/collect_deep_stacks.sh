@@ -13,13 +13,16 @@ grep -q "reached the kernel's limit of $limit frames" "$workdir/stderr" ||
 	fail "no word of stacks cut at $limit frames"
 grep -q 'kernel.perf_event_max_stack' "$workdir/stderr" || fail "no advice on raising the limit"
 # The frames the kernel gave are all there: the leaf and limit-1 callers.
-assert_share "$workdir/out/folded_stacks.out" "^workload_deep_r;(recurse;){$((limit - 1))}spin_at_the_bottom\$" 90 100
+# (On a busy machine a tenth or more of the samples land in the kernel's
+# scheduling work on the spinner's behalf: kernel frames above the leaf,
+# and fewer of the user frames in the kernel's limit.)
+assert_share "$workdir/out/folded_stacks.out" "^workload_deep_r;(recurse;){$((limit - 1))}spin_at_the_bottom\$" 75 100
 
 # hybrid: the whole recursion, limit + 51 calls of recurse under main, and
 # no word of cut stacks.
 "$PROFCPU" collect -pid "$started_pid" -duration 2 -o "$workdir/hybrid" 2>"$workdir/stderr"
 grep -q "kernel's limit" "$workdir/stderr" && fail "hybrid: a warning about cut stacks that reach their root"
-assert_share "$workdir/hybrid/folded_stacks.out" "__libc_start_call_main;main;(recurse;){$((limit + 51))}spin_at_the_bottom\$" 90 100
+assert_share "$workdir/hybrid/folded_stacks.out" "__libc_start_call_main;main;(recurse;){$((limit + 51))}spin_at_the_bottom(;.*)?\$" 90 100
 
 # Shallow stacks: no warning.
 start "$WORKLOAD_SPLIT" 10
