@@ -22,7 +22,8 @@ int flamegraph_write_folded(struct flamegraph *graph, FILE *out)
 
 	frame_children_build(&children, graph);
 	output_buffer_init(&buffer, out);
-	fg_grow((void **)&pending, &pending_capacity, 1, sizeof(*pending));
+	fg_grow((void **)&pending, &pending_capacity, 1 + children.first[1] - children.first[0],
+		sizeof(*pending));
 	for (uint32_t i = children.first[1]; i > children.first[0]; i--)
 		pending[pending_count++] = (struct pending_node){children.nodes[i - 1], 0};
 	while (pending_count) {

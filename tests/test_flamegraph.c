@@ -64,6 +64,27 @@ static double frame_attribute(const char *svg, const char *frame, const char *na
 	return strtod(strstr(rect, attribute) + strlen(attribute), NULL);
 }
 
+/* More root frames than the writer's first allocation (16): every process
+ * of a whole-machine capture starts its own root. */
+static void test_folded_many_roots(void **state)
+{
+	char text[40 * 16] = "", line[16];
+	struct folded_read_stats stats;
+	struct flamegraph *graph;
+	char *folded;
+
+	(void)state;
+	for (int i = 0; i < 40; i++) {
+		snprintf(line, sizeof(line), "p%02d;f 1\n", i);
+		strcat(text, line);
+	}
+	graph = read_text(text, FLAMEGRAPH_MERGED, &stats);
+	folded = write_folded(graph);
+	assert_string_equal(folded, text);
+	free(folded);
+	flamegraph_free(graph);
+}
+
 static void test_folded_frames_with_spaces_and_decimals(void **state)
 {
 	struct folded_read_stats stats;
@@ -470,6 +491,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_folded_frames_with_spaces_and_decimals),
 	    cmocka_unit_test(test_folded_duplicates_merge_in_any_order),
+	    cmocka_unit_test(test_folded_many_roots),
 	    cmocka_unit_test(test_folded_bad_lines_are_counted),
 	    cmocka_unit_test(test_empty_input_has_no_stacks),
 	    cmocka_unit_test(test_two_columns_make_a_differential_graph),
