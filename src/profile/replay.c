@@ -190,6 +190,8 @@ static void replay_records_until(struct replay *replay, uint64_t time)
 			replay_side_record(replay, timed->record);
 		release_kept(replay, timed);
 	}
+	if (done == 0)
+		return;
 	memmove(replay->records, replay->records + done,
 		(replay->record_count - done) * sizeof(*replay->records));
 	replay->record_count -= done;
