@@ -433,6 +433,7 @@ static int take_positionals(struct collect_options *options, struct string_list 
 
 int cmd_collect(int argc, char **argv)
 {
+	enum options_result parsed;
 	struct collect_options options = {.frequency = -1,
 					  .buffer_pages = 256,
 					  .call_graph = CALL_GRAPH_HYBRID,
@@ -475,16 +476,12 @@ int cmd_collect(int argc, char **argv)
 	FILE *log = NULL;
 	int status = 1;
 
-	switch (options_parse(entries, argc, argv, &positionals,
-			      perfcollect_form ? UNKNOWN_OPTIONS_WARN : UNKNOWN_OPTIONS_FAIL,
-			      usage)) {
-	case OPTIONS_INVALID:
-		return 2;
-	case OPTIONS_HELP_SHOWN:
+	parsed =
+	    options_parse(entries, argc, argv, &positionals,
+			  perfcollect_form ? UNKNOWN_OPTIONS_WARN : UNKNOWN_OPTIONS_FAIL, usage);
+	if (parsed != OPTIONS_PARSED) {
 		string_list_clear(&positionals);
-		return 0;
-	case OPTIONS_PARSED:
-		break;
+		return options_exit_status(parsed);
 	}
 	status = take_positionals(&options, &positionals, perfcollect_form);
 	string_list_clear(&positionals);

@@ -55,6 +55,7 @@ static int read_side(struct flamegraph *graph, const char *path, enum folded_col
 
 int cmd_diff(int argc, char **argv)
 {
+	enum options_result parsed;
 	const char *output = NULL;
 	bool normalize = false;
 	struct string_list positionals = {0};
@@ -67,14 +68,10 @@ int cmd_diff(int argc, char **argv)
 	};
 	int status = 1;
 
-	switch (options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage)) {
-	case OPTIONS_INVALID:
+	parsed = options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage);
+	if (parsed != OPTIONS_PARSED) {
+		status = options_exit_status(parsed);
 		goto done;
-	case OPTIONS_HELP_SHOWN:
-		status = 0;
-		goto done;
-	case OPTIONS_PARSED:
-		break;
 	}
 	if (positionals.count != 2) {
 		report_error("give two folded files: BEFORE and AFTER (see --help)");

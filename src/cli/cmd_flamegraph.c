@@ -145,6 +145,7 @@ static int write_graph(struct flamegraph *graph, const struct flamegraph_options
 
 int cmd_flamegraph(int argc, char **argv)
 {
+	enum options_result parsed;
 	struct flamegraph_options graph_options = {0};
 	const char *input = NULL, *output = NULL, *min_width = NULL;
 	bool hash = false, flame_chart = false;
@@ -171,14 +172,10 @@ int cmd_flamegraph(int argc, char **argv)
 	};
 	int status = 1;
 
-	switch (options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage)) {
-	case OPTIONS_INVALID:
+	parsed = options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage);
+	if (parsed != OPTIONS_PARSED) {
+		status = options_exit_status(parsed);
 		goto done;
-	case OPTIONS_HELP_SHOWN:
-		status = 0;
-		goto done;
-	case OPTIONS_PARSED:
-		break;
 	}
 	if (positionals.count > 1 || (positionals.count && input)) {
 		report_error("give one input: a FILE or -i FILE (see --help)");

@@ -30,6 +30,7 @@ static const char usage[] =
 
 int cmd_postprocess(int argc, char **argv)
 {
+	enum options_result parsed;
 	const char *dir = NULL;
 	struct symbol_options symbols = {0};
 	struct grouping_options grouping = {0};
@@ -46,14 +47,10 @@ int cmd_postprocess(int argc, char **argv)
 	char *log_path;
 	int status;
 
-	switch (options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage)) {
-	case OPTIONS_INVALID:
-		return 2;
-	case OPTIONS_HELP_SHOWN:
+	parsed = options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage);
+	if (parsed != OPTIONS_PARSED) {
 		string_list_clear(&positionals);
-		return 0;
-	case OPTIONS_PARSED:
-		break;
+		return options_exit_status(parsed);
 	}
 	if (!dir && positionals.count == 1)
 		dir = positionals.items[0];

@@ -39,7 +39,7 @@ int cmd_ps(int argc, char **argv)
 
 	string_list_clear(&positionals);
 	if (parsed != OPTIONS_PARSED)
-		return parsed == OPTIONS_HELP_SHOWN ? 0 : 2;
+		return options_exit_status(parsed);
 	if (extra) {
 		fprintf(stderr, "profcpu: ps takes no arguments (see profcpu ps --help)\n");
 		return 2;

@@ -20,6 +20,7 @@ static const char usage[] =
 
 int cmd_push(int argc, char **argv)
 {
+	enum options_result parsed;
 	struct push_options push = {0};
 	struct string_list positionals = {0};
 	const struct option options[] = {
@@ -28,14 +29,10 @@ int cmd_push(int argc, char **argv)
 	};
 	int status = 2;
 
-	switch (options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage)) {
-	case OPTIONS_INVALID:
+	parsed = options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage);
+	if (parsed != OPTIONS_PARSED) {
+		status = options_exit_status(parsed);
 		goto done;
-	case OPTIONS_HELP_SHOWN:
-		status = 0;
-		goto done;
-	case OPTIONS_PARSED:
-		break;
 	}
 	if (positionals.count != 2) {
 		report_error("push needs the capture folder and the server: profcpu push DIR URL");

@@ -433,7 +433,7 @@ int cmd_serve(int argc, char **argv)
 
 	string_list_clear(&positionals);
 	if (parsed != OPTIONS_PARSED)
-		return parsed == OPTIONS_HELP_SHOWN ? 0 : 2;
+		return options_exit_status(parsed);
 	if (extra || port < 0 || port > 65535 ||
 	    !make_address(address_text, (unsigned)port, &address, &is_loopback)) {
 		report_error("serve takes -address IP (numeric) and -port 0-65535 (see profcpu "

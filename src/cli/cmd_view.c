@@ -413,6 +413,7 @@ static void release_summary(struct summary *summary)
 
 int cmd_view(int argc, char **argv)
 {
+	enum options_result parsed;
 	struct summary summary = {0};
 	struct string_list positionals = {0};
 	long top = 15;
@@ -430,14 +431,10 @@ int cmd_view(int argc, char **argv)
 	int status = 1;
 
 	/* Unknown options (perfcollect's -graphtype, -viewer) only warn. */
-	switch (options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_WARN, usage)) {
-	case OPTIONS_INVALID:
-		return 2;
-	case OPTIONS_HELP_SHOWN:
+	parsed = options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_WARN, usage);
+	if (parsed != OPTIONS_PARSED) {
 		string_list_clear(&positionals);
-		return 0;
-	case OPTIONS_PARSED:
-		break;
+		return options_exit_status(parsed);
 	}
 	if (positionals.count == 0 || top < 1) {
 		if (top < 1)

@@ -137,3 +137,8 @@ enum options_result options_parse(const struct option *options, int argc, char *
 	}
 	return OPTIONS_PARSED;
 }
+
+int options_exit_status(enum options_result result)
+{
+	return result == OPTIONS_HELP_SHOWN ? 0 : 2;
+}

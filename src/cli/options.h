@@ -48,4 +48,8 @@ enum options_result options_parse(const struct option *options, int argc, char *
 				  struct string_list *positionals, enum unknown_options unknown,
 				  const char *usage);
 
+/* The exit status of a command that stops on what options_parse() returned
+ * (anything but OPTIONS_PARSED): 0 after help, 2 after a usage error. */
+int options_exit_status(enum options_result result);
+
 #endif
