@@ -73,11 +73,10 @@ void off_cpu_pair(struct profile *profile, uint64_t end_time)
 	for (size_t i = 0; i < count; i++) {
 		if (all[i].tid == 0) /* the idle task */
 			continue;
-		if (all[i].out)
-			away =
-			    &profile
-				 ->switches[all[i].out - 1]; /* a missed return: the later leave */
-		else if (away) {
+		if (all[i].out) {
+			/* Two leaves without a return between: the later one counts. */
+			away = &profile->switches[all[i].out - 1];
+		} else if (away) {
 			add_interval(profile, away, all[i].time);
 			away = NULL;
 		}

@@ -14,8 +14,8 @@
 
 /* A sample decoded once, when it is read, with only what its replay reads:
  * the callchain, the user registers, a tracepoint's raw fields and the part
- * of the stack copy the kernel filled (dyn_size; often half of what the record holds), so a
- * capture in flight takes less memory and less copying. */
+ * of the stack copy the kernel filled (dyn_size; often half of what the
+ * record holds), so a capture in flight takes less memory and less copying. */
 struct kept_sample {
 	struct perf_sample sample; /* its arrays follow it in the same block */
 	uint16_t misc;		   /* the record's, for its CPU mode */
@@ -429,10 +429,9 @@ static void replay_sample(struct replay *replay, const struct kept_sample *kept)
 	enum call_graph_mode mode;
 	const uint64_t *user_chain = NULL;
 	size_t user_chain_length = 0;
-	bool whole = false, is_switch;
+	bool whole = false;
 	struct perf_sched_switch fields;
 
-	is_switch = (long)sample->event == replay->switch_event;
 	replay->time = sample->time;
 	resolver_set_time(replay->resolver, sample->time);
 	mode = call_graph_of_attr(perf_data_reader_attr(replay->reader, sample->event));
@@ -471,13 +470,6 @@ static void replay_sample(struct replay *replay, const struct kept_sample *kept)
 	if (mode != CALL_GRAPH_FP && depth < MAX_STACK_DEPTH)
 		depth = add_walked_stack(replay, sample, mode, user_chain, user_chain_length, depth,
 					 &whole);
-	/* A walk may reach the root of a stack the kernel's callchain cut. */
-	if (!is_switch) {
-		if (whole || reaches_thread_root(replay->profile, replay->stack, depth))
-			replay->profile->rooted_stacks++;
-		else if (frames >= replay->profile->max_stack_depth)
-			replay->profile->cut_stacks++;
-	}
 	added = (struct profile_sample){
 	    .time = sample->time,
 	    .period = sample->period,
@@ -488,10 +480,17 @@ static void replay_sample(struct replay *replay, const struct kept_sample *kept)
 	    .process_name = thread_name(replay, sample->pid),
 	    .thread_name = thread_name(replay, sample->tid),
 	};
-	if (!is_switch)
-		profile_add_sample(replay->profile, &added);
-	else if (perf_sched_switch_parse(sample->raw, sample->raw_size, &fields))
-		off_cpu_add_switch(replay->profile, &added, &fields);
+	if ((long)sample->event == replay->switch_event) {
+		if (perf_sched_switch_parse(sample->raw, sample->raw_size, &fields))
+			off_cpu_add_switch(replay->profile, &added, &fields);
+		return;
+	}
+	/* A walk may reach the root of a stack the kernel's callchain cut. */
+	if (whole || reaches_thread_root(replay->profile, replay->stack, depth))
+		replay->profile->rooted_stacks++;
+	else if (frames >= replay->profile->max_stack_depth)
+		replay->profile->cut_stacks++;
+	profile_add_sample(replay->profile, &added);
 }
 
 static void replay_side_record(struct replay *replay, const struct perf_event_header *record)
