@@ -234,8 +234,9 @@ size_t perf_sample_trim_user_stack(const struct perf_event_attr *attr,
 	uint64_t copied, kept;
 	uint8_t *to = out;
 
-	if (record->type != PERF_RECORD_SAMPLE || !parse_sample_fields(attr, record, &sample) ||
-	    !sample.user_stack)
+	/* Without stack copies (fp mode) no record is decoded. */
+	if (!attr->sample_stack_user || record->type != PERF_RECORD_SAMPLE ||
+	    !parse_sample_fields(attr, record, &sample) || !sample.user_stack)
 		return 0;
 	size_word = sample.user_stack - sizeof(uint64_t);
 	memcpy(&copied, size_word, sizeof(copied));
