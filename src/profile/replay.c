@@ -3,31 +3,38 @@
 #include "perf_call_graph.h"
 #include "perf_data.h"
 #include "stack_walk.h"
+#include "time_order.h"
 #include "util.h"
 
 #include <asm/perf_regs.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #define MAX_STACK_DEPTH 1024
 
+/* What each kept record starts with: the block that holds it, and what it
+ * is. */
+struct kept_record {
+	struct record_block *block;
+	bool is_sample;
+};
+
 /* A sample decoded once, when it is read, with only what its replay reads:
  * the callchain, the user registers, a tracepoint's raw fields and the part
  * of the stack copy the kernel filled (dyn_size; often half of what the
  * record holds), so a capture in flight takes less memory and less copying. */
 struct kept_sample {
+	struct kept_record kept;
 	struct perf_sample sample; /* its arrays follow it in the same block */
 	uint16_t misc;		   /* the record's, for its CPU mode */
 };
 
-/* A record waiting for its turn: a sample, or a copy of a side record. */
-struct timed_record {
-	uint64_t time;
-	size_t sequence; /* file order, to keep equal times in order */
-	struct record_block *block;
-	const struct kept_sample *sample;	/* NULL for a side record */
-	const struct perf_event_header *record; /* NULL for a sample */
+/* A copy of a side record (COMM, MMAP, ...). */
+struct kept_side_record {
+	struct kept_record kept;
+	_Alignas(8) struct perf_event_header record; /* its body follows */
 };
 
 struct thread_name {
@@ -58,8 +65,8 @@ struct replay {
 	struct perf_data_reader *reader;
 	struct resolver *resolver;
 	struct profile *profile;
-	struct timed_record *records; /* kept, not replayed yet */
-	size_t record_count, record_capacity, next_sequence;
+	struct time_order waiting; /* kept records not replayed yet */
+	size_t record_count;	   /* read so far, malformed ones too */
 	struct record_block *blocks, *filling, *free_blocks;
 	/* Rounds (PERF_RECORD_FINISHED_ROUND): records up to the latest time of
 	 * the round before the last one can be replayed and freed. */
@@ -74,11 +81,12 @@ struct replay {
 	uint64_t user_frames[MAX_STACK_DEPTH]; /* a stack walk's addresses */
 };
 
-/* `size` bytes (a multiple of 8) for the record `timed` keeps. */
-static void *keep_bytes(struct replay *replay, struct timed_record *timed, size_t size)
+/* `size` bytes (a multiple of 8) for a record to keep, starting with a
+ * struct kept_record filled here. */
+static void *keep_bytes(struct replay *replay, size_t size, bool is_sample)
 {
+	struct kept_record *kept;
 	struct record_block *block = replay->filling;
-	void *bytes;
 
 	if (!block || sizeof(block->bytes) - block->used < size) {
 		if (block && block->live == 0) {
@@ -94,17 +102,17 @@ static void *keep_bytes(struct replay *replay, struct timed_record *timed, size_
 		}
 		replay->filling = block;
 	}
-	bytes = block->bytes + block->used;
+	kept = (struct kept_record *)(block->bytes + block->used);
 	block->used += size;
 	block->live++;
-	timed->block = block;
-	return bytes;
+	*kept = (struct kept_record){block, is_sample};
+	return kept;
 }
 
-/* The record `timed` kept is replayed: its block is reused once empty. */
-static void release_kept(struct replay *replay, const struct timed_record *timed)
+/* The record `kept` is replayed: its block is reused once empty. */
+static void release_kept(struct replay *replay, const struct kept_record *kept)
 {
-	struct record_block *block = timed->block;
+	struct record_block *block = kept->block;
 
 	if (--block->live == 0 && block != replay->filling) {
 		block->next_free = replay->free_blocks;
@@ -127,11 +135,14 @@ static size_t aligned_size(size_t size)
 	return (size + 7u) & ~(size_t)7u;
 }
 
-static void keep_side_record(struct replay *replay, struct timed_record *timed,
-			     const struct perf_event_header *record)
+static struct kept_record *keep_side_record(struct replay *replay,
+					    const struct perf_event_header *record)
 {
-	timed->record =
-	    memcpy(keep_bytes(replay, timed, aligned_size(record->size)), record, record->size);
+	struct kept_side_record *kept = keep_bytes(
+	    replay, offsetof(struct kept_side_record, record) + aligned_size(record->size), false);
+
+	memcpy(&kept->record, record, record->size);
+	return &kept->kept;
 }
 
 /* Copies `size` bytes of `array` to `*cursor` and moves it on. */
@@ -146,8 +157,9 @@ static const void *copy_array(unsigned char **cursor, const void *array, size_t 
 	return copy;
 }
 
-static void keep_sample(struct replay *replay, struct timed_record *timed,
-			const struct perf_event_header *record, const struct perf_sample *sample)
+static struct kept_record *keep_sample(struct replay *replay,
+				       const struct perf_event_header *record,
+				       const struct perf_sample *sample)
 {
 	size_t callchain_size = sample->callchain_length * sizeof(*sample->callchain);
 	size_t registers_size = sample->user_registers
@@ -155,9 +167,10 @@ static void keep_sample(struct replay *replay, struct timed_record *timed,
 					  sizeof(*sample->user_registers)
 				    : 0;
 	struct kept_sample *kept =
-	    keep_bytes(replay, timed,
+	    keep_bytes(replay,
 		       sizeof(*kept) + callchain_size + registers_size +
-			   aligned_size(sample->user_stack_size) + aligned_size(sample->raw_size));
+			   aligned_size(sample->user_stack_size) + aligned_size(sample->raw_size),
+		       true);
 	unsigned char *cursor = (unsigned char *)(kept + 1);
 
 	kept->sample = *sample;
@@ -166,35 +179,22 @@ static void keep_sample(struct replay *replay, struct timed_record *timed,
 	kept->sample.user_registers = copy_array(&cursor, sample->user_registers, registers_size);
 	kept->sample.user_stack = copy_array(&cursor, sample->user_stack, sample->user_stack_size);
 	kept->sample.raw = copy_array(&cursor, sample->raw, sample->raw_size);
-	timed->sample = kept;
+	return &kept->kept;
 }
 
 static void replay_sample(struct replay *replay, const struct kept_sample *kept);
 static void replay_side_record(struct replay *replay, const struct perf_event_header *record);
-static int compare_records(const void *a, const void *b);
 
-/* Replays, in time order, the kept records up to `time` and frees them. */
-static void replay_records_until(struct replay *replay, uint64_t time)
+static void replay_kept(void *record, void *context)
 {
-	size_t done = 0;
+	struct replay *replay = context;
+	const struct kept_record *kept = record;
 
-	if (replay->record_count > 1)
-		qsort(replay->records, replay->record_count, sizeof(*replay->records),
-		      compare_records);
-	for (; done < replay->record_count && replay->records[done].time <= time; done++) {
-		const struct timed_record *timed = &replay->records[done];
-
-		if (timed->sample)
-			replay_sample(replay, timed->sample);
-		else
-			replay_side_record(replay, timed->record);
-		release_kept(replay, timed);
-	}
-	if (done == 0)
-		return;
-	memmove(replay->records, replay->records + done,
-		(replay->record_count - done) * sizeof(*replay->records));
-	replay->record_count -= done;
+	if (kept->is_sample)
+		replay_sample(replay, (const struct kept_sample *)kept);
+	else
+		replay_side_record(replay, &((const struct kept_side_record *)kept)->record);
+	release_kept(replay, kept);
 }
 
 /* perf's rule for rounds (its ordered events): a ring buffer drained in
@@ -203,50 +203,37 @@ static void replay_records_until(struct replay *replay, uint64_t time)
  * is in. Keeps memory to about two rounds of records, not the capture. */
 static void finish_round(struct replay *replay)
 {
-	replay_records_until(replay, replay->replayable_until);
+	time_order_take_until(&replay->waiting, replay->replayable_until, replay_kept, replay);
 	replay->replayable_until = replay->latest_time;
 }
 
 static int keep_record(const struct perf_event_header *record, void *context)
 {
 	struct replay *replay = context;
-	struct timed_record *timed;
 	struct perf_sample sample;
+	struct kept_record *kept;
+	uint64_t time;
 
 	if (record->type == PERF_RECORD_FINISHED_ROUND) {
 		finish_round(replay);
 		return 0;
 	}
-	/* A malformed sample is dropped here, decoded once. */
-	if (record->type == PERF_RECORD_SAMPLE &&
-	    !perf_data_reader_parse_sample(replay->reader, record, &sample)) {
-		replay->next_sequence++;
-		return 0;
-	}
-	grow_array((void **)&replay->records, &replay->record_capacity, replay->record_count + 1,
-		   sizeof(*replay->records));
-	timed = &replay->records[replay->record_count++];
-	*timed = (struct timed_record){.sequence = replay->next_sequence++};
+	replay->record_count++;
 	if (record->type == PERF_RECORD_SAMPLE) {
-		timed->time = sample.time;
-		keep_sample(replay, timed, record, &sample);
+		/* A malformed sample is dropped here, decoded once. */
+		if (!perf_data_reader_parse_sample(replay->reader, record, &sample))
+			return 0;
+		time = sample.time;
+		kept = keep_sample(replay, record, &sample);
 	} else {
-		if (!perf_data_reader_record_time(replay->reader, record, &timed->time))
-			timed->time = 0;
-		keep_side_record(replay, timed, record);
+		if (!perf_data_reader_record_time(replay->reader, record, &time))
+			time = 0;
+		kept = keep_side_record(replay, record);
 	}
-	if (timed->time > replay->latest_time)
-		replay->latest_time = timed->time;
+	time_order_add(&replay->waiting, time, kept);
+	if (time > replay->latest_time)
+		replay->latest_time = time;
 	return 0;
-}
-
-static int compare_records(const void *a, const void *b)
-{
-	const struct timed_record *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return (x->sequence > y->sequence) - (x->sequence < y->sequence);
 }
 
 static struct thread_name *thread_slot(struct replay *replay, uint32_t tid)
@@ -595,12 +582,12 @@ int replay_capture(const char *perf_data_path, struct resolver *resolver, struct
 	    perf_data_reader_for_each(replay.reader, keep_record, &replay, error, sizeof(error));
 	if (status < 0)
 		report_warning("%s: using the %zu records before the damage", error,
-			       replay.next_sequence);
-	replay_records_until(&replay, UINT64_MAX);
+			       replay.record_count);
+	time_order_take_until(&replay.waiting, UINT64_MAX, replay_kept, &replay);
 	off_cpu_pair(profile, replay.latest_time);
 	profile->compressed_capture = perf_data_reader_saw_compressed(replay.reader);
 	free_record_blocks(replay.blocks);
-	free(replay.records);
+	time_order_release(&replay.waiting);
 	free(replay.threads);
 	free(replay.versions);
 	perf_data_reader_close(replay.reader);
