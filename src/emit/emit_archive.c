@@ -1,48 +1,206 @@
+/* prof.tar.gz and NAME.trace.zip. Both deflate with ISA-L
+ * (deflate_stream.h): libarchive writes the tar stream, which is gzipped
+ * here, and minizip the zip, given members deflated here (its raw mode). */
+#include "deflate_stream.h"
 #include "emit.h"
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <isa-l/crc.h>
+#include <minizip/zip.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-/* A zip deflates each member but those compressed already; a tar.gz's
- * gzip takes the whole stream. */
-static int set_member_compression(struct archive *archive, enum archive_format format,
-				  const struct archive_member *member)
+#define READ_SIZE 65536
+
+/* Opens a member inside `dir_fd`, with its status. Returns the descriptor,
+ * or -1 with errno set (ENOENT: the member is left out). */
+static int open_member(int dir_fd, const struct archive_member *member, struct stat *status)
 {
-	if (format != ARCHIVE_ZIP)
-		return ARCHIVE_OK;
-	return member->compressed ? archive_write_zip_set_compression_store(archive)
-				  : archive_write_zip_set_compression_deflate(archive);
+	int fd = openat(dir_fd, member->file, O_RDONLY | O_CLOEXEC), error;
+
+	if (fd < 0 || fstat(fd, status) == 0)
+		return fd;
+	error = errno;
+	close(fd);
+	errno = error;
+	return -1;
 }
 
-static int add_member(struct archive *archive, enum archive_format format, int dir_fd,
-		      const struct archive_member *member, const char *top)
+static void format_path(char *path, size_t size, const char *top,
+			const struct archive_member *member)
 {
-	char path_in_archive[4096], buffer[65536];
-	struct archive_entry *entry;
-	struct stat status;
+	snprintf(path, size, "%s/%s", top, member->name ? member->name : member->file);
+}
+
+/* A zip member's bytes on their way to minizip. */
+static int write_to_zip(void *zip, const void *bytes, size_t size)
+{
+	if (zipWriteInFileInZip(zip, bytes, (unsigned)size) == ZIP_OK)
+		return 0;
+	if (!errno)
+		errno = EIO;
+	return -1;
+}
+
+/* Copies `fd` into the zip's current member, deflated unless `store`, and
+ * tells its CRC-32 and size. Returns 0, or -1 with errno set. */
+static int copy_into_zip(zipFile zip, int fd, bool store, uint32_t *crc, uint64_t *size)
+{
+	static uint8_t buffer[READ_SIZE];
+	struct deflate_stream *deflater = NULL;
 	ssize_t length;
-	int fd = openat(dir_fd, member->file, O_RDONLY | O_CLOEXEC);
+	int status = 0;
+
+	*crc = 0;
+	*size = 0;
+	if (!store) {
+		deflater = malloc(sizeof(*deflater));
+		if (!deflater)
+			return -1;
+		deflate_stream_start(deflater, false, write_to_zip, zip);
+	}
+	while (status == 0 && (length = read(fd, buffer, sizeof(buffer))) > 0) {
+		if (deflater) {
+			status = deflate_stream_write(deflater, buffer, (size_t)length);
+			continue;
+		}
+		*crc = crc32_gzip_refl(*crc, buffer, (uint64_t)length);
+		*size += (uint64_t)length;
+		status = write_to_zip(zip, buffer, (size_t)length);
+	}
+	if (status == 0 && length < 0)
+		status = -1;
+	if (deflater) {
+		int error = errno;
+
+		if (deflate_stream_finish(deflater) < 0)
+			status = -1;
+		else
+			errno = error;
+		*crc = deflater->crc;
+		*size = deflater->size;
+		free(deflater);
+	}
+	return status;
+}
+
+/* One member of a zip: deflated at level 1 (several times faster than
+ * zlib's default, and an archive for moving a capture can spare a few more
+ * bytes), or stored when compressed already; with the file's time and Unix
+ * permissions. */
+static int add_zip_member(zipFile zip, int dir_fd, const struct archive_member *member,
+			  const char *top)
+{
+	char path_in_archive[4096];
+	struct stat status;
+	zip_fileinfo info = {0};
+	struct tm time;
+	uint32_t crc;
+	uint64_t size;
+	int fd = open_member(dir_fd, member, &status), result;
 
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -1;
-	if (fstat(fd, &status) < 0) {
+	format_path(path_in_archive, sizeof(path_in_archive), top, member);
+	localtime_r(&status.st_mtime, &time);
+	info.tmz_date = (tm_zip){(uInt)time.tm_sec,  (uInt)time.tm_min, (uInt)time.tm_hour,
+				 (uInt)time.tm_mday, (uInt)time.tm_mon, (uInt)time.tm_year + 1900};
+	info.external_fa = (uLong)status.st_mode << 16;
+	/* Made on Unix (3), zip 2.0; zip64 only for a member that needs it. */
+	result = zipOpenNewFileInZip4_64(zip, path_in_archive, &info, NULL, 0, NULL, 0, NULL,
+					 member->compressed ? 0 : Z_DEFLATED, 1, 1, -MAX_WBITS,
+					 DEF_MEM_LEVEL, Z_DEFAULT_STRATEGY, NULL, 0, 3 << 8 | 20, 0,
+					 status.st_size >= 0xffffffffLL);
+	if (result == ZIP_OK && copy_into_zip(zip, fd, member->compressed, &crc, &size) == 0 &&
+	    zipCloseFileInZipRaw64(zip, size, crc) == ZIP_OK) {
 		close(fd);
-		return -1;
+		return 0;
 	}
-	snprintf(path_in_archive, sizeof(path_in_archive), "%s/%s", top,
-		 member->name ? member->name : member->file);
+	result = errno ? errno : EIO;
+	close(fd);
+	errno = result;
+	return -1;
+}
+
+static int write_zip(int dir_fd, const struct archive_member *members, size_t member_count,
+		     const char *top, const char *archive_path)
+{
+	zipFile zip = zipOpen64(archive_path, APPEND_STATUS_CREATE);
+	int status = 0;
+
+	if (!zip)
+		return -1;
+	for (size_t i = 0; status == 0 && i < member_count; i++)
+		status = add_zip_member(zip, dir_fd, &members[i], top);
+	if (zipClose(zip, NULL) != ZIP_OK && status == 0) {
+		if (!errno)
+			errno = EIO;
+		status = -1;
+	}
+	return status;
+}
+
+/* The tar stream from libarchive, gzipped into the archive file. */
+struct gzip_output {
+	int fd;
+	struct deflate_stream deflater;
+	int error; /* errno of the first failure */
+};
+
+static int write_all(void *context, const void *bytes, size_t size)
+{
+	struct gzip_output *output = context;
+	const char *next = bytes;
+
+	while (size) {
+		ssize_t written = write(output->fd, next, size);
+
+		if (written < 0 && errno == EINTR)
+			continue;
+		if (written < 0)
+			return -1;
+		next += written;
+		size -= (size_t)written;
+	}
+	return 0;
+}
+
+static la_ssize_t gzip_tar_bytes(struct archive *archive, void *context, const void *bytes,
+				 size_t size)
+{
+	struct gzip_output *output = context;
+
+	(void)archive;
+	if (deflate_stream_write(&output->deflater, bytes, size) == 0)
+		return (la_ssize_t)size;
+	output->error = errno;
+	return -1;
+}
+
+static int add_tar_member(struct archive *archive, int dir_fd, const struct archive_member *member,
+			  const char *top)
+{
+	static char buffer[READ_SIZE];
+	char path_in_archive[4096];
+	struct archive_entry *entry;
+	struct stat status;
+	ssize_t length;
+	int fd = open_member(dir_fd, member, &status);
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	format_path(path_in_archive, sizeof(path_in_archive), top, member);
 	entry = archive_entry_new();
 	archive_entry_copy_stat(entry, &status);
 	archive_entry_set_pathname(entry, path_in_archive);
 	archive_entry_set_uid(entry, 0);
 	archive_entry_set_gid(entry, 0);
-	if (set_member_compression(archive, format, member) != ARCHIVE_OK ||
-	    archive_write_header(archive, entry) != ARCHIVE_OK) {
+	if (archive_write_header(archive, entry) != ARCHIVE_OK) {
 		archive_entry_free(entry);
 		close(fd);
 		return -1;
@@ -55,50 +213,61 @@ static int add_member(struct archive *archive, enum archive_format format, int d
 	return length == 0 ? 0 : -1;
 }
 
-/* Compression level 1 for both: several times faster than the default, and
- * an archive for moving a capture can spare a few more bytes. */
-static int set_format(struct archive *archive, enum archive_format format)
+static int write_tar_gz(int dir_fd, const struct archive_member *members, size_t member_count,
+			const char *top, const char *archive_path)
 {
-	switch (format) {
-	case ARCHIVE_TAR_GZ:
-		if (archive_write_set_format_pax_restricted(archive) != ARCHIVE_OK ||
-		    archive_write_add_filter_gzip(archive) != ARCHIVE_OK)
-			return -1;
-		return archive_write_set_filter_option(archive, "gzip", "compression-level", "1") ==
-			       ARCHIVE_OK
-			   ? 0
-			   : -1;
-	case ARCHIVE_ZIP:
-		if (archive_write_set_format_zip(archive) != ARCHIVE_OK)
-			return -1;
-		return archive_write_set_format_option(archive, "zip", "compression-level", "1") ==
-			       ARCHIVE_OK
-			   ? 0
-			   : -1;
+	struct gzip_output *output = malloc(sizeof(*output));
+	struct archive *archive;
+	int status = 0;
+
+	if (!output)
+		return -1;
+	output->error = 0;
+	output->fd = open(archive_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (output->fd < 0) {
+		free(output);
+		return -1;
 	}
-	return -1;
+	deflate_stream_start(&output->deflater, true, write_all, output);
+	archive = archive_write_new();
+	if (archive_write_set_format_pax_restricted(archive) != ARCHIVE_OK ||
+	    archive_write_open2(archive, output, NULL, gzip_tar_bytes, NULL, NULL) != ARCHIVE_OK)
+		status = -1;
+	for (size_t i = 0; status == 0 && i < member_count; i++)
+		status = add_tar_member(archive, dir_fd, &members[i], top);
+	if (archive_write_close(archive) != ARCHIVE_OK && status == 0)
+		status = -1;
+	if (status < 0 && !output->error)
+		output->error = errno			 ? errno
+				: archive_errno(archive) ? archive_errno(archive)
+							 : EIO;
+	archive_write_free(archive);
+	if (deflate_stream_finish(&output->deflater) < 0 && status == 0) {
+		output->error = errno;
+		status = -1;
+	}
+	if (close(output->fd) < 0 && status == 0) {
+		output->error = errno;
+		status = -1;
+	}
+	errno = output->error;
+	free(output);
+	return status;
 }
 
 int emit_archive(const char *dir, const struct archive_member *members, size_t member_count,
 		 const char *top, enum archive_format format, const char *archive_path)
 {
-	struct archive *archive = archive_write_new();
-	int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), status = 0;
+	int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), status, error;
 
-	if (dir_fd < 0 || set_format(archive, format) < 0 ||
-	    archive_write_open_filename(archive, archive_path) != ARCHIVE_OK) {
-		if (!errno)
-			errno = archive_errno(archive) ? archive_errno(archive) : EIO;
-		status = -1;
-	}
-	for (size_t i = 0; status == 0 && i < member_count; i++)
-		status = add_member(archive, format, dir_fd, &members[i], top);
-	if (archive_write_close(archive) != ARCHIVE_OK && status == 0) {
-		errno = archive_errno(archive) ? archive_errno(archive) : EIO;
-		status = -1;
-	}
-	archive_write_free(archive);
-	if (dir_fd >= 0)
-		close(dir_fd);
+	if (dir_fd < 0)
+		return -1;
+	errno = 0;
+	status = format == ARCHIVE_ZIP
+		     ? write_zip(dir_fd, members, member_count, top, archive_path)
+		     : write_tar_gz(dir_fd, members, member_count, top, archive_path);
+	error = errno;
+	close(dir_fd);
+	errno = status < 0 && !error ? EIO : error;
 	return status;
 }
