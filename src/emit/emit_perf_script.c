@@ -1,3 +1,4 @@
+#include "decimal.h"
 #include "emit.h"
 #include "util.h"
 
@@ -92,26 +93,6 @@ static void write_prev_state(int64_t state, FILE *out)
 		fputc('+', out);
 }
 
-/* `value` in decimal at `*cursor`, at least `width` characters wide,
- * padded on the left with `pad` or, when `left_aligned`, on the right with
- * spaces: printf's %5u, %03u and %-5u without its cost in every sample. */
-static void append_number(char **cursor, uint64_t value, int width, char pad, bool left_aligned)
-{
-	char digits[20];
-	int count = 0;
-
-	do {
-		digits[count++] = (char)('0' + value % 10);
-		value /= 10;
-	} while (value);
-	for (int i = count; !left_aligned && i < width; i++)
-		*(*cursor)++ = pad;
-	for (int i = count - 1; i >= 0; i--)
-		*(*cursor)++ = digits[i];
-	for (int i = count; left_aligned && i < width; i++)
-		*(*cursor)++ = ' ';
-}
-
 static void append_text(char **cursor, const char *text)
 {
 	size_t length = strlen(text);
@@ -133,17 +114,17 @@ static void write_event_header(const struct profile_sample *sample, uint64_t per
 	if (comm_hides_pid_from_perfview(sample->thread_name, sample->pid))
 		fputc(' ', out);
 	*cursor++ = ' ';
-	append_number(&cursor, sample->pid, 5, ' ', false);
+	decimal_append_padded(&cursor, sample->pid, 5, ' ', false);
 	*cursor++ = '/';
-	append_number(&cursor, sample->tid, 5, ' ', true);
+	decimal_append_padded(&cursor, sample->tid, 5, ' ', true);
 	append_text(&cursor, " [");
-	append_number(&cursor, sample->cpu, 3, '0', false);
+	decimal_append_padded(&cursor, sample->cpu, 3, '0', false);
 	append_text(&cursor, "] ");
-	append_number(&cursor, sample->time / 1000000000, 5, ' ', false);
+	decimal_append_padded(&cursor, sample->time / 1000000000, 5, ' ', false);
 	*cursor++ = '.';
-	append_number(&cursor, sample->time % 1000000000 / 1000, 6, '0', false);
+	decimal_append_padded(&cursor, sample->time % 1000000000 / 1000, 6, '0', false);
 	append_text(&cursor, ": ");
-	append_number(&cursor, period, 10, ' ', false);
+	decimal_append_padded(&cursor, period, 10, ' ', false);
 	*cursor++ = ' ';
 	fwrite(numbers, 1, (size_t)(cursor - numbers), out);
 	fputs(event_name, out);

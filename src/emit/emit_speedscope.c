@@ -2,6 +2,7 @@
  * (https://www.speedscope.app/file-format-schema.json): the profiles come
  * first and the shared frames last (JSON keys have no order), so frames are
  * numbered as the samples meet them and everything is written in one pass. */
+#include "decimal.h"
 #include "emit.h"
 #include "id_map.h"
 #include "util.h"
@@ -16,14 +17,21 @@ struct thread_samples {
 	size_t count, capacity;
 };
 
+/* Where a stack's text is in speedscope_writer.stack_text. */
+struct text_span {
+	size_t start, length; /* length 0: not made yet */
+};
+
 struct speedscope_writer {
 	const struct profile *profile;
 	FILE *out;
-	struct id_map frames;	/* (function, module) -> shared frame index */
-	uint32_t *stack_frames; /* the frames of each stack, root first */
-	size_t stack_frames_count, stack_frames_capacity;
-	uint64_t *stack_spans; /* by stack id: first << 32 | count; 0 not made yet */
-	bool clock;	       /* periods are nanoseconds of CPU time */
+	struct id_map frames; /* (function, module) -> shared frame index */
+	/* Each stack's frame indices as written ("[0,4,7]"), made when a
+	 * sample first has it: stacks recur in many samples. */
+	char *stack_text;
+	size_t stack_text_size, stack_text_capacity;
+	struct text_span *stack_spans; /* by stack id */
+	bool clock;		       /* periods are nanoseconds of CPU time */
 };
 
 static void write_json_string(const char *text, FILE *out)
@@ -41,49 +49,57 @@ static void write_json_string(const char *text, FILE *out)
 	fputc('"', out);
 }
 
-/* The shared frames of stack `id`, root first: each location's inlined
- * calls are innermost first in the profile, so both orders turn. */
-static const uint32_t *stack_frames(struct speedscope_writer *writer, uint32_t id, size_t *count)
+/* Appends shared frame `frame` to the stack text being made. */
+static void append_frame(struct speedscope_writer *writer, uint32_t frame, bool first)
+{
+	char *cursor;
+
+	grow_array((void **)&writer->stack_text, &writer->stack_text_capacity,
+		   writer->stack_text_size + 24, 1);
+	cursor = writer->stack_text + writer->stack_text_size;
+	if (!first)
+		*cursor++ = ',';
+	decimal_append(&cursor, frame);
+	writer->stack_text_size = (size_t)(cursor - writer->stack_text);
+}
+
+/* Makes the text of stack `id`: its shared frames, root first. Each
+ * location's inlined calls are innermost first in the profile, so both
+ * orders turn. */
+static void make_stack_text(struct speedscope_writer *writer, uint32_t id)
 {
 	const struct profile *profile = writer->profile;
 	const struct profile_stack *stack = &profile->stacks[id];
+	size_t start = writer->stack_text_size;
 
-	if (!writer->stack_spans[id]) {
-		size_t first = writer->stack_frames_count;
+	grow_array((void **)&writer->stack_text, &writer->stack_text_capacity, start + 1, 1);
+	writer->stack_text[writer->stack_text_size++] = '[';
+	for (uint32_t level = stack->depth; level-- > 0;) {
+		const struct profile_location *location =
+		    &profile->locations[profile->stack_locations[stack->first + level]];
 
-		for (uint32_t level = stack->depth; level-- > 0;) {
-			const struct profile_location *location =
-			    &profile->locations[profile->stack_locations[stack->first + level]];
+		for (uint32_t frame = location->frame_count; frame-- > 0;) {
+			const char *function =
+			    profile->frames[location->first_frame + frame].function;
 
-			for (uint32_t frame = location->frame_count; frame-- > 0;) {
-				const char *function =
-				    profile->frames[location->first_frame + frame].function;
-
-				grow_array(
-				    (void **)&writer->stack_frames, &writer->stack_frames_capacity,
-				    writer->stack_frames_count + 1, sizeof(*writer->stack_frames));
-				writer->stack_frames[writer->stack_frames_count++] =
-				    id_map_get(&writer->frames, (uintptr_t)function,
-					       (uintptr_t)location->module, NULL);
-			}
+			append_frame(writer,
+				     id_map_get(&writer->frames, (uintptr_t)function,
+						(uintptr_t)location->module, NULL),
+				     writer->stack_text_size == start + 1);
 		}
-		/* +1: a span of 0 frames still differs from "not made yet". */
-		writer->stack_spans[id] =
-		    (uint64_t)first << 32 | (writer->stack_frames_count - first + 1);
 	}
-	*count = (writer->stack_spans[id] & UINT32_MAX) - 1;
-	return writer->stack_frames + (writer->stack_spans[id] >> 32);
+	grow_array((void **)&writer->stack_text, &writer->stack_text_capacity,
+		   writer->stack_text_size + 1, 1);
+	writer->stack_text[writer->stack_text_size++] = ']';
+	writer->stack_spans[id] = (struct text_span){start, writer->stack_text_size - start};
 }
 
 static void write_stack(struct speedscope_writer *writer, uint32_t stack, FILE *out)
 {
-	size_t count;
-	const uint32_t *frames = stack_frames(writer, stack, &count);
-
-	fputc('[', out);
-	for (size_t i = 0; i < count; i++)
-		fprintf(out, i ? ",%" PRIu32 : "%" PRIu32, frames[i]);
-	fputc(']', out);
+	if (!writer->stack_spans[stack].length)
+		make_stack_text(writer, stack);
+	fwrite(writer->stack_text + writer->stack_spans[stack].start, 1,
+	       writer->stack_spans[stack].length, out);
 }
 
 /* Calls `visit` for each stretch of the thread's timeline: a sample with
@@ -130,8 +146,13 @@ static void visit_stack(struct speedscope_writer *writer, uint32_t stack, uint64
 static void visit_weight(struct speedscope_writer *writer, uint32_t stack, uint64_t weight,
 			 bool first)
 {
+	char text[24], *cursor = text;
+
 	(void)stack;
-	fprintf(writer->out, first ? "%" PRIu64 : ",%" PRIu64, weight);
+	if (!first)
+		*cursor++ = ',';
+	decimal_append(&cursor, weight);
+	fwrite(text, 1, (size_t)(cursor - text), writer->out);
 }
 
 static void write_thread(struct speedscope_writer *writer, const struct thread_samples *thread,
@@ -228,7 +249,7 @@ int emit_speedscope(const struct profile *profile, FILE *out)
 	for (size_t i = 0; i < thread_count; i++)
 		free(threads[i].samples);
 	free(threads);
-	free(writer.stack_frames);
+	free(writer.stack_text);
 	free(writer.stack_spans);
 	id_map_release(&writer.frames);
 	return ferror(out) ? -1 : 0;
