@@ -1,0 +1,28 @@
+/* What the stack walk asks of each address it meets (resolver_code_at():
+ * which code is there, and its call frame information), remembered per
+ * (process, address): stacks repeat, and looking each frame up again (the
+ * mapping, then the module by its path) took a sixth of an off-CPU
+ * capture's postprocess.
+ *
+ * An answer holds until the process's mappings change, which the replay
+ * says with code_cache_forget() at every mapping, fork and exec. Addresses
+ * outside every mapping are asked again each time: a perf map that grows
+ * may name them later. */
+#ifndef PROFCPU_CODE_CACHE_H
+#define PROFCPU_CODE_CACHE_H
+
+#include "resolver.h"
+
+struct code_cache;
+
+struct code_cache *code_cache_new(struct resolver *resolver);
+void code_cache_free(struct code_cache *cache);
+
+/* resolver_code_at(), from the cache when it can. */
+void code_cache_look_up(struct code_cache *cache, pid_t pid, uint64_t address,
+			struct code_at *code);
+
+/* Mappings changed: every answer is asked again. */
+void code_cache_forget(struct code_cache *cache);
+
+#endif
