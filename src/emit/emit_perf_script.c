@@ -72,10 +72,60 @@ static bool comm_hides_pid_from_perfview(const char *comm, uint32_t pid)
 	return pid >= 10000 && digits < end && digits > 0 && comm[digits - 1] == ' ';
 }
 
+/* The text of one event, made whole before it is written: one fwrite an
+ * event rather than one a line (stdio's locking and bookkeeping for each
+ * of tens of millions of lines showed). */
+struct event_text {
+	char *bytes;
+	size_t size, capacity;
+};
+
+/* Room for `size` more bytes; returns where they go. */
+static char *reserve(struct event_text *text, size_t size)
+{
+	grow_array((void **)&text->bytes, &text->capacity, text->size + size, 1);
+	return text->bytes + text->size;
+}
+
+static void append_bytes(struct event_text *text, const void *bytes, size_t size)
+{
+	memcpy(reserve(text, size), bytes, size);
+	text->size += size;
+}
+
+static void append_string(struct event_text *text, const char *string)
+{
+	append_bytes(text, string, strlen(string));
+}
+
+static void append_char(struct event_text *text, char c)
+{
+	*reserve(text, 1) = c;
+	text->size++;
+}
+
+/* decimal_append_padded() at the end of `text`. */
+static void append_number(struct event_text *text, uint64_t value, int width, char pad,
+			  bool left_aligned)
+{
+	char *start = reserve(text, 20 + (size_t)width), *cursor = start;
+
+	decimal_append_padded(&cursor, value, width, pad, left_aligned);
+	text->size += (size_t)(cursor - start);
+}
+
+/* printf's %d. */
+static void append_signed(struct event_text *text, int64_t value)
+{
+	if (value < 0)
+		append_char(text, '-');
+	append_number(text, value < 0 ? -(uint64_t)value : (uint64_t)value, 0, ' ', false);
+}
+
 /* prev_state as the tracepoint's print format spells it: the state
  * letters joined by '|', "R" for a thread preempted while running, and
  * "+" when the kernel marked the preemption (TASK_REPORT_MAX). */
-static void write_prev_state(int64_t state, FILE *out)
+static void append_prev_state(struct event_text *text, int64_t state)
 {
 	static const char letters[] = "SDTtXZPI";
 	bool any = false;
@@ -83,85 +133,86 @@ static void write_prev_state(int64_t state, FILE *out)
 	for (unsigned bit = 0; bit < sizeof(letters) - 1; bit++)
 		if (state & (1 << bit)) {
 			if (any)
-				fputc('|', out);
-			fputc(letters[bit], out);
+				append_char(text, '|');
+			append_char(text, letters[bit]);
 			any = true;
 		}
 	if (!any)
-		fputc('R', out);
+		append_char(text, 'R');
 	if (state & 0x100)
-		fputc('+', out);
-}
-
-static void append_text(char **cursor, const char *text)
-{
-	size_t length = strlen(text);
-
-	memcpy(*cursor, text, length);
-	*cursor += length;
+		append_char(text, '+');
 }
 
 /* perf script's own header for these fields (its perf_sample__fprintf_start),
  * "COMM PID/TID [CPU] SECONDS.MICROS: PERIOD EVENT: ": with a call chain the
  * comm is neither padded nor aligned, and FlameGraph's stackcollapse-perf,
  * speedscope and FlameScope expect that. */
-static void write_event_header(const struct profile_sample *sample, uint64_t period,
-			       const char *event_name, FILE *out)
+static void append_event_header(struct event_text *text, const struct profile_sample *sample,
+				uint64_t period, const char *event_name)
 {
-	char numbers[128], *cursor = numbers;
-
-	fputs(sample->thread_name, out);
+	append_string(text, sample->thread_name);
 	if (comm_hides_pid_from_perfview(sample->thread_name, sample->pid))
-		fputc(' ', out);
-	*cursor++ = ' ';
-	decimal_append_padded(&cursor, sample->pid, 5, ' ', false);
-	*cursor++ = '/';
-	decimal_append_padded(&cursor, sample->tid, 5, ' ', true);
-	append_text(&cursor, " [");
-	decimal_append_padded(&cursor, sample->cpu, 3, '0', false);
-	append_text(&cursor, "] ");
-	decimal_append_padded(&cursor, sample->time / 1000000000, 5, ' ', false);
-	*cursor++ = '.';
-	decimal_append_padded(&cursor, sample->time % 1000000000 / 1000, 6, '0', false);
-	append_text(&cursor, ": ");
-	decimal_append_padded(&cursor, period, 10, ' ', false);
-	*cursor++ = ' ';
-	fwrite(numbers, 1, (size_t)(cursor - numbers), out);
-	fputs(event_name, out);
-	fputs(": ", out);
+		append_char(text, ' ');
+	append_char(text, ' ');
+	append_number(text, sample->pid, 5, ' ', false);
+	append_char(text, '/');
+	append_number(text, sample->tid, 5, ' ', true);
+	append_string(text, " [");
+	append_number(text, sample->cpu, 3, '0', false);
+	append_string(text, "] ");
+	append_number(text, sample->time / 1000000000, 5, ' ', false);
+	append_char(text, '.');
+	append_number(text, sample->time % 1000000000 / 1000, 6, '0', false);
+	append_string(text, ": ");
+	append_number(text, period, 10, ' ', false);
+	append_char(text, ' ');
+	append_string(text, event_name);
+	append_string(text, ": ");
 }
 
 /* One event: its header, a sched_switch's fields when `switched` is not
  * NULL, then the stack. */
 static void write_event(const struct profile *profile, const struct profile_sample *sample,
 			const struct profile_switch *switched, const struct location_lines *lines,
-			FILE *out)
+			struct event_text *text, FILE *out)
 {
 	const struct profile_stack *stack = &profile->stacks[sample->stack];
 
+	text->size = 0;
 	if (switched) {
-		write_event_header(sample, 1, "sched:sched_switch", out);
-		fprintf(out, "prev_comm=%s prev_pid=%" PRIu32 " prev_prio=%" PRId32 " prev_state=",
-			sample->thread_name, sample->tid, switched->prev_prio);
-		write_prev_state(switched->prev_state, out);
-		fprintf(out, " ==> next_comm=%s next_pid=%" PRId32 " next_prio=%" PRId32,
-			switched->next_comm, switched->next_pid, switched->next_prio);
+		append_event_header(text, sample, 1, "sched:sched_switch");
+		append_string(text, "prev_comm=");
+		append_string(text, sample->thread_name);
+		append_string(text, " prev_pid=");
+		append_number(text, sample->tid, 0, ' ', false);
+		append_string(text, " prev_prio=");
+		append_signed(text, switched->prev_prio);
+		append_string(text, " prev_state=");
+		append_prev_state(text, switched->prev_state);
+		append_string(text, " ==> next_comm=");
+		append_string(text, switched->next_comm);
+		append_string(text, " next_pid=");
+		append_signed(text, switched->next_pid);
+		append_string(text, " next_prio=");
+		append_signed(text, switched->next_prio);
 	} else {
-		write_event_header(sample, sample->period, profile->event_name, out);
+		append_event_header(text, sample, sample->period, profile->event_name);
 	}
-	fputc('\n', out);
+	append_char(text, '\n');
 	for (uint32_t level = 0; level < stack->depth; level++) {
 		uint32_t location = profile->stack_locations[stack->first + level];
 
-		fwrite(lines->text + lines->start[location], 1,
-		       lines->start[location + 1] - lines->start[location], out);
+		append_bytes(text, lines->text + lines->start[location],
+			     lines->start[location + 1] - lines->start[location]);
 	}
-	fputc('\n', out);
+	append_char(text, '\n');
+	fwrite(text->bytes, 1, text->size, out);
 }
 
 int emit_perf_script(const struct profile *profile, FILE *out)
 {
 	struct location_lines lines = {0};
+	struct event_text text = {0};
 	size_t next_switch = 0;
 
 	if (format_locations(profile, &lines) < 0) {
@@ -176,10 +227,11 @@ int emit_perf_script(const struct profile *profile, FILE *out)
 			profile->switches[next_switch].sample.time <= profile->samples[i].time);
 		     next_switch++)
 			write_event(profile, &profile->switches[next_switch].sample,
-				    &profile->switches[next_switch], &lines, out);
+				    &profile->switches[next_switch], &lines, &text, out);
 		if (i < profile->sample_count)
-			write_event(profile, &profile->samples[i], NULL, &lines, out);
+			write_event(profile, &profile->samples[i], NULL, &lines, &text, out);
 	}
+	free(text.bytes);
 	free(lines.start);
 	free(lines.text);
 	return ferror(out) ? -1 : 0;
