@@ -106,6 +106,7 @@ static int add_zip_member(zipFile zip, int dir_fd, const struct archive_member *
 
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -1;
+	errno = 0; /* minizip fails with errno set only when the system did */
 	format_path(path_in_archive, sizeof(path_in_archive), top, member);
 	localtime_r(&status.st_mtime, &time);
 	info.tmz_date = (tm_zip){(uInt)time.tm_sec,  (uInt)time.tm_min, (uInt)time.tm_hour,
