@@ -37,6 +37,7 @@ struct jitdump {
 	unsigned char *buffer; /* the kept part of the current header or record */
 	size_t buffered, wanted, buffer_capacity;
 	uint64_t skip;		       /* bytes still to pass over */
+	bool skipping_code;	       /* those are a code load's machine code */
 	uint64_t record_size;	       /* of the current record, once known */
 	uint64_t record_consumed;      /* of it, kept or passed over */
 	struct jitdump_summary counts; /* bytes, records, error */
@@ -90,6 +91,7 @@ static void stop(struct jitdump *dump, const char *why)
 static void finish_record(struct jitdump *dump)
 {
 	dump->skip = dump->record_size - dump->record_consumed;
+	dump->skipping_code = false;
 	dump->record_consumed = dump->record_size;
 	dump->phase = READING_RECORD_HEAD;
 	dump->wanted = RECORD_HEADER_SIZE;
@@ -140,6 +142,7 @@ static void read_code_load(struct jitdump *dump)
 				dump->buffered - CODE_RECORD_SIZE));
 	dump->counts.code_loads++;
 	finish_record(dump);
+	dump->skipping_code = true; /* what is left of a code load is its code */
 }
 
 /* A code-move record: the code at the old address, with its name, is at
@@ -205,7 +208,10 @@ static void read_buffered(struct jitdump *dump)
 		dump->buffered = 0;
 }
 
-void jitdump_add_bytes(struct jitdump *dump, const void *bytes, size_t length)
+/* Parses `length` bytes; with `writable` (the same bytes), overwrites the
+ * machine code among them with zeros. */
+static void add_bytes(struct jitdump *dump, const unsigned char *bytes, size_t length,
+		      unsigned char *writable)
 {
 	const unsigned char *cursor = bytes;
 
@@ -215,6 +221,8 @@ void jitdump_add_bytes(struct jitdump *dump, const void *bytes, size_t length)
 		if (dump->skip) {
 			taken = dump->skip < length ? (size_t)dump->skip : length;
 			dump->skip -= taken;
+			if (writable && dump->skipping_code)
+				memset(writable + (cursor - bytes), 0, taken);
 		} else {
 			if (!buffer_reserve((void **)&dump->buffer, &dump->buffer_capacity,
 					    dump->wanted, 1))
@@ -232,6 +240,16 @@ void jitdump_add_bytes(struct jitdump *dump, const void *bytes, size_t length)
 		if (!dump->skip && dump->buffered == dump->wanted)
 			read_buffered(dump);
 	}
+}
+
+void jitdump_add_bytes(struct jitdump *dump, const void *bytes, size_t length)
+{
+	add_bytes(dump, bytes, length, NULL);
+}
+
+void jitdump_add_bytes_clearing_code(struct jitdump *dump, void *bytes, size_t length)
+{
+	add_bytes(dump, bytes, length, bytes);
 }
 
 int jitdump_read_more(struct jitdump *dump, int fd, uint64_t limit)
