@@ -1,10 +1,13 @@
 /* libFuzzer entry point for the jitdump parser: the bytes are fed in two
- * pieces (the file as read in one poll, then the next), and every address
- * the input names is looked up, at a time before and after its records. */
+ * pieces (the file as read in one poll, then the next), the second piece
+ * from a copy whose machine code is cleared as collect's copy does, and
+ * every address the input names is looked up, at a time before and after
+ * its records. */
 #include "jitdump.h"
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -15,11 +18,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct jitdump_summary summary;
 	struct code_range range;
 	size_t split = size ? data[0] % (size + 1) : 0;
+	unsigned char *copy = malloc(size - split + 1);
 
-	if (!dump)
+	if (!dump || !copy) {
+		jitdump_free(dump);
+		free(copy);
 		return 0;
+	}
 	jitdump_add_bytes(dump, data, split);
-	jitdump_add_bytes(dump, data + split, size - split);
+	memcpy(copy, data + split, size - split);
+	jitdump_add_bytes_clearing_code(dump, copy, size - split);
+	free(copy);
 	jitdump_summarize(dump, &summary);
 	for (size_t i = 0; i + 8 <= size; i += 8) {
 		uint64_t address;
