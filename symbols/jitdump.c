@@ -1,5 +1,7 @@
 #include "jitdump.h"
 #include "buffer.h"
+#include "jit_frames.h"
+#include "jit_prolog.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -32,12 +34,17 @@ enum phase {
 
 struct jitdump {
 	struct code_ranges *ranges;
+	struct jit_frames *frames; /* unwind info read from each code's prolog */
 	enum phase phase;
 	bool timed;
 	unsigned char *buffer; /* the kept part of the current header or record */
 	size_t buffered, wanted, buffer_capacity;
-	uint64_t skip;		       /* bytes still to pass over */
-	bool skipping_code;	       /* those are a code load's machine code */
+	uint64_t skip;	    /* bytes still to pass over */
+	bool skipping_code; /* those are a code load's machine code */
+	/* The start of that code, its prolog: kept, and read for unwind info. */
+	uint8_t prolog[JIT_PROLOG_CODE_BYTES];
+	size_t prolog_read, prolog_wanted;
+	uint64_t code_start, code_time;
 	uint64_t record_size;	       /* of the current record, once known */
 	uint64_t record_consumed;      /* of it, kept or passed over */
 	struct jitdump_summary counts; /* bytes, records, error */
@@ -47,7 +54,8 @@ struct jitdump *jitdump_new(void)
 {
 	struct jitdump *dump = calloc(1, sizeof(*dump));
 
-	if (dump && !(dump->ranges = code_ranges_new())) {
+	if (dump && (!(dump->ranges = code_ranges_new()) || !(dump->frames = jit_frames_new()))) {
+		code_ranges_free(dump->ranges);
 		free(dump);
 		return NULL;
 	}
@@ -61,6 +69,7 @@ void jitdump_free(struct jitdump *dump)
 	if (!dump)
 		return;
 	code_ranges_free(dump->ranges);
+	jit_frames_free(dump->frames);
 	free(dump->buffer);
 	free(dump);
 }
@@ -143,6 +152,34 @@ static void read_code_load(struct jitdump *dump)
 	dump->counts.code_loads++;
 	finish_record(dump);
 	dump->skipping_code = true; /* what is left of a code load is its code */
+	dump->code_start = address;
+	dump->code_time = record_time(dump);
+	dump->prolog_read = 0;
+	dump->prolog_wanted = size < JIT_PROLOG_CODE_BYTES ? (size_t)size : JIT_PROLOG_CODE_BYTES;
+}
+
+/* Takes `length` bytes of a code load's code: its prolog is kept and read
+ * for unwind info once whole; in `writable`, the rest is cleared. */
+static void take_code(struct jitdump *dump, const unsigned char *code, size_t length,
+		      unsigned char *writable)
+{
+	size_t kept = 0;
+
+	if (dump->prolog_read < dump->prolog_wanted) {
+		uint8_t info[JIT_PROLOG_MAX_INFO];
+		size_t info_size;
+
+		kept = dump->prolog_wanted - dump->prolog_read;
+		kept = kept < length ? kept : length;
+		memcpy(dump->prolog + dump->prolog_read, code, kept);
+		dump->prolog_read += kept;
+		if (dump->prolog_read == dump->prolog_wanted &&
+		    jit_prolog_unwind_info(dump->prolog, dump->prolog_read, info, &info_size))
+			jit_frames_add(dump->frames, dump->code_start, dump->code_time, info,
+				       info_size);
+	}
+	if (writable && length > kept)
+		memset(writable + kept, 0, length - kept);
 }
 
 /* A code-move record: the code at the old address, with its name, is at
@@ -209,7 +246,7 @@ static void read_buffered(struct jitdump *dump)
 }
 
 /* Parses `length` bytes; with `writable` (the same bytes), overwrites the
- * machine code among them with zeros. */
+ * machine code among them with zeros, but for each code's prolog. */
 static void add_bytes(struct jitdump *dump, const unsigned char *bytes, size_t length,
 		      unsigned char *writable)
 {
@@ -221,8 +258,9 @@ static void add_bytes(struct jitdump *dump, const unsigned char *bytes, size_t l
 		if (dump->skip) {
 			taken = dump->skip < length ? (size_t)dump->skip : length;
 			dump->skip -= taken;
-			if (writable && dump->skipping_code)
-				memset(writable + (cursor - bytes), 0, taken);
+			if (dump->skipping_code)
+				take_code(dump, cursor, taken,
+					  writable ? writable + (cursor - bytes) : NULL);
 		} else {
 			if (!buffer_reserve((void **)&dump->buffer, &dump->buffer_capacity,
 					    dump->wanted, 1))
@@ -278,6 +316,21 @@ int jitdump_read_more(struct jitdump *dump, int fd, uint64_t limit)
 bool jitdump_lookup(struct jitdump *dump, uint64_t address, uint64_t time, struct code_range *found)
 {
 	return code_ranges_lookup(dump->ranges, address, time, found);
+}
+
+bool jitdump_unwind_at(struct jitdump *dump, uint64_t address, uint64_t time,
+		       struct x64_unwind_code_at *unwind)
+{
+	struct code_range range;
+
+	if (!code_ranges_lookup(dump->ranges, address, time, &range) || !range.name ||
+	    !(unwind->info =
+		  jit_frames_find(dump->frames, range.start, range.time, &unwind->info_size)))
+		return false;
+	unwind->offset = (uint32_t)(address - range.start);
+	unwind->code = NULL; /* the copy keeps no code past the prolog */
+	unwind->code_size = 0;
+	return true;
 }
 
 void jitdump_summarize(const struct jitdump *dump, struct jitdump_summary *summary)

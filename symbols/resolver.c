@@ -486,15 +486,17 @@ void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, st
 	const struct mapping *mapping = address_space_find(process->space, address);
 
 	*code = (struct code_at){.kind = CODE_UNMAPPED};
-	if (!mapping) {
-		/* Code the perf map names, whatever the mappings say. */
-		if (load_perfmap(resolver, process) &&
-		    perfmap_lookup(process->perfmap, address, &(struct perfmap_entry){0}))
+	if (!mapping || holds_generated_code(mapping->path)) {
+		struct jitdump *jitdump = load_jitdump(resolver, process);
+
+		/* Code the jitdump or the perf map names, whatever the mappings
+		 * say; the jitdump's copy keeps each method's prolog. */
+		if (jitdump && jitdump_unwind_at(jitdump, address, resolver->time, &code->unwind))
 			code->kind = CODE_GENERATED;
-		return;
-	}
-	if (holds_generated_code(mapping->path)) {
-		code->kind = CODE_GENERATED;
+		else if (mapping ||
+			 (load_perfmap(resolver, process) &&
+			  perfmap_lookup(process->perfmap, address, &(struct perfmap_entry){0})))
+			code->kind = CODE_GENERATED;
 		return;
 	}
 	/* ReadyToRun code: each method's unwind info, from the image. */

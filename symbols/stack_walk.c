@@ -76,9 +76,12 @@ static enum frame_step step(enum stack_walk_mode mode, const struct stack_walk_s
 		    call_frame_info_step(code.cfi, code.file_address, &sample->stack, registers);
 	if (result != FRAME_STEP_NO_RULE || mode != STACK_WALK_HYBRID || code.kind == CODE_UNMAPPED)
 		return result;
-	/* Precompiled code whose unwind info cannot be followed (a slot past
-	 * the copy, an unusual code) is still walked by its frame pointers. */
-	if (code.kind == CODE_PRECOMPILED &&
+	/* Code whose unwind info cannot be followed (a slot past the copy, an
+	 * unusual code) is still walked by its frame pointers. A JIT leaf's
+	 * prolog alone is not enough: without its code the step cannot tell
+	 * an epilog, where part of the frame is gone. */
+	if ((code.kind == CODE_PRECOMPILED || (code.kind == CODE_GENERATED && !leaf)) &&
+	    code.unwind.info &&
 	    x64_unwind_step(&code.unwind, leaf, &sample->stack, registers) == FRAME_STEP_DONE)
 		return FRAME_STEP_DONE;
 	if (leaf &&

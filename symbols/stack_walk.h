@@ -7,7 +7,9 @@
  *   - an ELF file's call frame information (.eh_frame, .debug_frame), read
  *     by call_frame_info_step();
  *   - in hybrid mode, the unwind data of precompiled .NET code (ReadyToRun
- *     images' Windows x64 UNWIND_INFO), read by x64_unwind_step();
+ *     images' Windows x64 UNWIND_INFO), read by x64_unwind_step(), and the
+ *     same made from the prologs of JIT code (jit_prolog.h) for the frames
+ *     of callers;
  *   - in hybrid mode, frame pointers (rbp chains) through code without
  *     either: JIT code, which keeps RBP frames (.NET, node);
  *   - in hybrid mode, the kernel's callchain once the copy ends: where the
@@ -39,9 +41,11 @@ enum code_kind {
 /* What is at one address of the process. */
 struct code_at {
 	enum code_kind kind;
-	struct call_frame_info *cfi;	  /* CODE_WITH_CFI: owned by the lookup's cache */
-	uint64_t file_address;		  /* CODE_WITH_CFI: the address in the file's terms */
-	struct x64_unwind_code_at unwind; /* CODE_PRECOMPILED: owned by the lookup's cache */
+	struct call_frame_info *cfi; /* CODE_WITH_CFI: owned by the lookup's cache */
+	uint64_t file_address;	     /* CODE_WITH_CFI: the address in the file's terms */
+	/* CODE_PRECOMPILED, and CODE_GENERATED whose prolog is known (info NULL
+	   otherwise): owned by the lookup's cache */
+	struct x64_unwind_code_at unwind;
 };
 
 /* Fills `code` for `address` of the sampled process. */

@@ -69,7 +69,7 @@ static void assert_caller(const struct frame_registers *registers, uint64_t sp, 
 	assert_true(registers->bp_known);
 }
 
-/* Middle() of tests/dotnet/R2RFrames: push rax; mov esi, 50; call Spin;
+/* Middle() of tests/dotnet/FramelessCallers: push rax; mov esi, 50; call Spin;
  * inc rax; add rsp, 8; ret. rbp is never touched: it stays the caller's. */
 static void test_frame_without_rbp(void **state)
 {

@@ -1,10 +1,11 @@
-// A .NET workload whose hot path runs through precompiled methods that keep
-// no frame pointer: Middle and Outer each make one call and nothing else,
-// so crossgen2 gives them a frame described by the stack pointer alone
-// (their unwind info pushes no rbp). A frame-pointer walk from Spin skips
+// A .NET workload whose hot path runs through methods that keep no frame
+// pointer: Middle and Outer each make one call and nothing else, so
+// crossgen2 and the JIT's optimized code give them a frame described by the
+// stack pointer alone ("push rax"). A frame-pointer walk from Spin skips
 // them: Spin's saved rbp is Main's. Published with PublishReadyToRun and
-// run with DOTNET_TC_CallCounting=0 so that the methods stay in their
-// ReadyToRun code. Prints "ready" once the loop runs.
+// run with DOTNET_TC_CallCounting=0, the methods stay in their ReadyToRun
+// code; with DOTNET_ReadyToRun=0 DOTNET_TieredCompilation=0 they are
+// jitted, optimized at once. Prints "ready" once the loop runs.
 using System;
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
