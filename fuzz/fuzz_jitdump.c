@@ -2,7 +2,7 @@
  * pieces (the file as read in one poll, then the next), the second piece
  * from a copy whose machine code is cleared as collect's copy does, and
  * every address the input names is looked up, at a time before and after
- * its records. */
+ * its records, and unwound with its prolog's info, the input as the stack. */
 #include "jitdump.h"
 
 #include <stddef.h>
@@ -17,6 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct jitdump *dump = jitdump_new();
 	struct jitdump_summary summary;
 	struct code_range range;
+	struct x64_unwind_code_at unwind;
+	struct stack_copy stack = {.start = 0x10000, .bytes = data, .size = size};
 	size_t split = size ? data[0] % (size + 1) : 0;
 	unsigned char *copy = malloc(size - split + 1);
 
@@ -36,6 +38,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&address, data + i, sizeof(address));
 		if (jitdump_lookup(dump, address, 0, &range) && range.name)
 			(void)strlen(range.name);
+		if (jitdump_unwind_at(dump, address, UINT64_MAX, &unwind)) {
+			struct frame_registers registers = {address, 0x10000 + i, 0x10040, true};
+
+			x64_unwind_step(&unwind, false, &stack, &registers);
+		}
 		jitdump_lookup(dump, address, UINT64_MAX, &range);
 	}
 	jitdump_free(dump);
