@@ -1,18 +1,16 @@
 #include "jit_frames.h"
-#include "jit_prolog.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 /* An open-addressing hash table, at most half full. */
-struct jit_frame {
+struct slot {
 	uint64_t start, time;
-	uint8_t size; /* 0: an empty slot */
-	uint8_t info[JIT_PROLOG_MAX_INFO];
+	bool used;
+	struct jit_frame frame;
 };
 
 struct jit_frames {
-	struct jit_frame *slots;
+	struct slot *slots;
 	size_t capacity, used; /* capacity: a power of two, or 0 */
 };
 
@@ -37,11 +35,11 @@ static size_t first_slot(const struct jit_frames *frames, uint64_t start, uint64
 }
 
 /* The slot holding that code's info, or the empty one where it goes. */
-static struct jit_frame *slot_of(const struct jit_frames *frames, uint64_t start, uint64_t time)
+static struct slot *slot_of(const struct jit_frames *frames, uint64_t start, uint64_t time)
 {
 	size_t index = first_slot(frames, start, time);
 
-	while (frames->slots[index].size &&
+	while (frames->slots[index].used &&
 	       (frames->slots[index].start != start || frames->slots[index].time != time))
 		index = (index + 1) & (frames->capacity - 1);
 	return &frames->slots[index];
@@ -54,7 +52,7 @@ static bool grow(struct jit_frames *frames)
 	if (!(bigger.slots = calloc(bigger.capacity, sizeof(*bigger.slots))))
 		return false;
 	for (size_t i = 0; i < frames->capacity; i++)
-		if (frames->slots[i].size)
+		if (frames->slots[i].used)
 			*slot_of(&bigger, frames->slots[i].start, frames->slots[i].time) =
 			    frames->slots[i];
 	free(frames->slots);
@@ -63,30 +61,26 @@ static bool grow(struct jit_frames *frames)
 	return true;
 }
 
-bool jit_frames_add(struct jit_frames *frames, uint64_t start, uint64_t time, const uint8_t *info,
-		    size_t size)
+bool jit_frames_add(struct jit_frames *frames, uint64_t start, uint64_t time,
+		    const struct jit_frame *frame)
 {
-	struct jit_frame *slot;
+	struct slot *slot;
 
-	if (size == 0 || size > JIT_PROLOG_MAX_INFO)
-		return false;
 	if ((frames->used + 1) * 2 > frames->capacity && !grow(frames))
 		return false;
 	slot = slot_of(frames, start, time);
-	frames->used += slot->size == 0;
-	*slot = (struct jit_frame){.start = start, .time = time, .size = (uint8_t)size};
-	memcpy(slot->info, info, size);
+	frames->used += !slot->used;
+	*slot = (struct slot){.start = start, .time = time, .used = true, .frame = *frame};
 	return true;
 }
 
-const uint8_t *jit_frames_find(const struct jit_frames *frames, uint64_t start, uint64_t time,
-			       size_t *size)
+const struct jit_frame *jit_frames_find(const struct jit_frames *frames, uint64_t start,
+					uint64_t time)
 {
-	const struct jit_frame *slot;
+	const struct slot *slot;
 
 	if (frames->capacity == 0)
 		return NULL;
 	slot = slot_of(frames, start, time);
-	*size = slot->size;
-	return slot->size ? slot->info : NULL;
+	return slot->used ? &slot->frame : NULL;
 }

@@ -44,7 +44,7 @@ struct jitdump {
 	/* The start of that code, its prolog: kept, and read for unwind info. */
 	uint8_t prolog[JIT_PROLOG_CODE_BYTES];
 	size_t prolog_read, prolog_wanted;
-	uint64_t code_start, code_time;
+	uint64_t code_start, code_time, code_size;
 	uint64_t record_size;	       /* of the current record, once known */
 	uint64_t record_consumed;      /* of it, kept or passed over */
 	struct jitdump_summary counts; /* bytes, records, error */
@@ -154,6 +154,7 @@ static void read_code_load(struct jitdump *dump)
 	dump->skipping_code = true; /* what is left of a code load is its code */
 	dump->code_start = address;
 	dump->code_time = record_time(dump);
+	dump->code_size = size;
 	dump->prolog_read = 0;
 	dump->prolog_wanted = size < JIT_PROLOG_CODE_BYTES ? (size_t)size : JIT_PROLOG_CODE_BYTES;
 }
@@ -166,17 +167,21 @@ static void take_code(struct jitdump *dump, const unsigned char *code, size_t le
 	size_t kept = 0;
 
 	if (dump->prolog_read < dump->prolog_wanted) {
-		uint8_t info[JIT_PROLOG_MAX_INFO];
-		size_t info_size;
+		struct jit_frame frame;
 
 		kept = dump->prolog_wanted - dump->prolog_read;
 		kept = kept < length ? kept : length;
 		memcpy(dump->prolog + dump->prolog_read, code, kept);
 		dump->prolog_read += kept;
 		if (dump->prolog_read == dump->prolog_wanted &&
-		    jit_prolog_unwind_info(dump->prolog, dump->prolog_read, info, &info_size))
-			jit_frames_add(dump->frames, dump->code_start, dump->code_time, info,
-				       info_size);
+		    jit_prolog_unwind_info(dump->prolog, dump->prolog_read, frame.info,
+					   &frame.info_size)) {
+			/* Code that short is kept whole: its epilogs can be told. */
+			frame.code_size =
+			    dump->code_size == dump->prolog_read ? dump->prolog_read : 0;
+			memcpy(frame.code, dump->prolog, frame.code_size);
+			jit_frames_add(dump->frames, dump->code_start, dump->code_time, &frame);
+		}
 	}
 	if (writable && length > kept)
 		memset(writable + kept, 0, length - kept);
@@ -322,14 +327,22 @@ bool jitdump_unwind_at(struct jitdump *dump, uint64_t address, uint64_t time,
 		       struct x64_unwind_code_at *unwind)
 {
 	struct code_range range;
+	const struct jit_frame *frame;
 
 	if (!code_ranges_lookup(dump->ranges, address, time, &range) || !range.name ||
-	    !(unwind->info =
-		  jit_frames_find(dump->frames, range.start, range.time, &unwind->info_size)))
+	    !(frame = jit_frames_find(dump->frames, range.start, range.time)))
 		return false;
+	unwind->info = frame->info;
+	unwind->info_size = frame->info_size;
 	unwind->offset = (uint32_t)(address - range.start);
-	unwind->code = NULL; /* the copy keeps no code past the prolog */
+	unwind->code = NULL;
 	unwind->code_size = 0;
+	if (unwind->offset < frame->code_size) {
+		unwind->code = frame->code + unwind->offset;
+		unwind->code_size = frame->code_size - unwind->offset;
+		if (unwind->code_size > X64_UNWIND_MAX_EPILOG)
+			unwind->code_size = X64_UNWIND_MAX_EPILOG;
+	}
 	return true;
 }
 

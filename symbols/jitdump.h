@@ -50,9 +50,11 @@ bool jitdump_lookup(struct jitdump *dump, uint64_t address, uint64_t time,
 		    struct code_range *found);
 
 /* How to unwind through the code that held `address` at `time`: the unwind
- * info its prolog gives (jit_prolog.h), valid until more bytes are added.
- * No code bytes for epilogs: the caller uses it for callers' frames. False
- * when the code is unknown or its prolog was not read. */
+ * info its prolog gives (jit_prolog.h), and the code from the address on
+ * when the method is short enough to be kept whole (else NULL: without it
+ * an epilog cannot be told, so only a caller's frame can use the info).
+ * Valid until more bytes are added. False when the code is unknown or its
+ * prolog was not read. */
 bool jitdump_unwind_at(struct jitdump *dump, uint64_t address, uint64_t time,
 		       struct x64_unwind_code_at *unwind);
 

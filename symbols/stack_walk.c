@@ -77,10 +77,11 @@ static enum frame_step step(enum stack_walk_mode mode, const struct stack_walk_s
 	if (result != FRAME_STEP_NO_RULE || mode != STACK_WALK_HYBRID || code.kind == CODE_UNMAPPED)
 		return result;
 	/* Code whose unwind info cannot be followed (a slot past the copy, an
-	 * unusual code) is still walked by its frame pointers. A JIT leaf's
-	 * prolog alone is not enough: without its code the step cannot tell
-	 * an epilog, where part of the frame is gone. */
-	if ((code.kind == CODE_PRECOMPILED || (code.kind == CODE_GENERATED && !leaf)) &&
+	 * unusual code) is still walked by its frame pointers. A JIT leaf
+	 * needs its code as well as its prolog: without it the step cannot
+	 * tell an epilog, where part of the frame is gone. */
+	if ((code.kind == CODE_PRECOMPILED ||
+	     (code.kind == CODE_GENERATED && (!leaf || code.unwind.code))) &&
 	    code.unwind.info &&
 	    x64_unwind_step(&code.unwind, leaf, &sample->stack, registers) == FRAME_STEP_DONE)
 		return FRAME_STEP_DONE;

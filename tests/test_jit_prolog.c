@@ -104,12 +104,13 @@ static void put(uint8_t *out, size_t *length, const void *data, size_t size)
 	*length += size;
 }
 
-/* A jitdump code load of `code`, at 0x7000 from time 100. */
-static size_t code_load(uint8_t *out, size_t length, const uint8_t *code, uint64_t size)
+/* A jitdump code load of `code`, at `address` from time 100. */
+static size_t code_load(uint8_t *out, size_t length, uint64_t address, const uint8_t *code,
+			uint64_t size)
 {
 	static const char name[] = "int64 [App] Demo.Program::Middle()";
 	uint32_t words[4] = {0, (uint32_t)(56 + sizeof(name) + size), 100, 0};
-	uint64_t fields[5] = {0x7000, 0x7000, size, 1};
+	uint64_t fields[5] = {address, address, size, 1};
 
 	put(out, &length, words, 8);
 	put(out, &length, &(uint64_t){100}, 8);
@@ -120,24 +121,41 @@ static size_t code_load(uint8_t *out, size_t length, const uint8_t *code, uint64
 	return length;
 }
 
+/* Middle() whole: push rax; mov esi, 50; call [Spin]; inc rax; add rsp, 8;
+ * ret. Short enough to be kept whole: a leaf in its epilog unwinds right. */
+static const uint8_t middle[] = {0x50, 0xbe, 0x32, 0,	 0,    0,    0xff, 0x15, 1, 2,
+				 3,    4,    0x48, 0xff, 0xc0, 0x48, 0x83, 0xc4, 8, 0xc3};
+
 static void test_through_the_jitdump(void **state)
 {
-	static const uint8_t middle[] = {0x50, 0xbe, 0x32, 0, 0, 0, 0xff, 0x15, 1, 2, 3, 4};
 	uint32_t header[10] = {0x4A695444, 1, 40, 62, 0, 4242};
-	uint8_t file[512];
+	uint8_t file[512], long_method[100];
 	size_t length = 0;
 	struct jitdump *dump = jitdump_new();
 	struct x64_unwind_code_at unwind;
+	struct frame_registers registers = {0x700f, STACK, CALLER_RBP, true};
 
 	(void)state;
+	memset(slots, 0, sizeof(slots));
+	slots[1] = RETURN;
 	put(file, &length, header, sizeof(header));
-	length = code_load(file, length, middle, sizeof(middle));
+	length = code_load(file, length, 0x7000, middle, sizeof(middle));
+	memset(long_method, 0x90, sizeof(long_method));
+	memcpy(long_method, middle, 12);
+	length = code_load(file, length, 0x8000, long_method, sizeof(long_method));
 	jitdump_add_bytes(dump, file, length);
-	assert_true(jitdump_unwind_at(dump, 0x700b, 150, &unwind));
-	assert_int_equal(unwind.offset, 11);
+	/* At "add rsp, 8": the epilog is run, not the prolog undone. */
+	assert_true(jitdump_unwind_at(dump, 0x700f, 150, &unwind));
+	assert_int_equal(unwind.offset, 15);
 	assert_int_equal(unwind.info[2], 1); /* one code: push rax */
+	assert_int_equal(unwind.code_size, 5);
+	assert_int_equal(x64_unwind_step(&unwind, true, &stack, &registers), FRAME_STEP_DONE);
+	assert_int_equal(registers.ip, RETURN);
+	assert_int_equal(registers.sp, STACK + 16);
+	/* A method longer than what is kept: its prolog, not its code. */
+	assert_true(jitdump_unwind_at(dump, 0x800b, 150, &unwind));
 	assert_null(unwind.code);
-	assert_false(jitdump_unwind_at(dump, 0x8000, 150, &unwind));
+	assert_false(jitdump_unwind_at(dump, 0x9000, 150, &unwind));
 	jitdump_free(dump);
 }
 
