@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	kernel_symbols_free(symbols);
-	copied = copy_size ? kernel_symbols_open(fmemopen(copy, copy_size, "r")) : NULL;
+	copied = copy_size ? kernel_symbols_open(fmemopen(copy, copy_size, "r"), false) : NULL;
 	for (size_t i = 0; i < LOOKUPS; i++) {
 		const char *name;
 		uint64_t offset;

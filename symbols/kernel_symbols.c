@@ -207,7 +207,7 @@ static bool read_covers(const struct kernel_symbols *symbols, uint64_t address)
 	       symbols->symbols[symbols->count - 1].address > address;
 }
 
-struct kernel_symbols *kernel_symbols_open(FILE *listing)
+struct kernel_symbols *kernel_symbols_open(FILE *listing, bool in_part)
 {
 	struct kernel_symbols *symbols = calloc(1, sizeof(*symbols));
 	struct listing_line parsed;
@@ -224,7 +224,10 @@ struct kernel_symbols *kernel_symbols_open(FILE *listing)
 		kernel_symbols_free(symbols);
 		return NULL;
 	}
-	take_line(symbols, line, &parsed);
+	if (in_part)
+		take_line(symbols, line, &parsed);
+	else
+		read_rest(symbols, line, &parsed);
 	return symbols;
 }
 

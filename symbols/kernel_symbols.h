@@ -28,10 +28,13 @@
 struct kernel_symbols;
 
 /* Takes over `listing` (lines "ADDRESS TYPE NAME[\t[MODULE]]"; others are
- * skipped) and reads its first text symbol. Returns NULL, closing it, when
- * the listing names no address: kallsyms shows zeros to readers without
- * CAP_SYSLOG, and to everyone when kernel.kptr_restrict is 2. */
-struct kernel_symbols *kernel_symbols_open(FILE *listing);
+ * skipped) and reads it whole, or `in_part` as lookups need: only for a
+ * listing whose core kernel comes first in address order, as
+ * /proc/kallsyms lists it (a copy lists lines in the order they were
+ * used). Returns NULL, closing it, when the listing names no address:
+ * kallsyms shows zeros to readers without CAP_SYSLOG, and to everyone when
+ * kernel.kptr_restrict is 2. */
+struct kernel_symbols *kernel_symbols_open(FILE *listing, bool in_part);
 
 /* Closes the listing and the copy; NULL is fine. */
 void kernel_symbols_free(struct kernel_symbols *symbols);

@@ -57,7 +57,7 @@ static struct kernel_symbols *open_kallsyms(void)
 {
 	FILE *kallsyms = fopen("/proc/kallsyms", "re");
 
-	return kallsyms ? kernel_symbols_open(kallsyms) : NULL;
+	return kallsyms ? kernel_symbols_open(kallsyms, true) : NULL;
 }
 
 /* /proc/kallsyms shows addresses to readers with CAP_SYSLOG while
@@ -111,7 +111,7 @@ static struct kernel_symbols *read_copy(FILE *copy, const char *copy_path,
 					const struct kernel_identity *captured,
 					const struct kernel_identity *here, FILE *log)
 {
-	struct kernel_symbols *symbols = kernel_symbols_open(copy);
+	struct kernel_symbols *symbols = kernel_symbols_open(copy, false);
 
 	if (!symbols)
 		symbols_log(log, "%s names no kernel address: kernel frames stay unnamed",

@@ -20,15 +20,16 @@ static const char listing[] = "0000000000000000 A fixed_percpu_data\n"
 			      "ffffffff81000000 T _stext\n"
 			      "ffffffff81000000 T _text\n"
 			      "ffffffff81000100 t helper\n"
+			      "ffffffff81000150 t middle\n"
 			      "ffffffff81000180 D some_data\n"
 			      "ffffffff81000200 T later\n"
 			      "ffffffffc0000100 t mod_b\t[nf_tables]\n"
 			      "ffffffffc0000000 t mod_a\t[nf_tables]\n"
 			      "ffffffffc0001000 t ftrace_trampoline\t[__builtin__ftrace]\n";
 
-static struct kernel_symbols *open_text(const char *text, size_t length)
+static struct kernel_symbols *open_text(const char *text, size_t length, bool in_part)
 {
-	return kernel_symbols_open(fmemopen((void *)text, length, "r"));
+	return kernel_symbols_open(fmemopen((void *)text, length, "r"), in_part);
 }
 
 static void assert_names(struct kernel_symbols *symbols, uint64_t address, const char *expected,
@@ -52,12 +53,13 @@ static void assert_unnamed(struct kernel_symbols *symbols, uint64_t address)
 
 static void test_core_modules_and_aliases(void **state)
 {
-	struct kernel_symbols *symbols = open_text(listing, sizeof(listing) - 1);
+	struct kernel_symbols *symbols = open_text(listing, sizeof(listing) - 1, true);
 
 	(void)state;
 	assert_non_null(symbols);
 	assert_names(symbols, 0xffffffff81000010, "_stext", 0x10);
-	assert_names(symbols, 0xffffffff810001f0, "helper", 0xf0);
+	assert_names(symbols, 0xffffffff81000140, "helper", 0x40);
+	assert_names(symbols, 0xffffffff810001f0, "middle", 0xa0);
 	assert_names(symbols, 0xffffffffc0000050, "mod_a", 0x50);
 	assert_names(symbols, 0xffffffff81000200, "later", 0);
 	assert_names(symbols, 0xffffffffc0000100, "mod_b", 0);
@@ -72,8 +74,8 @@ static void test_hidden_addresses(void **state)
 	static const char hidden[] = "0000000000000000 T _stext\n0000000000000000 t helper\n";
 
 	(void)state;
-	assert_null(open_text(hidden, sizeof(hidden) - 1));
-	assert_null(open_text("", 0));
+	assert_null(open_text(hidden, sizeof(hidden) - 1, true));
+	assert_null(open_text("", 0, true));
 }
 
 /* 20,000 core lines "ffffffff8100X000 t fN", a module's line at the end. */
@@ -95,7 +97,7 @@ static void test_reads_only_as_far_as_needed(void **state)
 	size_t length;
 	char *text = long_listing(&length);
 	FILE *in = fmemopen(text, length, "r");
-	struct kernel_symbols *symbols = kernel_symbols_open(in);
+	struct kernel_symbols *symbols = kernel_symbols_open(in, true);
 
 	(void)state;
 	assert_names(symbols, 0xffffffff81064010, "f100", 0x10);
@@ -108,11 +110,14 @@ static void test_reads_only_as_far_as_needed(void **state)
 	free(text);
 }
 
+/* The copy lists lines in the order they were first used: here _stext,
+ * helper (where _stext ends), later, mod_a (where later ends), middle, mod_b;
+ * read whole, it names each address as the listing did. */
 static void test_copy_names_what_was_asked(void **state)
 {
-	static const uint64_t asked[] = {0xffffffff810001f0, 0xffffffffc0000050,
-					 0xffffffff81000004};
-	struct kernel_symbols *symbols = open_text(listing, sizeof(listing) - 1), *copied;
+	static const uint64_t asked[] = {0xffffffff81000004, 0xffffffff81000200, 0xffffffff81000158,
+					 0xffffffffc0000050};
+	struct kernel_symbols *symbols = open_text(listing, sizeof(listing) - 1, true), *copied;
 	char *copy = NULL;
 	size_t copy_length, lines = 0;
 
@@ -124,13 +129,14 @@ static void test_copy_names_what_was_asked(void **state)
 	kernel_symbols_free(symbols);
 	for (const char *c = copy; *c; c++)
 		lines += *c == '\n';
-	assert_int_equal(lines, 5); /* each with the symbol after it, once */
+	assert_int_equal(lines, 6); /* each with the symbol after it, once */
 	assert_non_null(strstr(copy, "ffffffffc0000000 t mod_a\t[nf_tables]\n"));
 
-	copied = open_text(copy, copy_length);
-	assert_names(copied, 0xffffffff810001f0, "helper", 0xf0);
-	assert_names(copied, 0xffffffffc0000050, "mod_a", 0x50);
+	copied = open_text(copy, copy_length, false);
 	assert_names(copied, 0xffffffff81000004, "_stext", 4);
+	assert_names(copied, 0xffffffff81000158, "middle", 8);
+	assert_names(copied, 0xffffffff81000200, "later", 0);
+	assert_names(copied, 0xffffffffc0000050, "mod_a", 0x50);
 	assert_unnamed(copied, 0xffffffffc0001000); /* never asked for */
 	kernel_symbols_free(copied);
 	free(copy);
@@ -170,8 +176,8 @@ static void test_this_kernel_in_part_as_whole(void **state)
 	uint64_t offset, whole_offset;
 
 	(void)state;
-	in_part = count ? kernel_symbols_open(fopen("/proc/kallsyms", "re")) : NULL;
-	whole = count ? kernel_symbols_open(fopen("/proc/kallsyms", "re")) : NULL;
+	in_part = count ? kernel_symbols_open(fopen("/proc/kallsyms", "re"), true) : NULL;
+	whole = count ? kernel_symbols_open(fopen("/proc/kallsyms", "re"), true) : NULL;
 	if (!in_part || !whole) {
 		kernel_symbols_free(in_part);
 		kernel_symbols_free(whole);
