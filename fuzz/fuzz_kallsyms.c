@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(fd);
 	if (!symbols)
 		return 0;
-	kernel_symbols_copy_to(symbols, open_memstream(&copy, &copy_size));
+	kernel_symbols_copy_to(symbols, open_memstream(&copy, &copy_size), "# complete\n");
 	for (size_t i = 0; i < LOOKUPS; i++) {
 		found[i] =
 		    kernel_symbols_find(symbols, address_at(data, size, i), &names[i], &offsets[i]);

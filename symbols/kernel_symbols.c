@@ -37,6 +37,7 @@ struct kernel_symbols {
 	struct name_block *names;
 	const char *last_module;
 	FILE *copy; /* NULL: nothing is copied */
+	const char *copy_last_line;
 };
 
 struct listing_line {
@@ -237,8 +238,10 @@ void kernel_symbols_free(struct kernel_symbols *symbols)
 		return;
 	if (symbols->listing)
 		fclose(symbols->listing);
-	if (symbols->copy)
+	if (symbols->copy) {
+		fputs(symbols->copy_last_line, symbols->copy);
 		fclose(symbols->copy);
+	}
 	while (symbols->names) {
 		struct name_block *next = symbols->names->next;
 
@@ -249,11 +252,12 @@ void kernel_symbols_free(struct kernel_symbols *symbols)
 	free(symbols);
 }
 
-void kernel_symbols_copy_to(struct kernel_symbols *symbols, FILE *copy)
+void kernel_symbols_copy_to(struct kernel_symbols *symbols, FILE *copy, const char *last_line)
 {
 	if (symbols->copy)
 		fclose(symbols->copy);
 	symbols->copy = copy;
+	symbols->copy_last_line = last_line;
 }
 
 static void copy_symbol(struct kernel_symbols *symbols, struct kernel_symbol *symbol)

@@ -47,7 +47,8 @@ bool kernel_symbols_find(struct kernel_symbols *symbols, uint64_t address, const
 /* From now on writes each symbol kernel_symbols_find() answers with into
  * `copy` as its listing line, once, with the symbol after it (where it
  * ends), so that the copy names those addresses as the listing did. Each
- * line is flushed when written. Takes over `copy`. */
-void kernel_symbols_copy_to(struct kernel_symbols *symbols, FILE *copy);
+ * line is flushed when written; `last_line` is written when `symbols` is
+ * freed, to mark the copy whole. Takes over `copy`. */
+void kernel_symbols_copy_to(struct kernel_symbols *symbols, FILE *copy, const char *last_line);
 
 #endif

@@ -7,10 +7,15 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+/* The last line of a copy written to its end: the capture's replay looked
+ * up every kernel address it has. */
+#define COPY_COMPLETE "# complete\n"
+
 /* Which boot of which kernel: a listing's addresses hold for one boot. */
 struct kernel_identity {
 	char boot_id[64];
 	char release[128];
+	bool complete; /* a copy's: it ends with COPY_COMPLETE */
 };
 
 static void read_first_line(const char *path, char *line, size_t size)
@@ -34,14 +39,16 @@ static void identify_this_kernel(struct kernel_identity *identity)
 		 uname(&names) == 0 ? names.release : "");
 }
 
-/* The comment lines at the top of a copy; fields stay empty when absent.
- * Leaves the copy at its start. */
+/* The comment lines of a copy; fields stay empty when absent. Leaves the
+ * copy at its start. */
 static void identify_copy(FILE *copy, struct kernel_identity *identity)
 {
 	char line[256];
 
 	*identity = (struct kernel_identity){0};
-	while (fgets(line, sizeof(line), copy) && line[0] == '#') {
+	for (size_t lines = 0; lines < KERNEL_SYMBOLS_MAX_LINES && fgets(line, sizeof(line), copy);
+	     lines++) {
+		identity->complete = !strcmp(line, COPY_COMPLETE);
 		line[strcspn(line, "\n")] = '\0';
 		if (!strncmp(line, "# boot_id ", 10))
 			snprintf(identity->boot_id, sizeof(identity->boot_id), "%.*s",
@@ -92,7 +99,7 @@ static void start_copy(struct kernel_symbols *symbols, const char *copy_path,
 		return;
 	}
 	fprintf(copy, "# boot_id %s\n# release %s\n", identity->boot_id, identity->release);
-	kernel_symbols_copy_to(symbols, copy);
+	kernel_symbols_copy_to(symbols, copy, COPY_COMPLETE);
 }
 
 /* The capture's copy, when it has one; NULL otherwise. A copy is input from
@@ -123,9 +130,7 @@ static struct kernel_symbols *read_copy(FILE *copy, const char *copy_path,
 			    copy_path, captured->release, captured->boot_id, here->release,
 			    here->boot_id);
 	else
-		symbols_log(log,
-			    "/proc/kallsyms shows no addresses: kernel frames named from %s, "
-			    "written when this capture was made",
+		symbols_log(log, "kernel frames named from %s, written when this capture was made",
 			    copy_path);
 	return symbols;
 }
@@ -139,7 +144,9 @@ struct kernel_symbols *kernel_symbols_for_capture(const char *copy_path, bool wr
 	identify_this_kernel(&here);
 	if (copy) {
 		identify_copy(copy, &captured);
-		if (!strcmp(captured.boot_id, here.boot_id) && (symbols = open_kallsyms())) {
+		/* An interrupted collect leaves a copy that may lack names. */
+		if (!captured.complete && !strcmp(captured.boot_id, here.boot_id) &&
+		    (symbols = open_kallsyms())) {
 			fclose(copy);
 			return symbols;
 		}

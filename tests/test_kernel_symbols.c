@@ -122,14 +122,15 @@ static void test_copy_names_what_was_asked(void **state)
 	size_t copy_length, lines = 0;
 
 	(void)state;
-	kernel_symbols_copy_to(symbols, open_memstream(&copy, &copy_length));
+	kernel_symbols_copy_to(symbols, open_memstream(&copy, &copy_length), "# whole\n");
 	for (size_t i = 0; i < sizeof(asked) / sizeof(*asked); i++)
 		assert_true(
 		    kernel_symbols_find(symbols, asked[i], &(const char *){0}, &(uint64_t){0}));
 	kernel_symbols_free(symbols);
 	for (const char *c = copy; *c; c++)
 		lines += *c == '\n';
-	assert_int_equal(lines, 6); /* each with the symbol after it, once */
+	assert_int_equal(lines, 7); /* each with the symbol after it, once; the last line */
+	assert_non_null(strstr(copy, "# whole\n"));
 	assert_non_null(strstr(copy, "ffffffffc0000000 t mod_a\t[nf_tables]\n"));
 
 	copied = open_text(copy, copy_length, false);
