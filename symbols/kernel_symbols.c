@@ -111,7 +111,8 @@ static const char *keep_string(struct kernel_symbols *symbols, const char *strin
 	if (!block || block->used + length > NAME_BLOCK_SIZE) {
 		if (!(block = malloc(sizeof(*block))))
 			return NULL;
-		*block = (struct name_block){.next = symbols->names};
+		block->next = symbols->names;
+		block->used = 0;
 		symbols->names = block;
 	}
 	kept = memcpy(block->bytes + block->used, string, length);
