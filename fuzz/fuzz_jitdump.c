@@ -1,10 +1,13 @@
 /* libFuzzer entry point for the jitdump parser: the bytes are fed in two
- * pieces (the file as read in one poll, then the next), and every address
- * the input names is looked up, at a time before and after its records. */
+ * pieces (the file as read in one poll, then the next), the second piece
+ * from a copy whose machine code is cleared as collect's copy does, and
+ * every address the input names is looked up, at a time before and after
+ * its records, and unwound with its prolog's info, the input as the stack. */
 #include "jitdump.h"
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -14,12 +17,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct jitdump *dump = jitdump_new();
 	struct jitdump_summary summary;
 	struct code_range range;
+	struct x64_unwind_code_at unwind;
+	struct stack_copy stack = {.start = 0x10000, .bytes = data, .size = size};
 	size_t split = size ? data[0] % (size + 1) : 0;
+	unsigned char *copy = malloc(size - split + 1);
 
-	if (!dump)
+	if (!dump || !copy) {
+		jitdump_free(dump);
+		free(copy);
 		return 0;
+	}
 	jitdump_add_bytes(dump, data, split);
-	jitdump_add_bytes(dump, data + split, size - split);
+	memcpy(copy, data + split, size - split);
+	jitdump_add_bytes_clearing_code(dump, copy, size - split);
+	free(copy);
 	jitdump_summarize(dump, &summary);
 	for (size_t i = 0; i + 8 <= size; i += 8) {
 		uint64_t address;
@@ -27,6 +38,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&address, data + i, sizeof(address));
 		if (jitdump_lookup(dump, address, 0, &range) && range.name)
 			(void)strlen(range.name);
+		if (jitdump_unwind_at(dump, address, UINT64_MAX, &unwind)) {
+			struct frame_registers registers = {address, 0x10000 + i, 0x10040, true};
+
+			x64_unwind_step(&unwind, false, &stack, &registers);
+		}
 		jitdump_lookup(dump, address, UINT64_MAX, &range);
 	}
 	jitdump_free(dump);

@@ -1,7 +1,9 @@
 /* libFuzzer entry point: the bytes are a .NET assembly file as a target may
- * map it. Reads its PE headers, metadata and ReadyToRun sections and names
- * the code at offsets spread over the file, as the resolver does for frames
- * (managed_image.h). Any crash, leak or out-of-bounds read is a bug.
+ * map it. Reads its PE headers, metadata and ReadyToRun sections, names
+ * the code at offsets spread over the file and unwinds a frame there, as
+ * the resolver and the stack walk do (managed_image.h, x64_unwind.h), with
+ * the input's own bytes as the stack copy. Any crash, leak or
+ * out-of-bounds read is a bug.
  * Seeded with small framework images (fuzz/make-seeds). */
 #include "managed_image.h"
 
@@ -17,9 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *copy = malloc(size ? size : 1);
 	struct managed_image *image;
-	struct readytorun_runtime_function function;
-	const uint8_t *unwind_info;
-	size_t unwind_size;
+	struct x64_unwind_code_at unwind;
+	struct stack_copy stack = {.start = 0x10000, .bytes = data, .size = size};
 	const char *name;
 	uint64_t offset;
 
@@ -34,8 +35,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (managed_image_lookup(image, file_offset, &name, &offset))
 			(void)strlen(name);
-		managed_image_runtime_function(image, file_offset, &function, &unwind_info,
-					       &unwind_size);
+		if (managed_image_unwind_at(image, file_offset, &unwind)) {
+			struct frame_registers registers = {.ip = file_offset,
+							    .sp = 0x10000 + i * 8,
+							    .bp = 0x10040,
+							    .bp_known = true};
+
+			x64_unwind_step(&unwind, i % 2, &stack, &registers);
+		}
 	}
 	managed_image_free(image);
 	return 0;

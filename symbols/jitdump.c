@@ -1,5 +1,7 @@
 #include "jitdump.h"
 #include "buffer.h"
+#include "jit_frames.h"
+#include "jit_prolog.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -32,11 +34,17 @@ enum phase {
 
 struct jitdump {
 	struct code_ranges *ranges;
+	struct jit_frames *frames; /* unwind info read from each code's prolog */
 	enum phase phase;
 	bool timed;
 	unsigned char *buffer; /* the kept part of the current header or record */
 	size_t buffered, wanted, buffer_capacity;
-	uint64_t skip;		       /* bytes still to pass over */
+	uint64_t skip;	    /* bytes still to pass over */
+	bool skipping_code; /* those are a code load's machine code */
+	/* The start of that code, its prolog: kept, and read for unwind info. */
+	uint8_t prolog[JIT_PROLOG_CODE_BYTES];
+	size_t prolog_read, prolog_wanted;
+	uint64_t code_start, code_time, code_size;
 	uint64_t record_size;	       /* of the current record, once known */
 	uint64_t record_consumed;      /* of it, kept or passed over */
 	struct jitdump_summary counts; /* bytes, records, error */
@@ -46,7 +54,8 @@ struct jitdump *jitdump_new(void)
 {
 	struct jitdump *dump = calloc(1, sizeof(*dump));
 
-	if (dump && !(dump->ranges = code_ranges_new())) {
+	if (dump && (!(dump->ranges = code_ranges_new()) || !(dump->frames = jit_frames_new()))) {
+		code_ranges_free(dump->ranges);
 		free(dump);
 		return NULL;
 	}
@@ -60,6 +69,7 @@ void jitdump_free(struct jitdump *dump)
 	if (!dump)
 		return;
 	code_ranges_free(dump->ranges);
+	jit_frames_free(dump->frames);
 	free(dump->buffer);
 	free(dump);
 }
@@ -90,6 +100,7 @@ static void stop(struct jitdump *dump, const char *why)
 static void finish_record(struct jitdump *dump)
 {
 	dump->skip = dump->record_size - dump->record_consumed;
+	dump->skipping_code = false;
 	dump->record_consumed = dump->record_size;
 	dump->phase = READING_RECORD_HEAD;
 	dump->wanted = RECORD_HEADER_SIZE;
@@ -140,6 +151,40 @@ static void read_code_load(struct jitdump *dump)
 				dump->buffered - CODE_RECORD_SIZE));
 	dump->counts.code_loads++;
 	finish_record(dump);
+	dump->skipping_code = true; /* what is left of a code load is its code */
+	dump->code_start = address;
+	dump->code_time = record_time(dump);
+	dump->code_size = size;
+	dump->prolog_read = 0;
+	dump->prolog_wanted = size < JIT_PROLOG_CODE_BYTES ? (size_t)size : JIT_PROLOG_CODE_BYTES;
+}
+
+/* Takes `length` bytes of a code load's code: its prolog is kept and read
+ * for unwind info once whole; in `writable`, the rest is cleared. */
+static void take_code(struct jitdump *dump, const unsigned char *code, size_t length,
+		      unsigned char *writable)
+{
+	size_t kept = 0;
+
+	if (dump->prolog_read < dump->prolog_wanted) {
+		struct jit_frame frame;
+
+		kept = dump->prolog_wanted - dump->prolog_read;
+		kept = kept < length ? kept : length;
+		memcpy(dump->prolog + dump->prolog_read, code, kept);
+		dump->prolog_read += kept;
+		if (dump->prolog_read == dump->prolog_wanted &&
+		    jit_prolog_unwind_info(dump->prolog, dump->prolog_read, frame.info,
+					   &frame.info_size)) {
+			/* Code that short is kept whole: its epilogs can be told. */
+			frame.code_size =
+			    dump->code_size == dump->prolog_read ? dump->prolog_read : 0;
+			memcpy(frame.code, dump->prolog, frame.code_size);
+			jit_frames_add(dump->frames, dump->code_start, dump->code_time, &frame);
+		}
+	}
+	if (writable && length > kept)
+		memset(writable + kept, 0, length - kept);
 }
 
 /* A code-move record: the code at the old address, with its name, is at
@@ -205,7 +250,10 @@ static void read_buffered(struct jitdump *dump)
 		dump->buffered = 0;
 }
 
-void jitdump_add_bytes(struct jitdump *dump, const void *bytes, size_t length)
+/* Parses `length` bytes; with `writable` (the same bytes), overwrites the
+ * machine code among them with zeros, but for each code's prolog. */
+static void add_bytes(struct jitdump *dump, const unsigned char *bytes, size_t length,
+		      unsigned char *writable)
 {
 	const unsigned char *cursor = bytes;
 
@@ -215,6 +263,9 @@ void jitdump_add_bytes(struct jitdump *dump, const void *bytes, size_t length)
 		if (dump->skip) {
 			taken = dump->skip < length ? (size_t)dump->skip : length;
 			dump->skip -= taken;
+			if (dump->skipping_code)
+				take_code(dump, cursor, taken,
+					  writable ? writable + (cursor - bytes) : NULL);
 		} else {
 			if (!buffer_reserve((void **)&dump->buffer, &dump->buffer_capacity,
 					    dump->wanted, 1))
@@ -232,6 +283,16 @@ void jitdump_add_bytes(struct jitdump *dump, const void *bytes, size_t length)
 		if (!dump->skip && dump->buffered == dump->wanted)
 			read_buffered(dump);
 	}
+}
+
+void jitdump_add_bytes(struct jitdump *dump, const void *bytes, size_t length)
+{
+	add_bytes(dump, bytes, length, NULL);
+}
+
+void jitdump_add_bytes_clearing_code(struct jitdump *dump, void *bytes, size_t length)
+{
+	add_bytes(dump, bytes, length, bytes);
 }
 
 int jitdump_read_more(struct jitdump *dump, int fd, uint64_t limit)
@@ -260,6 +321,29 @@ int jitdump_read_more(struct jitdump *dump, int fd, uint64_t limit)
 bool jitdump_lookup(struct jitdump *dump, uint64_t address, uint64_t time, struct code_range *found)
 {
 	return code_ranges_lookup(dump->ranges, address, time, found);
+}
+
+bool jitdump_unwind_at(struct jitdump *dump, uint64_t address, uint64_t time,
+		       struct x64_unwind_code_at *unwind)
+{
+	struct code_range range;
+	const struct jit_frame *frame;
+
+	if (!code_ranges_lookup(dump->ranges, address, time, &range) || !range.name ||
+	    !(frame = jit_frames_find(dump->frames, range.start, range.time)))
+		return false;
+	unwind->info = frame->info;
+	unwind->info_size = frame->info_size;
+	unwind->offset = (uint32_t)(address - range.start);
+	unwind->code = NULL;
+	unwind->code_size = 0;
+	if (unwind->offset < frame->code_size) {
+		unwind->code = frame->code + unwind->offset;
+		unwind->code_size = frame->code_size - unwind->offset;
+		if (unwind->code_size > X64_UNWIND_MAX_EPILOG)
+			unwind->code_size = X64_UNWIND_MAX_EPILOG;
+	}
+	return true;
 }
 
 void jitdump_summarize(const struct jitdump *dump, struct jitdump_summary *summary)

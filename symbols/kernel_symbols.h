@@ -1,16 +1,54 @@
-/* Kernel function names from /proc/kallsyms. */
+/* Kernel function names from a kallsyms listing (/proc/kallsyms, or a
+ * capture's copy of the lines it used), read only as far as the addresses
+ * asked for need.
+ *
+ * Reading /proc/kallsyms is the cost: the kernel formats each of its
+ * 100,000 and more lines as it is read. It lists the core kernel first,
+ * sorted by address (scripts/kallsyms sorts them when the kernel is built),
+ * then the symbols of modules, ftrace trampolines, BPF programs and kprobes,
+ * each in its own order. Those live in the module area, which lies outside
+ * the core kernel's range (above it on x86-64, below on arm64). So an
+ * address between two core symbols already read is named at once; any other
+ * address reads the listing to its end, and from then on the table is
+ * whole. Either way the answer is the one the whole listing gives: the
+ * text symbol (types t, T, w, W) starting last at or before the address, the
+ * first listed when several start there; past the last symbol only its own
+ * address. */
 #ifndef PROFCPU_KERNEL_SYMBOLS_H
 #define PROFCPU_KERNEL_SYMBOLS_H
 
-#include "symbol_table.h"
-
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
-/* Reads the text symbols (types t, T, w, W) of a kallsyms listing, each
- * "address type name [module]", into a new table; a symbol covers the
- * addresses up to the next one. Returns NULL when the listing has no usable
- * address: kallsyms shows zeros to callers without CAP_SYSLOG, or when
+/* At most this many lines are read from a listing: a real one holds a few
+ * hundred thousand, a copy in a capture folder may be anything. */
+#define KERNEL_SYMBOLS_MAX_LINES 2000000
+
+struct kernel_symbols;
+
+/* Takes over `listing` (lines "ADDRESS TYPE NAME[\t[MODULE]]"; others are
+ * skipped) and reads it whole, or `in_part` as lookups need: only for a
+ * listing whose core kernel comes first in address order, as
+ * /proc/kallsyms lists it (a copy lists lines in the order they were
+ * used). Returns NULL, closing it, when the listing names no address:
+ * kallsyms shows zeros to readers without CAP_SYSLOG, and to everyone when
  * kernel.kptr_restrict is 2. */
-struct symbol_table *kernel_symbols_read(FILE *kallsyms);
+struct kernel_symbols *kernel_symbols_open(FILE *listing, bool in_part);
+
+/* Closes the listing and the copy; NULL is fine. */
+void kernel_symbols_free(struct kernel_symbols *symbols);
+
+/* Names `address`: the name (valid until kernel_symbols_free) and the
+ * offset from its start. False when no symbol covers it. */
+bool kernel_symbols_find(struct kernel_symbols *symbols, uint64_t address, const char **name,
+			 uint64_t *offset);
+
+/* From now on writes each symbol kernel_symbols_find() answers with into
+ * `copy` as its listing line, once, with the symbol after it (where it
+ * ends), so that the copy names those addresses as the listing did. Each
+ * line is flushed when written; `last_line` is written when `symbols` is
+ * freed, to mark the copy whole. Takes over `copy`. */
+void kernel_symbols_copy_to(struct kernel_symbols *symbols, FILE *copy, const char *last_line);
 
 #endif

@@ -495,13 +495,22 @@ bool managed_image_lookup(struct managed_image *image, uint64_t file_offset, con
 	return true;
 }
 
-bool managed_image_runtime_function(const struct managed_image *image, uint64_t file_offset,
-				    struct readytorun_runtime_function *function,
-				    const uint8_t **unwind_info, size_t *unwind_size)
+bool managed_image_unwind_at(const struct managed_image *image, uint64_t file_offset,
+			     struct x64_unwind_code_at *unwind)
 {
+	struct readytorun_runtime_function function;
 	uint32_t rva, index;
 
-	return runtime_function_at(image, file_offset, &rva, &index) &&
-	       readytorun_runtime_function(&image->r2r, index, function) &&
-	       readytorun_unwind_info(&image->r2r, function, unwind_info, unwind_size);
+	if (!runtime_function_at(image, file_offset, &rva, &index) ||
+	    !readytorun_runtime_function(&image->r2r, index, &function) ||
+	    !readytorun_unwind_info(&image->r2r, &function, &unwind->info, &unwind->info_size) ||
+	    rva < function.begin_rva || rva >= function.end_rva)
+		return false;
+	unwind->offset = rva - function.begin_rva;
+	unwind->code_size = function.end_rva - rva < X64_UNWIND_MAX_EPILOG ? function.end_rva - rva
+									   : X64_UNWIND_MAX_EPILOG;
+	unwind->code = pe_image_at_rva(&image->pe, rva, (uint32_t)unwind->code_size);
+	if (!unwind->code)
+		unwind->code_size = 0;
+	return true;
 }

@@ -14,6 +14,7 @@
 #define PROFCPU_MANAGED_IMAGE_H
 
 #include "readytorun.h"
+#include "x64_unwind.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -60,11 +61,11 @@ void managed_image_identity(const struct managed_image *image, uint32_t *timesta
 bool managed_image_lookup(struct managed_image *image, uint64_t file_offset, const char **name,
 			  uint64_t *offset);
 
-/* The runtime function (code block with its unwind information) holding
- * the byte at `file_offset`, with its UNWIND_INFO bytes (Windows x64
- * format, readytorun_unwind_info). For unwinding through precompiled code. */
-bool managed_image_runtime_function(const struct managed_image *image, uint64_t file_offset,
-				    struct readytorun_runtime_function *function,
-				    const uint8_t **unwind_info, size_t *unwind_size);
+/* How to unwind through the precompiled code holding the byte at
+ * `file_offset` (x64_unwind_step): its runtime function's UNWIND_INFO, the
+ * byte's offset in the function and the code from there on, all valid
+ * until managed_image_free(). False when no precompiled code is there. */
+bool managed_image_unwind_at(const struct managed_image *image, uint64_t file_offset,
+			     struct x64_unwind_code_at *unwind);
 
 #endif

@@ -4,7 +4,7 @@
 #include "debug_file_search.h"
 #include "elf_file.h"
 #include "inline_frames.h"
-#include "kernel_symbols.h"
+#include "kernel_symbols_copy.h"
 #include "mapped_file.h"
 #include "symbol_server.h"
 #include "symbol_table.h"
@@ -42,7 +42,9 @@ struct native_symbols {
 	struct debug_search search;
 	struct module *buckets[MODULE_BUCKETS];
 	struct module *last_hit;
-	struct symbol_table *kernel;
+	char *kernel_symbols_copy; /* the config's */
+	bool write_kernel_symbols_copy;
+	struct kernel_symbols *kernel;
 	bool kernel_loaded;
 };
 
@@ -92,7 +94,10 @@ struct native_symbols *native_symbols_new(const struct native_symbols_config *co
 	symbols->inline_frames = config->inline_frames;
 	symbols->live_pid = config->live_pid;
 	symbols->log = config->log;
-	if (!collect_symbol_dirs(symbols, config)) {
+	symbols->write_kernel_symbols_copy = config->write_kernel_symbols_copy;
+	if (!collect_symbol_dirs(symbols, config) ||
+	    (config->kernel_symbols_copy &&
+	     !(symbols->kernel_symbols_copy = strdup(config->kernel_symbols_copy)))) {
 		native_symbols_free(symbols);
 		return NULL;
 	}
@@ -133,7 +138,8 @@ void native_symbols_free(struct native_symbols *symbols)
 		free(symbols->symbol_dirs[i]);
 	free(symbols->symbol_dirs);
 	symbol_server_free(symbols->search.server);
-	symbol_table_free(symbols->kernel);
+	kernel_symbols_free(symbols->kernel);
+	free(symbols->kernel_symbols_copy);
 	free(symbols);
 }
 
@@ -360,29 +366,6 @@ struct call_frame_info *native_symbols_call_frame_info(struct native_symbols *sy
 	return module->cfi;
 }
 
-/* /proc/kallsyms shows addresses to readers with CAP_SYSLOG while
- * kernel.kptr_restrict is 0 or 1, and to nobody at 2; being root in a
- * container is not enough without the capability. */
-static void say_no_kernel_addresses(FILE *log)
-{
-	char level = '?';
-	FILE *setting = fopen("/proc/sys/kernel/kptr_restrict", "re");
-
-	if (setting) {
-		level = (char)fgetc(setting);
-		fclose(setting);
-	}
-	if (level == '2')
-		symbols_log(log,
-			    "/proc/kallsyms shows no addresses: kernel frames stay unnamed "
-			    "while kernel.kptr_restrict is 2 on the host (set it to 1 and give "
-			    "profcpu CAP_SYSLOG, or 0)");
-	else
-		symbols_log(log, "/proc/kallsyms shows no addresses: kernel frames stay unnamed; "
-				 "profcpu needs CAP_SYSLOG to read them (--cap-add SYSLOG; in "
-				 "Kubernetes, capabilities add SYSLOG)");
-}
-
 bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t address,
 				  struct native_frame *frame)
 {
@@ -390,17 +373,11 @@ bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t addre
 	uint64_t offset;
 
 	if (!symbols->kernel_loaded) {
-		FILE *kallsyms = fopen("/proc/kallsyms", "re");
-
 		symbols->kernel_loaded = true;
-		if (kallsyms) {
-			symbols->kernel = kernel_symbols_read(kallsyms);
-			fclose(kallsyms);
-		}
-		if (!symbols->kernel)
-			say_no_kernel_addresses(symbols->log);
+		symbols->kernel = kernel_symbols_for_capture(
+		    symbols->kernel_symbols_copy, symbols->write_kernel_symbols_copy, symbols->log);
 	}
-	if (!symbols->kernel || !symbol_table_find(symbols->kernel, address, &name, &offset))
+	if (!symbols->kernel || !kernel_symbols_find(symbols->kernel, address, &name, &offset))
 		return false;
 	*frame = (struct native_frame){.function = name, .offset = offset};
 	return true;

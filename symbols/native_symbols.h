@@ -39,7 +39,13 @@ struct native_symbols_config {
 	const char *symbol_server;	/* URL, or NULL */
 	const char *cache_dir; /* for downloaded debug files; NULL: ~/.cache/profcpu/symbols */
 	bool inline_frames;    /* add inlined frames from DWARF */
-	FILE *log;	       /* where to say what was (not) found; may be NULL */
+	/* The capture's copy of the kernel symbols it used
+	 * (kernel_symbols_copy.h), or NULL: /proc/kallsyms alone. collect
+	 * writes it; postprocess reads it when this kernel is not the one
+	 * that made the capture. */
+	const char *kernel_symbols_copy;
+	bool write_kernel_symbols_copy;
+	FILE *log; /* where to say what was (not) found; may be NULL */
 };
 
 /* One frame; strings are owned by the native_symbols cache. */
@@ -79,8 +85,9 @@ struct call_frame_info *native_symbols_call_frame_info(struct native_symbols *sy
 bool native_symbols_build_id(struct native_symbols *symbols, const struct mapped_file *file,
 			     char hex[BUILD_ID_HEX_MAX]);
 
-/* Names a kernel address from /proc/kallsyms. Returns false when unknown or
- * when kallsyms hides addresses. */
+/* Names a kernel address from /proc/kallsyms, or the capture's copy of it
+ * (see the config). Returns false when unknown or when kallsyms hides
+ * addresses. */
 bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t address,
 				  struct native_frame *frame);
 

@@ -486,22 +486,27 @@ void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, st
 	const struct mapping *mapping = address_space_find(process->space, address);
 
 	*code = (struct code_at){.kind = CODE_UNMAPPED};
-	if (!mapping) {
-		/* Code the perf map names, whatever the mappings say. */
-		if (load_perfmap(resolver, process) &&
-		    perfmap_lookup(process->perfmap, address, &(struct perfmap_entry){0}))
+	if (!mapping || holds_generated_code(mapping->path)) {
+		struct jitdump *jitdump = load_jitdump(resolver, process);
+
+		/* Code the jitdump or the perf map names, whatever the mappings
+		 * say; the jitdump's copy keeps each method's prolog. */
+		if (jitdump && jitdump_unwind_at(jitdump, address, resolver->time, &code->unwind))
+			code->kind = CODE_GENERATED;
+		else if (mapping ||
+			 (load_perfmap(resolver, process) &&
+			  perfmap_lookup(process->perfmap, address, &(struct perfmap_entry){0})))
 			code->kind = CODE_GENERATED;
 		return;
 	}
-	if (holds_generated_code(mapping->path)) {
-		code->kind = CODE_GENERATED;
-		return;
-	}
-	/* ReadyToRun code: the image's RuntimeFunctions carry its unwind info,
-	 * the place to give the walk rules for it (the r2r-images work); until
-	 * then it is walked by its frame pointers. */
+	/* ReadyToRun code: each method's unwind info, from the image. */
 	if (is_managed_image(mapping->path)) {
-		code->kind = CODE_WITHOUT_CFI;
+		uint64_t file_offset = address - mapping->start + mapping->page_offset;
+		struct managed_image *image =
+		    resolver->managed ? managed_images_get(resolver->managed, mapping->path) : NULL;
+		bool unwind = image && managed_image_unwind_at(image, file_offset, &code->unwind);
+
+		code->kind = unwind ? CODE_PRECOMPILED : CODE_WITHOUT_CFI;
 		return;
 	}
 	code->cfi = native_symbols_call_frame_info(

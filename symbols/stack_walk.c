@@ -27,7 +27,7 @@ static bool is_code(code_lookup lookup, void *context, uint64_t return_address)
 	return code.kind != CODE_UNMAPPED;
 }
 
-/* A leaf without CFI (JIT or ReadyToRun code) that keeps no frame: small
+/* A leaf without unwind data (JIT code) that keeps no frame: small
  * optimized methods, any method before its prologue's "mov rbp, rsp" or
  * after its epilogue's "pop rbp". rbp is still the caller's, and the frame
  * pointer step would give the caller's caller, skipping the caller. Seen
@@ -76,6 +76,15 @@ static enum frame_step step(enum stack_walk_mode mode, const struct stack_walk_s
 		    call_frame_info_step(code.cfi, code.file_address, &sample->stack, registers);
 	if (result != FRAME_STEP_NO_RULE || mode != STACK_WALK_HYBRID || code.kind == CODE_UNMAPPED)
 		return result;
+	/* Code whose unwind info cannot be followed (a slot past the copy, an
+	 * unusual code) is still walked by its frame pointers. A JIT leaf
+	 * needs its code as well as its prolog: without it the step cannot
+	 * tell an epilog, where part of the frame is gone. */
+	if ((code.kind == CODE_PRECOMPILED ||
+	     (code.kind == CODE_GENERATED && (!leaf || code.unwind.code))) &&
+	    code.unwind.info &&
+	    x64_unwind_step(&code.unwind, leaf, &sample->stack, registers) == FRAME_STEP_DONE)
+		return FRAME_STEP_DONE;
 	if (leaf &&
 	    frameless_leaf_step(&sample->stack, lookup, context, registers) == FRAME_STEP_DONE)
 		return FRAME_STEP_DONE;

@@ -6,9 +6,12 @@
  *
  *   - an ELF file's call frame information (.eh_frame, .debug_frame), read
  *     by call_frame_info_step();
- *   - in hybrid mode, frame pointers (rbp chains) through code without CFI:
- *     JIT code, which keeps RBP frames (.NET, node), and ReadyToRun .NET
- *     code until its own unwind data is read (CODE_WITHOUT_CFI);
+ *   - in hybrid mode, the unwind data of precompiled .NET code (ReadyToRun
+ *     images' Windows x64 UNWIND_INFO), read by x64_unwind_step(), and the
+ *     same made from the prologs of JIT code (jit_prolog.h) for the frames
+ *     of callers;
+ *   - in hybrid mode, frame pointers (rbp chains) through code without
+ *     either: JIT code, which keeps RBP frames (.NET, node);
  *   - in hybrid mode, the kernel's callchain once the copy ends: where the
  *     walk's last address appears in the callchain, the callchain's frames
  *     above it follow.
@@ -21,6 +24,7 @@
 #define PROFCPU_STACK_WALK_H
 
 #include "call_frame_info.h"
+#include "x64_unwind.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,9 +33,8 @@
 enum code_kind {
 	CODE_UNMAPPED,	  /* no executable mapping holds the address */
 	CODE_WITH_CFI,	  /* an ELF file with call frame information */
-	CODE_WITHOUT_CFI, /* a mapped file without it: an ELF file without CFI, or a
-			     .NET ReadyToRun image, whose RuntimeFunctions' unwind
-			     info is the place to plug in a CFI for precompiled code */
+	CODE_PRECOMPILED, /* a .NET ReadyToRun image's code, with its unwind info */
+	CODE_WITHOUT_CFI, /* a mapped file without either */
 	CODE_GENERATED,	  /* anonymous or memfd memory: JIT code */
 };
 
@@ -40,6 +43,9 @@ struct code_at {
 	enum code_kind kind;
 	struct call_frame_info *cfi; /* CODE_WITH_CFI: owned by the lookup's cache */
 	uint64_t file_address;	     /* CODE_WITH_CFI: the address in the file's terms */
+	/* CODE_PRECOMPILED, and CODE_GENERATED whose prolog is known (info NULL
+	   otherwise): owned by the lookup's cache */
+	struct x64_unwind_code_at unwind;
 };
 
 /* Fills `code` for `address` of the sampled process. */

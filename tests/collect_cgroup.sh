@@ -8,9 +8,9 @@ make_test_cgroup
 cgroup=$test_cgroup
 
 # Inside: workload_split at once, workload_deep_recursion once sampling runs.
-start bash -c "echo \$\$ >'$cgroup/cgroup.procs' && { '$WORKLOAD_SPLIT' 30 & } &&
-	until [[ -e '$workdir/go' ]]; do sleep 0.1; done && '$WORKLOAD_DEEP_RECURSION' 20"
-start "$WORKLOAD_FRAMELESS" 30 # outside
+start bash -c "echo \$\$ >'$cgroup/cgroup.procs' && { '$WORKLOAD_SPLIT' 120 & } &&
+	until [[ -e '$workdir/go' ]]; do sleep 0.1; done && '$WORKLOAD_DEEP_RECURSION' 120"
+start "$WORKLOAD_FRAMELESS" 120 # outside
 until grep -q . "$cgroup/cgroup.procs" && (($(wc -l <"$cgroup/cgroup.procs") >= 2)); do sleep 0.1; done
 
 "$PROFCPU" collect --cgroup "$cgroup" -duration 5 -F 499 -o "$workdir/out" 2>"$workdir/stderr" &

@@ -158,6 +158,42 @@ static void test_bytes_one_at_a_time(void **state)
 	jitdump_free(dump);
 }
 
+/* A copy written from the bytes as they are cleared, in pieces that cut
+ * records anywhere: each code's first 64 bytes (its prolog) kept, the rest
+ * of the code (0xcc here) zeroed, every other byte kept, and the copy
+ * names the same code as the original. */
+static void test_clearing_code_keeps_the_rest(void **state)
+{
+	struct bytes file = {0}, copy;
+	struct jitdump *dump = jitdump_new(), *reread = jitdump_new();
+	size_t kept = 0, cleared = 0;
+
+	(void)state;
+	put_header(&file, 0);
+	put_code_load(&file, 100, 0x7000, 100, "int64 [App] Demo.Program::Spin()");
+	put_debug_info(&file, 0x7000);
+	put_code_load(&file, 200, 0x8000, 0x30, "stub CreateHelper<DynamicHelper>");
+	copy = file;
+	for (size_t at = 0; at < copy.length; at += 7)
+		jitdump_add_bytes_clearing_code(dump, copy.data + at,
+						copy.length - at < 7 ? copy.length - at : 7);
+	for (size_t i = 0; i < file.length; i++) {
+		if (file.data[i] != 0xcc)
+			assert_int_equal(copy.data[i], file.data[i]);
+		else if (copy.data[i] == 0xcc)
+			kept++;
+		else
+			cleared += copy.data[i] == 0;
+	}
+	assert_int_equal(kept, 64 + 0x30);
+	assert_int_equal(cleared, 100 - 64);
+	jitdump_add_bytes(reread, copy.data, copy.length);
+	assert_string_equal(name_at(reread, 0x7010, 150), "int64 [App] Demo.Program::Spin()");
+	assert_string_equal(name_at(reread, 0x8004, 250), "stub CreateHelper<DynamicHelper>");
+	jitdump_free(dump);
+	jitdump_free(reread);
+}
+
 /* As .NET 10's own jitdump ends: a stub block record that claims 64 KB the
  * file does not hold. What came before is kept; the rest may come later. */
 static void test_record_past_the_end_waits(void **state)
@@ -281,6 +317,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_reused_address_named_by_time),
 	    cmocka_unit_test(test_bytes_one_at_a_time),
+	    cmocka_unit_test(test_clearing_code_keeps_the_rest),
 	    cmocka_unit_test(test_record_past_the_end_waits),
 	    cmocka_unit_test(test_damaged_files),
 	    cmocka_unit_test(test_counter_times_are_not_used),

@@ -1,5 +1,5 @@
 /* Pieces of the native symbol library: build-id notes, .gnu_debuglink,
- * file offset to address, demangling, the sorted symbol table, kallsyms. */
+ * file offset to address, demangling, the sorted symbol table. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,6 @@
 #include "build_id.h"
 #include "demangle.h"
 #include "elf_file.h"
-#include "kernel_symbols.h"
 #include "symbol_table.h"
 
 #include <stdio.h>
@@ -183,38 +182,6 @@ static void test_symbol_table_sizes_aliases_and_demangling(void **state)
 	symbol_table_free(table);
 }
 
-static void test_kallsyms_text_symbols(void **state)
-{
-	static const char listing[] = "ffffffff81000000 T _stext\n"
-				      "ffffffff81000100 t helper\n"
-				      "ffffffff81000180 D some_data\n"
-				      "ffffffffc0000000 t mod_fn\t[nf_tables]\n";
-	FILE *in = fmemopen((void *)listing, sizeof(listing) - 1, "r");
-	struct symbol_table *table = kernel_symbols_read(in);
-	const char *name;
-	uint64_t offset;
-
-	(void)state;
-	fclose(in);
-	assert_non_null(table);
-	assert_true(symbol_table_find(table, 0xffffffff810001f0, &name, &offset));
-	assert_string_equal(name, "helper");
-	assert_int_equal(offset, 0xf0);
-	assert_true(symbol_table_find(table, 0xffffffffc0000000, &name, &offset));
-	assert_string_equal(name, "mod_fn");
-	symbol_table_free(table);
-}
-
-static void test_kallsyms_with_hidden_addresses(void **state)
-{
-	static const char listing[] = "0000000000000000 T _stext\n0000000000000000 t helper\n";
-	FILE *in = fmemopen((void *)listing, sizeof(listing) - 1, "r");
-
-	(void)state;
-	assert_null(kernel_symbols_read(in));
-	fclose(in);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,8 +194,6 @@ int main(void)
 	    cmocka_unit_test(test_file_offset_to_address_through_load_segments),
 	    cmocka_unit_test(test_demangles_cpp_and_leaves_c_alone),
 	    cmocka_unit_test(test_symbol_table_sizes_aliases_and_demangling),
-	    cmocka_unit_test(test_kallsyms_text_symbols),
-	    cmocka_unit_test(test_kallsyms_with_hidden_addresses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -136,9 +136,7 @@ static void test_offsets_inside_a_method_name_it(void **state)
 	struct managed_images *images = managed_images_new(-1);
 	const char *path, *name, *again;
 	uint64_t offset, file_offset = 0;
-	struct readytorun_runtime_function function;
-	const uint8_t *unwind;
-	size_t unwind_size;
+	struct x64_unwind_code_at unwind;
 	struct managed_image *image;
 
 	(void)state;
@@ -153,10 +151,11 @@ static void test_offsets_inside_a_method_name_it(void **state)
 	 * byte further into the same code block. */
 	while (!managed_images_lookup(images, path, file_offset, &name, &offset))
 		file_offset += 16;
-	assert_true(
-	    managed_image_runtime_function(image, file_offset, &function, &unwind, &unwind_size));
-	assert_true(function.end_rva - function.begin_rva > 1);
-	assert_int_equal(unwind[0] & 7, 1); /* UNWIND_INFO version 1 */
+	assert_true(managed_image_unwind_at(image, file_offset, &unwind));
+	assert_int_equal(unwind.offset, 0);
+	assert_int_equal(unwind.info[0] & 7, 1); /* UNWIND_INFO version 1 */
+	assert_non_null(unwind.code);
+	assert_true(unwind.code_size > 1);
 	assert_true(managed_images_lookup(images, path, file_offset + 1, &again, &offset));
 	assert_string_equal(again, name);
 	assert_int_equal(offset, 1);

@@ -64,14 +64,22 @@ static uint64_t monotonic_now(void)
 	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
-static bool append_to_copy(struct runtime_files *files, struct followed *file, const void *bytes,
+/* Appends to the copy; a jitdump's machine code is written as zeros
+ * (jitdump_add_bytes_clearing_code). */
+static bool append_to_copy(struct runtime_files *files, struct followed *file, void *bytes,
 			   size_t length)
 {
-	if (pwrite(file->copy_fd, bytes, length, (off_t)file->written) != (ssize_t)length)
+	bool jitdump = file == &files->files[JITDUMP];
+
+	if (jitdump)
+		jitdump_add_bytes_clearing_code(files->jitdump, bytes, length);
+	if (pwrite(file->copy_fd, bytes, length, (off_t)file->written) != (ssize_t)length) {
+		/* The jitdump's parser has taken these bytes: reading them
+		 * again later would put it out of step with the file. */
+		file->stopped |= jitdump;
 		return false;
+	}
 	file->written += length;
-	if (file == &files->files[JITDUMP])
-		jitdump_add_bytes(files->jitdump, bytes, length);
 	return true;
 }
 
@@ -83,7 +91,7 @@ static bool append_to_copy(struct runtime_files *files, struct followed *file, c
 static bool join_jitdump_generation(struct runtime_files *files, struct followed *file, int fd)
 {
 	struct jitdump_summary summary;
-	static const char zeros[4096];
+	static char zeros[4096]; /* not const: append_to_copy clears code in place */
 	uint32_t header_size;
 
 	if (pread(fd, file->header, JITDUMP_HEADER, 0) != JITDUMP_HEADER)
@@ -109,11 +117,11 @@ static bool join_jitdump_generation(struct runtime_files *files, struct followed
 /* A perf map generation starts on a line of its own. */
 static bool join_perfmap_generation(struct runtime_files *files, struct followed *file)
 {
-	char last = '\n';
+	char last = '\n', newline = '\n';
 
 	if (file->written && pread(file->copy_fd, &last, 1, (off_t)file->written - 1) != 1)
 		return false;
-	return last == '\n' || append_to_copy(files, file, "\n", 1);
+	return last == '\n' || append_to_copy(files, file, &newline, 1);
 }
 
 static bool start_generation(struct runtime_files *files, struct followed *file, int fd,

@@ -1,5 +1,6 @@
 #include "outputs.h"
 #include "emit.h"
+#include "kernel_symbols_copy.h"
 #include "off_cpu.h"
 #include "output_file.h"
 #include "runtime_events.h"
@@ -185,6 +186,7 @@ static int write_tar_gz(const char *dir)
 	for (size_t i = 0; i < sizeof(outputs) / sizeof(*outputs); i++)
 		add_member(&list, outputs[i], NULL);
 	add_runtime_symbol_files(&list, dir);
+	add_member(&list, KERNEL_SYMBOLS_COPY, NULL);
 	add_member(&list, OUTPUTS_RUNTIME_EVENTS, NULL);
 	status = write_archive(dir, &list, basename(dir_copy), ARCHIVE_TAR_GZ, path);
 	release_members(&list);
@@ -207,6 +209,7 @@ static int write_trace_zip(const char *dir, const struct trace_zip *zip, bool pe
 	add_member(&list, "perf_script.out", "perf.data.txt");
 	add_member(&list, "profcpu.log", "perfcollect.log");
 	add_runtime_symbol_files(&list, dir);
+	add_member(&list, KERNEL_SYMBOLS_COPY, NULL);
 	add_member(&list, OUTPUTS_RUNTIME_EVENTS, NULL);
 	add_member(&list, "folded_stacks.out", NULL);
 	add_member(&list, "flamegraph.svg", NULL);

@@ -55,6 +55,6 @@ void code_cache_look_up(struct code_cache *cache, pid_t pid, uint64_t address, s
 		return;
 	}
 	resolver_code_at(cache->resolver, pid, address, code);
-	if (code->kind != CODE_UNMAPPED)
+	if (code->kind != CODE_UNMAPPED && code->kind != CODE_GENERATED)
 		*slot = (struct code_cache_slot){address, (uint32_t)pid, cache->generation, *code};
 }

@@ -1,13 +1,15 @@
 /* What the stack walk asks of each address it meets (resolver_code_at():
- * which code is there, and its call frame information), remembered per
- * (process, address): stacks repeat, and looking each frame up again (the
- * mapping, then the module by its path) took a sixth of an off-CPU
- * capture's postprocess.
+ * which code is there, and how to unwind it), remembered per (process,
+ * address): stacks repeat, and looking each frame up again (the mapping,
+ * then the module by its path) took a sixth of an off-CPU capture's
+ * postprocess.
  *
- * An answer holds until the process's mappings change, which the replay
- * says with code_cache_forget() at every mapping, fork and exec. Addresses
- * outside every mapping are asked again each time: a perf map that grows
- * may name them later. */
+ * Only answers about mapped files are kept (ELF files, ReadyToRun images):
+ * they hold until the process's mappings change, which the replay says with
+ * code_cache_forget() at every mapping, fork and exec. Generated code and
+ * addresses outside every mapping are asked again each time: JIT code is
+ * reused (the jitdump's answer depends on the time) and a perf map that
+ * grows may name an address later. */
 #ifndef PROFCPU_CODE_CACHE_H
 #define PROFCPU_CODE_CACHE_H
 

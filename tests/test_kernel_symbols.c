@@ -1,0 +1,216 @@
+/* Kernel symbols from a kallsyms listing, read only as far as needed, and
+ * the copy of the lines a capture used. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "kernel_symbols.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Core kernel sorted by address (an alias, data between), then a module's
+ * lines in its own order, then an ftrace trampoline, as the kernel lists
+ * them. */
+static const char listing[] = "0000000000000000 A fixed_percpu_data\n"
+			      "ffffffff81000000 T _stext\n"
+			      "ffffffff81000000 T _text\n"
+			      "ffffffff81000100 t helper\n"
+			      "ffffffff81000150 t middle\n"
+			      "ffffffff81000180 D some_data\n"
+			      "ffffffff81000200 T later\n"
+			      "ffffffffc0000100 t mod_b\t[nf_tables]\n"
+			      "ffffffffc0000000 t mod_a\t[nf_tables]\n"
+			      "ffffffffc0001000 t ftrace_trampoline\t[__builtin__ftrace]\n";
+
+static struct kernel_symbols *open_text(const char *text, size_t length, bool in_part)
+{
+	return kernel_symbols_open(fmemopen((void *)text, length, "r"), in_part);
+}
+
+static void assert_names(struct kernel_symbols *symbols, uint64_t address, const char *expected,
+			 uint64_t expected_offset)
+{
+	const char *name;
+	uint64_t offset;
+
+	assert_true(kernel_symbols_find(symbols, address, &name, &offset));
+	assert_string_equal(name, expected);
+	assert_int_equal(offset, expected_offset);
+}
+
+static void assert_unnamed(struct kernel_symbols *symbols, uint64_t address)
+{
+	const char *name;
+	uint64_t offset;
+
+	assert_false(kernel_symbols_find(symbols, address, &name, &offset));
+}
+
+static void test_core_modules_and_aliases(void **state)
+{
+	struct kernel_symbols *symbols = open_text(listing, sizeof(listing) - 1, true);
+
+	(void)state;
+	assert_non_null(symbols);
+	assert_names(symbols, 0xffffffff81000010, "_stext", 0x10);
+	assert_names(symbols, 0xffffffff81000140, "helper", 0x40);
+	assert_names(symbols, 0xffffffff810001f0, "middle", 0xa0);
+	assert_names(symbols, 0xffffffffc0000050, "mod_a", 0x50);
+	assert_names(symbols, 0xffffffff81000200, "later", 0);
+	assert_names(symbols, 0xffffffffc0000100, "mod_b", 0);
+	assert_names(symbols, 0xffffffffc0001000, "ftrace_trampoline", 0);
+	assert_unnamed(symbols, 0xffffffffc0001001); /* past the last symbol */
+	assert_unnamed(symbols, 0xffffffff80000000);
+	kernel_symbols_free(symbols);
+}
+
+static void test_hidden_addresses(void **state)
+{
+	static const char hidden[] = "0000000000000000 T _stext\n0000000000000000 t helper\n";
+
+	(void)state;
+	assert_null(open_text(hidden, sizeof(hidden) - 1, true));
+	assert_null(open_text("", 0, true));
+}
+
+/* 20,000 core lines "ffffffff8100X000 t fN", a module's line at the end. */
+static char *long_listing(size_t *length)
+{
+	char *text = NULL;
+	FILE *out = open_memstream(&text, length);
+
+	for (unsigned i = 0; i < 20000; i++)
+		fprintf(out, "%016" PRIx64 " t f%u\n", UINT64_C(0xffffffff81000000) + i * 0x1000,
+			i);
+	fprintf(out, "ffffffffc0000000 t in_module\t[m]\n");
+	fclose(out);
+	return text;
+}
+
+static void test_reads_only_as_far_as_needed(void **state)
+{
+	size_t length;
+	char *text = long_listing(&length);
+	FILE *in = fmemopen(text, length, "r");
+	struct kernel_symbols *symbols = kernel_symbols_open(in, true);
+
+	(void)state;
+	assert_names(symbols, 0xffffffff81064010, "f100", 0x10);
+	/* The stream's position counts what was taken from its buffer. */
+	assert_true(ftell(in) < (long)length / 10);
+	assert_names(symbols, 0xffffffff81003000, "f3", 0);
+	assert_names(symbols, 0xffffffffc0000000, "in_module", 0);
+	assert_names(symbols, 0xffffffff81064000 + 50 * 0x1000, "f150", 0);
+	kernel_symbols_free(symbols);
+	free(text);
+}
+
+/* The copy lists lines in the order they were first used: here _stext,
+ * helper (where _stext ends), later, mod_a (where later ends), middle, mod_b;
+ * read whole, it names each address as the listing did. */
+static void test_copy_names_what_was_asked(void **state)
+{
+	static const uint64_t asked[] = {0xffffffff81000004, 0xffffffff81000200, 0xffffffff81000158,
+					 0xffffffffc0000050};
+	struct kernel_symbols *symbols = open_text(listing, sizeof(listing) - 1, true), *copied;
+	char *copy = NULL;
+	size_t copy_length, lines = 0;
+
+	(void)state;
+	kernel_symbols_copy_to(symbols, open_memstream(&copy, &copy_length), "# whole\n");
+	for (size_t i = 0; i < sizeof(asked) / sizeof(*asked); i++)
+		assert_true(
+		    kernel_symbols_find(symbols, asked[i], &(const char *){0}, &(uint64_t){0}));
+	kernel_symbols_free(symbols);
+	for (const char *c = copy; *c; c++)
+		lines += *c == '\n';
+	assert_int_equal(lines, 7); /* each with the symbol after it, once; the last line */
+	assert_non_null(strstr(copy, "# whole\n"));
+	assert_non_null(strstr(copy, "ffffffffc0000000 t mod_a\t[nf_tables]\n"));
+
+	copied = open_text(copy, copy_length, false);
+	assert_names(copied, 0xffffffff81000004, "_stext", 4);
+	assert_names(copied, 0xffffffff81000158, "middle", 8);
+	assert_names(copied, 0xffffffff81000200, "later", 0);
+	assert_names(copied, 0xffffffffc0000050, "mod_a", 0x50);
+	assert_unnamed(copied, 0xffffffffc0001000); /* never asked for */
+	kernel_symbols_free(copied);
+	free(copy);
+}
+
+/* The text symbols' addresses of this machine's /proc/kallsyms. */
+static size_t read_kallsyms_addresses(uint64_t **addresses)
+{
+	FILE *kallsyms = fopen("/proc/kallsyms", "re");
+	char line[512], type;
+	size_t count = 0, capacity = 0;
+	uint64_t address;
+
+	*addresses = NULL;
+	while (kallsyms && fgets(line, sizeof(line), kallsyms))
+		if (sscanf(line, "%" SCNx64 " %c", &address, &type) == 2 && strchr("tTwW", type) &&
+		    address) {
+			if (count == capacity)
+				*addresses = realloc(*addresses, (capacity = capacity * 2 + 1024) *
+								     sizeof(uint64_t));
+			(*addresses)[count++] = address;
+		}
+	if (kallsyms)
+		fclose(kallsyms);
+	return count;
+}
+
+/* On the real kernel: names read in part (addresses asked in a scattered
+ * order) are the names the whole listing gives. This checks the ordering
+ * facts the partial reading rests on, on the kernel the tests run on. */
+static void test_this_kernel_in_part_as_whole(void **state)
+{
+	uint64_t *addresses;
+	size_t count = read_kallsyms_addresses(&addresses);
+	struct kernel_symbols *in_part, *whole;
+	const char *name, *whole_name;
+	uint64_t offset, whole_offset;
+
+	(void)state;
+	in_part = count ? kernel_symbols_open(fopen("/proc/kallsyms", "re"), true) : NULL;
+	whole = count ? kernel_symbols_open(fopen("/proc/kallsyms", "re"), true) : NULL;
+	if (!in_part || !whole) {
+		kernel_symbols_free(in_part);
+		kernel_symbols_free(whole);
+		free(addresses);
+		skip(); /* kallsyms shows no addresses to this user */
+	}
+	kernel_symbols_find(whole, UINT64_MAX, &name, &offset); /* reads it all */
+	for (size_t i = 0; i < count; i += 97) {
+		uint64_t address = addresses[(i * 7919) % count] + (i % 5);
+		bool found = kernel_symbols_find(in_part, address, &name, &offset);
+
+		assert_int_equal(found,
+				 kernel_symbols_find(whole, address, &whole_name, &whole_offset));
+		if (found) {
+			assert_string_equal(name, whole_name);
+			assert_int_equal(offset, whole_offset);
+		}
+	}
+	kernel_symbols_free(in_part);
+	kernel_symbols_free(whole);
+	free(addresses);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_core_modules_and_aliases),
+	    cmocka_unit_test(test_hidden_addresses),
+	    cmocka_unit_test(test_reads_only_as_far_as_needed),
+	    cmocka_unit_test(test_copy_names_what_was_asked),
+	    cmocka_unit_test(test_this_kernel_in_part_as_whole),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
