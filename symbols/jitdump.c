@@ -159,7 +159,7 @@ static void read_code_load(struct jitdump *dump)
 	dump->prolog_wanted = size < JIT_PROLOG_CODE_BYTES ? (size_t)size : JIT_PROLOG_CODE_BYTES;
 }
 
-/* Takes `length` bytes of a code load's code: its prolog is kept and read
+/* Takes `length` bytes of a code load's code: its prolog is kept, and read
  * for unwind info once whole; in `writable`, the rest is cleared. */
 static void take_code(struct jitdump *dump, const unsigned char *code, size_t length,
 		      unsigned char *writable)
@@ -173,7 +173,9 @@ static void take_code(struct jitdump *dump, const unsigned char *code, size_t le
 		kept = kept < length ? kept : length;
 		memcpy(dump->prolog + dump->prolog_read, code, kept);
 		dump->prolog_read += kept;
-		if (dump->prolog_read == dump->prolog_wanted &&
+		/* A copy being written is read again by whoever unwinds with
+		 * it: only a reader keeps unwind info. */
+		if (!writable && dump->prolog_read == dump->prolog_wanted &&
 		    jit_prolog_unwind_info(dump->prolog, dump->prolog_read, frame.info,
 					   &frame.info_size)) {
 			/* Code that short is kept whole: its epilogs can be told. */

@@ -37,7 +37,8 @@ void jitdump_add_bytes(struct jitdump *dump, const void *bytes, size_t length);
  * them keeps names, ranges, sizes, times and prologs. The code is about
  * half of a .NET jitdump and deflates four times slower than the rest:
  * cleared, the copy costs the capture's archives a fifth of the time and
- * space. */
+ * space. The copy is what unwinds later: this parser keeps no unwind info
+ * (jitdump_unwind_at finds none). */
 void jitdump_add_bytes_clearing_code(struct jitdump *dump, void *bytes, size_t length);
 
 /* Reads what was appended to `fd` since the last call, at most `limit`
