@@ -1,5 +1,6 @@
 /* profile_fold(): from sampled stacks of addresses to stacks of readable
  * function names, root first, counted. */
+#include "id_map.h"
 #include "managed_name.h"
 #include "profile.h"
 #include "util.h"
@@ -190,50 +191,24 @@ static int compare_grouped(const void *a, const void *b)
 
 /* The samples' (stack, group) pairs, each once with its samples' weight:
  * many samples share a stack, and sorting every sample took 7% of a
- * postprocess. Open addressing on a table kept at most half full. */
+ * postprocess. */
 struct grouped_set {
-	struct grouped_stack *pairs; /* group NULL: an empty slot */
-	size_t slots, count;
+	struct id_map ids;	     /* (group, stack) -> index in pairs */
+	struct grouped_stack *pairs; /* by id */
+	size_t count, capacity;
 };
 
 static void add_grouped(struct grouped_set *set, const char *group, uint32_t stack, uint64_t weight)
 {
-	size_t mask, slot;
+	bool added;
+	uint32_t id = id_map_get(&set->ids, (uintptr_t)group, stack, &added);
 
-	if (set->count * 2 >= set->slots) {
-		struct grouped_set larger = {
-		    xcalloc(set->slots ? set->slots * 2 : 1024, sizeof(*set->pairs)),
-		    set->slots ? set->slots * 2 : 1024, 0};
-
-		for (size_t i = 0; i < set->slots; i++)
-			if (set->pairs[i].group)
-				add_grouped(&larger, set->pairs[i].group, set->pairs[i].stack,
-					    set->pairs[i].weight);
-		free(set->pairs);
-		*set = larger;
+	if (!added) {
+		set->pairs[id].weight += weight;
+		return;
 	}
-	mask = set->slots - 1;
-	slot = ((uintptr_t)group * 31 + stack) * 0x9e3779b97f4a7c15ull >> 20 & mask;
-	for (; set->pairs[slot].group; slot = (slot + 1) & mask)
-		if (set->pairs[slot].stack == stack && set->pairs[slot].group == group) {
-			set->pairs[slot].weight += weight;
-			return;
-		}
-	set->pairs[slot] = (struct grouped_stack){group, stack, weight};
-	set->count++;
-}
-
-/* Moves the pairs to the front of the table and sorts them. */
-static void sort_grouped(struct grouped_set *set)
-{
-	size_t count = 0;
-
-	for (size_t i = 0; i < set->slots; i++)
-		if (set->pairs[i].group)
-			set->pairs[count++] = set->pairs[i];
-	if (count > 1)
-		qsort(set->pairs, count, sizeof(*set->pairs), compare_grouped);
-	set->count = count;
+	grow_array((void **)&set->pairs, &set->capacity, set->count + 1, sizeof(*set->pairs));
+	set->pairs[set->count++] = (struct grouped_stack){group, stack, weight};
 }
 
 /* The name frame `index` of the profile shows in folded stacks. Any frame
@@ -319,7 +294,9 @@ void profile_fold(const struct profile *profile, const struct fold_options *opti
 		add_grouped(&set, group_of(folded, &profile->samples[i], options->group_by),
 			    profile->samples[i].stack,
 			    options->weigh_by_period ? profile->samples[i].period : 1);
-	sort_grouped(&set);
+	id_map_release(&set.ids);
+	if (set.count > 1)
+		qsort(set.pairs, set.count, sizeof(*set.pairs), compare_grouped);
 	for (size_t i = 0, next; i < set.count; i = next) {
 		const struct grouped_stack *grouped = set.pairs;
 		uint64_t weight = 0;

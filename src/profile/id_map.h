@@ -1,7 +1,8 @@
 /* Dense ids for keys of two 64-bit words (an interned name's address, a
  * pair of them, a stack and a thread): the first key added gets id 0, the
- * next new one 1, and so on. The outputs that number their own tables
- * (pprof's functions, speedscope's frames) build them with it. */
+ * next new one 1, and so on. Folding adds up samples by (stack, group)
+ * with it; the outputs that number their own tables (pprof's functions,
+ * speedscope's frames) build them with it. */
 #ifndef PROFCPU_ID_MAP_H
 #define PROFCPU_ID_MAP_H
 
