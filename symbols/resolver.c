@@ -1,5 +1,6 @@
 #include "resolver.h"
 #include "address_space.h"
+#include "code_cache.h"
 #include "managed_images.h"
 #include "symbols_log.h"
 #include "target_file.h"
@@ -41,6 +42,7 @@ struct resolver {
 	char stub_name[512];   /* "[stub] ..." */
 	uint64_t time;	       /* of the addresses asked for */
 	char build_id[BUILD_ID_HEX_MAX];
+	struct code_cache *code_cache; /* resolver_code_at's answers; NULL: none kept */
 };
 
 struct resolver *resolver_new(const struct resolver_config *config)
@@ -52,6 +54,7 @@ struct resolver *resolver_new(const struct resolver_config *config)
 	resolver->config = *config;
 	resolver->config.native.live_pid = config->live_pid;
 	resolver->native = native_symbols_new(&resolver->config.native);
+	resolver->code_cache = code_cache_new();
 	/* PROFCPU_NO_READYTORUN=1 leaves precompiled .NET code to the runtime's
 	 * own files (jitdump): for comparisons, or against a misleading image. */
 	if (!getenv("PROFCPU_NO_READYTORUN"))
@@ -77,6 +80,7 @@ void resolver_free(struct resolver *resolver)
 	managed_images_report(resolver->managed, resolver->config.native.log);
 	managed_images_free(resolver->managed);
 	native_symbols_free(resolver->native);
+	code_cache_free(resolver->code_cache);
 	free(resolver);
 }
 
@@ -101,10 +105,18 @@ static struct process *find_process(struct resolver *resolver, pid_t pid)
 	return process;
 }
 
+/* The mappings changed: resolver_code_at's answers are asked again. */
+static void forget_code(struct resolver *resolver)
+{
+	if (resolver->code_cache)
+		code_cache_forget(resolver->code_cache);
+}
+
 void resolver_add_mapping(struct resolver *resolver, pid_t pid, uint64_t start, uint64_t length,
 			  uint64_t page_offset, const struct mapped_file *file)
 {
 	address_space_add(find_process(resolver, pid)->space, start, length, page_offset, file);
+	forget_code(resolver);
 }
 
 void resolver_fork(struct resolver *resolver, pid_t child, pid_t parent)
@@ -114,6 +126,7 @@ void resolver_fork(struct resolver *resolver, pid_t child, pid_t parent)
 
 	address_space_free(process->space);
 	process->space = copy;
+	forget_code(resolver);
 }
 
 void resolver_exec(struct resolver *resolver, pid_t pid)
@@ -122,6 +135,7 @@ void resolver_exec(struct resolver *resolver, pid_t pid)
 
 	address_space_free(process->space);
 	process->space = address_space_new();
+	forget_code(resolver);
 }
 
 /* Opens a runtime's file NAME_PATTERN (made with the pid), best source
@@ -480,7 +494,7 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
 	lookup_native(resolver, process, mapping, address, lookup_address, location);
 }
 
-void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, struct code_at *code)
+static void find_code(struct resolver *resolver, pid_t pid, uint64_t address, struct code_at *code)
 {
 	struct process *process = find_process(resolver, pid);
 	const struct mapping *mapping = address_space_find(process->space, address);
@@ -515,4 +529,14 @@ void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, st
 				  live_process(resolver, process)},
 	    address - mapping->start + mapping->page_offset, &code->file_address);
 	code->kind = code->cfi ? CODE_WITH_CFI : CODE_WITHOUT_CFI;
+}
+
+void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, struct code_at *code)
+{
+	if (resolver->code_cache && code_cache_find(resolver->code_cache, pid, address, code))
+		return;
+	find_code(resolver, pid, address, code);
+	/* Only mapped files' answers hold until the mappings change. */
+	if (resolver->code_cache && code->kind != CODE_UNMAPPED && code->kind != CODE_GENERATED)
+		code_cache_keep(resolver->code_cache, pid, address, code);
 }

@@ -1,5 +1,4 @@
 #include "replay.h"
-#include "code_cache.h"
 #include "off_cpu.h"
 #include "perf_call_graph.h"
 #include "perf_data.h"
@@ -65,7 +64,6 @@ struct location_version {
 struct replay {
 	struct perf_data_reader *reader;
 	struct resolver *resolver;
-	struct code_cache *code_cache; /* what the stack walks ask */
 	struct profile *profile;
 	struct time_order waiting; /* kept records not replayed yet */
 	size_t record_count;	   /* read so far, malformed ones too */
@@ -309,7 +307,7 @@ static uint32_t locate(struct replay *replay, uint32_t pid, uint64_t address, bo
 
 /* The process whose code the stack walk asks about. */
 struct code_lookup_context {
-	struct code_cache *cache;
+	struct resolver *resolver;
 	pid_t pid;
 };
 
@@ -317,7 +315,7 @@ static void look_up_code(void *context, uint64_t address, struct code_at *code)
 {
 	struct code_lookup_context *process = context;
 
-	code_cache_look_up(process->cache, process->pid, address, code);
+	resolver_code_at(process->resolver, process->pid, address, code);
 }
 
 /* The caller of the leaf (the first user frame, callchain[leaf]) that the
@@ -328,7 +326,7 @@ static void look_up_code(void *context, uint64_t address, struct code_at *code)
 static uint64_t skipped_leaf_caller(struct replay *replay, const struct perf_sample *sample,
 				    uint64_t leaf)
 {
-	struct code_lookup_context process = {replay->code_cache, (pid_t)sample->pid};
+	struct code_lookup_context process = {replay->resolver, (pid_t)sample->pid};
 	uint64_t return_address;
 
 	if (!sample->user_stack ||
@@ -350,7 +348,7 @@ static size_t add_walked_stack(struct replay *replay, const struct perf_sample *
 			       enum call_graph_mode mode, const uint64_t *user_chain,
 			       size_t user_chain_length, size_t depth, bool *whole)
 {
-	struct code_lookup_context process = {replay->code_cache, (pid_t)sample->pid};
+	struct code_lookup_context process = {replay->resolver, (pid_t)sample->pid};
 	struct stack_walk_sample walk = {
 	    .registers.bp_known = true,
 	    .stack = {.bytes = sample->user_stack, .size = sample->user_stack_size},
@@ -495,7 +493,6 @@ static void replay_side_record(struct replay *replay, const struct perf_event_he
 			break;
 		if (record->misc & PERF_RECORD_MISC_COMM_EXEC && comm->pid == comm->tid) {
 			resolver_exec(replay->resolver, (pid_t)comm->pid);
-			code_cache_forget(replay->code_cache);
 		}
 		copy_record_string(record, comm->comm, text, sizeof(text));
 		set_thread_name(replay, comm->tid, text);
@@ -508,7 +505,6 @@ static void replay_side_record(struct replay *replay, const struct perf_event_he
 			break;
 		if (task->pid != task->parent_pid) {
 			resolver_fork(replay->resolver, (pid_t)task->pid, (pid_t)task->parent_pid);
-			code_cache_forget(replay->code_cache);
 		}
 		if (!thread_slot(replay, task->tid)->name)
 			thread_slot(replay, task->tid)->name =
@@ -528,7 +524,6 @@ static void replay_side_record(struct replay *replay, const struct perf_event_he
 			    (struct file_identity){mmap->major, mmap->minor, mmap->inode};
 		resolver_add_mapping(replay->resolver, (pid_t)mmap->pid, mmap->address,
 				     mmap->length, mmap->page_offset, &file);
-		code_cache_forget(replay->code_cache);
 		break;
 	}
 	case PERF_RECORD_MMAP: {
@@ -542,7 +537,6 @@ static void replay_side_record(struct replay *replay, const struct perf_event_he
 		resolver_add_mapping(replay->resolver, (pid_t)mmap->pid, mmap->address,
 				     mmap->length, mmap->page_offset,
 				     &(struct mapped_file){.path = text});
-		code_cache_forget(replay->code_cache);
 		break;
 	}
 	case PERF_RECORD_SWITCH:
@@ -566,17 +560,13 @@ static void replay_side_record(struct replay *replay, const struct perf_event_he
 
 int replay_capture(const char *perf_data_path, struct resolver *resolver, struct profile *profile)
 {
-	struct replay replay = {.resolver = resolver,
-				.code_cache = code_cache_new(resolver),
-				.profile = profile,
-				.switch_event = -1};
+	struct replay replay = {.resolver = resolver, .profile = profile, .switch_event = -1};
 	char error[256];
 	int status;
 
 	replay.reader = perf_data_reader_open(perf_data_path, error, sizeof(error));
 	if (!replay.reader) {
 		report_error("%s", error);
-		code_cache_free(replay.code_cache);
 		return -1;
 	}
 	if (perf_data_reader_event_count(replay.reader) > 0) {
@@ -600,7 +590,6 @@ int replay_capture(const char *perf_data_path, struct resolver *resolver, struct
 	profile->compressed_capture = perf_data_reader_saw_compressed(replay.reader);
 	free_record_blocks(replay.blocks);
 	time_order_release(&replay.waiting);
-	code_cache_free(replay.code_cache);
 	free(replay.threads);
 	free(replay.versions);
 	perf_data_reader_close(replay.reader);

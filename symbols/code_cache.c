@@ -1,5 +1,4 @@
 #include "code_cache.h"
-#include "util.h"
 
 #include <stdlib.h>
 
@@ -15,17 +14,16 @@ struct code_cache_slot {
 };
 
 struct code_cache {
-	struct resolver *resolver;
 	uint32_t generation; /* from 1; slots of other generations are empty */
 	struct code_cache_slot slots[CODE_CACHE_SLOTS];
 };
 
-struct code_cache *code_cache_new(struct resolver *resolver)
+struct code_cache *code_cache_new(void)
 {
-	struct code_cache *cache = xcalloc(1, sizeof(*cache));
+	struct code_cache *cache = calloc(1, sizeof(*cache));
 
-	cache->resolver = resolver;
-	cache->generation = 1;
+	if (cache)
+		cache->generation = 1;
 	return cache;
 }
 
@@ -44,17 +42,26 @@ void code_cache_forget(struct code_cache *cache)
 	}
 }
 
-void code_cache_look_up(struct code_cache *cache, pid_t pid, uint64_t address, struct code_at *code)
+static size_t slot_of(pid_t pid, uint64_t address)
 {
-	uint64_t hash = (address ^ (uint64_t)(uint32_t)pid << 40) * 0x9e3779b97f4a7c15ull;
-	struct code_cache_slot *slot = &cache->slots[hash >> 51];
+	return (size_t)(((address ^ (uint64_t)(uint32_t)pid << 40) * 0x9e3779b97f4a7c15ull) >> 51);
+}
 
-	if (slot->generation == cache->generation && slot->address == address &&
-	    slot->pid == (uint32_t)pid) {
-		*code = slot->code;
-		return;
-	}
-	resolver_code_at(cache->resolver, pid, address, code);
-	if (code->kind != CODE_UNMAPPED && code->kind != CODE_GENERATED)
-		*slot = (struct code_cache_slot){address, (uint32_t)pid, cache->generation, *code};
+bool code_cache_find(const struct code_cache *cache, pid_t pid, uint64_t address,
+		     struct code_at *code)
+{
+	const struct code_cache_slot *slot = &cache->slots[slot_of(pid, address)];
+
+	if (slot->generation != cache->generation || slot->address != address ||
+	    slot->pid != (uint32_t)pid)
+		return false;
+	*code = slot->code;
+	return true;
+}
+
+void code_cache_keep(struct code_cache *cache, pid_t pid, uint64_t address,
+		     const struct code_at *code)
+{
+	cache->slots[slot_of(pid, address)] =
+	    (struct code_cache_slot){address, (uint32_t)pid, cache->generation, *code};
 }
