@@ -42,7 +42,7 @@ struct native_symbols {
 	struct debug_search search;
 	struct module *buckets[MODULE_BUCKETS];
 	struct module *last_hit;
-	char *kernel_symbols_copy; /* the config's */
+	char *kernel_symbols_copy; /* its path in the config's capture folder */
 	bool write_kernel_symbols_copy;
 	struct kernel_symbols *kernel;
 	bool kernel_loaded;
@@ -95,9 +95,11 @@ struct native_symbols *native_symbols_new(const struct native_symbols_config *co
 	symbols->live_pid = config->live_pid;
 	symbols->log = config->log;
 	symbols->write_kernel_symbols_copy = config->write_kernel_symbols_copy;
+	if (config->capture_dir && asprintf(&symbols->kernel_symbols_copy, "%s/%s",
+					    config->capture_dir, KERNEL_SYMBOLS_COPY) < 0)
+		symbols->kernel_symbols_copy = NULL;
 	if (!collect_symbol_dirs(symbols, config) ||
-	    (config->kernel_symbols_copy &&
-	     !(symbols->kernel_symbols_copy = strdup(config->kernel_symbols_copy)))) {
+	    (config->capture_dir && !symbols->kernel_symbols_copy)) {
 		native_symbols_free(symbols);
 		return NULL;
 	}

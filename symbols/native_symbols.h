@@ -39,11 +39,11 @@ struct native_symbols_config {
 	const char *symbol_server;	/* URL, or NULL */
 	const char *cache_dir; /* for downloaded debug files; NULL: ~/.cache/profcpu/symbols */
 	bool inline_frames;    /* add inlined frames from DWARF */
-	/* The capture's copy of the kernel symbols it used
-	 * (kernel_symbols_copy.h), or NULL: /proc/kallsyms alone. collect
-	 * writes it; postprocess reads it when this kernel is not the one
-	 * that made the capture. */
-	const char *kernel_symbols_copy;
+	/* The capture folder, which holds the copy of the kernel symbols the
+	 * capture used (kernel_symbols_copy.h), or NULL: /proc/kallsyms
+	 * alone. The resolver sets it from its own config. collect writes the
+	 * copy (write_kernel_symbols_copy); postprocess reads it. */
+	const char *capture_dir;
 	bool write_kernel_symbols_copy;
 	FILE *log; /* where to say what was (not) found; may be NULL */
 };

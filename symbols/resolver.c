@@ -53,6 +53,7 @@ struct resolver *resolver_new(const struct resolver_config *config)
 		return NULL;
 	resolver->config = *config;
 	resolver->config.native.live_pid = config->live_pid;
+	resolver->config.native.capture_dir = config->capture_dir;
 	resolver->native = native_symbols_new(&resolver->config.native);
 	resolver->code_cache = code_cache_new();
 	/* PROFCPU_NO_READYTORUN=1 leaves precompiled .NET code to the runtime's

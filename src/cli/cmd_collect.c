@@ -5,7 +5,6 @@
 #include "dotnet_diagnostics.h"
 #include "event_options.h"
 #include "grouping_options.h"
-#include "kernel_symbols_copy.h"
 #include "postprocess.h"
 #include "sampling_scope.h"
 #include "push_options.h"
@@ -472,8 +471,7 @@ int cmd_collect(int argc, char **argv)
 	struct trace_zip zip = {0};
 	struct fold_options fold;
 	struct eventpipe_session *events = NULL;
-	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL, *cgroup = NULL,
-	     *kernel_copy_path = NULL;
+	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL, *cgroup = NULL;
 	bool keep_dir = true;
 	FILE *log = NULL;
 	int status = 1;
@@ -579,8 +577,6 @@ int cmd_collect(int argc, char **argv)
 		if (collected == 0) { /* after the first capture: sampling starts at once */
 			symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
 			config.capture_dir = dir;
-			config.native.kernel_symbols_copy = kernel_copy_path =
-			    xasprintf("%s/%s", dir, KERNEL_SYMBOLS_COPY);
 			config.native.write_kernel_symbols_copy = true;
 			config.live_pid = target.pid == TARGET_EVERY_PROCESS ? 0 : target.pid;
 			config.live_namespace_pid = target.namespace_pid;
@@ -613,7 +609,6 @@ done:
 	free(command_line);
 	free(cgroup);
 	free(log_path);
-	free(kernel_copy_path);
 	free(zip_path);
 	free(dir);
 	return status;

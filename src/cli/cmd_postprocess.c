@@ -2,7 +2,6 @@
  * with other symbols, or from a perf.data recorded by the real perf. */
 #include "commands.h"
 #include "grouping_options.h"
-#include "kernel_symbols_copy.h"
 #include "postprocess.h"
 #include "symbol_options.h"
 #include "util.h"
@@ -45,7 +44,7 @@ int cmd_postprocess(int argc, char **argv)
 	};
 	struct resolver_config config = {.live_root_fd = -1};
 	FILE *log;
-	char *log_path, *kernel_copy_path;
+	char *log_path;
 	int status;
 
 	parsed = options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage);
@@ -68,8 +67,6 @@ int cmd_postprocess(int argc, char **argv)
 		fprintf(log, "postprocess: profcpu %s\n", PROFCPU_VERSION);
 	symbol_options_apply(&symbols, -1, log, &config.native);
 	config.capture_dir = dir;
-	config.native.kernel_symbols_copy = kernel_copy_path =
-	    xasprintf("%s/%s", dir, KERNEL_SYMBOLS_COPY);
 	/* A reader of stdout or stderr that went away must not stop the
 	 * writing: the writes fail with EPIPE instead. */
 	signal(SIGPIPE, SIG_IGN);
@@ -79,7 +76,6 @@ int cmd_postprocess(int argc, char **argv)
 	if (log)
 		fclose(log);
 	free(log_path);
-	free(kernel_copy_path);
 	symbol_options_release(&symbols);
 	return status == 0 ? 0 : 1;
 }
