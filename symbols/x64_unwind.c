@@ -82,32 +82,17 @@ static bool applies(const struct unwind_codes *codes, unsigned index)
 	return codes->slots[2 * index] <= codes->executed;
 }
 
-/* Where the frame register points from the stack pointer's value after the
- * prolog: the operand of the code that set it, else the header's. */
-static uint64_t frame_register_offset(const struct unwind_codes *codes)
+/* The code that sets the frame register (SET_FPREG, or the runtime's large
+ * form), or -1 when there is none. */
+static int frame_register_code(const struct unwind_codes *codes)
 {
 	for (unsigned i = 0, taken; i < codes->count; i += taken) {
 		if (!(taken = slots_taken(codes, i)) || i + taken > codes->count)
 			break;
-		if (op_of(codes, i) == SET_FPREG_LARGE)
-			return (uint64_t)far_operand(codes, i) * 16;
+		if (op_of(codes, i) == SET_FPREG || op_of(codes, i) == SET_FPREG_LARGE)
+			return (int)i;
 	}
-	return codes->frame_offset;
-}
-
-/* Whether the frame register was set by the time the prolog got to. */
-static bool frame_register_set(const struct unwind_codes *codes, bool in_prolog)
-{
-	if (!in_prolog)
-		return true;
-	for (unsigned i = 0, taken; i < codes->count; i += taken) {
-		if (!(taken = slots_taken(codes, i)) || i + taken > codes->count)
-			break;
-		if ((op_of(codes, i) == SET_FPREG || op_of(codes, i) == SET_FPREG_LARGE) &&
-		    applies(codes, i))
-			return true;
-	}
-	return false;
+	return -1;
 }
 
 /* Undoes the prolog's operations that ran, last first (the order of the
@@ -119,10 +104,17 @@ static enum frame_step undo_prolog(const struct unwind_codes *codes, bool in_pro
 	struct frame_registers caller = *registers;
 	uint64_t frame = caller.sp, value; /* where saved registers' offsets count from */
 
-	if (codes->frame_register && frame_register_set(codes, in_prolog)) {
+	int set = codes->frame_register ? frame_register_code(codes) : -1;
+
+	/* Once the prolog has set the frame register, the frame is found from
+	 * it: less the offset it was set with (the large form's operand, else
+	 * the header's). */
+	if (codes->frame_register && (!in_prolog || (set >= 0 && applies(codes, (unsigned)set)))) {
 		if (codes->frame_register != REGISTER_RBP || !caller.bp_known)
 			return FRAME_STEP_NO_RULE;
-		frame = caller.bp - frame_register_offset(codes);
+		frame = caller.bp - (set >= 0 && op_of(codes, (unsigned)set) == SET_FPREG_LARGE
+					 ? (uint64_t)far_operand(codes, (unsigned)set) * 16
+					 : codes->frame_offset);
 	}
 	for (unsigned i = 0, taken; i < codes->count; i += taken) {
 		unsigned op = op_of(codes, i), reg = info_of(codes, i);
