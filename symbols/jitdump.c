@@ -43,7 +43,7 @@ struct jitdump {
 	bool skipping_code; /* those are a code load's machine code */
 	/* The start of that code, its prolog: kept, and read for unwind info. */
 	uint8_t prolog[JIT_PROLOG_CODE_BYTES];
-	size_t prolog_read, prolog_wanted;
+	size_t prolog_read;
 	uint64_t code_start, code_time, code_size;
 	uint64_t record_size;	       /* of the current record, once known */
 	uint64_t record_consumed;      /* of it, kept or passed over */
@@ -156,7 +156,13 @@ static void read_code_load(struct jitdump *dump)
 	dump->code_time = record_time(dump);
 	dump->code_size = size;
 	dump->prolog_read = 0;
-	dump->prolog_wanted = size < JIT_PROLOG_CODE_BYTES ? (size_t)size : JIT_PROLOG_CODE_BYTES;
+}
+
+/* How much of the current code load's code is its prolog, kept. */
+static size_t prolog_size(const struct jitdump *dump)
+{
+	return dump->code_size < JIT_PROLOG_CODE_BYTES ? (size_t)dump->code_size
+						       : JIT_PROLOG_CODE_BYTES;
 }
 
 /* Takes `length` bytes of a code load's code: its prolog is kept, and read
@@ -166,16 +172,16 @@ static void take_code(struct jitdump *dump, const unsigned char *code, size_t le
 {
 	size_t kept = 0;
 
-	if (dump->prolog_read < dump->prolog_wanted) {
+	if (dump->prolog_read < prolog_size(dump)) {
 		struct jit_frame frame;
 
-		kept = dump->prolog_wanted - dump->prolog_read;
+		kept = prolog_size(dump) - dump->prolog_read;
 		kept = kept < length ? kept : length;
 		memcpy(dump->prolog + dump->prolog_read, code, kept);
 		dump->prolog_read += kept;
 		/* A copy being written is read again by whoever unwinds with
 		 * it: only a reader keeps unwind info. */
-		if (!writable && dump->prolog_read == dump->prolog_wanted &&
+		if (!writable && dump->prolog_read == prolog_size(dump) &&
 		    jit_prolog_unwind_info(dump->prolog, dump->prolog_read, frame.info,
 					   &frame.info_size)) {
 			/* Code that short is kept whole: its epilogs can be told. */
