@@ -10,6 +10,9 @@ test_cgroups=()
 cleanup() {
 	for pid in "${background_pids[@]}"; do
 		kill -9 "$pid" 2>/dev/null || true
+		# A killed .NET runtime leaves its perf map, jitdump and sockets in /tmp.
+		rm -f "/tmp/perf-$pid.map" "/tmp/perf-$pid.map.times" "/tmp/jit-$pid.dump" \
+			/tmp/dotnet-diagnostic-"$pid"-*-socket /tmp/clr-debug-pipe-"$pid"-*
 	done
 	remove_test_cgroups
 	rm -rf "$workdir"
@@ -99,9 +102,10 @@ assert_share_about() {
 		fail "share of /$2/ is $share%, expected $3 ± $margin%"
 }
 
-# CPU time the process has used so far, in clock ticks (1/100 s).
+# CPU time the process has used so far, in clock ticks (1/100 s): user and
+# system time, the 12th and 13th fields after the comm (which may hold spaces).
 cpu_ticks() {
-	awk '{print $14 + $15}' "/proc/$1/stat"
+	awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
 }
 
 # assert_samples_match_cpu FOLDED TICKS HZ: the samples kept match the CPU
@@ -163,16 +167,38 @@ assert_trace_share() {
 		fail "trace share of /$2/ is $share%, expected $3..$4%"
 }
 
+# dotnet_build FOLDER OUTPUT: builds the .NET project in FOLDER into OUTPUT.
+# Each content of a folder is built once, in $TEST_CACHE (the build tree's),
+# and copied from there: a build costs seconds of CPU and twenty-odd tests
+# build the same few projects, some at the same time (the first builds under
+# a lock, the others wait for it). Returns 2 when the NuGet restore fails, 1
+# when the build does; the log is in $dotnet_build_log.
+dotnet_build() {
+	local folder=$1 output=$2 key cache status=0
+	command -v dotnet >/dev/null || skip "the .NET SDK (dotnet) is not installed"
+	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+	key=$( (dotnet --version && cd "$folder" && find . -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum)
+	cache=${TEST_CACHE:-$workdir/cache}/$(basename "$folder")-${key:0:16}
+	dotnet_build_log=$cache/build.log
+	mkdir -p "$(dirname "$cache")"
+	(
+		flock 9
+		[[ -f $cache/built ]] && exit 0
+		rm -rf "$cache" && mkdir "$cache" && cp -r "$folder" "$cache/src" || exit 1
+		timeout 90 dotnet restore "$cache/src" >"$dotnet_build_log" 2>&1 || exit 2
+		dotnet build --no-restore -c Release -o "$cache/bin" "$cache/src" >>"$dotnet_build_log" 2>&1 || exit 1
+		touch "$cache/built"
+	) 9>"$cache.lock" || status=$?
+	((status == 0)) || return "$status"
+	mkdir -p "$output" && cp -r "$cache/bin/." "$output/"
+}
+
 # build_dotnet_app NAME [DIR]: builds the .NET app tests/dotnet/NAME into DIR
 # (default $workdir/NAME; skips the test when the SDK is missing); its dll is
 # DIR/<assembly>.dll.
 build_dotnet_app() {
-	local output=${2:-$workdir/$1}
-	command -v dotnet >/dev/null || skip "the .NET SDK (dotnet) is not installed"
-	cp -r "$tests_dir/dotnet/$1" "$workdir/$1-src"
-	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-	dotnet build -c Release -o "$output" "$workdir/$1-src/$1.csproj" >"$workdir/$1-build.log" 2>&1 ||
-		{ tail -20 "$workdir/$1-build.log"; fail "dotnet build of $1 failed"; }
+	dotnet_build "$tests_dir/dotnet/$1" "${2:-$workdir/$1}" ||
+		{ tail -20 "$dotnet_build_log"; fail "dotnet build of $1 failed"; }
 }
 
 # start_dotnet_app DLL [ARGS...]: starts a built app (with the environment
@@ -199,13 +225,11 @@ free_port() {
 # into $workdir/NAME-bin; skips the test when the package cannot be restored
 # from this machine's NuGet sources.
 build_traceevent_checker() {
-	command -v dotnet >/dev/null || skip "the .NET SDK (dotnet) is not installed"
-	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-	cp -r "$tests_dir/$1" "$workdir/$1-src"
-	timeout 90 dotnet restore "$workdir/$1-src" >"$workdir/$1-restore.log" 2>&1 ||
-		skip "Microsoft.Diagnostics.Tracing.TraceEvent cannot be restored from this machine's NuGet sources: $(grep -m1 -E 'error|NU[0-9]+' "$workdir/$1-restore.log" || tail -1 "$workdir/$1-restore.log")"
-	dotnet build --no-restore -c Release -o "$workdir/$1-bin" "$workdir/$1-src" \
-		>"$workdir/$1-build.log" 2>&1 || { tail -20 "$workdir/$1-build.log"; fail "the checker $1 does not build"; }
+	local status=0
+	dotnet_build "$tests_dir/$1" "$workdir/$1-bin" || status=$?
+	((status != 2)) ||
+		skip "Microsoft.Diagnostics.Tracing.TraceEvent cannot be restored from this machine's NuGet sources: $(grep -m1 -E 'error|NU[0-9]+' "$dotnet_build_log" || tail -1 "$dotnet_build_log")"
+	((status == 0)) || { tail -20 "$dotnet_build_log"; fail "the checker $1 does not build"; }
 }
 
 # Off-CPU time reads the tracepoint sched:sched_switch: mounts tracefs where

@@ -105,19 +105,12 @@ grep -qE '^ +[0-9.]+% +[0-9.]+%  (memfd:doublemapper|JIT)!(unknown|JIT)$' "$work
 ! grep -q 'deleted' "$workdir/view.txt" || fail "profcpu view shows a broken memfd module"
 
 # --- TraceEvent, PerfView's own reader, on both zips.
-export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-cp -r "$tests_dir/traceevent" "$workdir/check"
-if ! timeout 90 dotnet restore "$workdir/check/TraceEventCheck.csproj" >"$workdir/restore.log" 2>&1; then
-	echo "TraceEvent cannot be restored from this machine's NuGet sources: not checked with it"
-	exit 0
-fi
-dotnet build --no-restore -c Release -o "$workdir/check-bin" "$workdir/check/TraceEventCheck.csproj" \
-	>"$workdir/check-build.log" 2>&1 || { tail -20 "$workdir/check-build.log"; fail "the TraceEvent check does not build"; }
-dotnet "$workdir/check-bin/TraceEventCheck.dll" "$out/prof.trace.zip" 'memfd|deleted|^JIT!' | tee "$workdir/te-memfd"
+build_traceevent_checker traceevent
+dotnet "$workdir/traceevent-bin/TraceEventCheck.dll" "$out/prof.trace.zip" 'memfd|deleted|^JIT!' | tee "$workdir/te-memfd"
 grep -qxE 'frame (memfd:doublemapper!unknown|JIT!JIT)' "$workdir/te-memfd" ||
 	fail "TraceEvent does not read the generated code's module"
 ! grep -q 'deleted' "$workdir/te-memfd" || fail "TraceEvent reads a broken memfd module"
-dotnet "$workdir/check-bin/TraceEventCheck.dll" "$with_map/prof.trace.zip" '^System\.Private\.CoreLib!\[[A-Za-z0-9]+\]System\.' | tee "$workdir/te-map"
+dotnet "$workdir/traceevent-bin/TraceEventCheck.dll" "$with_map/prof.trace.zip" '^System\.Private\.CoreLib!\[[A-Za-z0-9]+\]System\.' | tee "$workdir/te-map"
 ours=$(reader summary "$with_map/prof.trace.zip" | awk '$1 == "samples" {print $2}')
 theirs=$(awk '$1 == "samples" {print $2}' "$workdir/te-map")
 ((theirs >= ours - 2 && theirs <= ours)) || fail "TraceEvent reads $theirs samples, perf.data.txt holds $ours"
