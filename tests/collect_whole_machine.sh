@@ -17,10 +17,6 @@ start_hotloop sh -c "echo \$\$ >'$test_cgroup/cgroup.procs' && exec \"\$0\" \"\$
 quiet_pid=$started_pid
 sleep 1 # let tiered compilation settle
 
-# CPU clock ticks (user + system) a process used so far.
-cpu_ticks() {
-	awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
-}
 dotnet_before=$(cpu_ticks "$dotnet_pid")
 split_before=$(cpu_ticks "$split_pid")
 "$PROFCPU" collect -a -duration 5 -F 199 -o "$workdir/out" 2>"$workdir/stderr" ||

@@ -5,11 +5,17 @@
 # and a digit, and JIT frames named from the perf map with the map as DSO.
 source "$(dirname "$0")/lib.sh"
 
-# A process whose comm is "job 2": PerfView must still find its pid.
+# A process whose comm is "job 2": PerfView must still find its pid. It runs
+# 4 s under /usr/bin/time, which says how much CPU time it got in all; the
+# capture ends with it.
 ln -s "$WORKLOAD_SPLIT" "$workdir/job 2"
-start "$workdir/job 2" 30
+start /usr/bin/time -f '%U %S' -o "$workdir/cpu_time" "$workdir/job 2" 4
+until target=$(pgrep -P "$started_pid"); do sleep 0.01; done
+before=$(cpu_ticks "$target")
 cd "$workdir"
-"$PERFCOLLECT" collect split -pid "$started_pid" -collectsec 4 -F 499
+"$PERFCOLLECT" collect split -pid "$target" -collectsec 30 -F 499
+wait "$started_pid"
+after=$(awk '{printf "%d", ($1 + $2) * 100}' "$workdir/cpu_time")
 
 [[ -s split.trace.zip ]] || fail "perfcollect collect split did not write ./split.trace.zip"
 unzip -Z1 split.trace.zip | sort >listing
@@ -22,7 +28,8 @@ grep -qv '^split\.trace/' listing && fail "an entry lies outside split.trace/"
 
 reader summary split.trace.zip | tee summary
 samples=$(awk '$1 == "samples" {print $2}' summary)
-((samples >= 600)) || fail "only $samples samples in 4 s of two busy threads at 499 Hz"
+unzip -p split.trace.zip split.trace/folded_stacks.out >folded_stacks.out
+assert_samples_match_cpu folded_stacks.out $((after - before)) 499
 grep -qx 'without_cpu 0' summary || fail "samples without [cpu]: PerfView misweighs them"
 grep -qE '^cpus [0-9]' summary || fail "no CPU numbers"
 grep -qx 'comms job 2' summary || fail "PerfView reads another comm than 'job 2'"
