@@ -11,15 +11,19 @@ source "$(dirname "$0")/lib.sh"
 
 build_dotnet_app R2RLoop
 
-# profile NAME ENV...: 6 seconds of R2RLoop into $workdir/NAME.
-profile() {
+# start NAME ENV...: starts R2RLoop with ENV; its pid is in ${pids[NAME]}.
+declare -A pids
+start_r2rloop() {
 	local name=$1
 	shift
 	env DOTNET_TC_CallCounting=0 "$@" dotnet "$workdir/R2RLoop/r2rloop.dll" 60 >"$workdir/$name.out" 2>&1 &
+	pids[$name]=$!
 	background_pids+=($!)
-	until grep -qs ready "$workdir/$name.out"; do sleep 0.05; done
-	"$PROFCPU" collect -pid $! -duration 6 -F 499 -o "$workdir/$name" 2>&1 | tee "$workdir/$name.stderr"
-	kill $!
+}
+# profile NAME: 6 seconds of run NAME into $workdir/NAME, in the background.
+profile() {
+	"$PROFCPU" collect -pid "${pids[$1]}" -duration 6 -F 499 -o "$workdir/$1" >"$workdir/$1.stderr" 2>&1 &
+	profilers+=($!)
 }
 
 # share NAME REGEX: % of the samples of run NAME whose stack matches REGEX.
@@ -27,7 +31,21 @@ share() {
 	folded share "$workdir/$1/folded_stacks.out" "$2"
 }
 
-profile r2r DOTNET_PerfMapEnabled=1
+# The ReadyToRun run and the one with everything jitted (fully optimized at
+# once, as ReadyToRun code is: no Tier0) are sampled at the same time, so
+# that they share whatever else loads the machine: how long a dictionary
+# lookup takes against a sort moves with that load.
+start_r2rloop r2r DOTNET_PerfMapEnabled=1
+start_r2rloop jitted DOTNET_ReadyToRun=0 DOTNET_TieredCompilation=0
+for name in r2r jitted; do
+	until grep -qs ready "$workdir/$name.out"; do sleep 0.05; done
+done
+profilers=()
+profile r2r
+profile jitted
+for profiler in "${profilers[@]}"; do wait "$profiler" || fail "profcpu collect failed"; done
+kill "${pids[@]}"
+cat "$workdir/r2r.stderr" "$workdir/jitted.stderr"
 grep -q 'turned on the perf map and jitdump' "$workdir/r2r.stderr" || fail "the IPC was not used"
 grep '^jitdump:' "$workdir/r2r/profcpu.log"
 folded top "$workdir/r2r/folded_stacks.out" 3 | cut -c1-300
@@ -38,9 +56,6 @@ unnamed=$(share r2r '\[[A-Za-z0-9_.]+\.dll\]|\[unknown\]|\[JIT\]')
 echo "samples with an unnamed managed frame: $unnamed%"
 python3 -c "import sys; sys.exit(0 if $unnamed <= 5 else 1)" ||
 	fail "$unnamed% of samples have an unnamed managed frame, expected at most 5%"
-
-# Everything jitted, fully optimized as ReadyToRun code is (no Tier0).
-profile jitted DOTNET_ReadyToRun=0 DOTNET_TieredCompilation=0
 
 # within RUN METHOD CALLER: % of CALLER's samples that are in METHOD.
 within() {
