@@ -86,6 +86,29 @@ public static class Program
             thread.Join();
     }
 
+    // CPU time (user + system, clock ticks) of each of this process's
+    // threads by its task id, with its name (spaces made underscores), from
+    // /proc/self/task.
+    private static Dictionary<string, (string Name, long Ticks)> ThreadTicks()
+    {
+        var threads = new Dictionary<string, (string, long)>();
+        foreach (string task in Directory.GetDirectories("/proc/self/task"))
+        {
+            try
+            {
+                string name = File.ReadAllText(task + "/comm").Trim().Replace(' ', '_');
+                string stat = File.ReadAllText(task + "/stat");
+                string[] fields = stat.Substring(stat.LastIndexOf(')') + 2).Split(' ');
+                threads[Path.GetFileName(task)] = (name, long.Parse(fields[11]) + long.Parse(fields[12]));
+            }
+            catch (IOException)
+            {
+                // the thread ended meanwhile
+            }
+        }
+        return threads;
+    }
+
     private static void WaitFor(string trigger)
     {
         Console.WriteLine("ready");
@@ -99,10 +122,19 @@ public static class Program
         {
             WaitFor(args[2]);
             var start = Process.GetCurrentProcess().TotalProcessorTime;
+            var threadsBefore = ThreadTicks();
             int gcs = GC.CollectionCount(0);
             Allocate(int.Parse(args[1]));
             var used = Process.GetCurrentProcess().TotalProcessorTime - start;
             Console.WriteLine($"cpu {used.TotalSeconds:F3} gcs {GC.CollectionCount(0) - gcs}");
+            var byName = new Dictionary<string, long>();
+            foreach (var (task, (name, ticks)) in ThreadTicks())
+            {
+                long earlier = threadsBefore.TryGetValue(task, out var thread) ? thread.Ticks : 0;
+                byName[name] = byName.GetValueOrDefault(name) + ticks - earlier;
+            }
+            foreach (var (name, ticks) in byName)
+                Console.WriteLine($"thread {name} {ticks}");
             return 0;
         }
         if (args.Length != 2)
