@@ -41,11 +41,11 @@ static char *read_file(const char *path, size_t *size)
 	return bytes;
 }
 
-/* A perf map of 40,000 lines (1.1 MB, deflating to about a tenth) and a
- * log. */
+/* A perf map of 40,000 lines (1.1 MB, deflating to about a tenth), a
+ * log, and a perf.data of 100,000 bytes that deflate cannot shrink. */
 static int setup(void **state)
 {
-	FILE *map, *log;
+	FILE *map, *log, *data;
 
 	(void)state;
 	snprintf(folder, sizeof(folder), "/tmp/profcpu-test-archive.XXXXXX");
@@ -55,6 +55,11 @@ static int setup(void **state)
 	for (int i = 0; i < 40000; i++)
 		fprintf(map, "7f00%08x 40 method_%d\n", i * 64, i % 977);
 	fclose(map);
+	data = fopen(path_in("perf.data"), "w");
+	assert_non_null(data);
+	for (uint32_t i = 0, x = 1; i < 100000; i++)
+		putc((int)((x = x * 1103515245 + 12345) >> 24), data);
+	fclose(data);
 	log = fopen(path_in("profcpu.log"), "w");
 	assert_non_null(log);
 	fputs("a log\n", log);
@@ -77,9 +82,11 @@ static const struct archive_member zip_members[] = {
     {"profcpu.log", "perfcollect.log", false},
     {"missing", NULL, false},
 };
+/* perf.data, compressed already, is stored. */
 static const struct archive_member tar_members[] = {
     {"perf-1.map", NULL, false},
     {"profcpu.log", NULL, false},
+    {"perf.data", NULL, true},
 };
 
 static void write_both(int *zip_status, int *tar_status)
@@ -90,12 +97,13 @@ static void write_both(int *zip_status, int *tar_status)
 	snprintf(zip_path, sizeof(zip_path), "%s", path_in("prof.trace.zip"));
 	*zip_status =
 	    emit_archive(folder, zip_members, 3, "prof.trace", ARCHIVE_ZIP, zip_path, NULL);
-	*tar_status = emit_archive(folder, tar_members, 2, "capture", ARCHIVE_TAR_GZ,
+	*tar_status = emit_archive(folder, tar_members, 3, "capture", ARCHIVE_TAR_GZ,
 				   path_in("prof.tar.gz"), &deflated);
 }
 
 /* The member both hold is deflated once: the zip's deflated bytes stand in
- * the tar.gz as they are, and tar and unzip give back every file whole. */
+ * the tar.gz as they are, a member compressed already is stored, and tar
+ * and unzip give back every file whole. */
 static void test_tar_gz_takes_zip_members(void **state)
 {
 	char command[512], *zip, *tar_gz;
@@ -121,6 +129,10 @@ static void test_tar_gz_takes_zip_members(void **state)
 	assert_true(zip_size > 16384);
 	assert_non_null(memmem(tar_gz, tar_gz_size, zip + zip_size / 3, 4096));
 	free(zip);
+	/* perf.data's bytes are there as they are. */
+	zip = read_file(path_in("perf.data"), &zip_size);
+	assert_non_null(memmem(tar_gz, tar_gz_size, zip + 1000, 4096));
+	free(zip);
 	free(tar_gz);
 }
 
@@ -139,7 +151,7 @@ static void test_changed_file_fails(void **state)
 	map = fopen(path_in("perf-1.map"), "r+");
 	fputs("8", map); /* same size, other bytes */
 	fclose(map);
-	assert_int_equal(emit_archive(folder, tar_members, 2, "capture", ARCHIVE_TAR_GZ,
+	assert_int_equal(emit_archive(folder, tar_members, 3, "capture", ARCHIVE_TAR_GZ,
 				      path_in("prof.tar.gz"), &deflated),
 			 -1);
 	assert_int_equal(errno, EIO);

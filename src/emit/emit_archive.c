@@ -156,9 +156,12 @@ struct gzip_output {
 	int fd;
 	struct deflate_stream deflater;
 	int error; /* errno of the first failure */
-	/* Bytes of the member being written whose deflated bytes were taken
-	 * from the zip: counted, not deflated; and their CRC-32. */
+	/* Bytes of the member being written that are not deflated here:
+	 * counted, and either stored as they are (`storing`: a member
+	 * compressed already) or passed over (their deflated bytes were taken
+	 * from the zip); and their CRC-32. */
 	uint64_t passing;
+	bool storing;
 	uint32_t passed_crc;
 };
 
@@ -180,6 +183,24 @@ static int write_all(void *context, const void *bytes, size_t size)
 	return 0;
 }
 
+/* `size` bytes as stored deflate blocks, after a full flush. */
+static int write_stored(struct gzip_output *output, const uint8_t *bytes, size_t size)
+{
+	while (size) {
+		uint16_t length = size < UINT16_MAX ? (uint16_t)size : UINT16_MAX;
+		/* Not the last block, stored; its length and that inverted. */
+		uint8_t header[5] = {0, length & 0xff, length >> 8, ~length & 0xff,
+				     (uint8_t)(~length >> 8)};
+
+		if (write_all(output, header, sizeof(header)) < 0 ||
+		    write_all(output, bytes, length) < 0)
+			return -1;
+		bytes += length;
+		size -= length;
+	}
+	return 0;
+}
+
 static la_ssize_t gzip_tar_bytes(struct archive *archive, void *context, const void *bytes,
 				 size_t size)
 {
@@ -191,6 +212,10 @@ static la_ssize_t gzip_tar_bytes(struct archive *archive, void *context, const v
 		deflate_stream_count(&output->deflater, bytes, passed);
 		output->passed_crc = crc32_gzip_refl(output->passed_crc, bytes, passed);
 		output->passing -= passed;
+		if (output->storing && write_stored(output, bytes, passed) < 0) {
+			output->error = errno;
+			return -1;
+		}
 	}
 	if (deflate_stream_write(&output->deflater, (const char *)bytes + passed, size - passed) ==
 	    0)
@@ -239,15 +264,12 @@ static bool find_deflated(const struct deflated_zip *deflated, const struct arch
 		       DEFLATE_STREAM_END_SIZE);
 }
 
-/* Puts `length` deflated bytes from the zip at `offset` into the tar.gz,
- * at a full flush of its own stream. */
+/* Puts `length` deflated bytes from the zip at `offset` into the tar.gz. */
 static int copy_deflated(struct gzip_output *output, const struct deflated_zip *deflated,
 			 uint64_t offset, uint64_t length)
 {
 	static uint8_t buffer[READ_SIZE];
 
-	if (deflate_stream_flush(&output->deflater) < 0)
-		return -1;
 	while (length) {
 		ssize_t got =
 		    pread(deflated->fd, buffer, length < sizeof(buffer) ? length : sizeof(buffer),
@@ -294,13 +316,17 @@ static int add_tar_member(struct archive *archive, struct gzip_output *output, i
 		return -1;
 	}
 	archive_entry_free(entry);
+	/* Deflated once for the zip, or compressed already: at a full flush,
+	 * the zip's deflated bytes, or the file's own in stored blocks. */
 	spliced = find_deflated(deflated, member, &status, &offset, &deflated_length, &crc);
-	if (spliced) {
-		if (copy_deflated(output, deflated, offset, deflated_length) < 0) {
+	if (spliced || member->compressed) {
+		if (deflate_stream_flush(&output->deflater) < 0 ||
+		    (spliced && copy_deflated(output, deflated, offset, deflated_length) < 0)) {
 			close(fd);
 			return -1;
 		}
 		output->passing = (uint64_t)status.st_size;
+		output->storing = !spliced;
 		output->passed_crc = 0;
 	}
 	while ((length = read(fd, buffer, sizeof(buffer))) > 0)
@@ -308,7 +334,7 @@ static int add_tar_member(struct archive *archive, struct gzip_output *output, i
 			break;
 	close(fd);
 	/* The file must be what the zip deflated: same size, same CRC-32. */
-	if (spliced && length == 0 && (output->passing || output->passed_crc != crc)) {
+	if (length == 0 && (output->passing || (spliced && output->passed_crc != crc))) {
 		output->passing = 0;
 		errno = EIO;
 		return -1;
@@ -328,6 +354,7 @@ static int write_tar_gz(int dir_fd, const struct archive_member *members, size_t
 		return -1;
 	output->error = 0;
 	output->passing = 0;
+	output->storing = false;
 	output->fd = open(archive_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (output->fd < 0) {
 		free(output);

@@ -176,7 +176,8 @@ static void release_members(struct member_list *list)
  * deflating it a second time took most of the postprocess time. The files
  * both hold are deflated once, for the zip (`deflated`; NULL when it
  * could not be written). */
-static int write_tar_gz(const char *dir, const struct deflated_members *deflated)
+static int write_tar_gz(const char *dir, bool perf_data_compressed,
+			const struct deflated_members *deflated)
 {
 	static const char *const outputs[] = {
 	    "perf.data",       "folded_stacks.out", "flamegraph.svg", "profile.pb.gz",
@@ -188,6 +189,7 @@ static int write_tar_gz(const char *dir, const struct deflated_members *deflated
 
 	for (size_t i = 0; i < sizeof(outputs) / sizeof(*outputs); i++)
 		add_member(&list, outputs[i], NULL);
+	list.members[0].compressed = perf_data_compressed;
 	add_runtime_symbol_files(&list, dir);
 	add_member(&list, KERNEL_SYMBOLS_COPY, NULL);
 	add_member(&list, OUTPUTS_RUNTIME_EVENTS, NULL);
@@ -245,7 +247,7 @@ static int write_archives(const char *dir, const struct trace_zip *zip, bool per
 	struct deflated_members deflated;
 	int status = write_trace_zip(dir, zip, perf_data_compressed, &deflated);
 
-	status |= write_tar_gz(dir, status == 0 ? &deflated : NULL);
+	status |= write_tar_gz(dir, perf_data_compressed, status == 0 ? &deflated : NULL);
 	free((char *)deflated.zip_path);
 	free((char *)deflated.top);
 	return status ? -1 : 0;
