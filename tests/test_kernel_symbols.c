@@ -202,6 +202,27 @@ static size_t read_kallsyms_addresses(uint64_t **addresses)
 	return count;
 }
 
+/* `symbols` names addresses near every 97th of `addresses`, asked in a
+ * scattered order, as `whole` does. */
+static void assert_same_names(struct kernel_symbols *symbols, struct kernel_symbols *whole,
+			      const uint64_t *addresses, size_t count)
+{
+	const char *name, *whole_name;
+	uint64_t offset, whole_offset;
+
+	for (size_t i = 0; i < count; i += 97) {
+		uint64_t address = addresses[(i * 7919) % count] + (i % 5);
+		bool found = kernel_symbols_find(symbols, address, &name, &offset);
+
+		assert_int_equal(found,
+				 kernel_symbols_find(whole, address, &whole_name, &whole_offset));
+		if (found) {
+			assert_string_equal(name, whole_name);
+			assert_int_equal(offset, whole_offset);
+		}
+	}
+}
+
 /* On the real kernel: names read in part (addresses asked in a scattered
  * order) are the names the whole listing gives. This checks the ordering
  * facts the partial reading rests on, on the kernel the tests run on. */
@@ -210,8 +231,8 @@ static void test_this_kernel_in_part_as_whole(void **state)
 	uint64_t *addresses;
 	size_t count = read_kallsyms_addresses(&addresses);
 	struct kernel_symbols *in_part, *whole;
-	const char *name, *whole_name;
-	uint64_t offset, whole_offset;
+	const char *name;
+	uint64_t offset;
 
 	(void)state;
 	in_part = count ? kernel_symbols_open(fopen("/proc/kallsyms", "re"), true) : NULL;
@@ -223,17 +244,7 @@ static void test_this_kernel_in_part_as_whole(void **state)
 		skip(); /* kallsyms shows no addresses to this user */
 	}
 	kernel_symbols_find(whole, UINT64_MAX, &name, &offset); /* reads it all */
-	for (size_t i = 0; i < count; i += 97) {
-		uint64_t address = addresses[(i * 7919) % count] + (i % 5);
-		bool found = kernel_symbols_find(in_part, address, &name, &offset);
-
-		assert_int_equal(found,
-				 kernel_symbols_find(whole, address, &whole_name, &whole_offset));
-		if (found) {
-			assert_string_equal(name, whole_name);
-			assert_int_equal(offset, whole_offset);
-		}
-	}
+	assert_same_names(in_part, whole, addresses, count);
 	kernel_symbols_free(in_part);
 	kernel_symbols_free(whole);
 	free(addresses);
@@ -287,8 +298,6 @@ static void test_this_kernel_boot_cache(void **state)
 	uint64_t *addresses;
 	size_t count = read_kallsyms_addresses(&addresses);
 	struct kernel_symbols *first, *cached, *whole;
-	const char *name, *whole_name;
-	uint64_t offset, whole_offset;
 	struct stat status;
 	FILE *copy;
 
@@ -309,17 +318,7 @@ static void test_this_kernel_boot_cache(void **state)
 	cached = kernel_symbols_open_kallsyms("boot-one");
 	whole = kernel_symbols_open(fopen("/proc/kallsyms", "re"), false);
 	assert_non_null(cached);
-	for (size_t i = 0; i < count; i += 97) {
-		uint64_t address = addresses[(i * 7919) % count] + (i % 5);
-		bool found = kernel_symbols_find(cached, address, &name, &offset);
-
-		assert_int_equal(found,
-				 kernel_symbols_find(whole, address, &whole_name, &whole_offset));
-		if (found) {
-			assert_string_equal(name, whole_name);
-			assert_int_equal(offset, whole_offset);
-		}
-	}
+	assert_same_names(cached, whole, addresses, count);
 	kernel_symbols_free(cached);
 	kernel_symbols_free(whole);
 
