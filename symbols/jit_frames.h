@@ -2,7 +2,11 @@
  * prolog gives (jit_prolog.h) and, for code as short as the part of it kept,
  * the whole code (to tell its epilogs). By where and when the code
  * appeared: the start and time of its code range (code_ranges.h), so that
- * code jitted later at a reused address gets its own. */
+ * code jitted later at a reused address gets its own.
+ *
+ * A jitdump holds thousands of methods and a capture's stacks pass through
+ * a few hundred: each prolog is kept as it was read (its bytes, packed) and
+ * read for unwind info only when a walk first asks for its code. */
 #ifndef PROFCPU_JIT_FRAMES_H
 #define PROFCPU_JIT_FRAMES_H
 
@@ -24,14 +28,16 @@ struct jit_frames;
 struct jit_frames *jit_frames_new(void);
 void jit_frames_free(struct jit_frames *frames);
 
-/* Keeps `frame` for the code that appeared at `start` at `time`, replacing
- * an earlier one of the same start and time. False when memory runs out. */
-bool jit_frames_add(struct jit_frames *frames, uint64_t start, uint64_t time,
-		    const struct jit_frame *frame);
+/* Keeps the first `size` bytes (at most JIT_PROLOG_CODE_BYTES) of the code
+ * that appeared at `start` at `time`, `whole` when that is all of it,
+ * replacing what was kept for the same start and time. False when memory
+ * runs out. */
+bool jit_frames_add(struct jit_frames *frames, uint64_t start, uint64_t time, const uint8_t *prolog,
+		    size_t size, bool whole);
 
-/* What was kept for that code, valid until the next add; NULL when
- * nothing was. */
-const struct jit_frame *jit_frames_find(const struct jit_frames *frames, uint64_t start,
-					uint64_t time);
+/* The unwind info of that code's prolog, read the first time it is asked
+ * for; valid until jit_frames_free. NULL when nothing was kept for that
+ * code or its prolog gives no unwind info. */
+const struct jit_frame *jit_frames_find(struct jit_frames *frames, uint64_t start, uint64_t time);
 
 #endif

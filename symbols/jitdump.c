@@ -1,7 +1,6 @@
 #include "jitdump.h"
 #include "buffer.h"
 #include "jit_frames.h"
-#include "jit_prolog.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -34,7 +33,7 @@ enum phase {
 
 struct jitdump {
 	struct code_ranges *ranges;
-	struct jit_frames *frames; /* unwind info read from each code's prolog */
+	struct jit_frames *frames; /* each code's prolog, for its unwind info */
 	enum phase phase;
 	bool timed;
 	unsigned char *buffer; /* the kept part of the current header or record */
@@ -165,31 +164,24 @@ static size_t prolog_size(const struct jitdump *dump)
 						       : JIT_PROLOG_CODE_BYTES;
 }
 
-/* Takes `length` bytes of a code load's code: its prolog is kept, and read
- * for unwind info once whole; in `writable`, the rest is cleared. */
+/* Takes `length` bytes of a code load's code: its prolog is kept once whole,
+ * to be read for unwind info when needed; in `writable`, the rest is cleared. */
 static void take_code(struct jitdump *dump, const unsigned char *code, size_t length,
 		      unsigned char *writable)
 {
 	size_t kept = 0;
 
 	if (dump->prolog_read < prolog_size(dump)) {
-		struct jit_frame frame;
-
 		kept = prolog_size(dump) - dump->prolog_read;
 		kept = kept < length ? kept : length;
 		memcpy(dump->prolog + dump->prolog_read, code, kept);
 		dump->prolog_read += kept;
 		/* A copy being written is read again by whoever unwinds with
-		 * it: only a reader keeps unwind info. */
-		if (!writable && dump->prolog_read == prolog_size(dump) &&
-		    jit_prolog_unwind_info(dump->prolog, dump->prolog_read, frame.info,
-					   &frame.info_size)) {
-			/* Code that short is kept whole: its epilogs can be told. */
-			frame.code_size =
-			    dump->code_size == dump->prolog_read ? dump->prolog_read : 0;
-			memcpy(frame.code, dump->prolog, frame.code_size);
-			jit_frames_add(dump->frames, dump->code_start, dump->code_time, &frame);
-		}
+		 * it: only a reader keeps prologs. */
+		if (!writable && dump->prolog_read == prolog_size(dump))
+			jit_frames_add(dump->frames, dump->code_start, dump->code_time,
+				       dump->prolog, dump->prolog_read,
+				       dump->code_size == dump->prolog_read);
 	}
 	if (writable && length > kept)
 		memset(writable + kept, 0, length - kept);

@@ -38,6 +38,12 @@ struct kernel_symbols {
 	const char *last_module;
 	FILE *copy; /* NULL: nothing is copied */
 	const char *copy_last_line;
+	/* Once the core kernel's lines, in address order at the listing's
+	 * start, have ended: the line of the last of them. */
+	bool core_ended;
+	uint32_t core_last_line;
+	/* Where to read anew an address outside this listing (NULL: nowhere). */
+	FILE *(*fallback)(void);
 };
 
 struct listing_line {
@@ -178,12 +184,24 @@ static void finish_listing(struct kernel_symbols *symbols, size_t sorted)
 	symbols->count = symbols->capacity = kept;
 }
 
+/* The lines in address order at the listing's start end here. */
+static void end_core(struct kernel_symbols *symbols)
+{
+	if (symbols->core_ended)
+		return;
+	symbols->core_ended = true;
+	symbols->core_last_line = symbols->count ? symbols->symbols[symbols->count - 1].line : 0;
+}
+
 /* Past the lines in address order: reads the rest of the listing whole,
  * from `first`, then sorts it in. */
 static void read_rest(struct kernel_symbols *symbols, char *line, struct listing_line *first)
 {
 	size_t sorted = symbols->count;
-	bool added = add_symbol(symbols, first);
+	bool added;
+
+	end_core(symbols);
+	added = add_symbol(symbols, first);
 
 	while (added && read_text_line(symbols, line, first))
 		added = add_symbol(symbols, first);
@@ -207,6 +225,34 @@ static bool read_covers(const struct kernel_symbols *symbols, uint64_t address)
 {
 	return symbols->count && symbols->symbols[0].address <= address &&
 	       symbols->symbols[symbols->count - 1].address > address;
+}
+
+/* Reads the listing's next text line into the table (in part), or closes
+ * the listing at its end. */
+static void read_next(struct kernel_symbols *symbols)
+{
+	char line[LINE_LENGTH];
+	struct listing_line parsed;
+
+	if (read_text_line(symbols, line, &parsed)) {
+		take_line(symbols, line, &parsed);
+	} else {
+		end_core(symbols);
+		finish_listing(symbols, symbols->count);
+	}
+}
+
+/* Starts the table anew from `listing`, read in part. Names handed out
+ * stay where they are; the copy may get lines it has again, which its
+ * reader merges. */
+static void read_anew(struct kernel_symbols *symbols, FILE *listing)
+{
+	setvbuf(listing, NULL, _IOFBF, LISTING_BUFFER);
+	symbols->listing = listing;
+	symbols->lines_read = 0;
+	symbols->count = 0;
+	symbols->last_module = NULL;
+	symbols->core_ended = false;
 }
 
 struct kernel_symbols *kernel_symbols_open(FILE *listing, bool in_part)
@@ -261,29 +307,57 @@ void kernel_symbols_copy_to(struct kernel_symbols *symbols, FILE *copy, const ch
 	symbols->copy_last_line = last_line;
 }
 
+/* `symbol` as its listing line. */
+static void write_line(FILE *out, const struct kernel_symbol *symbol)
+{
+	fprintf(out, "%016" PRIx64 " %c %s%s%s%s\n", symbol->address, symbol->type, symbol->name,
+		symbol->module ? "\t[" : "", symbol->module ? symbol->module : "",
+		symbol->module ? "]" : "");
+}
+
 static void copy_symbol(struct kernel_symbols *symbols, struct kernel_symbol *symbol)
 {
 	if (symbol->copied)
 		return;
 	symbol->copied = true;
-	fprintf(symbols->copy, "%016" PRIx64 " %c %s%s%s%s\n", symbol->address, symbol->type,
-		symbol->name, symbol->module ? "\t[" : "", symbol->module ? symbol->module : "",
-		symbol->module ? "]" : "");
+	write_line(symbols->copy, symbol);
 	fflush(symbols->copy);
+}
+
+void kernel_symbols_fall_back_to(struct kernel_symbols *symbols, FILE *(*open_listing)(void))
+{
+	symbols->fallback = open_listing;
+}
+
+bool kernel_symbols_write_core(struct kernel_symbols *symbols, FILE *out)
+{
+	while (symbols->listing && !symbols->core_ended)
+		read_next(symbols);
+	if (!symbols->core_ended)
+		return false; /* out of memory on the way */
+	/* Lines of the rest come after the core's, and lose to them at an
+	 * address both name: the core's are those read up to its end. */
+	for (size_t i = 0; i < symbols->count; i++)
+		if (symbols->symbols[i].line <= symbols->core_last_line)
+			write_line(out, &symbols->symbols[i]);
+	return !ferror(out);
 }
 
 bool kernel_symbols_find(struct kernel_symbols *symbols, uint64_t address, const char **name,
 			 uint64_t *offset)
 {
-	char line[LINE_LENGTH];
-	struct listing_line parsed;
 	size_t low = 0, high;
+	FILE *listing;
 
-	while (symbols->listing && !read_covers(symbols, address)) {
-		if (read_text_line(symbols, line, &parsed))
-			take_line(symbols, line, &parsed);
-		else
-			finish_listing(symbols, symbols->count);
+	while (symbols->listing && !read_covers(symbols, address))
+		read_next(symbols);
+	if (symbols->fallback && !read_covers(symbols, address)) {
+		listing = symbols->fallback();
+		symbols->fallback = NULL;
+		if (listing)
+			read_anew(symbols, listing);
+		while (symbols->listing && !read_covers(symbols, address))
+			read_next(symbols);
 	}
 	for (high = symbols->count; low < high;) {
 		size_t middle = low + (high - low) / 2;

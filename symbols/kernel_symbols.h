@@ -51,4 +51,16 @@ bool kernel_symbols_find(struct kernel_symbols *symbols, uint64_t address, const
  * freed, to mark the copy whole. Takes over `copy`. */
 void kernel_symbols_copy_to(struct kernel_symbols *symbols, FILE *copy, const char *last_line);
 
+/* Reads the listing (opened in part) on to the end of its core kernel's
+ * lines, the run in address order at its start, and writes them into `out`
+ * in the listing's format, one per address: read in part, they name every
+ * core address as the listing does. False when they could not be read or
+ * written. */
+bool kernel_symbols_write_core(struct kernel_symbols *symbols, FILE *out);
+
+/* For a listing that holds part of another (a copy of its core kernel):
+ * an address it does not cover makes the table read anew, in part, from
+ * the listing `open_listing` gives (once; NULL: nothing more is read). */
+void kernel_symbols_fall_back_to(struct kernel_symbols *symbols, FILE *(*open_listing)(void));
+
 #endif

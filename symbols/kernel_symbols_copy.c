@@ -1,4 +1,5 @@
 #include "kernel_symbols_copy.h"
+#include "kernel_symbols_boot_cache.h"
 #include "symbols_log.h"
 #include "target_file.h"
 
@@ -58,13 +59,6 @@ static void identify_copy(FILE *copy, struct kernel_identity *identity)
 				 (int)sizeof(identity->release) - 1, line + 10);
 	}
 	rewind(copy);
-}
-
-static struct kernel_symbols *open_kallsyms(void)
-{
-	FILE *kallsyms = fopen("/proc/kallsyms", "re");
-
-	return kallsyms ? kernel_symbols_open(kallsyms, true) : NULL;
 }
 
 /* /proc/kallsyms shows addresses to readers with CAP_SYSLOG while
@@ -146,13 +140,13 @@ struct kernel_symbols *kernel_symbols_for_capture(const char *copy_path, bool wr
 		identify_copy(copy, &captured);
 		/* An interrupted collect leaves a copy that may lack names. */
 		if (!captured.complete && !strcmp(captured.boot_id, here.boot_id) &&
-		    (symbols = open_kallsyms())) {
+		    (symbols = kernel_symbols_open_kallsyms(here.boot_id))) {
 			fclose(copy);
 			return symbols;
 		}
 		return read_copy(copy, copy_path, &captured, &here, log);
 	}
-	symbols = open_kallsyms();
+	symbols = kernel_symbols_open_kallsyms(here.boot_id);
 	if (!symbols) {
 		say_no_kernel_addresses(log);
 		if (write_copy)

@@ -7,11 +7,14 @@
 #include <cmocka.h>
 
 #include "kernel_symbols.h"
+#include "kernel_symbols_boot_cache.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Core kernel sorted by address (an alias, data between), then a module's
  * lines in its own order, then an ftrace trampoline, as the kernel lists
@@ -143,6 +146,40 @@ static void test_copy_names_what_was_asked(void **state)
 	free(copy);
 }
 
+static FILE *open_listing(void)
+{
+	return fmemopen((void *)listing, sizeof(listing) - 1, "r");
+}
+
+/* The core kernel's lines, written and read back in part, name the core
+ * as the listing does; an address outside them reads the listing anew. */
+static void test_core_copy_falls_back_to_listing(void **state)
+{
+	struct kernel_symbols *symbols = open_text(listing, sizeof(listing) - 1, true), *core;
+	char *copy = NULL;
+	size_t copy_size = 0;
+	FILE *out = open_memstream(&copy, &copy_size);
+
+	(void)state;
+	assert_names(symbols, 0xffffffff81000100, "helper", 0);
+	assert_true(kernel_symbols_write_core(symbols, out));
+	fclose(out);
+	assert_string_equal(copy, "ffffffff81000000 T _stext\n"
+				  "ffffffff81000100 t helper\n"
+				  "ffffffff81000150 t middle\n"
+				  "ffffffff81000200 T later\n");
+	assert_names(symbols, 0xffffffffc0000050, "mod_a", 0x50); /* still whole */
+	kernel_symbols_free(symbols);
+
+	core = open_text(copy, copy_size, true);
+	kernel_symbols_fall_back_to(core, open_listing);
+	assert_names(core, 0xffffffff81000160, "middle", 0x10);
+	assert_names(core, 0xffffffffc0000150, "mod_b", 0x50); /* from the listing */
+	assert_names(core, 0xffffffff81000010, "_stext", 0x10);
+	kernel_symbols_free(core);
+	free(copy);
+}
+
 /* The text symbols' addresses of this machine's /proc/kallsyms. */
 static size_t read_kallsyms_addresses(uint64_t **addresses)
 {
@@ -165,6 +202,27 @@ static size_t read_kallsyms_addresses(uint64_t **addresses)
 	return count;
 }
 
+/* `symbols` names addresses near every 97th of `addresses`, asked in a
+ * scattered order, as `whole` does. */
+static void assert_same_names(struct kernel_symbols *symbols, struct kernel_symbols *whole,
+			      const uint64_t *addresses, size_t count)
+{
+	const char *name, *whole_name;
+	uint64_t offset, whole_offset;
+
+	for (size_t i = 0; i < count; i += 97) {
+		uint64_t address = addresses[(i * 7919) % count] + (i % 5);
+		bool found = kernel_symbols_find(symbols, address, &name, &offset);
+
+		assert_int_equal(found,
+				 kernel_symbols_find(whole, address, &whole_name, &whole_offset));
+		if (found) {
+			assert_string_equal(name, whole_name);
+			assert_int_equal(offset, whole_offset);
+		}
+	}
+}
+
 /* On the real kernel: names read in part (addresses asked in a scattered
  * order) are the names the whole listing gives. This checks the ordering
  * facts the partial reading rests on, on the kernel the tests run on. */
@@ -173,8 +231,8 @@ static void test_this_kernel_in_part_as_whole(void **state)
 	uint64_t *addresses;
 	size_t count = read_kallsyms_addresses(&addresses);
 	struct kernel_symbols *in_part, *whole;
-	const char *name, *whole_name;
-	uint64_t offset, whole_offset;
+	const char *name;
+	uint64_t offset;
 
 	(void)state;
 	in_part = count ? kernel_symbols_open(fopen("/proc/kallsyms", "re"), true) : NULL;
@@ -186,19 +244,103 @@ static void test_this_kernel_in_part_as_whole(void **state)
 		skip(); /* kallsyms shows no addresses to this user */
 	}
 	kernel_symbols_find(whole, UINT64_MAX, &name, &offset); /* reads it all */
-	for (size_t i = 0; i < count; i += 97) {
-		uint64_t address = addresses[(i * 7919) % count] + (i % 5);
-		bool found = kernel_symbols_find(in_part, address, &name, &offset);
-
-		assert_int_equal(found,
-				 kernel_symbols_find(whole, address, &whole_name, &whole_offset));
-		if (found) {
-			assert_string_equal(name, whole_name);
-			assert_int_equal(offset, whole_offset);
-		}
-	}
+	assert_same_names(in_part, whole, addresses, count);
 	kernel_symbols_free(in_part);
 	kernel_symbols_free(whole);
+	free(addresses);
+}
+
+/* The address of the first symbol line of a copy (after its 3 header
+ * lines), and the same line with another name. */
+static uint64_t first_symbol_address(const char *path)
+{
+	FILE *copy = fopen(path, "r");
+	char line[640];
+	uint64_t address = 0;
+
+	for (int i = 0; copy && i < 4 && fgets(line, sizeof(line), copy); i++)
+		sscanf(line, "%" SCNx64, &address);
+	if (copy)
+		fclose(copy);
+	return address;
+}
+
+static void rename_first_symbol(const char *path, const char *name)
+{
+	FILE *copy = fopen(path, "r+");
+	char *text = NULL, *line;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+	char buffer[640];
+	int c, lines = 0;
+
+	assert_non_null(copy);
+	while ((c = getc(copy)) != EOF)
+		putc(c, out);
+	fclose(out);
+	for (line = text; lines < 3; line = strchr(line, '\n') + 1)
+		lines++;
+	snprintf(buffer, sizeof(buffer), "%.19s%s%s", line, name, strchr(line, '\n'));
+	rewind(copy);
+	fwrite(text, 1, (size_t)(line - text), copy);
+	fputs(buffer, copy);
+	assert_int_equal(ftruncate(fileno(copy), ftell(copy)), 0);
+	fclose(copy);
+	free(text);
+}
+
+/* Names from the boot's copy of kallsyms (written by the first open, read
+ * by the next) are those of the whole listing; a copy of another boot is
+ * not used. */
+static void test_this_kernel_boot_cache(void **state)
+{
+	char folder[] = "/tmp/profcpu-test-cache.XXXXXX", path[256], line[256];
+	uint64_t *addresses;
+	size_t count = read_kallsyms_addresses(&addresses);
+	struct kernel_symbols *first, *cached, *whole;
+	struct stat status;
+	FILE *copy;
+
+	(void)state;
+	if (!count) {
+		free(addresses);
+		skip(); /* kallsyms shows no addresses to this user */
+	}
+	assert_non_null(mkdtemp(folder));
+	setenv("XDG_CACHE_HOME", folder, 1);
+	snprintf(path, sizeof(path), "%s/profcpu/kallsyms-core", folder);
+	first = kernel_symbols_open_kallsyms("boot-one");
+	assert_non_null(first);
+	assert_int_equal(stat(path, &status), 0);
+	assert_int_equal(status.st_mode & 0777, 0600);
+	kernel_symbols_free(first);
+
+	cached = kernel_symbols_open_kallsyms("boot-one");
+	whole = kernel_symbols_open(fopen("/proc/kallsyms", "re"), false);
+	assert_non_null(cached);
+	assert_same_names(cached, whole, addresses, count);
+	kernel_symbols_free(cached);
+	kernel_symbols_free(whole);
+
+	/* Names come from the copy: one changed there shows. */
+	rename_first_symbol(path, "profcpu_renamed");
+	cached = kernel_symbols_open_kallsyms("boot-one");
+	assert_names(cached, first_symbol_address(path), "profcpu_renamed", 0);
+	kernel_symbols_free(cached);
+
+	/* Another boot writes its own copy over this one. */
+	kernel_symbols_free(kernel_symbols_open_kallsyms("boot-two"));
+	copy = fopen(path, "r");
+	assert_non_null(copy);
+	assert_non_null(fgets(line, sizeof(line), copy));
+	assert_non_null(fgets(line, sizeof(line), copy));
+	assert_string_equal(line, "# boot_id boot-two\n");
+	fclose(copy);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/profcpu", folder);
+	rmdir(path);
+	rmdir(folder);
+	unsetenv("XDG_CACHE_HOME");
 	free(addresses);
 }
 
@@ -210,6 +352,8 @@ int main(void)
 	    cmocka_unit_test(test_reads_only_as_far_as_needed),
 	    cmocka_unit_test(test_copy_names_what_was_asked),
 	    cmocka_unit_test(test_this_kernel_in_part_as_whole),
+	    cmocka_unit_test(test_core_copy_falls_back_to_listing),
+	    cmocka_unit_test(test_this_kernel_boot_cache),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

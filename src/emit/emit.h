@@ -52,9 +52,18 @@ struct archive_member {
 	bool compressed;
 };
 
+/* A zip emit_archive wrote (`zip_path`, its members under the folder
+ * `top`), whose deflated members a tar.gz written after it takes as they
+ * are, when a member of the same name holds the same bytes. */
+struct deflated_members {
+	const char *zip_path, *top;
+};
+
 /* An archive of `members` (files inside `dir`) stored under the folder `top`.
- * Files that do not exist are left out. */
+ * Files that do not exist are left out. A tar.gz takes what it can from
+ * `deflated` (NULL: deflates every member). */
 int emit_archive(const char *dir, const struct archive_member *members, size_t member_count,
-		 const char *top, enum archive_format format, const char *archive_path);
+		 const char *top, enum archive_format format, const char *archive_path,
+		 const struct deflated_members *deflated);
 
 #endif

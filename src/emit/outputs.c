@@ -149,12 +149,13 @@ static void add_runtime_symbol_files(struct member_list *list, const char *dir)
 }
 
 static int write_archive(const char *dir, const struct member_list *list, const char *top,
-			 enum archive_format format, const char *path)
+			 enum archive_format format, const char *path,
+			 const struct deflated_members *deflated)
 {
 	char *temporary_path = output_file_temporary_path(path);
 	int status = output_file_finish_path(
 	    temporary_path, path,
-	    emit_archive(dir, list->members, list->count, top, format, temporary_path));
+	    emit_archive(dir, list->members, list->count, top, format, temporary_path, deflated));
 
 	if (status < 0)
 		report_write_error(path);
@@ -172,8 +173,11 @@ static void release_members(struct member_list *list)
 
 /* prof.tar.gz: the folder as it is, but for perf_script.out. That text is
  * the largest output by far, prof.trace.zip holds it (perf.data.txt), and
- * deflating it a second time took most of the postprocess time. */
-static int write_tar_gz(const char *dir)
+ * deflating it a second time took most of the postprocess time. The files
+ * both hold are deflated once, for the zip (`deflated`; NULL when it
+ * could not be written). */
+static int write_tar_gz(const char *dir, bool perf_data_compressed,
+			const struct deflated_members *deflated)
 {
 	static const char *const outputs[] = {
 	    "perf.data",       "folded_stacks.out", "flamegraph.svg", "profile.pb.gz",
@@ -185,10 +189,11 @@ static int write_tar_gz(const char *dir)
 
 	for (size_t i = 0; i < sizeof(outputs) / sizeof(*outputs); i++)
 		add_member(&list, outputs[i], NULL);
+	list.members[0].compressed = perf_data_compressed;
 	add_runtime_symbol_files(&list, dir);
 	add_member(&list, KERNEL_SYMBOLS_COPY, NULL);
 	add_member(&list, OUTPUTS_RUNTIME_EVENTS, NULL);
-	status = write_archive(dir, &list, basename(dir_copy), ARCHIVE_TAR_GZ, path);
+	status = write_archive(dir, &list, basename(dir_copy), ARCHIVE_TAR_GZ, path, deflated);
 	release_members(&list);
 	free(path);
 	free(dir_copy);
@@ -196,11 +201,13 @@ static int write_tar_gz(const char *dir)
 }
 
 /* NAME.trace.zip in perfcollect's layout, which PerfView opens: the perf
- * script text is perf.data.txt, the log perfcollect.log. */
-static int write_trace_zip(const char *dir, const struct trace_zip *zip, bool perf_data_compressed)
+ * script text is perf.data.txt, the log perfcollect.log. Says in
+ * `deflated` where it is, for the tar.gz; the caller frees its strings. */
+static int write_trace_zip(const char *dir, const struct trace_zip *zip, bool perf_data_compressed,
+			   struct deflated_members *deflated)
 {
 	struct member_list list = {0};
-	char *default_path = xasprintf("%s/prof.trace.zip", dir);
+	char *path = zip && zip->path ? xstrdup(zip->path) : xasprintf("%s/prof.trace.zip", dir);
 	char *top = xasprintf("%s.trace", zip && zip->name ? zip->name : "prof");
 	int status;
 
@@ -215,11 +222,9 @@ static int write_trace_zip(const char *dir, const struct trace_zip *zip, bool pe
 	add_member(&list, "flamegraph.svg", NULL);
 	add_member(&list, OFF_CPU_FLAMEGRAPH, NULL);
 	add_member(&list, WALL_FLAMEGRAPH, NULL);
-	status = write_archive(dir, &list, top, ARCHIVE_ZIP,
-			       zip && zip->path ? zip->path : default_path);
+	status = write_archive(dir, &list, top, ARCHIVE_ZIP, path, NULL);
 	release_members(&list);
-	free(top);
-	free(default_path);
+	*deflated = (struct deflated_members){path, top};
 	return status;
 }
 
@@ -239,9 +244,12 @@ static char *runtime_events_note(const char *dir)
 
 static int write_archives(const char *dir, const struct trace_zip *zip, bool perf_data_compressed)
 {
-	int status = write_tar_gz(dir);
+	struct deflated_members deflated;
+	int status = write_trace_zip(dir, zip, perf_data_compressed, &deflated);
 
-	status |= write_trace_zip(dir, zip, perf_data_compressed);
+	status |= write_tar_gz(dir, perf_data_compressed, status == 0 ? &deflated : NULL);
+	free((char *)deflated.zip_path);
+	free((char *)deflated.top);
 	return status ? -1 : 0;
 }
 
