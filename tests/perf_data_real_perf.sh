@@ -66,6 +66,17 @@ for mode in plain compress; do
 	expect "$mode: perf evlist" "$(perf evlist -i "$file" 2>&1)" "cpu-clock"
 done
 
+# 250,000 samples (22 MB of records): the writer's zstd stream spans frames
+# (a new one each 16 MiB of records), which perf reads on as one stream.
+file=$work/ours-frames.data
+if "$tool" write "$file" compress 250000; then
+	perf script -i "$file" >"$work/script.txt" 2>"$work/script.err"
+	expect "frames: perf script stderr" "$(head -c 300 "$work/script.err")" ""
+	expect "frames: samples perf script sees" "$(grep -c ' cpu-clock: *$' "$work/script.txt")" 250000
+else
+	fail "perf_data_tool write compress 250000"
+fi
+
 # perf record's files, read by our reader: every sample, as "TID [CPU]
 # SECONDS.MICROSECONDS", must be one that perf script prints. CPU is
 # compared where the recording has it (perf record -a).

@@ -364,6 +364,24 @@ static void test_compressed_round_trip(void **state)
 	free(records.bytes);
 }
 
+/* 40 MB of records: the writer ends its zstd frame each time its history
+ * fills and starts the next, which the reader follows (as perf's does:
+ * tests/perf_data_real_perf.sh). */
+static void test_compressed_stream_of_many_frames(void **state)
+{
+	struct perf_event_attr attr = profcpu_attr();
+	struct records records = typical_records(5000, 1000);
+	char *path = temporary_path();
+
+	(void)state;
+	assert_true(records.size > 40000000);
+	write_records(path, &attr, &records, true);
+	assert_reads_back(path, &records);
+	unlink(path);
+	free(path);
+	free(records.bytes);
+}
+
 static void test_sample_fields_follow_sample_type_order(void **state)
 {
 	struct perf_event_attr attr = profcpu_attr();
@@ -835,6 +853,7 @@ int main(void)
 	    cmocka_unit_test(test_plain_round_trip),
 	    cmocka_unit_test(test_visit_stops_when_asked),
 	    cmocka_unit_test(test_compressed_round_trip),
+	    cmocka_unit_test(test_compressed_stream_of_many_frames),
 	    cmocka_unit_test(test_sample_fields_follow_sample_type_order),
 	    cmocka_unit_test(test_trim_drops_unfilled_stack_bytes),
 	    cmocka_unit_test(test_truncated_file_is_an_error),

@@ -21,7 +21,8 @@
 struct writer_sink {
 	struct perf_data_writer *writer;
 	struct runtime_files *runtime_files;
-	const struct perf_event_attr *attr; /* of the samples */
+	const struct perf_event_attr *attr;	   /* of the samples */
+	const struct perf_event_attr *switch_attr; /* of the switches, or NULL */
 	int error;
 	time_t last_flush;				   /* CLOCK_MONOTONIC seconds */
 	_Alignas(8) unsigned char trimmed[UINT16_MAX + 1]; /* a sample without its stale bytes */
@@ -45,8 +46,11 @@ static int write_record(const struct perf_event_header *record, void *context)
 	runtime_files_poll(sink->runtime_files);
 	/* A stack copy that ended early (at the top of the stack, or an
 	 * unmapped page) is padded to its full size with stale ring buffer
-	 * bytes: a third of the copies in a .NET service's samples. */
-	if (perf_sample_trim_user_stack(sink->attr, record, sink->trimmed))
+	 * bytes: a third of the copies in a .NET service's samples. A switch's
+	 * record is laid out by its own attr (its raw fields, a smaller copy). */
+	if (perf_sample_trim_user_stack(sink->attr, record, sink->trimmed) ||
+	    (sink->switch_attr &&
+	     perf_sample_trim_user_stack(sink->switch_attr, record, sink->trimmed)))
 		record = (const struct perf_event_header *)sink->trimmed;
 	status = perf_data_writer_add(sink->writer, record);
 	if (status == 0 && monotonic_seconds() - sink->last_flush >= FLUSH_INTERVAL_SECONDS) {
@@ -220,8 +224,10 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	/* The writer fills in the machine's details itself. */
 	info = (struct perf_data_info){.event_name = perf_event_name_from_attr(&attr),
 				       .command_line = options->command_line};
-	if (options->off_cpu)
+	if (options->off_cpu) {
 		describe_switch_event(session, &switch_event, &info);
+		sink.switch_attr = &switch_event.attr;
+	}
 	sink.writer = perf_data_writer_create(path, &attr, &info, options->compress);
 	free((uint8_t *)info.tracing_data);
 	if (!sink.writer) {

@@ -43,8 +43,6 @@ struct perf_data_writer {
 	uint8_t *buffer; /* records (or compressed records) not yet written */
 	size_t buffer_used;
 	struct perf_data_compressor *compressor; /* NULL for a plain file */
-	uint8_t *chunk;				 /* records not yet compressed */
-	size_t chunk_used;
 	uint64_t uncompressed_bytes, compressed_bytes;
 };
 
@@ -220,21 +218,20 @@ static int flush_buffer(struct perf_data_writer *writer)
 
 static int compress_chunk(struct perf_data_writer *writer)
 {
-	size_t size;
+	size_t pending = perf_data_compressor_pending(writer->compressor), size;
 
-	if (!writer->chunk_used)
+	if (!pending)
 		return 0;
 	if (WRITE_BUFFER_SIZE - writer->buffer_used < PERF_DATA_COMPRESSED_RECORD_ROOM &&
 	    flush_buffer(writer) < 0)
 		return -1;
-	size = perf_data_compressor_compress(writer->compressor, writer->chunk, writer->chunk_used,
-					     writer->buffer + writer->buffer_used);
+	size =
+	    perf_data_compressor_compress(writer->compressor, writer->buffer + writer->buffer_used);
 	if (!size)
 		return fail(writer, EIO);
 	writer->buffer_used += size;
-	writer->uncompressed_bytes += writer->chunk_used;
+	writer->uncompressed_bytes += pending;
 	writer->compressed_bytes += size;
-	writer->chunk_used = 0;
 	return 0;
 }
 
@@ -243,18 +240,18 @@ static int compress_chunk(struct perf_data_writer *writer)
  * spans two, which perf's reader accepts. */
 static int add_to_chunk(struct perf_data_writer *writer, const uint8_t *record, size_t size)
 {
-	if (size > PERF_DATA_COMPRESSION_CHUNK - writer->chunk_used && compress_chunk(writer) < 0)
+	if (size > PERF_DATA_COMPRESSION_CHUNK - perf_data_compressor_pending(writer->compressor) &&
+	    compress_chunk(writer) < 0)
 		return -1;
 	while (size) {
-		size_t part = PERF_DATA_COMPRESSION_CHUNK - writer->chunk_used;
+		size_t room = PERF_DATA_COMPRESSION_CHUNK -
+			      perf_data_compressor_pending(writer->compressor),
+		       part = size < room ? size : room;
 
-		if (part > size)
-			part = size;
-		memcpy(writer->chunk + writer->chunk_used, record, part);
-		writer->chunk_used += part;
+		perf_data_compressor_add(writer->compressor, record, part);
 		record += part;
 		size -= part;
-		if (writer->chunk_used == PERF_DATA_COMPRESSION_CHUNK && compress_chunk(writer) < 0)
+		if (part == room && compress_chunk(writer) < 0)
 			return -1;
 	}
 	return 0;
@@ -305,7 +302,6 @@ static void free_writer(struct perf_data_writer *writer)
 	free(writer->more_events);
 	free(writer->tracing_data);
 	free(writer->buffer);
-	free(writer->chunk);
 	perf_data_compressor_free(writer->compressor);
 	if (writer->reserve_path)
 		unlink(writer->reserve_path);
@@ -329,7 +325,6 @@ struct perf_data_writer *perf_data_writer_create(const char *path,
 	writer->data_end = writer->data_offset;
 	writer->buffer = xmalloc(WRITE_BUFFER_SIZE);
 	if (compress) {
-		writer->chunk = xmalloc(PERF_DATA_COMPRESSION_CHUNK);
 		writer->compressor = perf_data_compressor_create(COMPRESSION_LEVEL);
 		if (!writer->compressor) {
 			free_writer(writer);
