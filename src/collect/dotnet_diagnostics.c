@@ -104,16 +104,32 @@ static bool has_whole_jitdump(const struct target_process *target)
 	       summary.bytes < RUNTIME_FILE_LIMIT && summary.code_loads > 0;
 }
 
-/* The key in the socket's name is the runtime's start time in clock ticks
- * after boot. Sockets of earlier processes that had the same pid stay in
- * /tmp when they were killed: only the target's own key is taken (the
- * newest, when its start time cannot be read). */
-int dotnet_open_diagnostic_socket(const struct target_process *target)
+/* The socket `name` in the target's /tmp. O_NOFOLLOW: a symlink planted by
+ * the target is refused, not followed to some socket of the profiler's
+ * machine. */
+static int open_socket(const struct target_process *target, const char *name)
 {
-	char prefix[48], best[NAME_MAX + 8] = "", path[NAME_MAX + 16];
-	unsigned long long best_key = 0, key, own_key = target_process_start_ticks(target->pid);
-	struct dirent *entry;
+	char path[NAME_MAX + 16];
 	struct stat status;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/%s", name);
+	fd = target_root_openat(target->root_fd, path, O_PATH | O_NOFOLLOW);
+	if (fd >= 0 && (fstat(fd, &status) < 0 || !S_ISSOCK(status.st_mode))) {
+		close(fd);
+		errno = ENOTSOCK;
+		return -1;
+	}
+	return fd;
+}
+
+/* The name of the newest socket of the target's pid in its /tmp, for when
+ * its start time cannot be read. 0, or -1 with errno. */
+static int find_newest_socket(const struct target_process *target, char *name, size_t size)
+{
+	char prefix[48];
+	unsigned long long best_key = 0, key;
+	struct dirent *entry;
 	DIR *tmp;
 	int fd;
 
@@ -124,32 +140,43 @@ int dotnet_open_diagnostic_socket(const struct target_process *target)
 		return -1;
 	}
 	snprintf(prefix, sizeof(prefix), "dotnet-diagnostic-%d-", (int)target->namespace_pid);
+	name[0] = '\0';
 	while ((entry = readdir(tmp))) {
 		char *end;
 
 		if (strncmp(entry->d_name, prefix, strlen(prefix)))
 			continue;
 		key = strtoull(entry->d_name + strlen(prefix), &end, 10);
-		if (strcmp(end, "-socket") || key < best_key || (own_key && key != own_key))
+		if (strcmp(end, "-socket") || key < best_key)
 			continue;
 		best_key = key;
-		snprintf(best, sizeof(best), "%s", entry->d_name);
+		snprintf(name, size, "%s", entry->d_name);
 	}
 	closedir(tmp);
-	if (!best[0]) {
+	if (!name[0]) {
 		errno = ENOENT;
 		return -1;
 	}
-	/* O_NOFOLLOW: a symlink planted by the target is refused, not
-	 * followed to some socket of the profiler's machine. */
-	snprintf(path, sizeof(path), "/tmp/%s", best);
-	fd = target_root_openat(target->root_fd, path, O_PATH | O_NOFOLLOW);
-	if (fd >= 0 && (fstat(fd, &status) < 0 || !S_ISSOCK(status.st_mode))) {
-		close(fd);
-		errno = ENOTSOCK;
+	return 0;
+}
+
+/* The socket is /tmp/dotnet-diagnostic-PID-KEY-socket, KEY the runtime's
+ * start time in clock ticks after boot. Sockets of earlier processes that
+ * had the same pid stay in /tmp when they were killed: only the target's own
+ * key is taken, by name (listing a /tmp of thousands of entries cost more
+ * than the rest of the IPC), or the newest when its start time cannot be
+ * read. */
+int dotnet_open_diagnostic_socket(const struct target_process *target)
+{
+	unsigned long long own_key = target_process_start_ticks(target->pid);
+	char name[NAME_MAX + 1];
+
+	if (own_key)
+		snprintf(name, sizeof(name), "dotnet-diagnostic-%d-%llu-socket",
+			 (int)target->namespace_pid, own_key);
+	else if (find_newest_socket(target, name, sizeof(name)) < 0)
 		return -1;
-	}
-	return fd;
+	return open_socket(target, name);
 }
 
 /* One IPC command over the socket behind `socket_handle` (one command per
