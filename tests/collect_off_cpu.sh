@@ -52,6 +52,12 @@ echo "off CPU in the blocking routes: ${blocking} us, ${waiting} us of it in Tas
 	sed 's/.*\(Routes::\)/off CPU elsewhere in a blocking route: \1/' | cut -c1-600
 python3 -c "import sys; sys.exit(0 if $waiting >= 0.9 * $blocking and $blocking >= 1e6 else 1)" ||
 	fail "of the $blocking us off CPU in the blocking routes, Task.Wait holds $waiting us (expected 90% of at least 1 s)"
+# Whole, too: from the thread's start (the thread pool's dispatch loop,
+# Kestrel's request loop) down to the Wait.
+rooted=$(folded count "$off" '(^|;)start_thread;.*Routes::BlockB?;')
+echo "off CPU in the blocking routes from the thread's start: ${rooted} us of ${blocking} us"
+python3 -c "import sys; sys.exit(0 if $rooted >= 0.9 * $blocking else 1)" ||
+	fail "only $rooted of the $blocking us off CPU in the blocking routes have a stack from start_thread"
 ratio=$(python3 -c "print(f'{$block / max($blockb, 1):.2f}')")
 echo "/block : /blockb blocked time = $ratio (the load implies 2.00)"
 python3 -c "import sys; sys.exit(0 if 1.7 <= $ratio <= 2.3 else 1)" ||
