@@ -245,7 +245,7 @@ static bool find_deflated(const struct deflated_zip *deflated, const struct arch
 
 	if (!deflated || member->name)
 		return false;
-	snprintf(name, sizeof(name), "%s/%s", deflated->top, member->file);
+	format_path(name, sizeof(name), deflated->top, member);
 	if (unzLocateFile(deflated->zip, name, 1) != UNZ_OK ||
 	    unzGetCurrentFileInfo64(deflated->zip, &info, NULL, 0, NULL, 0, NULL, 0) != UNZ_OK ||
 	    info.compression_method != Z_DEFLATED ||
