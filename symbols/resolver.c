@@ -152,6 +152,8 @@ static int open_runtime_file(const struct resolver *resolver, const struct proce
 	int fd, root_fd;
 
 	*from_capture = false;
+	if (config->no_runtime_files)
+		return -1;
 	if (config->capture_dir) {
 		snprintf(name, sizeof(name), name_pattern, (int)process->pid);
 		snprintf(path, sizeof(path), "%s/%s", config->capture_dir, name);

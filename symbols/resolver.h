@@ -60,6 +60,9 @@ struct resolver_config {
 	/* Every process of the capture may still run (collect -a, --cgroup):
 	 * each one's files and /tmp are read inside its own root. */
 	bool live_every_process;
+	/* Read no perf map and no jitdump: generated code is told by its
+	 * mapping alone (the collector's walks, while those files grow). */
+	bool no_runtime_files;
 };
 
 struct resolver;
