@@ -60,8 +60,18 @@ static const struct perf_event_header *trimmed_record(struct writer_sink *sink,
 	      perf_sample_parse_with_stack(sink->switch_attr, record, &sample)))
 		return record;
 	keep = sink->stack_trim ? stack_trim_needed(sink->stack_trim, &sample) : UINT64_MAX;
-	if (!perf_sample_trim_user_stack(record, &sample, keep, sink->trimmed))
-		return record;
+	if (!perf_sample_trim_user_stack(record, &sample, keep, sink->trimmed)) {
+		if (!sink->stack_trim)
+			return record;
+		memcpy(sink->trimmed, record, record->size);
+	}
+	if (sink->stack_trim) {
+		uint8_t *copy = sink->trimmed + (sample.user_stack - (const uint8_t *)record);
+		uint64_t kept;
+
+		memcpy(&kept, copy - sizeof(kept), sizeof(kept));
+		stack_trim_clear_unread(sink->stack_trim, copy, (size_t)kept);
+	}
 	return (const struct perf_event_header *)sink->trimmed;
 }
 

@@ -35,6 +35,7 @@ struct stack_trim {
 	pid_t pid;	     /* of the sample walked */
 	uint64_t generation; /* raised by every side record that changes code */
 	struct remembered_walk memo[MEMO_THREADS];
+	const struct remembered_walk *last; /* the last answer's, if its slots are known */
 };
 
 struct stack_trim *stack_trim_new(const struct target_process *target, enum call_graph_mode mode)
@@ -182,11 +183,29 @@ uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sa
 			break;
 		}
 	memo = &trim->memo[sample->tid % MEMO_THREADS];
-	if (remembers(trim, memo, sample->tid, &walk))
+	trim->last = NULL;
+	if (remembers(trim, memo, sample->tid, &walk)) {
+		trim->last = memo;
 		return memo->needed;
+	}
 	trim->pid = (pid_t)sample->pid;
 	resolver_set_time(trim->resolver, sample->time);
 	needed = stack_walk_needed_size(trim->mode, &walk, look_up_code, trim, &reads);
 	remember(trim, memo, sample->tid, &walk, needed, &reads);
+	if (memo->known)
+		trim->last = memo;
 	return needed;
+}
+
+void stack_trim_clear_unread(const struct stack_trim *trim, uint8_t *copy, size_t size)
+{
+	const struct remembered_walk *walk = trim->last;
+
+	if (!walk)
+		return;
+	/* The copy's values of the slots read are the remembered ones. */
+	memset(copy, 0, size);
+	for (size_t i = 0; i < walk->slot_count; i++)
+		if (walk->offsets[i] + sizeof(uint64_t) <= size)
+			memcpy(copy + walk->offsets[i], &walk->values[i], sizeof(uint64_t));
 }

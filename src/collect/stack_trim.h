@@ -30,4 +30,11 @@ void stack_trim_follow(struct stack_trim *trim, const struct perf_event_header *
 /* How many bytes of `sample`'s stack copy to keep. */
 uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sample);
 
+/* Zeroes the bytes of `copy`, the first `size` bytes kept of the last
+ * sample stack_trim_needed() was asked about, that its walk did not read:
+ * the leaf's locals (a hash's state, a buffer) cost the most to compress
+ * and no unwinder reads them. Leaves the copy as it is when the walk's
+ * slots are not known. */
+void stack_trim_clear_unread(const struct stack_trim *trim, uint8_t *copy, size_t size);
+
 #endif
