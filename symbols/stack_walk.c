@@ -192,26 +192,54 @@ static size_t joining_size(enum stack_walk_mode mode, const struct stack_walk_sa
 	return 0;
 }
 
+/* A lookup that notes whether the walk met code a later walk may know
+ * more of: generated code whose prolog the jitdump did not give yet (a
+ * frameless caller the frame pointers skip), a file whose CFI may come
+ * with its debug file. */
+struct watched_lookup {
+	code_lookup lookup;
+	void *context;
+	bool may_learn_more;
+};
+
+static void watch_lookup(void *context, uint64_t address, struct code_at *code)
+{
+	struct watched_lookup *watched = context;
+
+	watched->lookup(watched->context, address, code);
+	watched->may_learn_more |=
+	    (code->kind == CODE_GENERATED && !code->unwind.info) || code->kind == CODE_WITHOUT_CFI;
+}
+
 size_t stack_walk_needed_size(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
-			      code_lookup lookup, void *context, struct stack_reads *reads)
+			      code_lookup lookup, void *context, struct stack_reads *reads,
+			      bool *exact)
 {
 	struct stack_walk_sample traced = *sample;
+	struct watched_lookup watched = {lookup, context, false};
 	uint64_t frames[NEEDED_SIZE_FRAMES];
 	size_t count, joining, read_end;
 	bool whole;
 
 	*reads = (struct stack_reads){0};
+	*exact = false;
 	if (sample->stack.size < 16)
 		return sample->stack.size;
 	traced.stack.reads = reads;
-	count = stack_walk(mode, &traced, lookup, context, frames, NEEDED_SIZE_FRAMES, &whole);
+	count =
+	    stack_walk(mode, &traced, watch_lookup, &watched, frames, NEEDED_SIZE_FRAMES, &whole);
 	if (count == NEEDED_SIZE_FRAMES)
 		return sample->stack.size;
+	/* A walk that knows more may read other slots below the outermost
+	 * frame, never above it; and may not join where this one did. */
+	*exact = !watched.may_learn_more;
 	/* The shorter copies tried read less, but not always the same. */
 	read_end = reads->end;
-	if (mode == STACK_WALK_HYBRID && sample->kernel_chain_length &&
+	if (mode == STACK_WALK_HYBRID && *exact && sample->kernel_chain_length &&
 	    (joining = joining_size(mode, &traced, lookup, context, frames, count, read_end)))
 		return joining;
+	if (!whole)
+		*exact = false;
 	return whole ? read_end : sample->stack.size;
 }
 

@@ -72,16 +72,23 @@ size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sam
 
 /* How many bytes of `sample`'s stack copy, from its start, the walk of
  * stack_walk() needs to find the same frames: so a collector may keep no
- * more. In hybrid mode, the shortest copy that ends at one of the first
- * frames of the rbp chain and joins the kernel's callchain there with the
- * same frames (tried, not guessed); else, when the walk reached the
- * outermost frame, the bytes it read. Otherwise the whole copy: a walk that
- * stopped early may go on with what a later replay knows (a mapping whose
- * record came late, a perf map), and would need the rest. `reads` gets the
- * slots its walks read: a copy of the same size with the same values there,
- * the same registers, callchain and code gets the same answer. */
+ * more. When the walk reached the outermost frame, the bytes it read: a
+ * later walk that knows more of the code reads elsewhere below that frame,
+ * never above it. In hybrid mode, when the walk met no code a later walk
+ * may know more of (generated code without its prolog, a file without CFI),
+ * the shortest copy that ends at one of the first frames of the rbp chain
+ * and joins the kernel's callchain there with the same frames (tried, not
+ * guessed), if shorter. Otherwise the whole copy: a walk that stopped early
+ * may go on with what a later replay knows (a mapping whose record came
+ * late), and would need the rest.
+ *
+ * `reads` gets the slots the walks read: a copy of the same size with the
+ * same values there, the same registers, callchain and code gets the same
+ * answer. `exact` tells whether a later walk reads only those slots of the
+ * bytes kept, so that the others may be cleared. */
 size_t stack_walk_needed_size(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
-			      code_lookup lookup, void *context, struct stack_reads *reads);
+			      code_lookup lookup, void *context, struct stack_reads *reads,
+			      bool *exact);
 
 /* The frame-pointer mode's leaf repair: the return address of the leaf at
  * `leaf`, from its CFI and `stack`, a copy of `size` bytes from the stack

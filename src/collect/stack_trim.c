@@ -22,6 +22,7 @@ struct remembered_walk {
 	bool known;
 	uint64_t generation; /* of the mappings it walked through */
 	uint64_t ip, sp, bp, stack_size, needed;
+	bool exact; /* only the slots read are read again by the replay */
 	uint64_t chain[MEMO_CHAIN_LENGTH];
 	size_t chain_length;
 	size_t slot_count; /* the slots read, and their values */
@@ -35,7 +36,8 @@ struct stack_trim {
 	pid_t pid;	     /* of the sample walked */
 	uint64_t generation; /* raised by every side record that changes code */
 	struct remembered_walk memo[MEMO_THREADS];
-	const struct remembered_walk *last; /* the last answer's, if its slots are known */
+	/* The last answer's walk, when a later walk reads only its slots. */
+	const struct remembered_walk *last;
 };
 
 struct stack_trim *stack_trim_new(const struct target_process *target, enum call_graph_mode mode)
@@ -169,6 +171,7 @@ uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sa
 	struct remembered_walk *memo;
 	struct stack_reads reads;
 	size_t needed;
+	bool exact;
 
 	if (!perf_sample_user_register(sample, PERF_REG_X86_IP, &walk.registers.ip) ||
 	    !perf_sample_user_register(sample, PERF_REG_X86_SP, &walk.registers.sp) ||
@@ -185,14 +188,15 @@ uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sa
 	memo = &trim->memo[sample->tid % MEMO_THREADS];
 	trim->last = NULL;
 	if (remembers(trim, memo, sample->tid, &walk)) {
-		trim->last = memo;
+		trim->last = memo->exact ? memo : NULL;
 		return memo->needed;
 	}
 	trim->pid = (pid_t)sample->pid;
 	resolver_set_time(trim->resolver, sample->time);
-	needed = stack_walk_needed_size(trim->mode, &walk, look_up_code, trim, &reads);
+	needed = stack_walk_needed_size(trim->mode, &walk, look_up_code, trim, &reads, &exact);
 	remember(trim, memo, sample->tid, &walk, needed, &reads);
-	if (memo->known)
+	memo->exact = exact;
+	if (memo->known && exact)
 		trim->last = memo;
 	return needed;
 }
