@@ -60,9 +60,6 @@ struct resolver_config {
 	/* Every process of the capture may still run (collect -a, --cgroup):
 	 * each one's files and /tmp are read inside its own root. */
 	bool live_every_process;
-	/* Read no perf map and no jitdump: generated code is told by its
-	 * mapping alone (the collector's walks, while those files grow). */
-	bool no_runtime_files;
 };
 
 struct resolver;
@@ -90,6 +87,11 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
  * (stack_walk.h): generated code, or a mapped file and its call frame
  * information, cached per file. */
 void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, struct code_at *code);
+
+/* Reads what the jitdump of `pid` gained since it was last read: a walk
+ * made while the target runs meets code its runtime has just described.
+ * False when `pid` has no jitdump (none yet, or unreadable). */
+bool resolver_read_more_jitdump(struct resolver *resolver, pid_t pid);
 
 /* Names the JIT code of `pid` that neither its jitdump nor its perf map
  * names from `methods`: the runtime's own method events, timed on the

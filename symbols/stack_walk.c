@@ -192,14 +192,13 @@ static size_t joining_size(enum stack_walk_mode mode, const struct stack_walk_sa
 	return 0;
 }
 
-/* A lookup that notes whether the walk met code a later walk may know
- * more of: generated code whose prolog the jitdump did not give yet (a
- * frameless caller the frame pointers skip), a file whose CFI may come
- * with its debug file. */
+/* A lookup that notes whether the walk met provisional code: JIT code
+ * whose prolog a later lookup knows may hold a frameless caller the frame
+ * pointers skip. */
 struct watched_lookup {
 	code_lookup lookup;
 	void *context;
-	bool may_learn_more;
+	bool met_provisional;
 };
 
 static void watch_lookup(void *context, uint64_t address, struct code_at *code)
@@ -207,8 +206,7 @@ static void watch_lookup(void *context, uint64_t address, struct code_at *code)
 	struct watched_lookup *watched = context;
 
 	watched->lookup(watched->context, address, code);
-	watched->may_learn_more |=
-	    (code->kind == CODE_GENERATED && !code->unwind.info) || code->kind == CODE_WITHOUT_CFI;
+	watched->met_provisional |= code->provisional;
 }
 
 size_t stack_walk_needed_size(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
@@ -232,7 +230,7 @@ size_t stack_walk_needed_size(enum stack_walk_mode mode, const struct stack_walk
 		return sample->stack.size;
 	/* A walk that knows more may read other slots below the outermost
 	 * frame, never above it; and may not join where this one did. */
-	*exact = !watched.may_learn_more;
+	*exact = !watched.met_provisional;
 	/* The shorter copies tried read less, but not always the same. */
 	read_end = reads->end;
 	if (mode == STACK_WALK_HYBRID && *exact && sample->kernel_chain_length &&

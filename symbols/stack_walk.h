@@ -46,6 +46,10 @@ struct code_at {
 	/* CODE_PRECOMPILED, and CODE_GENERATED whose prolog is known (info NULL
 	   otherwise): owned by the lookup's cache */
 	struct x64_unwind_code_at unwind;
+	/* A later lookup may know more of this code (a file whose CFI may come
+	 * with its debug file, JIT code whose prolog may come with a jitdump):
+	 * stack_walk_needed_size() then keeps what its walk did not read. */
+	bool provisional;
 };
 
 /* Fills `code` for `address` of the sampled process. */
@@ -74,8 +78,7 @@ size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sam
  * stack_walk() needs to find the same frames: so a collector may keep no
  * more. When the walk reached the outermost frame, the bytes it read: a
  * later walk that knows more of the code reads elsewhere below that frame,
- * never above it. In hybrid mode, when the walk met no code a later walk
- * may know more of (generated code without its prolog, a file without CFI),
+ * never above it. In hybrid mode, when the walk met no provisional code,
  * the shortest copy that ends at one of the first frames of the rbp chain
  * and joins the kernel's callchain there with the same frames (tried, not
  * guessed), if shorter. Otherwise the whole copy: a walk that stopped early

@@ -18,7 +18,8 @@
 #define CODE  0x400000u /* .NET code: 0x400000 to 0x500000 */
 
 /* What the code is: precompiled code without unwind info is walked by its
- * frame pointers, and a later walk knows no more of it. */
+ * frame pointers, and a later walk knows no more of it; JIT code without
+ * its prolog is walked so too, but the prolog may come later. */
 static enum code_kind code_kind = CODE_PRECOMPILED;
 
 /* Three rbp frames, then a chain that leaves the copy's known code. */
@@ -38,6 +39,7 @@ static void look_up(void *context, uint64_t address, struct code_at *code)
 	(void)context;
 	*code = (struct code_at){
 	    .kind = address >= CODE && address < CODE + 0x100000 ? code_kind : CODE_UNMAPPED};
+	code->provisional = code->kind == CODE_GENERATED;
 }
 
 static struct stack_walk_sample sample_of(const uint64_t *chain, size_t chain_length)

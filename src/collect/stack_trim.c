@@ -33,7 +33,13 @@ struct remembered_walk {
 struct stack_trim {
 	struct resolver *resolver;
 	enum stack_walk_mode mode;
-	pid_t pid;	     /* of the sample walked */
+	pid_t pid;     /* of the sample walked */
+	uint64_t time; /* of the sample walked */
+	/* The sample the jitdump was last read for, and whether it was there
+	 * to read. */
+	uint64_t jitdump_read_at;
+	pid_t jitdump_read_pid;
+	bool jitdump_current;
 	uint64_t generation; /* raised by every side record that changes code */
 	struct remembered_walk memo[MEMO_THREADS];
 	/* The last answer's walk, when a later walk reads only its slots. */
@@ -47,10 +53,11 @@ struct stack_trim *stack_trim_new(const struct target_process *target, enum call
 	 * whose code has CFI only in a debug file stops early here, and keeps
 	 * its whole copy for the replay. */
 	struct resolver_config config = {
-	    .native = {.target_root_fd = every_process ? -1 : target->root_fd,
-		       .live_pid = every_process ? 0 : target->pid},
+	    .native = {.target_root_fd = every_process ? -1 : target->root_fd},
+	    .live_pid = every_process ? 0 : target->pid,
+	    .live_namespace_pid = target->namespace_pid,
+	    .live_root_fd = target->root_fd,
 	    .live_every_process = every_process,
-	    .no_runtime_files = true,
 	};
 	struct stack_trim *trim;
 
@@ -111,6 +118,19 @@ static void look_up_code(void *context, uint64_t address, struct code_at *code)
 	struct stack_trim *trim = context;
 
 	resolver_code_at(trim->resolver, trim->pid, address, code);
+	if (code->kind == CODE_GENERATED && !code->unwind.info) {
+		/* A runtime describes its code in the jitdump before it runs
+		 * it: what was written by now has it, if anything does. */
+		if (trim->jitdump_read_at != trim->time || trim->jitdump_read_pid != trim->pid) {
+			trim->jitdump_read_at = trim->time;
+			trim->jitdump_read_pid = trim->pid;
+			trim->jitdump_current =
+			    resolver_read_more_jitdump(trim->resolver, trim->pid);
+			resolver_code_at(trim->resolver, trim->pid, address, code);
+		}
+		code->provisional = !code->unwind.info && !trim->jitdump_current;
+	} else if (code->kind == CODE_WITHOUT_CFI)
+		code->provisional = true; /* the replay may find its debug file */
 }
 
 static uint64_t slot_value(const struct stack_walk_sample *walk, uint32_t offset)
@@ -192,6 +212,7 @@ uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sa
 		return memo->needed;
 	}
 	trim->pid = (pid_t)sample->pid;
+	trim->time = sample->time;
 	resolver_set_time(trim->resolver, sample->time);
 	needed = stack_walk_needed_size(trim->mode, &walk, look_up_code, trim, &reads, &exact);
 	remember(trim, memo, sample->tid, &walk, needed, &reads);
