@@ -49,9 +49,8 @@ struct stack_trim {
 struct stack_trim *stack_trim_new(const struct target_process *target, enum call_graph_mode mode)
 {
 	bool every_process = target->pid == TARGET_EVERY_PROCESS;
-	/* No symbol folder or server: only the files the target maps. A walk
-	 * whose code has CFI only in a debug file stops early here, and keeps
-	 * its whole copy for the replay. */
+	/* No symbol folder or server: only the files the target maps, and
+	 * its jitdump. Code whose CFI may be in a debug file is provisional. */
 	struct resolver_config config = {
 	    .native = {.target_root_fd = every_process ? -1 : target->root_fd},
 	    .live_pid = every_process ? 0 : target->pid,
