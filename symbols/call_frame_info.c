@@ -11,9 +11,10 @@ enum { DWARF_REGISTER_RBP = 6, DWARF_REGISTER_RSP = 7 };
 
 struct call_frame_info {
 	struct elf_file *file;
-	Dwarf_CFI *eh_frame; /* dwarf_getcfi_elf's: ended with dwarf_cfi_end */
-	Dwarf *debug_info;   /* owns the .debug_frame CFI when there is no eh_frame */
-	Dwarf_CFI *cfi;	     /* the one in use */
+	Dwarf_CFI *eh_frame;	   /* dwarf_getcfi_elf's: ended with dwarf_cfi_end */
+	Dwarf *debug_info;	   /* owns the .debug_frame CFI when there is no eh_frame */
+	Dwarf_CFI *cfi;		   /* the one in use */
+	struct frame_rules *rules; /* RULES_CACHED of them, by address; NULL until a step */
 };
 
 bool stack_copy_read(const struct stack_copy *copy, uint64_t address, uint64_t *value)
@@ -24,6 +25,13 @@ bool stack_copy_read(const struct stack_copy *copy, uint64_t address, uint64_t *
 	    offset > copy->size - sizeof(*value))
 		return false;
 	memcpy(value, copy->bytes + offset, sizeof(*value));
+	if (copy->reads) {
+		if (copy->reads->end < offset + sizeof(*value))
+			copy->reads->end = (size_t)offset + sizeof(*value);
+		if (copy->reads->count < STACK_READS_LISTED)
+			copy->reads->offsets[copy->reads->count] = (uint32_t)offset;
+		copy->reads->count++;
+	}
 	return true;
 }
 
@@ -55,90 +63,154 @@ void call_frame_info_free(struct call_frame_info *info)
 	if (info->debug_info)
 		dwarf_end(info->debug_info);
 	elf_file_close(info->file);
+	free(info->rules);
 	free(info);
 }
 
-/* The canonical frame address, when the rule is rsp or rbp plus an offset
- * (libdw gives it as one DW_OP_bregx). Expressions (PLT entries) are not
- * followed. */
-static bool canonical_frame_address(Dwarf_Frame *frame, const struct frame_registers *registers,
-				    uint64_t *cfa)
+/* How a step finds a caller's register: unchanged (same_value), undefined
+ * (the outermost frame's return address), saved at the CFA plus an offset
+ * (offset(N)), the CFA plus an offset itself (val_offset(N)), or by a rule
+ * this step does not follow. */
+enum rule_kind { RULE_SAME, RULE_UNDEFINED, RULE_SAVED_AT, RULE_VALUE, RULE_UNSUPPORTED };
+
+struct register_rule {
+	uint8_t kind;	 /* enum rule_kind */
+	uint64_t offset; /* from the CFA; signed, wrapping sums give the same */
+};
+
+/* What the CFI says at one address, as a step follows it: libdw runs the
+ * CFI's program for each address it is asked, which costs more than the
+ * rest of the walk, so the answers are kept. */
+struct frame_rules {
+	uint64_t file_address;
+	bool known;	      /* the entry holds file_address's rules */
+	uint8_t outcome;      /* FRAME_STEP_NO_RULE, FRAME_STEP_FAILED (a rule not
+				 followed), or FRAME_STEP_DONE: follow the rules */
+	uint8_t cfa_register; /* DWARF_REGISTER_RSP or DWARF_REGISTER_RBP */
+	uint64_t cfa_offset;
+	struct register_rule return_address, rbp;
+};
+
+/* Entries per file with CFI, one slot per address (the last one asked
+ * wins): 48 KiB for each file a walk goes through. */
+#define RULES_CACHED 1024
+
+/* Register `regno`'s rule. libdw gives same_value as no operation and a
+ * NULL list, undefined as no operation; offset(N) as DW_OP_call_frame_cfa
+ * then DW_OP_plus_uconst N unless N is 0, val_offset(N) as the same ending
+ * in DW_OP_stack_value. */
+static struct register_rule register_rule(Dwarf_Frame *frame, int regno)
 {
-	Dwarf_Op *ops;
-	size_t count;
-
-	if (dwarf_frame_cfa(frame, &ops, &count) != 0 || count != 1 || ops[0].atom != DW_OP_bregx)
-		return false;
-	if (ops[0].number == DWARF_REGISTER_RSP)
-		*cfa = registers->sp + ops[0].number2;
-	else if (ops[0].number == DWARF_REGISTER_RBP && registers->bp_known)
-		*cfa = registers->bp + ops[0].number2;
-	else
-		return false;
-	return true;
-}
-
-enum restored { RESTORED, UNDEFINED, UNSUPPORTED };
-
-/* The caller's value of register `regno`: unchanged (same_value), or saved
- * at the CFA plus N (offset(N), libdw: DW_OP_call_frame_cfa then
- * DW_OP_plus_uconst N unless N is 0), or the CFA plus N itself
- * (val_offset(N): the same ending in DW_OP_stack_value). Offsets are signed;
- * unsigned sums wrap around to the same result. */
-static enum restored restore_register(Dwarf_Frame *frame, int regno, uint64_t cfa,
-				      const struct stack_copy *stack, uint64_t *value)
-{
+	struct register_rule rule = {RULE_UNSUPPORTED, 0};
 	Dwarf_Op ops_memory[3], *ops;
 	size_t count, used = 1;
-	uint64_t address = cfa;
 
 	if (dwarf_frame_register(frame, regno, ops_memory, &ops, &count) != 0)
-		return UNSUPPORTED;
-	if (count == 0)
-		return ops ? UNDEFINED : RESTORED; /* NULL: same_value, *value stays */
-	if (ops[0].atom != DW_OP_call_frame_cfa)
-		return UNSUPPORTED;
-	if (count > used && ops[used].atom == DW_OP_plus_uconst)
-		address += ops[used++].number;
-	if (count == used + 1 && ops[used].atom == DW_OP_stack_value) {
-		*value = address;
-		return RESTORED;
+		return rule;
+	if (count == 0) {
+		rule.kind = ops ? RULE_UNDEFINED : RULE_SAME;
+		return rule;
 	}
-	if (count != used)
-		return UNSUPPORTED;
-	return stack_copy_read(stack, address, value) ? RESTORED : UNSUPPORTED;
+	if (ops[0].atom != DW_OP_call_frame_cfa)
+		return rule;
+	if (count > used && ops[used].atom == DW_OP_plus_uconst)
+		rule.offset = ops[used++].number;
+	if (count == used + 1 && ops[used].atom == DW_OP_stack_value)
+		rule.kind = RULE_VALUE;
+	else if (count == used)
+		rule.kind = RULE_SAVED_AT;
+	return rule;
+}
+
+/* The rules at `file_address`, from libdw. The CFA is followed when it is
+ * rsp or rbp plus an offset (one DW_OP_bregx); expressions (PLT entries)
+ * are not. A signal frame's caller is the interrupted state, in a ucontext
+ * a step does not read. */
+static void compute_rules(struct call_frame_info *info, uint64_t file_address,
+			  struct frame_rules *rules)
+{
+	Dwarf_Frame *frame;
+	Dwarf_Op *ops;
+	size_t count;
+	bool signal_frame;
+	int regno;
+
+	*rules = (struct frame_rules){
+	    .file_address = file_address, .known = true, .outcome = FRAME_STEP_NO_RULE};
+	if (dwarf_cfi_addrframe(info->cfi, file_address, &frame) != 0)
+		return;
+	rules->outcome = FRAME_STEP_FAILED;
+	regno = dwarf_frame_info(frame, NULL, NULL, &signal_frame);
+	if (regno >= 0 && !signal_frame && dwarf_frame_cfa(frame, &ops, &count) == 0 &&
+	    count == 1 && ops[0].atom == DW_OP_bregx &&
+	    (ops[0].number == DWARF_REGISTER_RSP || ops[0].number == DWARF_REGISTER_RBP)) {
+		rules->outcome = FRAME_STEP_DONE;
+		rules->cfa_register = (uint8_t)ops[0].number;
+		rules->cfa_offset = ops[0].number2;
+		rules->return_address = register_rule(frame, regno);
+		rules->rbp = register_rule(frame, DWARF_REGISTER_RBP);
+	}
+	free(frame);
+}
+
+static const struct frame_rules *rules_at(struct call_frame_info *info, uint64_t file_address)
+{
+	struct frame_rules *rules;
+
+	if (!info->rules && !(info->rules = calloc(RULES_CACHED, sizeof(*info->rules)))) {
+		static struct frame_rules uncached;
+
+		compute_rules(info, file_address, &uncached);
+		return &uncached;
+	}
+	rules = &info->rules[(file_address ^ file_address >> 10) % RULES_CACHED];
+	if (!rules->known || rules->file_address != file_address)
+		compute_rules(info, file_address, rules);
+	return rules;
+}
+
+/* Restores a register of the caller by `rule` into `value`, which holds the
+ * callee's. False when the rule is not followed or its slot lies outside
+ * the copy. */
+static bool restore(const struct register_rule *rule, uint64_t cfa, const struct stack_copy *stack,
+		    uint64_t *value)
+{
+	switch (rule->kind) {
+	case RULE_SAME:
+		return true;
+	case RULE_SAVED_AT:
+		return stack_copy_read(stack, cfa + rule->offset, value);
+	case RULE_VALUE:
+		*value = cfa + rule->offset;
+		return true;
+	default:
+		return false;
+	}
 }
 
 enum frame_step call_frame_info_step(struct call_frame_info *info, uint64_t file_address,
 				     const struct stack_copy *stack,
 				     struct frame_registers *registers)
 {
+	const struct frame_rules *rules = rules_at(info, file_address);
 	struct frame_registers caller = *registers;
-	enum frame_step step = FRAME_STEP_FAILED;
-	enum restored return_address;
-	Dwarf_Frame *frame;
-	bool signal_frame;
 	uint64_t cfa;
-	int regno;
 
-	if (dwarf_cfi_addrframe(info->cfi, file_address, &frame) != 0)
-		return FRAME_STEP_NO_RULE;
-	regno = dwarf_frame_info(frame, NULL, NULL, &signal_frame);
-	/* A signal frame's caller is the interrupted state, in a ucontext this
-	 * step does not read. */
-	if (regno >= 0 && !signal_frame && canonical_frame_address(frame, registers, &cfa)) {
-		return_address = restore_register(frame, regno, cfa, stack, &caller.ip);
-		if (return_address == UNDEFINED)
-			step = FRAME_STEP_OUTERMOST;
-		else if (return_address == RESTORED) {
-			if (restore_register(frame, DWARF_REGISTER_RBP, cfa, stack, &caller.bp) !=
-			    RESTORED)
-				caller.bp_known = false;
-			caller.sp = cfa;
-			*registers = caller;
-			step = FRAME_STEP_DONE;
-		}
-	}
-	free(frame);
-	return step;
+	if (rules->outcome != FRAME_STEP_DONE)
+		return (enum frame_step)rules->outcome;
+	if (rules->cfa_register == DWARF_REGISTER_RSP)
+		cfa = registers->sp + rules->cfa_offset;
+	else if (registers->bp_known)
+		cfa = registers->bp + rules->cfa_offset;
+	else
+		return FRAME_STEP_FAILED;
+	if (rules->return_address.kind == RULE_UNDEFINED)
+		return FRAME_STEP_OUTERMOST;
+	if (!restore(&rules->return_address, cfa, stack, &caller.ip))
+		return FRAME_STEP_FAILED;
+	if (!restore(&rules->rbp, cfa, stack, &caller.bp))
+		caller.bp_known = false;
+	caller.sp = cfa;
+	*registers = caller;
+	return FRAME_STEP_DONE;
 }

@@ -24,11 +24,21 @@ struct frame_registers {
 	bool bp_known; /* false once a frame clobbered rbp without saving it */
 };
 
+/* The slots of a copy that walks read: how much of the copy they needed,
+ * and what their results depend on. */
+#define STACK_READS_LISTED 256
+struct stack_reads {
+	size_t end;   /* of the highest slot read, from the copy's start */
+	size_t count; /* slots read; those past STACK_READS_LISTED are not listed */
+	uint32_t offsets[STACK_READS_LISTED];
+};
+
 /* A copy of user stack memory: `size` bytes that lay at `start`. */
 struct stack_copy {
 	uint64_t start;
 	const uint8_t *bytes;
 	size_t size;
+	struct stack_reads *reads; /* if not NULL: every read is noted there */
 };
 
 /* Reads the 8 bytes at `address` from the copy. False outside it. */

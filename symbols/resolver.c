@@ -28,6 +28,7 @@ struct process {
 	bool perfmap_searched;
 	char perfmap_display_path[48]; /* "/tmp/perf-N.map", as perf prints it */
 	struct jitdump *jitdump;
+	int jitdump_fd; /* to read what the runtime appends later; -1 when done */
 	bool jitdump_searched;
 	struct code_ranges *runtime_methods; /* the runtime's method events */
 };
@@ -76,6 +77,8 @@ void resolver_free(struct resolver *resolver)
 		code_ranges_free(process->runtime_methods);
 		if (process->perfmap_fd >= 0)
 			close(process->perfmap_fd);
+		if (process->jitdump_fd >= 0)
+			close(process->jitdump_fd);
 	}
 	free(resolver->processes);
 	managed_images_report(resolver->managed, resolver->config.native.log);
@@ -102,7 +105,8 @@ static struct process *find_process(struct resolver *resolver, pid_t pid)
 		resolver->process_capacity = capacity;
 	}
 	process = &resolver->processes[resolver->process_count++];
-	*process = (struct process){.pid = pid, .space = address_space_new(), .perfmap_fd = -1};
+	*process = (struct process){
+	    .pid = pid, .space = address_space_new(), .perfmap_fd = -1, .jitdump_fd = -1};
 	return process;
 }
 
@@ -266,8 +270,8 @@ static struct perfmap *load_perfmap(struct resolver *resolver, struct process *p
 	return process->perfmap;
 }
 
-/* The jitdump, read whole once: the copy in a capture folder is complete,
- * and a live one was rewritten whole before sampling. */
+/* The jitdump, read whole when first needed: the copy in a capture folder
+ * is complete; a live one grows while sampling (resolver_read_more_jitdump). */
 static struct jitdump *load_jitdump(struct resolver *resolver, struct process *process)
 {
 	if (!process->jitdump_searched) {
@@ -279,11 +283,23 @@ static struct jitdump *load_jitdump(struct resolver *resolver, struct process *p
 		if (fd < 0)
 			return NULL;
 		if (fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
-		    (process->jitdump = jitdump_new()))
+		    (process->jitdump = jitdump_new())) {
 			jitdump_read_more(process->jitdump, fd, JITDUMP_READ_LIMIT);
-		close(fd);
+			process->jitdump_fd = fd;
+		} else
+			close(fd);
 	}
 	return process->jitdump;
+}
+
+bool resolver_read_more_jitdump(struct resolver *resolver, pid_t pid)
+{
+	struct process *process = find_process(resolver, pid);
+
+	if (!process->jitdump_searched)
+		return load_jitdump(resolver, process) != NULL;
+	return process->jitdump_fd >= 0 &&
+	       jitdump_read_more(process->jitdump, process->jitdump_fd, JITDUMP_READ_LIMIT) == 0;
 }
 
 void resolver_add_runtime_methods(struct resolver *resolver, pid_t pid, struct code_ranges *methods)

@@ -88,6 +88,11 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
  * information, cached per file. */
 void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, struct code_at *code);
 
+/* Reads what the jitdump of `pid` gained since it was last read: a walk
+ * made while the target runs meets code its runtime has just described.
+ * False when `pid` has no jitdump (none yet, or unreadable). */
+bool resolver_read_more_jitdump(struct resolver *resolver, pid_t pid);
+
 /* Names the JIT code of `pid` that neither its jitdump nor its perf map
  * names from `methods`: the runtime's own method events, timed on the
  * samples' clock (code_ranges.h). The resolver takes `methods` over and

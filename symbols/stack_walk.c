@@ -1,5 +1,7 @@
 #include "stack_walk.h"
 
+#include <string.h>
+
 /* The caller of the frame in `registers` from the rbp chain: the frame
  * pointer points at the saved rbp, with the return address above it. */
 static enum frame_step frame_pointer_step(const struct stack_copy *stack,
@@ -153,6 +155,90 @@ size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sam
 	if (mode == STACK_WALK_HYBRID && registers.ip != 0)
 		count = join_kernel_chain(sample, last_sp, frames, count, max_frames);
 	return count;
+}
+
+/* Frames compared by stack_walk_needed_size(): a walk that fills them
+ * may have more, and keeps its whole copy. */
+#define NEEDED_SIZE_FRAMES 512
+/* The rbp chain's frames tried as the end of a shorter copy. */
+#define JOIN_CANDIDATES 3
+
+/* The shortest copy that ends at the rbp chain's frame `candidate` (0 the
+ * sample's rbp, 1 the one saved there, ...) and walks to `frames`, or 0. */
+static size_t joining_size(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
+			   code_lookup lookup, void *context, const uint64_t *frames, size_t count,
+			   size_t read_end)
+{
+	struct stack_walk_sample shorter = *sample;
+	uint64_t tried[NEEDED_SIZE_FRAMES], bp = sample->registers.bp;
+	const uint64_t start = sample->stack.start;
+	bool whole;
+
+	for (int candidate = 0; candidate < JOIN_CANDIDATES && sample->registers.bp_known;
+	     candidate++) {
+		/* The copy must hold the frame's saved rbp and return address,
+		 * where the join finds the callchain's entry. */
+		if (bp < start || bp - start > sample->stack.size - 16 ||
+		    bp - start + 16 >= read_end)
+			return 0;
+		shorter.stack.size = (size_t)(bp - start) + 16;
+		if (stack_walk(mode, &shorter, lookup, context, tried, NEEDED_SIZE_FRAMES,
+			       &whole) == count &&
+		    !memcmp(tried, frames, count * sizeof(*frames)))
+			return shorter.stack.size;
+		if (!stack_copy_read(&sample->stack, bp, &bp))
+			return 0;
+	}
+	return 0;
+}
+
+/* A lookup that notes whether the walk met provisional code: JIT code
+ * whose prolog a later lookup knows may hold a frameless caller the frame
+ * pointers skip. */
+struct watched_lookup {
+	code_lookup lookup;
+	void *context;
+	bool met_provisional;
+};
+
+static void watch_lookup(void *context, uint64_t address, struct code_at *code)
+{
+	struct watched_lookup *watched = context;
+
+	watched->lookup(watched->context, address, code);
+	watched->met_provisional |= code->provisional;
+}
+
+size_t stack_walk_needed_size(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
+			      code_lookup lookup, void *context, struct stack_reads *reads,
+			      bool *exact)
+{
+	struct stack_walk_sample traced = *sample;
+	struct watched_lookup watched = {lookup, context, false};
+	uint64_t frames[NEEDED_SIZE_FRAMES];
+	size_t count, joining, read_end;
+	bool whole;
+
+	*reads = (struct stack_reads){0};
+	*exact = false;
+	if (sample->stack.size < 16)
+		return sample->stack.size;
+	traced.stack.reads = reads;
+	count =
+	    stack_walk(mode, &traced, watch_lookup, &watched, frames, NEEDED_SIZE_FRAMES, &whole);
+	if (count == NEEDED_SIZE_FRAMES)
+		return sample->stack.size;
+	/* A walk that knows more may read other slots below the outermost
+	 * frame, never above it; and may not join where this one did. */
+	*exact = !watched.met_provisional;
+	/* The shorter copies tried read less, but not always the same. */
+	read_end = reads->end;
+	if (mode == STACK_WALK_HYBRID && *exact && sample->kernel_chain_length &&
+	    (joining = joining_size(mode, &traced, lookup, context, frames, count, read_end)))
+		return joining;
+	if (!whole)
+		*exact = false;
+	return whole ? read_end : sample->stack.size;
 }
 
 bool stack_walk_leaf_caller(uint64_t leaf, const uint8_t *stack, size_t size, code_lookup lookup,

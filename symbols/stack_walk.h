@@ -46,6 +46,10 @@ struct code_at {
 	/* CODE_PRECOMPILED, and CODE_GENERATED whose prolog is known (info NULL
 	   otherwise): owned by the lookup's cache */
 	struct x64_unwind_code_at unwind;
+	/* A later lookup may know more of this code (a file whose CFI may come
+	 * with its debug file, JIT code whose prolog may come with a jitdump):
+	 * stack_walk_needed_size() then keeps what its walk did not read. */
+	bool provisional;
 };
 
 /* Fills `code` for `address` of the sampled process. */
@@ -69,6 +73,25 @@ struct stack_walk_sample {
 size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
 		  code_lookup lookup, void *context, uint64_t *frames, size_t max_frames,
 		  bool *whole);
+
+/* How many bytes of `sample`'s stack copy, from its start, the walk of
+ * stack_walk() needs to find the same frames: so a collector may keep no
+ * more. When the walk reached the outermost frame, the bytes it read: a
+ * later walk that knows more of the code reads elsewhere below that frame,
+ * never above it. In hybrid mode, when the walk met no provisional code,
+ * the shortest copy that ends at one of the first frames of the rbp chain
+ * and joins the kernel's callchain there with the same frames (tried, not
+ * guessed), if shorter. Otherwise the whole copy: a walk that stopped early
+ * may go on with what a later replay knows (a mapping whose record came
+ * late), and would need the rest.
+ *
+ * `reads` gets the slots the walks read: a copy of the same size with the
+ * same values there, the same registers, callchain and code gets the same
+ * answer. `exact` tells whether a later walk reads only those slots of the
+ * bytes kept, so that the others may be cleared. */
+size_t stack_walk_needed_size(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
+			      code_lookup lookup, void *context, struct stack_reads *reads,
+			      bool *exact);
 
 /* The frame-pointer mode's leaf repair: the return address of the leaf at
  * `leaf`, from its CFI and `stack`, a copy of `size` bytes from the stack

@@ -37,6 +37,20 @@ for mode in hybrid dwarf; do
 	python3 -c "import sys; sys.exit(0 if $rooted >= 97 else 1)" || fail "$mode: only $rooted% reach a thread root"
 done
 
+# The collector keeps of each 16 KiB copy only what the walk reads, the
+# frames down to the thread's start: a few hundred bytes here.
+if command -v perf >/dev/null; then
+	perf report -D -i "$workdir/hybrid/perf.data" 2>/dev/null |
+		sed -n 's/.*ustack: size \([0-9]*\),.*/\1/p' >"$workdir/copies.txt"
+	python3 - "$workdir/copies.txt" <<'PY' || fail "hybrid: the stack copies are not cut to what the walk reads"
+import sys
+sizes = [int(line) for line in open(sys.argv[1])]
+mean = sum(sizes) / max(len(sizes), 1)
+print(f"hybrid: {len(sizes)} stack copies, {mean:.0f} bytes kept on average of 16384")
+sys.exit(0 if sizes and mean <= 2048 else 1)
+PY
+fi
+
 # The real perf unwinds the dwarf capture with its own DWARF unwinder and
 # finds the same path.
 if command -v perf >/dev/null; then

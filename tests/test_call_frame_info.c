@@ -79,7 +79,8 @@ enum { STACK_START = 0x7000 };
  * registers. */
 static uint64_t step_at(void *info, const char *code, size_t size, struct frame_registers *caller)
 {
-	struct stack_copy stack = {STACK_START, (const uint8_t *)words, size};
+	struct stack_copy stack = {
+	    .start = STACK_START, .bytes = (const uint8_t *)words, .size = size};
 	struct frame_registers registers = {.ip = (uint64_t)(uintptr_t)code,
 					    .sp = STACK_START,
 					    .bp = STACK_START + 16,
@@ -111,7 +112,8 @@ static void test_step_follows_each_rule(void **state)
 
 static void test_slot_outside_the_copy_gives_nothing(void **state)
 {
-	struct stack_copy stack = {STACK_START, (const uint8_t *)words, sizeof(words)};
+	struct stack_copy stack = {
+	    .start = STACK_START, .bytes = (const uint8_t *)words, .size = sizeof(words)};
 	struct frame_registers registers = {.sp = STACK_START};
 
 	/* After the push, the slot is word 1: one word does not hold it, nor
@@ -129,7 +131,8 @@ static void test_slot_outside_the_copy_gives_nothing(void **state)
 
 static void test_unknown_frame_pointer_stops_an_rbp_frame(void **state)
 {
-	struct stack_copy stack = {STACK_START, (const uint8_t *)words, sizeof(words)};
+	struct stack_copy stack = {
+	    .start = STACK_START, .bytes = (const uint8_t *)words, .size = sizeof(words)};
 	struct frame_registers registers = {.sp = STACK_START, .bp_known = false};
 
 	assert_int_equal(

@@ -20,7 +20,8 @@
 #define CALLER_RBP 0x9000u
 
 static uint64_t slots[64];
-static const struct stack_copy stack = {STACK, (const uint8_t *)slots, sizeof(slots)};
+static const struct stack_copy stack = {
+    .start = STACK, .bytes = (const uint8_t *)slots, .size = sizeof(slots)};
 
 /* Unwinds a caller's frame standing at `offset` of the code. */
 static struct frame_registers unwind_caller(const uint8_t *info, size_t info_size, uint32_t offset,

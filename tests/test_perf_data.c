@@ -508,8 +508,20 @@ static void test_sample_fields_follow_sample_type_order(void **state)
 	free(records.bytes);
 }
 
-/* A stack copy the kernel filled only in part is cut to what it filled; the
- * trimmed sample parses as the original did. */
+/* perf_sample_trim_user_stack() of `record` when it parses as a sample of
+ * `attr` with its stack copy; 0 when it does not. */
+static size_t trim(const struct perf_event_attr *attr, const struct perf_event_header *record,
+		   uint64_t keep, void *out)
+{
+	struct perf_sample sample;
+
+	if (!perf_sample_parse_with_stack(attr, record, &sample))
+		return 0;
+	return perf_sample_trim_user_stack(record, &sample, keep, out);
+}
+
+/* A stack copy the kernel filled only in part is cut to what it filled, or
+ * to less when asked; the trimmed sample parses as the original did. */
 static void test_trim_drops_unfilled_stack_bytes(void **state)
 {
 	struct perf_event_attr attr = profcpu_attr();
@@ -538,7 +550,7 @@ static void test_trim_drops_unfilled_stack_bytes(void **state)
 	attr.sample_stack_user = 32;
 	*header = (struct perf_event_header){PERF_RECORD_SAMPLE, 0, sizeof(sample)};
 
-	assert_int_equal(perf_sample_trim_user_stack(&attr, header, trimmed), 9 * sizeof(uint64_t));
+	assert_int_equal(trim(&attr, header, UINT64_MAX, trimmed), 9 * sizeof(uint64_t));
 	assert_int_equal(trimmed_header->size, 9 * sizeof(uint64_t));
 	memcpy(words, trimmed, sizeof(words));
 	assert_int_equal(words[1], 0x1234);
@@ -547,22 +559,29 @@ static void test_trim_drops_unfilled_stack_bytes(void **state)
 	assert_int_equal(words[6], 0x5555);
 	assert_int_equal(words[7] & 0xff, 0x66);
 	assert_int_equal(words[8], 9);
-	assert_int_equal(perf_sample_trim_user_stack(&attr, trimmed_header, words), 0);
+	assert_int_equal(trim(&attr, trimmed_header, UINT64_MAX, words), 0);
+
+	/* What a walk needs: 5 bytes, kept as one whole word. */
+	assert_int_equal(trim(&attr, header, 5, trimmed), 8 * sizeof(uint64_t));
+	memcpy(words, trimmed, 8 * sizeof(uint64_t));
+	assert_int_equal(words[5], 8);
+	assert_int_equal(words[6], 0x5555);
+	assert_int_equal(words[7], 5);
 
 	/* Nothing copied: the copy becomes { 0 }. */
 	sample[10] = 0;
-	assert_int_equal(perf_sample_trim_user_stack(&attr, header, trimmed), 6 * sizeof(uint64_t));
+	assert_int_equal(trim(&attr, header, UINT64_MAX, trimmed), 6 * sizeof(uint64_t));
 	memcpy(words, trimmed, 6 * sizeof(uint64_t));
 	assert_int_equal(words[5], 0);
 	/* All of it copied, or a record that does not parse: nothing to do. */
 	sample[10] = 32;
-	assert_int_equal(perf_sample_trim_user_stack(&attr, header, trimmed), 0);
+	assert_int_equal(trim(&attr, header, UINT64_MAX, trimmed), 0);
 	sample[10] = 33;
-	assert_int_equal(perf_sample_trim_user_stack(&attr, header, trimmed), 0);
+	assert_int_equal(trim(&attr, header, UINT64_MAX, trimmed), 0);
 	/* Another event's sample, whose copy has another size. */
 	sample[10] = 9;
 	attr.sample_stack_user = 64;
-	assert_int_equal(perf_sample_trim_user_stack(&attr, header, trimmed), 0);
+	assert_int_equal(trim(&attr, header, UINT64_MAX, trimmed), 0);
 }
 
 static void copy_prefix(const char *from, const char *to, off_t length)

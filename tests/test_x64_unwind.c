@@ -28,7 +28,8 @@
 #define FLAGS_HANDLER (3u << 3) /* as every .NET method has */
 
 static uint64_t slots[64];
-static const struct stack_copy stack = {STACK, (const uint8_t *)slots, sizeof(slots)};
+static const struct stack_copy stack = {
+    .start = STACK, .bytes = (const uint8_t *)slots, .size = sizeof(slots)};
 
 static void put(uint64_t address, uint64_t value)
 {

@@ -4,6 +4,7 @@
 #include "record.h"
 #include "runtime_files.h"
 #include "sched_switch.h"
+#include "stack_trim.h"
 #include "stop_signals.h"
 #include "util.h"
 
@@ -23,6 +24,7 @@ struct writer_sink {
 	struct runtime_files *runtime_files;
 	const struct perf_event_attr *attr;	   /* of the samples */
 	const struct perf_event_attr *switch_attr; /* of the switches, or NULL */
+	struct stack_trim *stack_trim;		   /* NULL: copies kept whole */
 	int error;
 	time_t last_flush;				   /* CLOCK_MONOTONIC seconds */
 	_Alignas(8) unsigned char trimmed[UINT16_MAX + 1]; /* a sample without its stale bytes */
@@ -36,6 +38,43 @@ static time_t monotonic_seconds(void)
 	return now.tv_sec;
 }
 
+/* `record` as it goes into perf.data: a sample's stack copy cut to what
+ * the replay's walk needs (stack_trim.h), and never longer than the kernel
+ * filled it; a copy that ended early (at the top of the stack, or an
+ * unmapped page) is padded to its full size with stale ring buffer bytes.
+ * A switch's record is laid out by its own attr (its raw fields, a smaller
+ * copy). */
+static const struct perf_event_header *trimmed_record(struct writer_sink *sink,
+						      const struct perf_event_header *record)
+{
+	struct perf_sample sample;
+	uint64_t keep;
+
+	if (record->type != PERF_RECORD_SAMPLE) {
+		if (sink->stack_trim)
+			stack_trim_follow(sink->stack_trim, record);
+		return record;
+	}
+	if (!perf_sample_parse_with_stack(sink->attr, record, &sample) &&
+	    !(sink->switch_attr &&
+	      perf_sample_parse_with_stack(sink->switch_attr, record, &sample)))
+		return record;
+	keep = sink->stack_trim ? stack_trim_needed(sink->stack_trim, &sample) : UINT64_MAX;
+	if (!perf_sample_trim_user_stack(record, &sample, keep, sink->trimmed)) {
+		if (!sink->stack_trim)
+			return record;
+		memcpy(sink->trimmed, record, record->size);
+	}
+	if (sink->stack_trim) {
+		uint8_t *copy = sink->trimmed + (sample.user_stack - (const uint8_t *)record);
+		uint64_t kept;
+
+		memcpy(&kept, copy - sizeof(kept), sizeof(kept));
+		stack_trim_clear_unread(sink->stack_trim, copy, (size_t)kept);
+	}
+	return (const struct perf_event_header *)sink->trimmed;
+}
+
 static int write_record(const struct perf_event_header *record, void *context)
 {
 	struct writer_sink *sink = context;
@@ -44,15 +83,7 @@ static int write_record(const struct perf_event_header *record, void *context)
 	/* While records flow, so do the JIT runtime's files: a perf map line
 	 * is dated by the poll that first sees it. */
 	runtime_files_poll(sink->runtime_files);
-	/* A stack copy that ended early (at the top of the stack, or an
-	 * unmapped page) is padded to its full size with stale ring buffer
-	 * bytes: a third of the copies in a .NET service's samples. A switch's
-	 * record is laid out by its own attr (its raw fields, a smaller copy). */
-	if (perf_sample_trim_user_stack(sink->attr, record, sink->trimmed) ||
-	    (sink->switch_attr &&
-	     perf_sample_trim_user_stack(sink->switch_attr, record, sink->trimmed)))
-		record = (const struct perf_event_header *)sink->trimmed;
-	status = perf_data_writer_add(sink->writer, record);
+	status = perf_data_writer_add(sink->writer, trimmed_record(sink, record));
 	if (status == 0 && monotonic_seconds() - sink->last_flush >= FLUSH_INTERVAL_SECONDS) {
 		sink->last_flush = monotonic_seconds();
 		status = perf_data_writer_flush(sink->writer);
@@ -257,8 +288,10 @@ int capture_target(const struct capture_options *options, const struct target_pr
 			(int)target->pid, target->comm, info.event_name, options->frequency,
 			options->duration > 0 ? "" : "; Ctrl-C stops");
 	sink.runtime_files = runtime_files_follow(target, dir, log);
+	sink.stack_trim = stack_trim_new(target, options->call_graph);
 	record_run(session, &record_options, write_record, &sink, &summary);
 	record_close(session);
+	stack_trim_free(sink.stack_trim);
 	runtime_files_finish(sink.runtime_files);
 	if (perf_data_writer_finish(sink.writer) < 0 && !sink.error)
 		sink.error = errno;

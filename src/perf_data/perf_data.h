@@ -160,14 +160,21 @@ struct perf_sched_switch {
 /* Decodes a sched_switch sample's raw data. False if it is too short. */
 bool perf_sched_switch_parse(const uint8_t *raw, size_t size, struct perf_sched_switch *fields);
 
-/* Copies the PERF_RECORD_SAMPLE `record` of an event with `attr`, whose
- * user stack copy is its last field, into `out` (room for record->size
- * bytes, 8-byte aligned) without the part of that copy the kernel did not
- * fill (past dyn_size: whatever the ring buffer held before). Returns the
- * copy's size, or 0 when there is nothing to drop or the record is not such
- * a sample of `attr` (another event's sample is left as it is). */
-size_t perf_sample_trim_user_stack(const struct perf_event_attr *attr,
-				   const struct perf_event_header *record, void *out);
+/* Decodes `record` when it is a PERF_RECORD_SAMPLE of the event with
+ * `attr` whose user stack copy, of the attr's size, is its last field.
+ * False otherwise: another event's sample, fp mode, a malformed record. */
+bool perf_sample_parse_with_stack(const struct perf_event_attr *attr,
+				  const struct perf_event_header *record,
+				  struct perf_sample *sample);
+
+/* Copies `record`, decoded into `sample` by perf_sample_parse_with_stack(),
+ * into `out` (room for record->size bytes, 8-byte aligned) with at most
+ * `keep` bytes of its stack copy, and never the part the kernel did not fill
+ * (past dyn_size: whatever the ring buffer held before). perf reads a copy
+ * shorter than the attr's as its own. Returns the copy's size, or 0 when it
+ * would drop nothing. */
+size_t perf_sample_trim_user_stack(const struct perf_event_header *record,
+				   const struct perf_sample *sample, uint64_t keep, void *out);
 
 /* The user register numbered `perf_register` (PERF_REG_X86_IP, ... of
  * <asm/perf_regs.h>) of a parsed sample. False when the sample has not

@@ -226,38 +226,49 @@ bool perf_data_reader_parse_sample(const struct perf_data_reader *reader,
 	return parse_sample_fields(&reader->events[event].attr, record, sample);
 }
 
-size_t perf_sample_trim_user_stack(const struct perf_event_attr *attr,
-				   const struct perf_event_header *record, void *out)
+bool perf_sample_parse_with_stack(const struct perf_event_attr *attr,
+				  const struct perf_event_header *record,
+				  struct perf_sample *sample)
 {
-	struct perf_sample sample = {0};
-	const uint8_t *bytes = (const uint8_t *)record, *size_word;
-	uint64_t copied, kept;
-	uint8_t *to = out;
+	uint64_t copied;
 
+	memset(sample, 0, sizeof(*sample));
 	/* Without stack copies (fp mode) no record is decoded. */
 	if (!attr->sample_stack_user || record->type != PERF_RECORD_SAMPLE ||
-	    !parse_sample_fields(attr, record, &sample) || !sample.user_stack)
-		return 0;
-	size_word = sample.user_stack - sizeof(uint64_t);
-	memcpy(&copied, size_word, sizeof(copied));
-	kept = (sample.user_stack_size + 7) & ~(uint64_t)7;
+	    !parse_sample_fields(attr, record, sample) || !sample->user_stack)
+		return false;
 	/* Only a copy of the attr's size that ends the record: a record of
 	 * another event never passes for one. */
-	if (kept == copied || copied != attr->sample_stack_user ||
-	    sample.user_stack + copied + sizeof(uint64_t) != bytes + record->size)
+	memcpy(&copied, sample->user_stack - sizeof(copied), sizeof(copied));
+	return copied == attr->sample_stack_user &&
+	       sample->user_stack + copied + sizeof(uint64_t) ==
+		   (const uint8_t *)record + record->size;
+}
+
+size_t perf_sample_trim_user_stack(const struct perf_event_header *record,
+				   const struct perf_sample *sample, uint64_t keep, void *out)
+{
+	const uint8_t *bytes = (const uint8_t *)record;
+	const uint8_t *size_word = sample->user_stack - sizeof(uint64_t);
+	uint64_t copied, filled = sample->user_stack_size < keep ? sample->user_stack_size : keep;
+	uint64_t kept = (filled + 7) & ~(uint64_t)7;
+	uint8_t *to = out;
+
+	memcpy(&copied, size_word, sizeof(copied));
+	if (kept >= copied)
 		return 0;
 	/* { u64 size; char data[size]; u64 dyn_size; } becomes { u64 kept;
-	 * char data[kept]; u64 dyn_size; }, or { u64 0; } when nothing was
-	 * copied. */
+	 * char data[kept]; u64 filled; }, or { u64 0; } when nothing is
+	 * kept. */
 	memcpy(to, bytes, (size_t)(size_word - bytes));
 	to += size_word - bytes;
 	memcpy(to, &kept, sizeof(kept));
 	to += sizeof(kept);
 	if (kept) {
-		memcpy(to, sample.user_stack, (size_t)kept);
+		memcpy(to, sample->user_stack, (size_t)kept);
 		to += kept;
-		memcpy(to, sample.user_stack + copied, sizeof(uint64_t));
-		to += sizeof(uint64_t);
+		memcpy(to, &filled, sizeof(filled));
+		to += sizeof(filled);
 	}
 	((struct perf_event_header *)out)->size = (uint16_t)(to - (uint8_t *)out);
 	return (size_t)(to - (uint8_t *)out);

@@ -2,6 +2,7 @@
 #include "off_cpu.h"
 #include "perf_call_graph.h"
 #include "perf_data.h"
+#include "perf_record_mapping.h"
 #include "stack_walk.h"
 #include "time_order.h"
 #include "util.h"
@@ -10,7 +11,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #define MAX_STACK_DEPTH 1024
 
@@ -273,17 +273,6 @@ static void set_thread_name(struct replay *replay, uint32_t tid, const char *nam
 	thread_slot(replay, tid)->name = profile_intern_printable(replay->profile, name);
 }
 
-/* Copies a record's NUL-terminated string field, bounded by the record. */
-static void copy_record_string(const struct perf_event_header *record, const char *field, char *out,
-			       size_t out_size)
-{
-	size_t available = (size_t)((const char *)record + record->size - field);
-	size_t length = strnlen(field, available < out_size ? available : out_size - 1);
-
-	memcpy(out, field, length);
-	out[length] = '\0';
-}
-
 static uint32_t locate(struct replay *replay, uint32_t pid, uint64_t address, bool kernel,
 		       bool return_address)
 {
@@ -483,7 +472,7 @@ static void replay_sample(struct replay *replay, const struct kept_sample *kept)
 static void replay_side_record(struct replay *replay, const struct perf_event_header *record)
 {
 	char text[4096];
-	struct mapped_file file;
+	struct perf_mapping mapping;
 
 	switch (record->type) {
 	case PERF_RECORD_COMM: {
@@ -494,7 +483,7 @@ static void replay_side_record(struct replay *replay, const struct perf_event_he
 		if (record->misc & PERF_RECORD_MISC_COMM_EXEC && comm->pid == comm->tid) {
 			resolver_exec(replay->resolver, (pid_t)comm->pid);
 		}
-		copy_record_string(record, comm->comm, text, sizeof(text));
+		perf_record_copy_string(record, comm->comm, text, sizeof(text));
 		set_thread_name(replay, comm->tid, text);
 		break;
 	}
@@ -511,34 +500,16 @@ static void replay_side_record(struct replay *replay, const struct perf_event_he
 			    thread_slot(replay, task->parent_tid)->name;
 		break;
 	}
-	case PERF_RECORD_MMAP2: {
-		const struct perf_record_mmap2 *mmap = (const void *)record;
-
-		if (record->size < sizeof(*mmap) || !(mmap->protection & PROT_EXEC))
-			break;
-		copy_record_string(record, mmap->filename, text, sizeof(text));
-		file = (struct mapped_file){.path = text};
-		/* A record may carry a build-id where the device and inode go. */
-		if (!(record->misc & PERF_RECORD_MISC_MMAP_BUILD_ID))
-			file.identity =
-			    (struct file_identity){mmap->major, mmap->minor, mmap->inode};
-		resolver_add_mapping(replay->resolver, (pid_t)mmap->pid, mmap->address,
-				     mmap->length, mmap->page_offset, &file);
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_MMAP:
+		if (perf_record_mapping(record, &mapping))
+			resolver_add_mapping(
+			    replay->resolver, (pid_t)mapping.pid, mapping.address, mapping.length,
+			    mapping.page_offset,
+			    &(struct mapped_file){
+				.path = mapping.path,
+				.identity = {mapping.major, mapping.minor, mapping.inode}});
 		break;
-	}
-	case PERF_RECORD_MMAP: {
-		const struct perf_record_mmap *mmap = (const void *)record;
-
-		/* The kernel's own map is named by kallsyms instead. */
-		if (record->size < sizeof(*mmap) || record->misc & PERF_RECORD_MISC_MMAP_DATA ||
-		    (record->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
-			break;
-		copy_record_string(record, mmap->filename, text, sizeof(text));
-		resolver_add_mapping(replay->resolver, (pid_t)mmap->pid, mmap->address,
-				     mmap->length, mmap->page_offset,
-				     &(struct mapped_file){.path = text});
-		break;
-	}
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE: {
 		uint32_t pid, tid;

@@ -1,0 +1,40 @@
+/* The collector's own walk of each stack copy, to write only the bytes the
+ * replay's walk will read (stack_walk_needed_size()): the part above the
+ * thread's outermost frame, or above the frame where the kernel's callchain
+ * takes over, is never read. That is most of a copy: a shallow thread's
+ * copy holds its TLS and whatever lies above, a frame-pointer chain makes
+ * the rest of a deep copy redundant. Less to compress, write, decompress and
+ * keep in perf.data.
+ *
+ * The walk follows the capture's side records as the replay does, with the
+ * target's files but without its perf map or jitdump, which the replay
+ * reads in full once sampling ends; a walk that stops early keeps the whole
+ * copy, as the replay may get further. */
+#ifndef PROFCPU_STACK_TRIM_H
+#define PROFCPU_STACK_TRIM_H
+
+#include "perf_call_graph.h"
+#include "perf_data.h"
+#include "target_process.h"
+
+struct stack_trim;
+
+/* NULL when `mode` copies no stacks (fp), or PROFCPU_KEEP_STACK_COPIES is
+ * set. */
+struct stack_trim *stack_trim_new(const struct target_process *target, enum call_graph_mode mode);
+void stack_trim_free(struct stack_trim *trim);
+
+/* Takes in a side record: a mapping, a fork, an exec. */
+void stack_trim_follow(struct stack_trim *trim, const struct perf_event_header *record);
+
+/* How many bytes of `sample`'s stack copy to keep. */
+uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sample);
+
+/* Zeroes the bytes of `copy`, the first `size` bytes kept of the last
+ * sample stack_trim_needed() was asked about, that its walk did not read:
+ * the leaf's locals (a hash's state, a buffer) cost the most to compress
+ * and no unwinder reads them. Leaves the copy as it is when the walk's
+ * slots are not known. */
+void stack_trim_clear_unread(const struct stack_trim *trim, uint8_t *copy, size_t size);
+
+#endif

@@ -1,0 +1,53 @@
+#include "perf_record_mapping.h"
+#include "perf_records.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+void perf_record_copy_string(const struct perf_event_header *record, const char *field, char *out,
+			     size_t out_size)
+{
+	size_t available = (size_t)((const char *)record + record->size - field);
+	size_t length = strnlen(field, available < out_size ? available : out_size - 1);
+
+	memcpy(out, field, length);
+	out[length] = '\0';
+}
+
+bool perf_record_mapping(const struct perf_event_header *record, struct perf_mapping *mapping)
+{
+	if (record->type == PERF_RECORD_MMAP2) {
+		const struct perf_record_mmap2 *mmap = (const void *)record;
+
+		if (record->size < sizeof(*mmap) || !(mmap->protection & PROT_EXEC))
+			return false;
+		*mapping = (struct perf_mapping){.pid = mmap->pid,
+						 .address = mmap->address,
+						 .length = mmap->length,
+						 .page_offset = mmap->page_offset};
+		/* A record may carry a build-id where the device and inode go. */
+		if (!(record->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+			mapping->major = mmap->major;
+			mapping->minor = mmap->minor;
+			mapping->inode = mmap->inode;
+		}
+		perf_record_copy_string(record, mmap->filename, mapping->path,
+					sizeof(mapping->path));
+		return true;
+	}
+	if (record->type == PERF_RECORD_MMAP) {
+		const struct perf_record_mmap *mmap = (const void *)record;
+
+		if (record->size < sizeof(*mmap) || record->misc & PERF_RECORD_MISC_MMAP_DATA ||
+		    (record->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
+			return false;
+		*mapping = (struct perf_mapping){.pid = mmap->pid,
+						 .address = mmap->address,
+						 .length = mmap->length,
+						 .page_offset = mmap->page_offset};
+		perf_record_copy_string(record, mmap->filename, mapping->path,
+					sizeof(mapping->path));
+		return true;
+	}
+	return false;
+}

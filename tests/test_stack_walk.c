@@ -1,0 +1,129 @@
+/* How much of a stack copy a walk needs (stack_walk_needed_size()), on an
+ * rbp chain through .NET code: a copy cut where the walk joins the kernel's
+ * callchain walks to the same frames; a callchain that disagrees with the
+ * copy, a walk that stops early, or code a later walk may know better (JIT
+ * code without its prolog) keeps the whole copy; the slots read are
+ * listed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "stack_walk.h"
+
+#include <string.h>
+
+#define STACK 0x7000u
+#define CODE  0x400000u /* .NET code: 0x400000 to 0x500000 */
+
+/* What the code is: precompiled code without unwind info is walked by its
+ * frame pointers, and a later walk knows no more of it; JIT code without
+ * its prolog is walked so too, but the prolog may come later. */
+static enum code_kind code_kind = CODE_PRECOMPILED;
+
+/* Three rbp frames, then a chain that leaves the copy's known code. */
+static uint64_t slots[16] = {
+    [0] = 0x1234,			     /* the leaf's local at sp */
+    [2] = STACK + 0x30, [3] = CODE + 0x100,  /* frame at 0x7010 */
+    [6] = STACK + 0x50, [7] = CODE + 0x200,  /* frame at 0x7030 */
+    [10] = 0,		[11] = CODE + 0x300, /* frame at 0x7050: rbp 0 ends it */
+};
+
+/* The kernel read the same chain, and one frame more above the copy. */
+static const uint64_t kernel_chain[] = {CODE, CODE + 0x100, CODE + 0x200, CODE + 0x300,
+					CODE + 0x400};
+
+static void look_up(void *context, uint64_t address, struct code_at *code)
+{
+	(void)context;
+	*code = (struct code_at){
+	    .kind = address >= CODE && address < CODE + 0x100000 ? code_kind : CODE_UNMAPPED};
+	code->provisional = code->kind == CODE_GENERATED;
+}
+
+static struct stack_walk_sample sample_of(const uint64_t *chain, size_t chain_length)
+{
+	return (struct stack_walk_sample){
+	    .registers = {.ip = CODE, .sp = STACK, .bp = STACK + 0x10, .bp_known = true},
+	    .stack = {.start = STACK, .bytes = (const uint8_t *)slots, .size = sizeof(slots)},
+	    .kernel_chain = chain,
+	    .kernel_chain_length = chain_length,
+	};
+}
+
+static size_t walk(const struct stack_walk_sample *sample, uint64_t *frames)
+{
+	bool whole;
+
+	return stack_walk(STACK_WALK_HYBRID, sample, look_up, NULL, frames, 16, &whole);
+}
+
+static void test_joins_the_callchain_at_the_first_frame(void **state)
+{
+	struct stack_walk_sample sample = sample_of(kernel_chain, 5), cut;
+	uint64_t whole_frames[16], cut_frames[16];
+	struct stack_reads reads;
+	size_t count = walk(&sample, whole_frames), needed;
+	bool exact;
+
+	(void)state;
+	code_kind = CODE_PRECOMPILED;
+	assert_int_equal(count, 5);
+	needed = stack_walk_needed_size(STACK_WALK_HYBRID, &sample, look_up, NULL, &reads, &exact);
+	assert_int_equal(needed, 0x20); /* the first frame's saved rbp and return address */
+	assert_true(exact);
+	cut = sample;
+	cut.stack.size = needed;
+	assert_int_equal(walk(&cut, cut_frames), count);
+	assert_memory_equal(cut_frames, whole_frames, count * sizeof(*whole_frames));
+	/* Every slot read is listed, the frames' and the leaf's at sp. */
+	assert_int_equal(reads.end, 0x60);
+	assert_true(reads.count <= STACK_READS_LISTED);
+	for (uint32_t offset = 0x10; offset <= 0x50; offset += 0x20) {
+		bool listed = false;
+
+		for (size_t i = 0; i < reads.count; i++)
+			listed |= reads.offsets[i] == offset;
+		assert_true(listed);
+	}
+}
+
+static void test_keeps_the_copy_when_nothing_is_sure(void **state)
+{
+	/* A callchain the copy does not hold: cut, the walk would take it. */
+	static const uint64_t other_chain[] = {CODE, CODE + 0x100, CODE + 0x999, CODE + 0x300};
+	struct stack_walk_sample sample = sample_of(other_chain, 4);
+	struct stack_reads reads;
+	bool exact;
+
+	(void)state;
+	code_kind = CODE_PRECOMPILED;
+	assert_int_equal(
+	    stack_walk_needed_size(STACK_WALK_HYBRID, &sample, look_up, NULL, &reads, &exact),
+	    sizeof(slots));
+	assert_false(exact);
+	/* DWARF mode stops at the first frame without CFI: nothing is sure. */
+	sample = sample_of(kernel_chain, 5);
+	assert_int_equal(
+	    stack_walk_needed_size(STACK_WALK_DWARF, &sample, look_up, NULL, &reads, &exact),
+	    sizeof(slots));
+	assert_false(exact);
+	/* JIT code whose prolog the jitdump did not give yet: the replay's
+	 * walk may find frameless callers the frame pointers skip. */
+	code_kind = CODE_GENERATED;
+	assert_int_equal(
+	    stack_walk_needed_size(STACK_WALK_HYBRID, &sample, look_up, NULL, &reads, &exact),
+	    sizeof(slots));
+	assert_false(exact);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_joins_the_callchain_at_the_first_frame),
+	    cmocka_unit_test(test_keeps_the_copy_when_nothing_is_sure),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
