@@ -3,10 +3,12 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Names are kept in blocks that never move: a block filled is never
  * copied, as one growing buffer was on each doubling (16,000 .NET methods
- * are a few MB of names). */
+ * are a few MB of names). Each is mapped with its pages at once: faulting
+ * them in one by one cost more than copying the names. */
 #define NAME_BLOCK_SIZE (256u << 10)
 /* Ranges looked at below an address: enough for code nested in a stub
  * block; a hostile file nesting more only loses names, not time. */
@@ -20,7 +22,7 @@ struct range {
 
 struct name_block {
 	struct name_block *next;
-	size_t used, size;
+	size_t used, size; /* of bytes */
 	char bytes[];
 };
 
@@ -47,7 +49,7 @@ void code_ranges_free(struct code_ranges *ranges)
 	while (ranges->names) {
 		struct name_block *next = ranges->names->next;
 
-		free(ranges->names);
+		munmap(ranges->names, sizeof(*ranges->names) + ranges->names->size);
 		ranges->names = next;
 	}
 	free(ranges);
@@ -72,7 +74,9 @@ static char *name_room(struct code_ranges *ranges, size_t length)
 	size_t size = length > NAME_BLOCK_SIZE ? length : NAME_BLOCK_SIZE;
 
 	if (!block || block->size - block->used < length) {
-		if (!(block = malloc(sizeof(*block) + size)))
+		block = mmap(NULL, sizeof(*block) + size, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (block == MAP_FAILED)
 			return NULL;
 		*block = (struct name_block){.next = ranges->names, .size = size};
 		ranges->names = block;
