@@ -3,16 +3,27 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
-#define NO_NAME SIZE_MAX
+/* Names are kept in blocks that never move: a block filled is never
+ * copied, as one growing buffer was on each doubling (16,000 .NET methods
+ * are a few MB of names). Each is mapped with its pages at once: faulting
+ * them in one by one cost more than copying the names. */
+#define NAME_BLOCK_SIZE (256u << 10)
 /* Ranges looked at below an address: enough for code nested in a stub
  * block; a hostile file nesting more only loses names, not time. */
 #define MAX_CANDIDATES 256
 
 struct range {
 	uint64_t start, size, time;
-	size_t sequence;    /* order of adding: later wins among equal times */
-	size_t name_offset; /* into names, or NO_NAME for code that is gone */
+	size_t sequence;  /* order of adding: later wins among equal times */
+	const char *name; /* in a name block, or NULL for code that is gone */
+};
+
+struct name_block {
+	struct name_block *next;
+	size_t used, size; /* of bytes */
+	char bytes[];
 };
 
 struct code_ranges {
@@ -21,8 +32,7 @@ struct code_ranges {
 	uint64_t *max_end; /* max_end[i]: the highest end of ranges[0..i] */
 	size_t max_end_capacity;
 	bool sorted;
-	char *names; /* NUL-terminated names, one after another */
-	size_t names_length, names_capacity;
+	struct name_block *names; /* the one being filled first */
 };
 
 struct code_ranges *code_ranges_new(void)
@@ -36,44 +46,64 @@ void code_ranges_free(struct code_ranges *ranges)
 		return;
 	free(ranges->ranges);
 	free(ranges->max_end);
-	free(ranges->names);
+	while (ranges->names) {
+		struct name_block *next = ranges->names->next;
+
+		munmap(ranges->names, sizeof(*ranges->names) + ranges->names->size);
+		ranges->names = next;
+	}
 	free(ranges);
 }
 
 static bool add_range(struct code_ranges *ranges, uint64_t start, uint64_t size, uint64_t time,
-		      size_t name_offset)
+		      const char *name)
 {
 	if (size == 0 || size > CODE_RANGE_MAX_SIZE || start + size < start ||
 	    !buffer_reserve((void **)&ranges->ranges, &ranges->capacity, ranges->count + 1,
 			    sizeof(*ranges->ranges)))
 		return false;
-	ranges->ranges[ranges->count++] =
-	    (struct range){start, size, time, ranges->added++, name_offset};
+	ranges->ranges[ranges->count++] = (struct range){start, size, time, ranges->added++, name};
 	ranges->sorted = false;
 	return true;
+}
+
+/* Room for `length` bytes of names, or NULL when memory runs out. */
+static char *name_room(struct code_ranges *ranges, size_t length)
+{
+	struct name_block *block = ranges->names;
+	size_t size = length > NAME_BLOCK_SIZE ? length : NAME_BLOCK_SIZE;
+
+	if (!block || block->size - block->used < length) {
+		block = mmap(NULL, sizeof(*block) + size, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (block == MAP_FAILED)
+			return NULL;
+		*block = (struct name_block){.next = ranges->names, .size = size};
+		ranges->names = block;
+	}
+	return block->bytes + block->used;
 }
 
 bool code_ranges_add(struct code_ranges *ranges, uint64_t start, uint64_t size, uint64_t time,
 		     const char *name, size_t length)
 {
-	size_t offset = ranges->names_length;
+	char *kept;
 
 	if (size == 0 || size > CODE_RANGE_MAX_SIZE || start + size < start ||
-	    memchr(name, '\0', length) ||
-	    !buffer_reserve((void **)&ranges->names, &ranges->names_capacity,
-			    ranges->names_length + length + 1, 1))
+	    memchr(name, '\0', length) || length == SIZE_MAX ||
+	    !(kept = name_room(ranges, length + 1)))
 		return false;
-	memcpy(ranges->names + offset, name, length);
-	ranges->names[offset + length] = '\0';
-	if (!add_range(ranges, start, size, time, offset))
+	memcpy(kept, name, length);
+	kept[length] = '\0';
+	if (!add_range(ranges, start, size, time, kept))
 		return false;
-	ranges->names_length += length + 1;
+	ranges->names->used += length + 1;
 	return true;
 }
 
 bool code_ranges_remove(struct code_ranges *ranges, uint64_t start, uint64_t size, uint64_t time)
 {
-	return add_range(ranges, start, size, time, NO_NAME);
+	return add_range(ranges, start, size, time, NULL);
 }
 
 static int compare_ranges(const void *a, const void *b)
@@ -172,10 +202,8 @@ bool code_ranges_lookup(struct code_ranges *ranges, uint64_t address, uint64_t t
 	found->start = chosen->start;
 	found->size = chosen->size;
 	found->time = chosen->time;
-	if (chosen->name_offset == NO_NAME)
-		return false;
-	found->name = ranges->names + chosen->name_offset;
-	return true;
+	found->name = chosen->name;
+	return found->name != NULL;
 }
 
 size_t code_ranges_count(struct code_ranges *ranges)

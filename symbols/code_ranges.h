@@ -47,8 +47,8 @@ bool code_ranges_remove(struct code_ranges *ranges, uint64_t start, uint64_t siz
  * the latest that appeared at or before `time`, or else the earliest (code
  * runs before the line naming it is seen). False when no range ever
  * contained the address, or the one found says the code was gone; `found`
- * is filled in either way (name NULL on a miss). Names stay valid until the
- * next code_ranges_add(). */
+ * is filled in either way (name NULL on a miss). Names stay valid until
+ * code_ranges_free(). */
 bool code_ranges_lookup(struct code_ranges *ranges, uint64_t address, uint64_t time,
 			struct code_range *found);
 

@@ -1,5 +1,6 @@
 #include "kernel_symbols.h"
 #include "buffer.h"
+#include "kernel_symbols_table.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -44,6 +45,10 @@ struct kernel_symbols {
 	uint32_t core_last_line;
 	/* Where to read anew an address outside this listing (NULL: nowhere). */
 	FILE *(*fallback)(void);
+	/* A boot's table of the core kernel, asked before the listing;
+	 * table_copied: a bit per entry written into the copy. */
+	struct kernel_symbols_table *table;
+	uint8_t *table_copied;
 };
 
 struct listing_line {
@@ -295,6 +300,8 @@ void kernel_symbols_free(struct kernel_symbols *symbols)
 		free(symbols->names);
 		symbols->names = next;
 	}
+	kernel_symbols_table_free(symbols->table);
+	free(symbols->table_copied);
 	free(symbols->symbols);
 	free(symbols);
 }
@@ -331,16 +338,69 @@ void kernel_symbols_fall_back_to(struct kernel_symbols *symbols, FILE *(*open_li
 
 bool kernel_symbols_write_core(struct kernel_symbols *symbols, FILE *out)
 {
+	struct kernel_symbol_entry *core;
+	size_t count = 0;
+	bool written;
+
 	while (symbols->listing && !symbols->core_ended)
 		read_next(symbols);
-	if (!symbols->core_ended)
+	if (!symbols->core_ended || !(core = malloc((symbols->count + 1) * sizeof(*core))))
 		return false; /* out of memory on the way */
 	/* Lines of the rest come after the core's, and lose to them at an
 	 * address both name: the core's are those read up to its end. */
 	for (size_t i = 0; i < symbols->count; i++)
 		if (symbols->symbols[i].line <= symbols->core_last_line)
-			write_line(out, &symbols->symbols[i]);
-	return !ferror(out);
+			core[count++] = (struct kernel_symbol_entry){symbols->symbols[i].address,
+								     symbols->symbols[i].type,
+								     symbols->symbols[i].name};
+	written = kernel_symbols_table_write(out, core, count);
+	free(core);
+	return written;
+}
+
+struct kernel_symbols *kernel_symbols_open_table(struct kernel_symbols_table *table,
+						 FILE *(*open_listing)(void))
+{
+	struct kernel_symbols *symbols = calloc(1, sizeof(*symbols));
+
+	if (!symbols) {
+		kernel_symbols_table_free(table);
+		return NULL;
+	}
+	symbols->table = table;
+	symbols->fallback = open_listing;
+	return symbols;
+}
+
+/* Names `address` from the boot's table when it covers it, writing the
+ * entry and the next one (where it ends) into the copy, once each. */
+static bool find_in_table(struct kernel_symbols *symbols, uint64_t address, const char **name,
+			  uint64_t *offset)
+{
+	size_t position, count;
+	struct kernel_symbol_entry entry;
+
+	if (!symbols->table || !kernel_symbols_table_find(symbols->table, address, &position))
+		return false;
+	entry = kernel_symbols_table_entry(symbols->table, position);
+	*name = entry.name;
+	*offset = address - entry.address;
+	count = kernel_symbols_table_count(symbols->table);
+	if (symbols->copy && !symbols->table_copied &&
+	    !(symbols->table_copied = calloc(count / 8 + 1, 1)))
+		return true; /* out of memory: named, not copied */
+	for (size_t i = position; symbols->copy && i <= position + 1 && i < count; i++) {
+		struct kernel_symbol_entry copied = kernel_symbols_table_entry(symbols->table, i);
+
+		if (symbols->table_copied[i / 8] & (1u << (i % 8)))
+			continue;
+		symbols->table_copied[i / 8] |= (uint8_t)(1u << (i % 8));
+		write_line(symbols->copy, &(struct kernel_symbol){.address = copied.address,
+								  .name = copied.name,
+								  .type = copied.type});
+		fflush(symbols->copy);
+	}
+	return true;
 }
 
 bool kernel_symbols_find(struct kernel_symbols *symbols, uint64_t address, const char **name,
@@ -349,6 +409,8 @@ bool kernel_symbols_find(struct kernel_symbols *symbols, uint64_t address, const
 	size_t low = 0, high;
 	FILE *listing;
 
+	if (find_in_table(symbols, address, name, offset))
+		return true;
 	while (symbols->listing && !read_covers(symbols, address))
 		read_next(symbols);
 	if (symbols->fallback && !read_covers(symbols, address)) {

@@ -53,10 +53,19 @@ void kernel_symbols_copy_to(struct kernel_symbols *symbols, FILE *copy, const ch
 
 /* Reads the listing (opened in part) on to the end of its core kernel's
  * lines, the run in address order at its start, and writes them into `out`
- * in the listing's format, one per address: read in part, they name every
+ * as a table (kernel_symbols_table.h), one per address: they name every
  * core address as the listing does. False when they could not be read or
  * written. */
 bool kernel_symbols_write_core(struct kernel_symbols *symbols, FILE *out);
+
+struct kernel_symbols_table;
+
+/* Symbols named from `table` (taken over: a boot's core kernel, as
+ * kernel_symbols_write_core() wrote it) for the addresses it covers, and
+ * for any other from the listing `open_listing` gives, read in part as
+ * kernel_symbols_fall_back_to() says. NULL when memory runs out. */
+struct kernel_symbols *kernel_symbols_open_table(struct kernel_symbols_table *table,
+						 FILE *(*open_listing)(void));
 
 /* For a listing that holds part of another (a copy of its core kernel):
  * an address it does not cover makes the table read anew, in part, from

@@ -1,4 +1,5 @@
 #include "kernel_symbols_boot_cache.h"
+#include "kernel_symbols_table.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -8,7 +9,7 @@
 
 #define CACHE_FOLDER "profcpu"
 #define CACHE_FILE   "kallsyms-core"
-#define CACHE_TITLE  "# profcpu: the core kernel's /proc/kallsyms text lines\n"
+#define CACHE_TITLE  "# profcpu: the core kernel's /proc/kallsyms text symbols, a table\n"
 
 enum { HEADER_LINE = 640 }; /* "# first " and a kallsyms line */
 
@@ -72,30 +73,32 @@ static int open_cache_folder(void)
 	return fd;
 }
 
-/* The copy, past its header, when it was written on this boot for a
- * kallsyms whose first line is `first`; NULL otherwise. */
-static FILE *open_copy(int folder, const char *boot_id, const char *first)
+/* The header of the copy written on this boot for a kallsyms whose first
+ * line is `first`. */
+static int format_header(char *header, size_t size, const char *boot_id, const char *first)
+{
+	return snprintf(header, size, CACHE_TITLE "# boot_id %s\n# first %s\n", boot_id, first);
+}
+
+/* The copy's table, when it was written on this boot for a kallsyms whose
+ * first line is `first`; NULL otherwise. */
+static struct kernel_symbols_table *open_copy(int folder, const char *boot_id, const char *first)
 {
 	int fd = openat(folder, CACHE_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	char line[HEADER_LINE], expected[HEADER_LINE];
+	char header[3 * HEADER_LINE], expected[3 * HEADER_LINE];
+	int length = format_header(expected, sizeof(expected), boot_id, first);
+	struct kernel_symbols_table *table = NULL;
 	struct stat status;
-	FILE *copy;
 
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &status) < 0 || !S_ISREG(status.st_mode) || status.st_uid != geteuid() ||
-	    (status.st_mode & 077) || !(copy = fdopen(fd, "r"))) {
-		close(fd);
-		return NULL;
-	}
-	if (fgets(line, sizeof(line), copy) && !strcmp(line, CACHE_TITLE) &&
-	    snprintf(expected, sizeof(expected), "# boot_id %s\n", boot_id) > 0 &&
-	    fgets(line, sizeof(line), copy) && !strcmp(line, expected) &&
-	    snprintf(expected, sizeof(expected), "# first %s\n", first) > 0 &&
-	    fgets(line, sizeof(line), copy) && !strcmp(line, expected))
-		return copy;
-	fclose(copy);
-	return NULL;
+	if (fstat(fd, &status) == 0 && S_ISREG(status.st_mode) && status.st_uid == geteuid() &&
+	    !(status.st_mode & 077) && length > 0 && (size_t)length < sizeof(expected) &&
+	    pread(fd, header, (size_t)length, 0) == length &&
+	    !memcmp(header, expected, (size_t)length))
+		table = kernel_symbols_table_map(fd, (size_t)length);
+	close(fd);
+	return table;
 }
 
 /* Writes the copy from `symbols` (read from /proc/kallsyms in part) under
@@ -103,7 +106,7 @@ static FILE *open_copy(int folder, const char *boot_id, const char *first)
 static void write_copy(int folder, struct kernel_symbols *symbols, const char *boot_id,
 		       const char *first)
 {
-	char temporary[64];
+	char temporary[64], header[3 * HEADER_LINE];
 	int fd;
 	FILE *copy;
 	bool written;
@@ -117,7 +120,8 @@ static void write_copy(int folder, struct kernel_symbols *symbols, const char *b
 		unlinkat(folder, temporary, 0);
 		return;
 	}
-	fprintf(copy, CACHE_TITLE "# boot_id %s\n# first %s\n", boot_id, first);
+	format_header(header, sizeof(header), boot_id, first);
+	fputs(header, copy);
 	written = kernel_symbols_write_core(symbols, copy);
 	if (fclose(copy) == 0 && written)
 		renameat(folder, temporary, folder, CACHE_FILE);
@@ -129,6 +133,7 @@ struct kernel_symbols *kernel_symbols_open_kallsyms(const char *boot_id)
 {
 	char first[HEADER_LINE - 16];
 	struct kernel_symbols *symbols = NULL;
+	struct kernel_symbols_table *table;
 	FILE *listing;
 	int folder;
 
@@ -136,9 +141,8 @@ struct kernel_symbols *kernel_symbols_open_kallsyms(const char *boot_id)
 	folder = shows_address(first) && *boot_id ? open_cache_folder() : -1;
 	if (folder < 0)
 		return (listing = open_proc_kallsyms()) ? kernel_symbols_open(listing, true) : NULL;
-	if ((listing = open_copy(folder, boot_id, first)) &&
-	    (symbols = kernel_symbols_open(listing, true))) {
-		kernel_symbols_fall_back_to(symbols, open_proc_kallsyms);
+	if ((table = open_copy(folder, boot_id, first))) {
+		symbols = kernel_symbols_open_table(table, open_proc_kallsyms);
 	} else if ((listing = open_proc_kallsyms()) &&
 		   (symbols = kernel_symbols_open(listing, true))) {
 		write_copy(folder, symbols, boot_id, first);

@@ -8,6 +8,7 @@
 
 #include "kernel_symbols.h"
 #include "kernel_symbols_boot_cache.h"
+#include "kernel_symbols_table.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -151,33 +152,76 @@ static FILE *open_listing(void)
 	return fmemopen((void *)listing, sizeof(listing) - 1, "r");
 }
 
-/* The core kernel's lines, written and read back in part, name the core
- * as the listing does; an address outside them reads the listing anew. */
+/* The core kernel's lines, written as a table and mapped back, name the
+ * core as the listing does; an address outside them reads the listing
+ * anew. */
 static void test_core_copy_falls_back_to_listing(void **state)
 {
 	struct kernel_symbols *symbols = open_text(listing, sizeof(listing) - 1, true), *core;
-	char *copy = NULL;
-	size_t copy_size = 0;
-	FILE *out = open_memstream(&copy, &copy_size);
+	struct kernel_symbols_table *table;
+	FILE *out = tmpfile();
 
 	(void)state;
+	assert_non_null(out);
 	assert_names(symbols, 0xffffffff81000100, "helper", 0);
 	assert_true(kernel_symbols_write_core(symbols, out));
-	fclose(out);
-	assert_string_equal(copy, "ffffffff81000000 T _stext\n"
-				  "ffffffff81000100 t helper\n"
-				  "ffffffff81000150 t middle\n"
-				  "ffffffff81000200 T later\n");
+	assert_int_equal(fflush(out), 0);
 	assert_names(symbols, 0xffffffffc0000050, "mod_a", 0x50); /* still whole */
 	kernel_symbols_free(symbols);
 
-	core = open_text(copy, copy_size, true);
-	kernel_symbols_fall_back_to(core, open_listing);
+	table = kernel_symbols_table_map(fileno(out), 0);
+	assert_non_null(table);
+	assert_int_equal(kernel_symbols_table_count(table), 4); /* _stext to later */
+	core = kernel_symbols_open_table(table, open_listing);
 	assert_names(core, 0xffffffff81000160, "middle", 0x10);
 	assert_names(core, 0xffffffffc0000150, "mod_b", 0x50); /* from the listing */
 	assert_names(core, 0xffffffff81000010, "_stext", 0x10);
 	kernel_symbols_free(core);
-	free(copy);
+	fclose(out);
+}
+
+/* A table on disk may be anything: one damaged anywhere is refused or
+ * names within itself, never reads outside its file. */
+static void test_damaged_table_is_refused(void **state)
+{
+	struct kernel_symbols *symbols = open_text(listing, sizeof(listing) - 1, true);
+	char *bytes = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&bytes, &size);
+	const char *name;
+	uint64_t offset;
+
+	(void)state;
+	assert_true(kernel_symbols_write_core(symbols, out));
+	fclose(out);
+	kernel_symbols_free(symbols);
+	for (size_t at = 0; at <= size; at++)
+		for (unsigned flip = 1; flip < 256; flip <<= 1) {
+			FILE *file = tmpfile();
+			struct kernel_symbols_table *table;
+
+			assert_non_null(file);
+			if (at < size)
+				bytes[at] ^= (char)flip;
+			/* at == size: the table cut short by a byte */
+			assert_int_equal(fwrite(bytes, at < size ? size : size - 1, 1, file), 1);
+			fflush(file);
+			if (at < size)
+				bytes[at] ^= (char)flip;
+			table = kernel_symbols_table_map(fileno(file), 0);
+			fclose(file);
+			if (!table)
+				continue;
+			symbols = kernel_symbols_open_table(table, NULL);
+			for (uint64_t address = 0xffffffff81000000; address < 0xffffffff81000210;
+			     address += 8)
+				if (kernel_symbols_find(symbols, address, &name, &offset))
+					assert_true(strlen(name) < size);
+			kernel_symbols_free(symbols);
+			if (at == size)
+				break;
+		}
+	free(bytes);
 }
 
 /* The text symbols' addresses of this machine's /proc/kallsyms. */
@@ -250,43 +294,42 @@ static void test_this_kernel_in_part_as_whole(void **state)
 	free(addresses);
 }
 
-/* The address of the first symbol line of a copy (after its 3 header
- * lines), and the same line with another name. */
-static uint64_t first_symbol_address(const char *path)
+/* The first entry of a boot's copy (its table after 3 header lines):
+ * its address, and where its name is in the file. */
+static uint64_t first_symbol(const char *path, long *name_at)
 {
 	FILE *copy = fopen(path, "r");
 	char line[640];
-	uint64_t address = 0;
+	uint64_t counts[2], address = 0;
+	uint32_t name_offset = 0;
 
-	for (int i = 0; copy && i < 4 && fgets(line, sizeof(line), copy); i++)
-		sscanf(line, "%" SCNx64, &address);
-	if (copy)
-		fclose(copy);
+	assert_non_null(copy);
+	for (int i = 0; i < 3; i++)
+		assert_non_null(fgets(line, sizeof(line), copy));
+	*name_at = ftell(copy);
+	assert_int_equal(fread(counts, sizeof(counts), 1, copy), 1);
+	assert_int_equal(fread(&address, 8, 1, copy), 1);
+	assert_int_equal(fread(&name_offset, 4, 1, copy), 1);
+	*name_at += (long)(sizeof(counts) + counts[0] * 16 + name_offset);
+	fclose(copy);
 	return address;
 }
 
-static void rename_first_symbol(const char *path, const char *name)
+/* Changes the first letter of the first entry's name to 'Q' (or 'R');
+ * returns the name as it is now. */
+static char *rename_first_symbol(const char *path, long name_at)
 {
 	FILE *copy = fopen(path, "r+");
-	char *text = NULL, *line;
-	size_t size = 0;
-	FILE *out = open_memstream(&text, &size);
-	char buffer[640];
-	int c, lines = 0;
+	char name[640];
 
 	assert_non_null(copy);
-	while ((c = getc(copy)) != EOF)
-		putc(c, out);
-	fclose(out);
-	for (line = text; lines < 3; line = strchr(line, '\n') + 1)
-		lines++;
-	snprintf(buffer, sizeof(buffer), "%.19s%s%s", line, name, strchr(line, '\n'));
-	rewind(copy);
-	fwrite(text, 1, (size_t)(line - text), copy);
-	fputs(buffer, copy);
-	assert_int_equal(ftruncate(fileno(copy), ftell(copy)), 0);
+	assert_int_equal(fseek(copy, name_at, SEEK_SET), 0);
+	assert_non_null(fgets(name, sizeof(name), copy)); /* the NUL ends it */
+	name[0] = name[0] == 'Q' ? 'R' : 'Q';
+	assert_int_equal(fseek(copy, name_at, SEEK_SET), 0);
+	assert_int_equal(fputc(name[0], copy), name[0]);
 	fclose(copy);
-	free(text);
+	return strdup(name);
 }
 
 /* Names from the boot's copy of kallsyms (written by the first open, read
@@ -294,8 +337,9 @@ static void rename_first_symbol(const char *path, const char *name)
  * not used. */
 static void test_this_kernel_boot_cache(void **state)
 {
-	char folder[] = "/tmp/profcpu-test-cache.XXXXXX", path[256], line[256];
-	uint64_t *addresses;
+	char folder[] = "/tmp/profcpu-test-cache.XXXXXX", path[256], line[256], *renamed;
+	uint64_t *addresses, address;
+	long name_at;
 	size_t count = read_kallsyms_addresses(&addresses);
 	struct kernel_symbols *first, *cached, *whole;
 	struct stat status;
@@ -323,10 +367,12 @@ static void test_this_kernel_boot_cache(void **state)
 	kernel_symbols_free(whole);
 
 	/* Names come from the copy: one changed there shows. */
-	rename_first_symbol(path, "profcpu_renamed");
+	address = first_symbol(path, &name_at);
+	renamed = rename_first_symbol(path, name_at);
 	cached = kernel_symbols_open_kallsyms("boot-one");
-	assert_names(cached, first_symbol_address(path), "profcpu_renamed", 0);
+	assert_names(cached, address, renamed, 0);
 	kernel_symbols_free(cached);
+	free(renamed);
 
 	/* Another boot writes its own copy over this one. */
 	kernel_symbols_free(kernel_symbols_open_kallsyms("boot-two"));
@@ -354,6 +400,7 @@ int main(void)
 	    cmocka_unit_test(test_this_kernel_in_part_as_whole),
 	    cmocka_unit_test(test_core_copy_falls_back_to_listing),
 	    cmocka_unit_test(test_this_kernel_boot_cache),
+	    cmocka_unit_test(test_damaged_table_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@
 
 #include "runtime_events.h"
 #include "runtime_methods.h"
+#include "runtime_trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,10 +349,10 @@ static const char *name_at(struct code_ranges *ranges, uint64_t address, uint64_
 
 static void names_code_by_its_method_events(void **state)
 {
-	char path[] = "/tmp/profcpu-methods-XXXXXX", why[160];
+	char path[] = "/tmp/profcpu-methods-XXXXXX";
 	struct stream stream = {0};
+	struct runtime_trace trace;
 	struct code_ranges *ranges;
-	uint32_t process_id = 0;
 	int fd = mkstemp(path);
 
 	(void)state;
@@ -359,10 +360,13 @@ static void names_code_by_its_method_events(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, stream.bytes, stream.length), (ssize_t)stream.length);
 	close(fd);
-	ranges = runtime_methods_read(path, &process_id, why, sizeof(why));
+	/* One reading of the file gives the methods and the events. */
+	assert_int_equal(runtime_trace_read(path, &trace), 0);
 	unlink(path);
+	ranges = trace.methods;
 	assert_non_null(ranges);
-	assert_int_equal(process_id, 4242);
+	assert_int_equal(trace.process_id, 4242);
+	assert_true(trace.events.events > 0);
 	/* In the perf map's form, with the tier; valid from its load. */
 	assert_string_equal(name_at(ranges, 0x5010, 150),
 			    "void [demo] Demo.Program::Old()[QuickJitted]");
@@ -374,7 +378,7 @@ static void names_code_by_its_method_events(void **state)
 	/* The rundown names code that was there all along. */
 	assert_string_equal(name_at(ranges, 0x9010, 50),
 			    "instance void [demo] Demo.Program::Steady(string)");
-	code_ranges_free(ranges);
+	runtime_trace_release(&trace);
 }
 
 static void survives_every_damaged_method_byte(void **state)

@@ -354,13 +354,14 @@ static void remove_capture_dir(const char *dir)
  * failed (the other outputs are still written). */
 static int write_outputs_and_push(struct collect_options *options, const char *dir,
 				  const struct resolver_config *config, const struct trace_zip *zip,
-				  const struct fold_options *fold, const char *zip_path, FILE *log)
+				  const struct fold_options *fold, const char *zip_path,
+				  struct runtime_trace *trace, FILE *log)
 {
 	char *flamegraph_path;
 	int status;
 
 	fflush(log);
-	status = postprocess_capture(dir, config, zip, fold) == 0 ? 0 : 1;
+	status = postprocess_capture(dir, config, zip, fold, trace) == 0 ? 0 : 1;
 	flamegraph_path = outputs_flamegraph_path(dir);
 	if (status == 0 && zip_path)
 		printf("profcpu: trace saved to %s%s\n", zip_path,
@@ -535,7 +536,7 @@ int cmd_collect(int argc, char **argv)
 		events = collect_events_start(&target, &options.events_config, dir, log);
 	if (options.events.no_samples) {
 		status = collect_events_only(events, &target, options.duration, log) < 0 ? 1 : 0;
-		collect_events_finish(events, dir, log);
+		collect_events_finish(events, dir, log, NULL);
 		if (status == 0)
 			status = write_events_only_outputs(dir, &zip, zip_path);
 		goto done;
@@ -554,6 +555,7 @@ int cmd_collect(int argc, char **argv)
 	for (double collected = 0; !collected || options.push_interval > 0;) {
 		double period =
 		    options.push_interval > 0 ? options.push_interval : options.duration;
+		struct runtime_trace trace = {.status = -1};
 		bool stopped_early = false, last;
 
 		if (options.push_interval > 0 && options.duration > 0 &&
@@ -571,7 +573,7 @@ int cmd_collect(int argc, char **argv)
 						  .command_line = command_line,
 						  .stopped_early = &stopped_early},
 			&target, dir, log) < 0) {
-			collect_events_finish(events, dir, log);
+			collect_events_finish(events, dir, log, NULL);
 			goto done;
 		}
 		if (collected == 0) { /* after the first capture: sampling starts at once */
@@ -590,10 +592,12 @@ int cmd_collect(int argc, char **argv)
 		last = options.push_interval <= 0 || stopped_early ||
 		       (options.duration > 0 && collected >= options.duration);
 		/* The event session spans every period: its file and summary
-		 * go with the last one's outputs. */
+		 * go with the last one's outputs, read once for both. */
 		if (last)
-			collect_events_finish(events, dir, log);
-		status = write_outputs_and_push(&options, dir, &config, &zip, &fold, zip_path, log);
+			collect_events_finish(events, dir, log, &trace);
+		status = write_outputs_and_push(&options, dir, &config, &zip, &fold, zip_path,
+						last && events ? &trace : NULL, log);
+		runtime_trace_release(&trace);
 		if (last)
 			break;
 	}

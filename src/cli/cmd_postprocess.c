@@ -70,7 +70,7 @@ int cmd_postprocess(int argc, char **argv)
 	/* A reader of stdout or stderr that went away must not stop the
 	 * writing: the writes fail with EPIPE instead. */
 	signal(SIGPIPE, SIG_IGN);
-	status = postprocess_capture(dir, &config, NULL, &fold);
+	status = postprocess_capture(dir, &config, NULL, &fold, NULL);
 	if (status == 0)
 		outputs_print_where(dir);
 	if (log)

@@ -1,5 +1,5 @@
 #include "collect_events.h"
-#include "runtime_events.h"
+#include "runtime_trace.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -34,28 +34,33 @@ int collect_events_only(struct eventpipe_session *session, const struct target_p
 	return 0;
 }
 
-void collect_events_finish(struct eventpipe_session *session, const char *dir, FILE *log)
+void collect_events_finish(struct eventpipe_session *session, const char *dir, FILE *log,
+			   struct runtime_trace *trace)
 {
-	char *path, why[160] = "";
-	struct runtime_events events;
+	struct runtime_trace own;
+	char *path;
 
+	if (!trace)
+		trace = &own;
+	*trace = (struct runtime_trace){.status = -1};
 	if (!session)
 		return;
 	eventpipe_session_stop(session, log);
 	path = xasprintf("%s/%s", dir, OUTPUTS_RUNTIME_EVENTS);
-	if (runtime_events_read(path, &events, why, sizeof(why)) < 0 && !events.events)
-		report_warning("no runtime events to summarize in %s: %s", path, why);
+	if (runtime_trace_read(path, trace) < 0 && !trace->events.events)
+		report_warning("no runtime events to summarize in %s: %s", path, trace->why);
 	else {
-		if (why[0])
+		if (trace->status < 0)
 			report_warning("%s is damaged (%s): the summary holds the events before",
-				       path, why);
-		else if (events.info.truncated)
+				       path, trace->why);
+		else if (trace->events.info.truncated)
 			report_warning("%s ends early (the session was cut short): the summary "
 				       "holds the events it has",
 				       path);
-		runtime_events_print(&events, stdout);
-		runtime_events_print(&events, log);
+		runtime_events_print(&trace->events, stdout);
+		runtime_events_print(&trace->events, log);
 	}
-	runtime_events_release(&events);
+	if (trace == &own)
+		runtime_trace_release(&own);
 	free(path);
 }

@@ -5,6 +5,7 @@
 
 #include "eventpipe_session.h"
 #include "outputs.h"
+#include "runtime_trace.h"
 
 #include <stdio.h>
 
@@ -19,8 +20,11 @@ struct eventpipe_session *collect_events_start(const struct target_process *targ
 int collect_events_only(struct eventpipe_session *session, const struct target_process *target,
 			double duration, FILE *log);
 
-/* Stops the session (NULL: nothing) and prints what its events say, on
- * stdout and in the log. */
-void collect_events_finish(struct eventpipe_session *session, const char *dir, FILE *log);
+/* Stops the session (NULL: nothing), reads its file once and prints what
+ * its events say, on stdout and in the log. The file's reading is left in
+ * `trace` for the outputs (release it; status -1 without a session), or
+ * released when `trace` is NULL. */
+void collect_events_finish(struct eventpipe_session *session, const char *dir, FILE *log,
+			   struct runtime_trace *trace);
 
 #endif

@@ -228,20 +228,6 @@ static int write_trace_zip(const char *dir, const struct trace_zip *zip, bool pe
 	return status;
 }
 
-/* The GC pauses of the runtime events beside the samples, for the flame
- * graph's subtitle; NULL when there are none. */
-static char *runtime_events_note(const char *dir)
-{
-	char *path = xasprintf("%s/%s", dir, OUTPUTS_RUNTIME_EVENTS), why[160], *note = NULL;
-	struct runtime_events events;
-
-	if (runtime_events_read(path, &events, why, sizeof(why)) == 0)
-		note = runtime_events_gc_note(&events);
-	runtime_events_release(&events);
-	free(path);
-	return note;
-}
-
 static int write_archives(const char *dir, const struct trace_zip *zip, bool perf_data_compressed)
 {
 	struct deflated_members deflated;
@@ -303,7 +289,7 @@ int outputs_write_archives(const char *dir, const struct trace_zip *zip)
 }
 
 int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip,
-		  const struct fold_options *fold)
+		  const struct fold_options *fold, const struct runtime_events *events)
 {
 	struct folded_profile folded;
 	int status = 0;
@@ -316,7 +302,7 @@ int outputs_write(const char *dir, const struct profile *profile, const struct t
 	status |= write_output(dir, "speedscope.json", write_speedscope, profile);
 	if (folded.total) {
 		char *title = xasprintf("CPU: %s", profile->samples[0].process_name);
-		char *note = runtime_events_note(dir);
+		char *note = events ? runtime_events_gc_note(events) : NULL;
 		char *subtitle = xasprintf("%llu %s samples%s%s, profcpu %s",
 					   (unsigned long long)folded.total, profile->event_name,
 					   note ? "; " : "", note ? note : "", PROFCPU_VERSION);

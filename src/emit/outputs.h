@@ -6,6 +6,7 @@
 #define PROFCPU_OUTPUTS_H
 
 #include "profile.h"
+#include "runtime_events.h"
 
 /* Where the perfcollect zip goes. */
 struct trace_zip {
@@ -18,10 +19,11 @@ struct trace_zip {
 #define OUTPUTS_RUNTIME_EVENTS "runtime.nettrace"
 
 /* `zip` and `fold` (how folded stacks and the flame graph name and group
- * frames) may be NULL for the defaults. Returns 0, or -1 after printing which
+ * frames) may be NULL for the defaults; `events`, the runtime's events of
+ * the capture, too (NULL: none). Returns 0, or -1 after printing which
  * outputs could not be written (the others are still written). */
 int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip,
-		  const struct fold_options *fold);
+		  const struct fold_options *fold, const struct runtime_events *events);
 
 /* Only the two archives, of whatever the folder holds (a capture of runtime
  * events without samples). Returns 0 or -1 as outputs_write. */

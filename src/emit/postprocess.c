@@ -1,7 +1,7 @@
 #include "postprocess.h"
 #include "outputs.h"
 #include "replay.h"
-#include "runtime_methods.h"
+#include "runtime_trace.h"
 #include "target_file.h"
 #include "util.h"
 
@@ -48,34 +48,42 @@ static void report_stack_completeness(const struct profile *profile, FILE *log)
 /* The runtime's method events in the capture (its rundown) name the JIT
  * code of the target that its perf map and jitdump leave unnamed: the
  * target collect sampled, or offline the pid the runtime knew itself by
- * (the same unless the target ran in another pid namespace). */
-static void add_runtime_methods(struct resolver *resolver, const char *dir,
+ * (the same unless the target ran in another pid namespace). The resolver
+ * takes them from `trace`. */
+static void add_runtime_methods(struct resolver *resolver, struct runtime_trace *trace,
 				const struct resolver_config *config)
 {
-	char *path = xasprintf("%s/%s", dir, OUTPUTS_RUNTIME_EVENTS), why[160];
-	uint32_t process_id = 0;
-	struct code_ranges *methods = runtime_methods_read(path, &process_id, why, sizeof(why));
-	pid_t pid = config->live_pid ? config->live_pid : (pid_t)process_id;
+	pid_t pid = config->live_pid ? config->live_pid : (pid_t)trace->process_id;
+	struct code_ranges *methods = runtime_trace_take_methods(trace);
 
-	if (methods && config->native.log)
+	if (!methods)
+		return;
+	if (config->native.log)
 		fprintf(config->native.log,
 			"runtime events: %zu code ranges of pid %d named by its method events\n",
 			code_ranges_count(methods), (int)pid);
-	if (methods)
-		resolver_add_runtime_methods(resolver, pid, methods);
-	free(path);
+	resolver_add_runtime_methods(resolver, pid, methods);
 }
 
 int postprocess_capture(const char *dir, const struct resolver_config *config,
-			const struct trace_zip *zip, const struct fold_options *fold)
+			const struct trace_zip *zip, const struct fold_options *fold,
+			struct runtime_trace *trace)
 {
 	struct resolver *resolver = resolver_new(config);
 	char *perf_data = xasprintf("%s/perf.data", dir);
+	struct runtime_trace own;
 	struct profile profile;
 	int status;
 
+	if (!trace) {
+		char *path = xasprintf("%s/%s", dir, OUTPUTS_RUNTIME_EVENTS);
+
+		runtime_trace_read(path, &own);
+		trace = &own;
+		free(path);
+	}
 	profile_init(&profile);
-	add_runtime_methods(resolver, dir, config);
+	add_runtime_methods(resolver, trace, config);
 	status = replay_capture(perf_data, resolver, &profile);
 	if (status == 0) {
 		if (config->live_pid)
@@ -88,7 +96,8 @@ int postprocess_capture(const char *dir, const struct resolver_config *config,
 			    "kernel.perf_event_max_stack=1024 before collecting",
 			    (unsigned long long)profile.cut_stacks, profile.sample_count,
 			    profile.max_stack_depth);
-		status = outputs_write(dir, &profile, zip, fold);
+		status = outputs_write(dir, &profile, zip, fold,
+				       trace->status == 0 ? &trace->events : NULL);
 		if (profile.sample_count == 0)
 			report_warning("no samples: the target used no CPU while it was sampled; "
 				       "no flame graph was drawn");
@@ -97,6 +106,8 @@ int postprocess_capture(const char *dir, const struct resolver_config *config,
 	}
 	profile_release(&profile);
 	resolver_free(resolver);
+	if (trace == &own)
+		runtime_trace_release(&own);
 	free(perf_data);
 	return status;
 }

@@ -5,14 +5,18 @@
 
 #include "outputs.h"
 #include "resolver.h"
+#include "runtime_trace.h"
 
 /* The runtime's files (perf map, jitdump) are read from the copies that
  * collect made in `dir` while sampling, else from a live target in
  * `config`, else from this machine's /tmp. `zip` says where the
  * perfcollect zip goes (NULL: DIR/prof.trace.zip), `fold` how folded stacks
- * name and group frames (NULL: the defaults). Returns 0, or -1 after
- * printing what went wrong. */
+ * name and group frames (NULL: the defaults). `trace` is the capture's
+ * runtime.nettrace when the caller read it already (its methods go to the
+ * resolver); NULL: it is read here. Returns 0, or -1 after printing what
+ * went wrong. */
 int postprocess_capture(const char *dir, const struct resolver_config *config,
-			const struct trace_zip *zip, const struct fold_options *fold);
+			const struct trace_zip *zip, const struct fold_options *fold,
+			struct runtime_trace *trace);
 
 #endif

@@ -22,7 +22,7 @@ struct nettrace_event {
 	const char *name;     /* often "" (runtime events carry no name) */
 	uint32_t id, version;
 	uint64_t timestamp, thread_id;
-	const uint8_t *payload;
+	const uint8_t *payload; /* within the parsed bytes: valid as long as they are */
 	size_t payload_size;
 	const uint8_t *stack; /* instruction pointers, pointer_size bytes each */
 	size_t stack_depth;

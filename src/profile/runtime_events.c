@@ -48,13 +48,17 @@ struct contention {
 	double seconds;
 };
 
+/* A method's code, named only if a wait's site needs it: from the event's
+ * payload, which stays in the caller's bytes until the reading ends. */
 struct method_range {
 	uint64_t start, size;
-	char *name;
+	const uint8_t *payload;
+	size_t payload_size;
+	char *name; /* made when first asked for */
 };
 
 /* What reading collects before the summary is made. */
-struct reading {
+struct runtime_events_reading {
 	struct runtime_events *events;
 	uint64_t last_timestamp;
 	struct pending *threads;
@@ -66,7 +70,7 @@ struct reading {
 };
 
 /* The state of a thread, or NULL past MAX_THREADS threads. */
-static struct pending *thread_state(struct reading *reading, uint64_t thread_id)
+static struct pending *thread_state(struct runtime_events_reading *reading, uint64_t thread_id)
 {
 	for (size_t i = 0; i < reading->thread_count; i++)
 		if (reading->threads[i].thread_id == thread_id)
@@ -89,7 +93,7 @@ static struct runtime_tally *tally(struct runtime_tally_list *list, const char *
 	return &list->items[list->count++];
 }
 
-static double to_seconds(const struct reading *reading, uint64_t ticks)
+static double to_seconds(const struct runtime_events_reading *reading, uint64_t ticks)
 {
 	return (double)ticks / (double)reading->events->info.ticks_per_second;
 }
@@ -117,7 +121,7 @@ static void copy_stack(const struct nettrace_event *event, uint32_t pointer_size
 
 /* The stream groups events by thread, not by time: a suspension pairs with
  * the restart of the same thread (the one that runs the GC). */
-static void on_gc_event(struct reading *reading, const struct nettrace_event *event)
+static void on_gc_event(struct runtime_events_reading *reading, const struct nettrace_event *event)
 {
 	struct runtime_events *events = reading->events;
 	struct pending *thread = thread_state(reading, event->thread_id);
@@ -148,7 +152,8 @@ static void on_gc_event(struct reading *reading, const struct nettrace_event *ev
 	}
 }
 
-static void on_contention_event(struct reading *reading, const struct nettrace_event *event)
+static void on_contention_event(struct runtime_events_reading *reading,
+				const struct nettrace_event *event)
 {
 	struct pending *thread = thread_state(reading, event->thread_id);
 	struct contention *contention;
@@ -185,22 +190,25 @@ static void on_contention_event(struct reading *reading, const struct nettrace_e
 
 /* MethodLoadVerbose and the rundown's MethodDCEndVerbose: the code range
  * of a method and its name, Namespace.Type::Method. */
-static void on_method_event(struct reading *reading, const struct nettrace_event *event)
+static void on_method_event(struct runtime_events_reading *reading,
+			    const struct nettrace_event *event)
 {
-	struct runtime_method method;
+	uint64_t start, size = 0;
 
-	if (reading->method_count == MAX_METHODS || !runtime_method_parse(event, &method))
+	/* MethodID, ModuleID, MethodStartAddress, MethodSize (u32), ... */
+	if (reading->method_count == MAX_METHODS || event->payload_size <= 36)
 		return;
+	memcpy(&start, event->payload + 16, 8);
+	memcpy(&size, event->payload + 24, 4);
 	grow_array((void **)&reading->methods, &reading->method_capacity, reading->method_count + 1,
 		   sizeof(*reading->methods));
 	reading->methods[reading->method_count++] =
-	    (struct method_range){method.start, method.size,
-				  xasprintf("%s::%s", method.namespace_name, method.method_name)};
+	    (struct method_range){start, size, event->payload, event->payload_size, NULL};
 }
 
-static void on_event(const struct nettrace_event *event, void *context)
+void runtime_events_reading_take(struct runtime_events_reading *reading,
+				 const struct nettrace_event *event)
 {
-	struct reading *reading = context;
 	struct runtime_events *events = reading->events;
 	bool runtime = !strcmp(event->provider, RUNTIME_PROVIDER);
 
@@ -236,8 +244,12 @@ static int by_start(const void *left, const void *right)
 	return (a->start > b->start) - (a->start < b->start);
 }
 
-static const char *method_at(const struct reading *reading, uint64_t ip)
+/* Namespace.Type::Method of the method whose code holds ip, or NULL. */
+static const char *method_at(struct runtime_events_reading *reading, uint64_t ip)
 {
+	struct method_range *method;
+	struct runtime_method parsed;
+
 	size_t low = 0, high = reading->method_count;
 
 	while (low < high) { /* the last range starting at or below ip */
@@ -250,12 +262,19 @@ static const char *method_at(const struct reading *reading, uint64_t ip)
 	}
 	if (low == 0 || ip - reading->methods[low - 1].start >= reading->methods[low - 1].size)
 		return NULL;
-	return reading->methods[low - 1].name;
+	method = &reading->methods[low - 1];
+	if (!method->name &&
+	    runtime_method_parse(&(struct nettrace_event){.payload = method->payload,
+							  .payload_size = method->payload_size},
+				 &parsed))
+		method->name = xasprintf("%s::%s", parsed.namespace_name, parsed.method_name);
+	return method->name;
 }
 
 /* A wait's site: the first frame named by the method events that is not
  * the locking code itself (System.Threading), else the first named one. */
-static const char *lock_site(const struct reading *reading, const struct contention *contention)
+static const char *lock_site(struct runtime_events_reading *reading,
+			     const struct contention *contention)
 {
 	const char *first = NULL;
 
@@ -272,7 +291,7 @@ static const char *lock_site(const struct reading *reading, const struct content
 	return first ? first : "(no managed frame named)";
 }
 
-static void summarize_contention(struct reading *reading)
+static void summarize_contention(struct runtime_events_reading *reading)
 {
 	struct runtime_events *events = reading->events;
 
@@ -289,40 +308,44 @@ static void summarize_contention(struct reading *reading)
 	}
 }
 
-static void release_reading(struct reading *reading)
+struct runtime_events_reading *runtime_events_reading_start(struct runtime_events *events)
 {
+	struct runtime_events_reading *reading = xcalloc(1, sizeof(*reading));
+
+	*events = (struct runtime_events){0};
+	reading->events = events;
+	return reading;
+}
+
+void runtime_events_reading_finish(struct runtime_events_reading *reading)
+{
+	struct runtime_events *events = reading->events;
+
+	if (reading->last_timestamp > events->info.start_timestamp)
+		events->seconds =
+		    to_seconds(reading, reading->last_timestamp - events->info.start_timestamp);
+	summarize_contention(reading);
 	for (size_t i = 0; i < reading->method_count; i++)
 		free(reading->methods[i].name);
 	free(reading->methods);
 	free(reading->contentions);
 	free(reading->threads);
+	free(reading);
+}
+
+static void take_event(const struct nettrace_event *event, void *reading)
+{
+	runtime_events_reading_take(reading, event);
 }
 
 int runtime_events_parse(const uint8_t *data, size_t size, struct runtime_events *events, char *why,
 			 size_t why_size)
 {
-	struct reading reading = {.events = events};
-	int status;
+	struct runtime_events_reading *reading = runtime_events_reading_start(events);
+	int status = nettrace_parse(data, size, &events->info, take_event, reading, why, why_size);
 
-	*events = (struct runtime_events){0};
-	status = nettrace_parse(data, size, &events->info, on_event, &reading, why, why_size);
-	if (reading.last_timestamp > events->info.start_timestamp)
-		events->seconds =
-		    to_seconds(&reading, reading.last_timestamp - events->info.start_timestamp);
-	summarize_contention(&reading);
-	release_reading(&reading);
+	runtime_events_reading_finish(reading);
 	return status;
-}
-
-static int parse_events(const uint8_t *data, size_t size, void *events, char *why, size_t why_size)
-{
-	return runtime_events_parse(data, size, events, why, why_size);
-}
-
-int runtime_events_read(const char *path, struct runtime_events *events, char *why, size_t why_size)
-{
-	*events = (struct runtime_events){0};
-	return nettrace_map_file(path, parse_events, events, why, why_size);
 }
 
 void runtime_events_release(struct runtime_events *events)

@@ -36,14 +36,23 @@ struct runtime_events {
 	uint64_t rundown_methods; /* methods the rundown named */
 };
 
-/* Reads the nettrace file at `path` (a regular file of at most 4 GiB) into
- * `events`. Returns 0 (a stream cut short yields what it holds and sets
+/* Reading events one at a time, as nettrace_parse() passes them, beside
+ * other readers of the same pass: start it on `events` (emptied), hand
+ * nettrace_parse() &events->info, take each event, and finish (freeing the
+ * reading) before the events' payloads go away. */
+struct runtime_events_reading;
+
+struct runtime_events_reading *runtime_events_reading_start(struct runtime_events *events);
+
+void runtime_events_reading_take(struct runtime_events_reading *reading,
+				 const struct nettrace_event *event);
+
+void runtime_events_reading_finish(struct runtime_events_reading *reading);
+
+/* The nettrace in the `size` bytes at `data`, read alone into `events`.
+ * Returns 0 (a stream cut short yields what it holds and sets
  * events->info.truncated), or -1 with a reason in `why`; after damage,
  * `events` holds what came before it. Release `events` in both cases. */
-int runtime_events_read(const char *path, struct runtime_events *events, char *why,
-			size_t why_size);
-
-/* The same from bytes in memory. */
 int runtime_events_parse(const uint8_t *data, size_t size, struct runtime_events *events, char *why,
 			 size_t why_size);
 

@@ -35,12 +35,13 @@ static const char *const tier_names[] = {
 };
 
 /* A method event kept until the modules are known (the rundown names a
- * module after its methods). */
+ * module after its methods); its strings are read from the event's payload,
+ * which stays in the caller's bytes until the reading is finished. */
 struct pending_method {
-	uint64_t module_id, start, size, time;
+	uint64_t time;
 	bool unload;
-	char *name; /* "Namespace.Type::Method(PARAMETERS)[Tier]", NULL to unload */
-	char *return_type;
+	const uint8_t *payload;
+	size_t payload_size;
 };
 
 struct module {
@@ -48,8 +49,8 @@ struct module {
 	char *assembly; /* the file's name without its folder and ".dll" */
 };
 
-struct reading {
-	struct nettrace_info info;
+struct runtime_methods_reading {
+	const struct nettrace_info *info;
 	struct pending_method *methods;
 	size_t method_count, method_capacity;
 	struct module *modules;
@@ -88,51 +89,32 @@ bool runtime_method_parse(const struct nettrace_event *event, struct runtime_met
 
 /* Nanoseconds of CLOCK_MONOTONIC, the clock of the runtime's timestamps on
  * Linux (QueryPerformanceCounter) and of the samples. */
-static uint64_t to_nanoseconds(const struct reading *reading, uint64_t ticks)
+static uint64_t to_nanoseconds(const struct runtime_methods_reading *reading, uint64_t ticks)
 {
-	uint64_t per_second = reading->info.ticks_per_second;
+	uint64_t per_second = reading->info->ticks_per_second;
 
 	if (per_second == 1000000000 || per_second == 0)
 		return ticks;
 	return (uint64_t)((unsigned __int128)ticks * 1000000000u / per_second);
 }
 
-static void keep_method(struct reading *reading, const struct nettrace_event *event, bool unload)
+static void keep_method(struct runtime_methods_reading *reading, const struct nettrace_event *event,
+			bool unload)
 {
-	struct runtime_method method;
-	struct pending_method *kept;
-	const char *tier, *parameters;
-
-	if (reading->method_count == MAX_METHODS || !runtime_method_parse(event, &method))
+	if (reading->method_count == MAX_METHODS || event->payload_size <= 36)
 		return;
 	grow_array((void **)&reading->methods, &reading->method_capacity, reading->method_count + 1,
 		   sizeof(*reading->methods));
-	kept = &reading->methods[reading->method_count++];
-	*kept = (struct pending_method){.module_id = method.module_id,
-					.start = method.start,
-					.size = method.size,
-					.time = to_nanoseconds(reading, event->timestamp),
-					.unload = unload};
-	if (unload)
-		return;
-	/* The signature reads "RETURN  (PARAMETERS)", as the perf map's. */
-	tier = tier_names[(method.flags >> TIER_SHIFT) & TIER_MASK];
-	parameters = strchr(method.signature, '(');
-	kept->name = xasprintf("%s::%s%s%s%s%s", method.namespace_name, method.method_name,
-			       parameters ? parameters : "()", tier ? "[" : "", tier ? tier : "",
-			       tier ? "]" : "");
-	if (parameters) {
-		size_t length = (size_t)(parameters - method.signature);
-
-		while (length && method.signature[length - 1] == ' ')
-			length--;
-		kept->return_type = xasprintf("%.*s", (int)length, method.signature);
-	}
+	reading->methods[reading->method_count++] =
+	    (struct pending_method){.time = to_nanoseconds(reading, event->timestamp),
+				    .unload = unload,
+				    .payload = event->payload,
+				    .payload_size = event->payload_size};
 }
 
 /* ModuleLoad and ModuleDCEnd: ModuleID, AssemblyID, ModuleFlags (u32),
  * Reserved1 (u32), then the module's path. */
-static void keep_module(struct reading *reading, const struct nettrace_event *event)
+static void keep_module(struct runtime_methods_reading *reading, const struct nettrace_event *event)
 {
 	const uint8_t *strings = event->payload + 24;
 	size_t remaining = event->payload_size > 24 ? event->payload_size - 24 : 0;
@@ -151,9 +133,9 @@ static void keep_module(struct reading *reading, const struct nettrace_event *ev
 	    (struct module){payload_u64(event, 0), xstrdup(name)};
 }
 
-static void on_event(const struct nettrace_event *event, void *context)
+void runtime_methods_reading_take(struct runtime_methods_reading *reading,
+				  const struct nettrace_event *event)
 {
-	struct reading *reading = context;
 
 	if (!strcmp(event->provider, RUNTIME_PROVIDER)) {
 		if (event->id == RUNTIME_METHOD_LOAD_VERBOSE ||
@@ -169,7 +151,7 @@ static void on_event(const struct nettrace_event *event, void *context)
 	}
 }
 
-static const char *assembly_of(const struct reading *reading, uint64_t module_id)
+static const char *assembly_of(const struct runtime_methods_reading *reading, uint64_t module_id)
 {
 	for (size_t i = reading->module_count; i-- > 0;)
 		if (reading->modules[i].id == module_id)
@@ -177,80 +159,125 @@ static const char *assembly_of(const struct reading *reading, uint64_t module_id
 	return NULL;
 }
 
-/* "RETURN [Assembly] Namespace.Type::Method(PARAMETERS)[Tier]" */
-static void add_method(struct code_ranges *ranges, const struct reading *reading,
-		       const struct pending_method *method)
-{
-	const char *assembly = assembly_of(reading, method->module_id);
-	char *name;
+/* A name built piece by piece (snprintf's format parsing cost more than
+ * the copying, 16,000 times a capture); pieces past its room are cut. */
+struct name_builder {
+	char bytes[4096]; /* room for the longest strings runtime_method_parse keeps */
+	size_t length;
+};
 
-	if (method->unload) {
-		code_ranges_remove(ranges, method->start, method->size, method->time);
-		return;
-	}
-	name = xasprintf("%s%s[%s] %s", method->return_type ? method->return_type : "",
-			 method->return_type && *method->return_type ? " " : "",
-			 assembly ? assembly : "unknown", method->name);
-	code_ranges_add(ranges, method->start, method->size, method->time, name, strlen(name));
-	free(name);
+static void append(struct name_builder *name, const char *text, size_t length)
+{
+	size_t room = sizeof(name->bytes) - name->length;
+
+	memcpy(name->bytes + name->length, text, length < room ? length : room);
+	name->length += length < room ? length : room;
 }
 
-static void release_reading(struct reading *reading)
+static void append_string(struct name_builder *name, const char *text)
 {
-	for (size_t i = 0; i < reading->method_count; i++) {
-		free(reading->methods[i].name);
-		free(reading->methods[i].return_type);
+	append(name, text, strlen(text));
+}
+
+/* "RETURN [Assembly] Namespace.Type::Method(PARAMETERS)[Tier]", as the
+ * perf map names code. */
+static bool add_method(struct code_ranges *ranges, const struct runtime_methods_reading *reading,
+		       const struct pending_method *pending)
+{
+	struct nettrace_event event = {.payload = pending->payload,
+				       .payload_size = pending->payload_size};
+	struct runtime_method method;
+	struct name_builder name = {.length = 0};
+	const char *assembly, *tier, *parameters;
+	size_t return_length = 0;
+
+	if (!runtime_method_parse(&event, &method))
+		return false;
+	if (pending->unload)
+		return code_ranges_remove(ranges, method.start, method.size, pending->time);
+	/* The signature reads "RETURN  (PARAMETERS)", as the perf map's. */
+	assembly = assembly_of(reading, method.module_id);
+	tier = tier_names[(method.flags >> TIER_SHIFT) & TIER_MASK];
+	parameters = strchr(method.signature, '(');
+	if (parameters) {
+		return_length = (size_t)(parameters - method.signature);
+		while (return_length && method.signature[return_length - 1] == ' ')
+			return_length--;
 	}
+	append(&name, method.signature, return_length);
+	if (return_length)
+		append(&name, " ", 1);
+	append(&name, "[", 1);
+	append_string(&name, assembly ? assembly : "unknown");
+	append(&name, "] ", 2);
+	append_string(&name, method.namespace_name);
+	append(&name, "::", 2);
+	append_string(&name, method.method_name);
+	append_string(&name, parameters ? parameters : "()");
+	if (tier) {
+		append(&name, "[", 1);
+		append_string(&name, tier);
+		append(&name, "]", 1);
+	}
+	return code_ranges_add(ranges, method.start, method.size, pending->time, name.bytes,
+			       name.length);
+}
+
+static void release_reading(struct runtime_methods_reading *reading)
+{
 	for (size_t i = 0; i < reading->module_count; i++)
 		free(reading->modules[i].assembly);
 	free(reading->methods);
 	free(reading->modules);
+	free(reading);
+}
+
+struct runtime_methods_reading *runtime_methods_reading_start(const struct nettrace_info *info)
+{
+	struct runtime_methods_reading *reading = xcalloc(1, sizeof(*reading));
+
+	reading->info = info;
+	return reading;
+}
+
+struct code_ranges *runtime_methods_reading_finish(struct runtime_methods_reading *reading,
+						   uint32_t *process_id, char *why, size_t why_size)
+{
+	struct code_ranges *ranges = code_ranges_new();
+	size_t added = 0;
+
+	if (!ranges)
+		abort();
+	for (size_t i = 0; i < reading->method_count; i++)
+		added += add_method(ranges, reading, &reading->methods[i]);
+	if (added) {
+		*process_id = reading->info->process_id;
+	} else {
+		snprintf(why, why_size, "it holds no method events (no rundown)");
+		code_ranges_free(ranges);
+		ranges = NULL;
+	}
+	release_reading(reading);
+	return ranges;
+}
+
+static void take_event(const struct nettrace_event *event, void *reading)
+{
+	runtime_methods_reading_take(reading, event);
 }
 
 struct code_ranges *runtime_methods_parse(const uint8_t *data, size_t size, uint32_t *process_id,
 					  char *why, size_t why_size)
 {
-	struct reading reading = {0};
-	struct code_ranges *ranges = NULL;
+	struct nettrace_info info = {0};
+	struct runtime_methods_reading *reading = runtime_methods_reading_start(&info);
+	char parse_why[160] = "";
+	struct code_ranges *ranges;
 
 	/* Damage after the rundown's start still leaves the methods before it. */
-	if (nettrace_parse(data, size, &reading.info, on_event, &reading, why, why_size) < 0 &&
-	    !reading.method_count) {
-		release_reading(&reading);
-		return NULL;
-	}
-	if (reading.method_count == 0) {
-		snprintf(why, why_size, "it holds no method events (no rundown)");
-	} else {
-		ranges = code_ranges_new();
-		if (!ranges)
-			abort();
-		for (size_t i = 0; i < reading.method_count; i++)
-			add_method(ranges, &reading, &reading.methods[i]);
-		*process_id = reading.info.process_id;
-	}
-	release_reading(&reading);
+	nettrace_parse(data, size, &info, take_event, reading, parse_why, sizeof(parse_why));
+	ranges = runtime_methods_reading_finish(reading, process_id, why, why_size);
+	if (!ranges && parse_why[0])
+		snprintf(why, why_size, "%s", parse_why);
 	return ranges;
-}
-
-struct file_reading {
-	struct code_ranges *ranges;
-	uint32_t *process_id;
-};
-
-static int parse_file(const uint8_t *data, size_t size, void *context, char *why, size_t why_size)
-{
-	struct file_reading *reading = context;
-
-	reading->ranges = runtime_methods_parse(data, size, reading->process_id, why, why_size);
-	return reading->ranges ? 0 : -1;
-}
-
-struct code_ranges *runtime_methods_read(const char *path, uint32_t *process_id, char *why,
-					 size_t why_size)
-{
-	struct file_reading reading = {NULL, process_id};
-
-	nettrace_map_file(path, parse_file, &reading, why, why_size);
-	return reading.ranges;
 }

@@ -29,18 +29,31 @@ struct runtime_method {
  * the payload is too short for it. */
 bool runtime_method_parse(const struct nettrace_event *event, struct runtime_method *method);
 
-/* The code ranges the method events of the nettrace at `path` name, timed
- * on the samples' clock (CLOCK_MONOTONIC nanoseconds): a loaded method from
- * its load, a rundown's from the rundown (code_ranges_lookup() takes the
- * earliest range for a sample before it: the rundown describes code that
- * was there all along, unless a load or unload of the same address says
- * otherwise). *process_id is the pid the runtime knows itself by (in its
- * own pid namespace). NULL, with a reason in `why`, when the file cannot be
- * read or names no code. */
-struct code_ranges *runtime_methods_read(const char *path, uint32_t *process_id, char *why,
-					 size_t why_size);
+/* Reading the method events one at a time, as nettrace_parse() passes
+ * them, beside other readers of the same pass. Start with the `info`
+ * nettrace_parse() fills in; the events' payloads must stay where they are
+ * until the reading is finished (they are read then). */
+struct runtime_methods_reading;
 
-/* The same from the `size` bytes of a nettrace at `data`. */
+struct runtime_methods_reading *runtime_methods_reading_start(const struct nettrace_info *info);
+
+void runtime_methods_reading_take(struct runtime_methods_reading *reading,
+				  const struct nettrace_event *event);
+
+/* Ends the reading (freeing it) with the code ranges its method events
+ * name, timed on the samples' clock (CLOCK_MONOTONIC nanoseconds): a loaded
+ * method from its load, a rundown's from the rundown (code_ranges_lookup()
+ * takes the earliest range for a sample before it: the rundown describes
+ * code that was there all along, unless a load or unload of the same
+ * address says otherwise). *process_id is the pid the runtime knows itself
+ * by (in its own pid namespace). NULL, with a reason in `why`, when the
+ * events name no code. */
+struct code_ranges *runtime_methods_reading_finish(struct runtime_methods_reading *reading,
+						   uint32_t *process_id, char *why,
+						   size_t why_size);
+
+/* The same from the `size` bytes of a nettrace at `data`, read alone; `why`
+ * gives the damage when it left no code named. */
 struct code_ranges *runtime_methods_parse(const uint8_t *data, size_t size, uint32_t *process_id,
 					  char *why, size_t why_size);
 

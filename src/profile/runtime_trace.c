@@ -1,0 +1,56 @@
+#include "runtime_trace.h"
+#include "runtime_methods.h"
+
+#include <string.h>
+
+struct readings {
+	struct runtime_events_reading *events;
+	struct runtime_methods_reading *methods;
+};
+
+static void take_event(const struct nettrace_event *event, void *context)
+{
+	struct readings *readings = context;
+
+	runtime_events_reading_take(readings->events, event);
+	runtime_methods_reading_take(readings->methods, event);
+}
+
+/* Both readings are finished while the mapped bytes they point into are
+ * still there. */
+static int parse_trace(const uint8_t *data, size_t size, void *context, char *why, size_t why_size)
+{
+	struct runtime_trace *trace = context;
+	struct readings readings = {runtime_events_reading_start(&trace->events),
+				    runtime_methods_reading_start(&trace->events.info)};
+	char methods_why[160];
+	int status =
+	    nettrace_parse(data, size, &trace->events.info, take_event, &readings, why, why_size);
+
+	runtime_events_reading_finish(readings.events);
+	trace->methods = runtime_methods_reading_finish(readings.methods, &trace->process_id,
+							methods_why, sizeof(methods_why));
+	return status;
+}
+
+int runtime_trace_read(const char *path, struct runtime_trace *trace)
+{
+	*trace = (struct runtime_trace){0};
+	trace->status = nettrace_map_file(path, parse_trace, trace, trace->why, sizeof(trace->why));
+	return trace->status;
+}
+
+struct code_ranges *runtime_trace_take_methods(struct runtime_trace *trace)
+{
+	struct code_ranges *methods = trace->methods;
+
+	trace->methods = NULL;
+	return methods;
+}
+
+void runtime_trace_release(struct runtime_trace *trace)
+{
+	runtime_events_release(&trace->events);
+	code_ranges_free(trace->methods);
+	trace->methods = NULL;
+}

@@ -1,0 +1,30 @@
+/* A capture's runtime.nettrace read once, in one pass: the summary of the
+ * runtime's events (runtime_events.h) and the JIT code its method events
+ * name (runtime_methods.h). collect prints the summary, the flame graph's
+ * subtitle takes its GC pauses, and the resolver the methods. */
+#ifndef PROFCPU_RUNTIME_TRACE_H
+#define PROFCPU_RUNTIME_TRACE_H
+
+#include "code_ranges.h"
+#include "runtime_events.h"
+
+struct runtime_trace {
+	int status;		      /* 0, or -1: the file is missing, not nettrace, or damaged */
+	char why[160];		      /* why status is -1 */
+	struct runtime_events events; /* what came before any damage */
+	struct code_ranges *methods;  /* NULL when the trace names no code */
+	uint32_t process_id;	      /* the pid the runtime knows itself by */
+};
+
+/* Reads the nettrace file at `path` (a regular file of at most 4 GiB, not
+ * followed through a symlink) into `trace`. Returns trace->status. Release
+ * `trace` in every case. */
+int runtime_trace_read(const char *path, struct runtime_trace *trace);
+
+/* The trace's methods, now the caller's to free (NULL when none); the
+ * trace no longer holds them. */
+struct code_ranges *runtime_trace_take_methods(struct runtime_trace *trace);
+
+void runtime_trace_release(struct runtime_trace *trace);
+
+#endif
