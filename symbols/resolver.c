@@ -37,6 +37,7 @@ struct resolver {
 	struct resolver_config config;
 	struct native_symbols *native;
 	struct managed_images *managed; /* precompiled .NET code, named from its files */
+	bool managed_borrowed;		/* config.managed_images: freed by its owner */
 	struct process *processes;
 	size_t process_count, process_capacity;
 	char module_name[256]; /* "[libfoo.so]" for unnamed frames */
@@ -59,8 +60,12 @@ struct resolver *resolver_new(const struct resolver_config *config)
 	resolver->code_cache = code_cache_new();
 	/* PROFCPU_NO_READYTORUN=1 leaves precompiled .NET code to the runtime's
 	 * own files (jitdump): for comparisons, or against a misleading image. */
-	if (!getenv("PROFCPU_NO_READYTORUN"))
-		resolver->managed = managed_images_new(config->native.target_root_fd);
+	if (!getenv("PROFCPU_NO_READYTORUN")) {
+		resolver->managed_borrowed = config->managed_images != NULL;
+		resolver->managed = resolver->managed_borrowed
+					? config->managed_images
+					: managed_images_new(config->native.target_root_fd);
+	}
 	return resolver;
 }
 
@@ -82,7 +87,8 @@ void resolver_free(struct resolver *resolver)
 	}
 	free(resolver->processes);
 	managed_images_report(resolver->managed, resolver->config.native.log);
-	managed_images_free(resolver->managed);
+	if (!resolver->managed_borrowed)
+		managed_images_free(resolver->managed);
 	native_symbols_free(resolver->native);
 	code_cache_free(resolver->code_cache);
 	free(resolver);

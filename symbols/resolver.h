@@ -47,6 +47,8 @@ struct resolved_location {
 				 code reused); UINT64_MAX when it cannot */
 };
 
+struct managed_images;
+
 struct resolver_config {
 	struct native_symbols_config native;
 	/* Holds copies of perf-<pid>.map (with perf-<pid>.map.times, when each
@@ -60,6 +62,11 @@ struct resolver_config {
 	/* Every process of the capture may still run (collect -a, --cgroup):
 	 * each one's files and /tmp are read inside its own root. */
 	bool live_every_process;
+	/* The target's .NET images (managed_images.h), when another resolver
+	 * reads them too: collect's recording walks the stacks its replay walks
+	 * again, and each image is read once for both. Borrowed: freed by the
+	 * caller after the resolver. NULL: the resolver reads its own. */
+	struct managed_images *managed_images;
 };
 
 struct resolver;

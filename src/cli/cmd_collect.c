@@ -5,6 +5,7 @@
 #include "dotnet_diagnostics.h"
 #include "event_options.h"
 #include "grouping_options.h"
+#include "managed_images.h"
 #include "postprocess.h"
 #include "sampling_scope.h"
 #include "push_options.h"
@@ -472,6 +473,7 @@ int cmd_collect(int argc, char **argv)
 	struct trace_zip zip = {0};
 	struct fold_options fold;
 	struct eventpipe_session *events = NULL;
+	struct managed_images *images = NULL;
 	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL, *cgroup = NULL;
 	bool keep_dir = true;
 	FILE *log = NULL;
@@ -550,6 +552,10 @@ int cmd_collect(int argc, char **argv)
 		dotnet_ensure_perfmap(&target, log);
 	else if (options.enable_perfmaps)
 		sampling_scope_enable_perfmaps(&target, log);
+	/* One target's .NET images, read once for the recording's walk and the
+	 * replays. */
+	if (target.pid != TARGET_EVERY_PROCESS)
+		images = config.managed_images = managed_images_new(target.root_fd);
 	/* With --push-interval, one capture a period into the same folder, each
 	 * pushed, until the duration, Ctrl-C or the target's exit. */
 	for (double collected = 0; !collected || options.push_interval > 0;) {
@@ -571,7 +577,8 @@ int cmd_collect(int argc, char **argv)
 						  .hardware_events = options.hardware_events,
 						  .off_cpu = options.off_cpu || options.thread_time,
 						  .command_line = command_line,
-						  .stopped_early = &stopped_early},
+						  .stopped_early = &stopped_early,
+						  .managed_images = images},
 			&target, dir, log) < 0) {
 			collect_events_finish(events, dir, log, NULL);
 			goto done;
@@ -607,6 +614,7 @@ done:
 		fclose(log);
 	if (dir && !keep_dir)
 		remove_capture_dir(dir);
+	managed_images_free(images);
 	target_process_close(&target);
 	symbol_options_release(&options.symbols);
 	push_options_release(&options.push);

@@ -288,7 +288,7 @@ int capture_target(const struct capture_options *options, const struct target_pr
 			(int)target->pid, target->comm, info.event_name, options->frequency,
 			options->duration > 0 ? "" : "; Ctrl-C stops");
 	sink.runtime_files = runtime_files_follow(target, dir, log);
-	sink.stack_trim = stack_trim_new(target, options->call_graph);
+	sink.stack_trim = stack_trim_new(target, options->call_graph, options->managed_images);
 	record_run(session, &record_options, write_record, &sink, &summary);
 	record_close(session);
 	stack_trim_free(sink.stack_trim);

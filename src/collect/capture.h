@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+struct managed_images;
+
 struct capture_options {
 	double duration; /* seconds; 0 until Ctrl-C, SIGTERM or the target's exit */
 	unsigned frequency, buffer_pages;
@@ -20,6 +22,9 @@ struct capture_options {
 	const char *command_line; /* for the capture's header */
 	bool *stopped_early;	  /* if not NULL: set when Ctrl-C, SIGTERM, the target's exit
 				   * or a write error ended the capture before its duration */
+	/* The target's .NET images, read by the walk that trims stack copies
+	 * and again by the replay: borrowed (resolver.h); may be NULL. */
+	struct managed_images *managed_images;
 };
 
 /* Returns 0 when a capture was written (possibly cut short: a full disk,

@@ -46,7 +46,8 @@ struct stack_trim {
 	const struct remembered_walk *last;
 };
 
-struct stack_trim *stack_trim_new(const struct target_process *target, enum call_graph_mode mode)
+struct stack_trim *stack_trim_new(const struct target_process *target, enum call_graph_mode mode,
+				  struct managed_images *images)
 {
 	bool every_process = target->pid == TARGET_EVERY_PROCESS;
 	/* No symbol folder or server: only the files the target maps, and
@@ -57,6 +58,7 @@ struct stack_trim *stack_trim_new(const struct target_process *target, enum call
 	    .live_namespace_pid = target->namespace_pid,
 	    .live_root_fd = target->root_fd,
 	    .live_every_process = every_process,
+	    .managed_images = images,
 	};
 	struct stack_trim *trim;
 

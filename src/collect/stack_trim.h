@@ -7,9 +7,9 @@
  * keep in perf.data.
  *
  * The walk follows the capture's side records as the replay does, with the
- * target's files but without its perf map or jitdump, which the replay
- * reads in full once sampling ends; a walk that stops early keeps the whole
- * copy, as the replay may get further. */
+ * target's files and its jitdump as it grows, but without its perf map or a
+ * debug file, which the replay may read; a walk that stops early keeps the
+ * whole copy, as the replay may get further. */
 #ifndef PROFCPU_STACK_TRIM_H
 #define PROFCPU_STACK_TRIM_H
 
@@ -17,11 +17,14 @@
 #include "perf_data.h"
 #include "target_process.h"
 
+struct managed_images;
 struct stack_trim;
 
 /* NULL when `mode` copies no stacks (fp), or PROFCPU_KEEP_STACK_COPIES is
- * set. */
-struct stack_trim *stack_trim_new(const struct target_process *target, enum call_graph_mode mode);
+ * set. `images`, the target's .NET images the replay reads too, is borrowed
+ * (resolver.h); NULL: the walk reads its own. */
+struct stack_trim *stack_trim_new(const struct target_process *target, enum call_graph_mode mode,
+				  struct managed_images *images);
 void stack_trim_free(struct stack_trim *trim);
 
 /* Takes in a side record: a mapping, a fork, an exec. */
