@@ -440,11 +440,9 @@ static void lookup_native(struct resolver *resolver, struct process *process,
 	struct native_frame frames[RESOLVER_MAX_FRAMES];
 	struct mapped_file file = {mapping->path, mapping->identity,
 				   live_process(resolver, process)};
-	size_t count = native_symbols_lookup(resolver->native, &file,
-					     lookup_address - mapping->start + mapping->page_offset,
-					     frames, RESOLVER_MAX_FRAMES);
+	size_t count;
 
-	if (count == 0 && is_managed_image(mapping->path)) {
+	if (is_managed_image(mapping->path)) {
 		/* ReadyToRun code, mapped from its .dll: the jitdump's
 		 * [PreJIT] records name what the runtime has prepared, the
 		 * image itself names the rest (no jitdump, or not whole). */
@@ -455,6 +453,9 @@ static void lookup_native(struct resolver *resolver, struct process *process,
 		if (lookup_managed_image(resolver, mapping, address, lookup_address, location))
 			return;
 	}
+	count = native_symbols_lookup(resolver->native, &file,
+				      lookup_address - mapping->start + mapping->page_offset,
+				      frames, RESOLVER_MAX_FRAMES);
 	location->kind = FRAME_NATIVE;
 	location->module = mapping->path;
 	if (native_symbols_build_id(resolver->native, &file, resolver->build_id))

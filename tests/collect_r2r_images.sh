@@ -35,6 +35,9 @@ assert_share "$workdir/images/folded_stacks.out" '\[[^];]*\.dll\]' 0 5
 assert_share "$workdir/images/folded_stacks.out" \
 	'System\.Private\.CoreLib!System\.Collections\.Generic\.GenericArraySortHelper`1\[Int32\]::PickPivotAndPartition' 5 100
 grep 'ReadyToRun' "$workdir/images/profcpu.log" || fail "the log says nothing of ReadyToRun images"
+# The images name their frames: the log must not call them unnamed ELF files.
+! grep '\.dll: not a readable ELF file' "$workdir/images/profcpu.log" ||
+	fail "the log says the .NET images' frames stay unnamed"
 
 # The hot framework methods weigh what they weigh when jitted, +-5 points.
 # Precompiled and jitted code differ, and runs differ by 2 to 4 points. The
