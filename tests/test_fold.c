@@ -167,6 +167,25 @@ static void test_locations_and_stacks_are_interned(void **state)
 	profile_release(&profile);
 }
 
+/* A sample without frames (a damaged record) has the empty stack, interned
+ * like any other, also as the profile's first. */
+static void test_empty_stack_is_interned(void **state)
+{
+	struct profile profile;
+	uint32_t location, stack[1];
+
+	(void)state;
+	profile_init(&profile);
+	assert_int_equal(profile_intern_stack(&profile, NULL, 0), 0);
+	location =
+	    add_location(&profile, 0x1000, FRAME_NATIVE, "/bin/app", 1, (const char *[]){"f"});
+	stack[0] = location;
+	assert_int_equal(profile_intern_stack(&profile, stack, 1), 1);
+	assert_int_equal(profile_intern_stack(&profile, NULL, 0), 0);
+	assert_int_equal(profile_intern_stack(&profile, stack, 1), 1);
+	profile_release(&profile);
+}
+
 /* Stacks start with the thread's name, numbered threads of a pool as one;
  * by thread id or by process when asked. */
 static void test_grouped_by_thread_tid_or_process(void **state)
@@ -358,6 +377,7 @@ int main(void)
 	    cmocka_unit_test(test_root_first_merged_by_function_and_sorted),
 	    cmocka_unit_test(test_inlined_frames_and_unsafe_characters),
 	    cmocka_unit_test(test_locations_and_stacks_are_interned),
+	    cmocka_unit_test(test_empty_stack_is_interned),
 	    cmocka_unit_test(test_grouped_by_thread_tid_or_process),
 	    cmocka_unit_test(test_jit_names_readable_and_tiers_merged),
 	    cmocka_unit_test(test_osr_code_is_one_frame_with_its_method),

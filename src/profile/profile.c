@@ -175,14 +175,20 @@ uint32_t profile_intern_stack(struct profile *profile, const uint32_t *locations
 	     slot = (slot + 1) & mask) {
 		const struct profile_stack *stack = &profile->stacks[profile->stack_index[slot]];
 
-		if (stack->depth == depth && !memcmp(profile->stack_locations + stack->first,
-						     locations, depth * sizeof(*locations)))
+		/* An empty stack (a sample with no frame) has no locations to
+		 * compare or copy, and may come before any array exists. */
+		if (stack->depth == depth &&
+		    (depth == 0 || !memcmp(profile->stack_locations + stack->first, locations,
+					   depth * sizeof(*locations))))
 			return profile->stack_index[slot];
 	}
-	grow_array((void **)&profile->stack_locations, &profile->stack_location_capacity,
-		   profile->stack_location_count + depth, sizeof(*profile->stack_locations));
-	memcpy(profile->stack_locations + profile->stack_location_count, locations,
-	       depth * sizeof(*locations));
+	if (depth) {
+		grow_array((void **)&profile->stack_locations, &profile->stack_location_capacity,
+			   profile->stack_location_count + depth,
+			   sizeof(*profile->stack_locations));
+		memcpy(profile->stack_locations + profile->stack_location_count, locations,
+		       depth * sizeof(*locations));
+	}
 	grow_array((void **)&profile->stacks, &profile->stack_capacity, id + 1,
 		   sizeof(*profile->stacks));
 	profile->stacks[id] =
