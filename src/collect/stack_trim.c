@@ -84,6 +84,7 @@ void stack_trim_free(struct stack_trim *trim)
 void stack_trim_follow(struct stack_trim *trim, const struct perf_event_header *record)
 {
 	struct perf_mapping mapping;
+	uint32_t pid, parent;
 
 	if (perf_record_mapping(record, &mapping)) {
 		struct mapped_file file = {
@@ -94,23 +95,19 @@ void stack_trim_follow(struct stack_trim *trim, const struct perf_event_header *
 		resolver_add_mapping(trim->resolver, (pid_t)mapping.pid, mapping.address,
 				     mapping.length, mapping.page_offset, &file);
 		trim->generation++;
-	} else if (record->type == PERF_RECORD_FORK &&
-		   record->size >= sizeof(struct perf_record_task)) {
-		const struct perf_record_task *task = (const void *)record;
-
-		if (task->pid != task->parent_pid) {
-			resolver_fork(trim->resolver, (pid_t)task->pid, (pid_t)task->parent_pid);
-			trim->generation++;
-		}
-	} else if (record->type == PERF_RECORD_COMM &&
-		   record->size >= sizeof(struct perf_record_comm) &&
-		   record->misc & PERF_RECORD_MISC_COMM_EXEC) {
-		const struct perf_record_comm *comm = (const void *)record;
-
-		if (comm->pid == comm->tid) {
-			resolver_exec(trim->resolver, (pid_t)comm->pid);
-			trim->generation++;
-		}
+		return;
+	}
+	switch (perf_record_process_change(record, &pid, &parent)) {
+	case PERF_PROCESS_FORKED:
+		resolver_fork(trim->resolver, (pid_t)pid, (pid_t)parent);
+		trim->generation++;
+		break;
+	case PERF_PROCESS_EXECED:
+		resolver_exec(trim->resolver, (pid_t)pid);
+		trim->generation++;
+		break;
+	case PERF_PROCESS_UNCHANGED:
+		break;
 	}
 }
 

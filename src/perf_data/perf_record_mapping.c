@@ -51,3 +51,23 @@ bool perf_record_mapping(const struct perf_event_header *record, struct perf_map
 	}
 	return false;
 }
+
+enum perf_process_change perf_record_process_change(const struct perf_event_header *record,
+						    uint32_t *pid, uint32_t *parent)
+{
+	if (record->type == PERF_RECORD_FORK && record->size >= sizeof(struct perf_record_task)) {
+		const struct perf_record_task *task = (const void *)record;
+
+		*pid = task->pid;
+		*parent = task->parent_pid;
+		return task->pid != task->parent_pid ? PERF_PROCESS_FORKED : PERF_PROCESS_UNCHANGED;
+	}
+	if (record->type == PERF_RECORD_COMM && record->size >= sizeof(struct perf_record_comm) &&
+	    record->misc & PERF_RECORD_MISC_COMM_EXEC) {
+		const struct perf_record_comm *comm = (const void *)record;
+
+		*pid = comm->pid;
+		return comm->pid == comm->tid ? PERF_PROCESS_EXECED : PERF_PROCESS_UNCHANGED;
+	}
+	return PERF_PROCESS_UNCHANGED;
+}

@@ -1,6 +1,8 @@
-/* The executable mappings the side records announce (PERF_RECORD_MMAP2,
- * and PERF_RECORD_MMAP of user space), decoded for whoever follows a
- * process's code: the replay, and the collector's own walks. */
+/* What the side records say of a process's code, decoded for whoever
+ * follows it (the replay, and the collector's own walks), so that both
+ * follow it alike: the executable mappings they announce (PERF_RECORD_MMAP2,
+ * and PERF_RECORD_MMAP of user space), and the forks and execs that carry
+ * mappings over or drop them. */
 #ifndef PROFCPU_PERF_RECORD_MAPPING_H
 #define PROFCPU_PERF_RECORD_MAPPING_H
 
@@ -23,6 +25,18 @@ struct perf_mapping {
  * other records, data mappings, the kernel's own map (named by kallsyms
  * instead) and records too short for their type. */
 bool perf_record_mapping(const struct perf_event_header *record, struct perf_mapping *mapping);
+
+enum perf_process_change {
+	PERF_PROCESS_UNCHANGED,
+	PERF_PROCESS_FORKED, /* a new process, which starts with its parent's mappings */
+	PERF_PROCESS_EXECED, /* its old mappings are gone */
+};
+
+/* Decodes `record` when it makes a process (PERF_RECORD_FORK of a new pid,
+ * not a thread: `pid` and its `parent`) or says a process called exec()
+ * (PERF_RECORD_COMM with the exec flag, of its main thread: `pid`). */
+enum perf_process_change perf_record_process_change(const struct perf_event_header *record,
+						    uint32_t *pid, uint32_t *parent);
 
 /* Copies the NUL-terminated string `field` of `record` into `out`, cut to
  * the record's end and to `out_size` - 1 bytes. */

@@ -469,20 +469,45 @@ static void replay_sample(struct replay *replay, const struct kept_sample *kept)
 	profile_add_sample(replay->profile, &added);
 }
 
+/* Follows what a side record changes in a process's code, as the
+ * collector's own walks did while recording (stack_trim.c). */
+static void follow_code(struct replay *replay, const struct perf_event_header *record)
+{
+	struct perf_mapping mapping;
+	uint32_t pid, parent;
+
+	if (perf_record_mapping(record, &mapping)) {
+		resolver_add_mapping(
+		    replay->resolver, (pid_t)mapping.pid, mapping.address, mapping.length,
+		    mapping.page_offset,
+		    &(struct mapped_file){
+			.path = mapping.path,
+			.identity = {mapping.major, mapping.minor, mapping.inode}});
+		return;
+	}
+	switch (perf_record_process_change(record, &pid, &parent)) {
+	case PERF_PROCESS_FORKED:
+		resolver_fork(replay->resolver, (pid_t)pid, (pid_t)parent);
+		break;
+	case PERF_PROCESS_EXECED:
+		resolver_exec(replay->resolver, (pid_t)pid);
+		break;
+	case PERF_PROCESS_UNCHANGED:
+		break;
+	}
+}
+
 static void replay_side_record(struct replay *replay, const struct perf_event_header *record)
 {
 	char text[4096];
-	struct perf_mapping mapping;
 
+	follow_code(replay, record);
 	switch (record->type) {
 	case PERF_RECORD_COMM: {
 		const struct perf_record_comm *comm = (const void *)record;
 
 		if (record->size < sizeof(*comm))
 			break;
-		if (record->misc & PERF_RECORD_MISC_COMM_EXEC && comm->pid == comm->tid) {
-			resolver_exec(replay->resolver, (pid_t)comm->pid);
-		}
 		perf_record_copy_string(record, comm->comm, text, sizeof(text));
 		set_thread_name(replay, comm->tid, text);
 		break;
@@ -492,24 +517,11 @@ static void replay_side_record(struct replay *replay, const struct perf_event_he
 
 		if (record->size < sizeof(*task))
 			break;
-		if (task->pid != task->parent_pid) {
-			resolver_fork(replay->resolver, (pid_t)task->pid, (pid_t)task->parent_pid);
-		}
 		if (!thread_slot(replay, task->tid)->name)
 			thread_slot(replay, task->tid)->name =
 			    thread_slot(replay, task->parent_tid)->name;
 		break;
 	}
-	case PERF_RECORD_MMAP2:
-	case PERF_RECORD_MMAP:
-		if (perf_record_mapping(record, &mapping))
-			resolver_add_mapping(
-			    replay->resolver, (pid_t)mapping.pid, mapping.address, mapping.length,
-			    mapping.page_offset,
-			    &(struct mapped_file){
-				.path = mapping.path,
-				.identity = {mapping.major, mapping.minor, mapping.inode}});
-		break;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE: {
 		uint32_t pid, tid;
