@@ -281,7 +281,7 @@ static struct perfmap *load_perfmap(struct resolver *resolver, struct process *p
 static struct jitdump *load_jitdump(struct resolver *resolver, struct process *process)
 {
 	if (!process->jitdump_searched) {
-		bool from_capture;
+		bool from_capture, keep_open = false;
 		int fd = open_runtime_file(resolver, process, "jit-%d.dump", &from_capture);
 		struct stat status;
 
@@ -291,8 +291,11 @@ static struct jitdump *load_jitdump(struct resolver *resolver, struct process *p
 		if (fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
 		    (process->jitdump = jitdump_new())) {
 			jitdump_read_more(process->jitdump, fd, JITDUMP_READ_LIMIT);
+			keep_open = !from_capture; /* a live one grows while sampling */
+		}
+		if (keep_open)
 			process->jitdump_fd = fd;
-		} else
+		else
 			close(fd);
 	}
 	return process->jitdump;
@@ -304,7 +307,10 @@ bool resolver_read_more_jitdump(struct resolver *resolver, pid_t pid)
 
 	if (!process->jitdump_searched)
 		return load_jitdump(resolver, process) != NULL;
-	return process->jitdump_fd >= 0 &&
+	if (!process->jitdump)
+		return false;
+	/* A capture's copy was read whole. */
+	return process->jitdump_fd < 0 ||
 	       jitdump_read_more(process->jitdump, process->jitdump_fd, JITDUMP_READ_LIMIT) == 0;
 }
 
