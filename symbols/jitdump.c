@@ -32,6 +32,7 @@ enum phase {
 };
 
 struct jitdump {
+	bool framing_only; /* jitdump_new_framing() */
 	struct code_ranges *ranges;
 	struct jit_frames *frames; /* each code's prolog, for its unwind info */
 	enum phase phase;
@@ -60,6 +61,15 @@ struct jitdump *jitdump_new(void)
 	}
 	if (dump)
 		dump->wanted = HEADER_SIZE;
+	return dump;
+}
+
+struct jitdump *jitdump_new_framing(void)
+{
+	struct jitdump *dump = jitdump_new();
+
+	if (dump)
+		dump->framing_only = true;
 	return dump;
 }
 
@@ -141,6 +151,10 @@ static void read_code_load(struct jitdump *dump)
 			dump->counts.other_records++;
 			return finish_record(dump);
 		}
+		if (dump->framing_only) {
+			dump->counts.code_loads++;
+			return finish_record(dump);
+		}
 		dump->wanted = (size_t)name_end;
 		return;
 	}
@@ -176,9 +190,7 @@ static void take_code(struct jitdump *dump, const unsigned char *code, size_t le
 		kept = kept < length ? kept : length;
 		memcpy(dump->prolog + dump->prolog_read, code, kept);
 		dump->prolog_read += kept;
-		/* A copy being written is read again by whoever unwinds with
-		 * it: only a reader keeps prologs. */
-		if (!writable && dump->prolog_read == prolog_size(dump))
+		if (dump->prolog_read == prolog_size(dump))
 			jit_frames_add(dump->frames, dump->code_start, dump->code_time,
 				       dump->prolog, dump->prolog_read,
 				       dump->code_size == dump->prolog_read);

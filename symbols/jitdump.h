@@ -26,6 +26,10 @@
 struct jitdump;
 
 struct jitdump *jitdump_new(void);
+/* A parser that keeps nothing but what jitdump_summarize() says (no names,
+ * ranges or prologs): whether a file is a jitdump that ends where its last
+ * record ends, at a fraction of a whole parse's cost. */
+struct jitdump *jitdump_new_framing(void);
 void jitdump_free(struct jitdump *dump);
 
 /* Parses the next `length` bytes of the file. */
@@ -37,8 +41,7 @@ void jitdump_add_bytes(struct jitdump *dump, const void *bytes, size_t length);
  * them keeps names, ranges, sizes, times and prologs. The code is about
  * half of a .NET jitdump and deflates four times slower than the rest:
  * cleared, the copy costs the capture's archives a fifth of the time and
- * space. The copy is what unwinds later: this parser keeps no unwind info
- * (jitdump_unwind_at finds none). */
+ * space. The parse is the same as the copy's would be. */
 void jitdump_add_bytes_clearing_code(struct jitdump *dump, void *bytes, size_t length);
 
 /* Reads what was appended to `fd` since the last call, at most `limit`

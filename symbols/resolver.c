@@ -276,10 +276,26 @@ static struct perfmap *load_perfmap(struct resolver *resolver, struct process *p
 	return process->perfmap;
 }
 
+/* A lent jitdump (config.jitdump) once it has read a jitdump's header. */
+static struct jitdump *borrowed_jitdump(const struct resolver *resolver)
+{
+	struct jitdump_summary summary;
+
+	jitdump_summarize(resolver->config.jitdump.jitdump, &summary);
+	return summary.valid ? resolver->config.jitdump.jitdump : NULL;
+}
+
+static bool is_borrowed_jitdump(const struct resolver *resolver, const struct process *process)
+{
+	return resolver->config.jitdump.jitdump && process->pid == resolver->config.jitdump.pid;
+}
+
 /* The jitdump, read whole when first needed: the copy in a capture folder
  * is complete; a live one grows while sampling (resolver_read_more_jitdump). */
 static struct jitdump *load_jitdump(struct resolver *resolver, struct process *process)
 {
+	if (is_borrowed_jitdump(resolver, process))
+		return borrowed_jitdump(resolver);
 	if (!process->jitdump_searched) {
 		bool from_capture, keep_open = false;
 		int fd = open_runtime_file(resolver, process, "jit-%d.dump", &from_capture);
@@ -304,7 +320,11 @@ static struct jitdump *load_jitdump(struct resolver *resolver, struct process *p
 bool resolver_read_more_jitdump(struct resolver *resolver, pid_t pid)
 {
 	struct process *process = find_process(resolver, pid);
+	const struct borrowed_jitdump *lent = &resolver->config.jitdump;
 
+	if (is_borrowed_jitdump(resolver, process))
+		return lent->read_more ? lent->read_more(lent->context, resolver->time)
+				       : borrowed_jitdump(resolver) != NULL;
 	if (!process->jitdump_searched)
 		return load_jitdump(resolver, process) != NULL;
 	if (!process->jitdump)

@@ -49,6 +49,18 @@ struct resolved_location {
 
 struct managed_images;
 
+/* One process's jitdump as another reader parses it: collect's copier
+ * (runtime_files.h) parses the target's jitdump as it copies it, for the
+ * recording's walk and the replay alike. */
+struct borrowed_jitdump {
+	pid_t pid;		 /* whose jitdump it is; 0: none lent */
+	struct jitdump *jitdump; /* freed by its owner after the resolver */
+	/* Takes what the runtime wrote by `time` (the samples' clock); false
+	 * when the jitdump cannot be read. NULL: the parse is whole. */
+	bool (*read_more)(void *context, uint64_t time);
+	void *context;
+};
+
 struct resolver_config {
 	struct native_symbols_config native;
 	/* Holds copies of perf-<pid>.map (with perf-<pid>.map.times, when each
@@ -67,6 +79,9 @@ struct resolver_config {
 	 * again, and each image is read once for both. Borrowed: freed by the
 	 * caller after the resolver. NULL: the resolver reads its own. */
 	struct managed_images *managed_images;
+	/* The jitdump of one process, parsed by its copier: the resolver
+	 * reads no other copy of it. */
+	struct borrowed_jitdump jitdump;
 };
 
 struct resolver;

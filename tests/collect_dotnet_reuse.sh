@@ -41,7 +41,12 @@ run() {
 run jitdump
 grep -q 'turned on the perf map and jitdump' "$workdir/jitdump.stderr" || fail "the IPC was not used"
 check_phases jitdump "$workdir/jitdump" 95
+# collect named the samples from the jitdump as its copier parsed it, a
+# postprocess from the copy: every sample is named alike.
+cp "$workdir/jitdump/perf_script.out" "$workdir/jitdump-by-collect.txt"
 "$PROFCPU" postprocess -dir "$workdir/jitdump" >/dev/null
+cmp -s "$workdir/jitdump-by-collect.txt" "$workdir/jitdump/perf_script.out" ||
+	fail "postprocess named samples differently from collect"
 cp "$workdir/jitdump.out" "$workdir/jitdump-later.out"
 check_phases jitdump-later "$workdir/jitdump" 95
 

@@ -238,6 +238,38 @@ static void test_record_past_the_end_waits(void **state)
 	jitdump_free(dump);
 }
 
+/* The framing parser tells what a whole parse tells of a file's end: where
+ * the last record ends, or how much a record cut off still claims. */
+static void test_framing_summary(void **state)
+{
+	struct bytes file = {0};
+	struct jitdump_summary whole, framing;
+
+	(void)state;
+	build_reuse(&file);
+	put_code_load(&file, 400, 0xb000, 0x40, "cut off in its code");
+	for (size_t end = 0; end <= file.length; end++) {
+		struct jitdump *dump = jitdump_new(), *framed = jitdump_new_framing();
+
+		for (size_t i = 0; i < end; i++)
+			jitdump_add_bytes(framed, file.data + i, 1);
+		jitdump_add_bytes(dump, file.data, end);
+		jitdump_summarize(dump, &whole);
+		jitdump_summarize(framed, &framing);
+		assert_int_equal(framing.valid, whole.valid);
+		assert_int_equal(framing.bytes, whole.bytes);
+		assert_int_equal(framing.incomplete_bytes, whole.incomplete_bytes);
+		assert_int_equal(framing.missing_bytes, whole.missing_bytes);
+		assert_int_equal(framing.code_moves, whole.code_moves);
+		if (!whole.missing_bytes)
+			assert_int_equal(framing.code_loads, whole.code_loads);
+		assert_null(name_at(framed, 0x7010, 150)); /* it keeps no names */
+		jitdump_free(dump);
+		jitdump_free(framed);
+	}
+	assert_int_equal(whole.code_loads, 4);
+}
+
 static void test_damaged_files(void **state)
 {
 	struct bytes file = {0};
@@ -319,6 +351,7 @@ int main(void)
 	    cmocka_unit_test(test_bytes_one_at_a_time),
 	    cmocka_unit_test(test_clearing_code_keeps_the_rest),
 	    cmocka_unit_test(test_record_past_the_end_waits),
+	    cmocka_unit_test(test_framing_summary),
 	    cmocka_unit_test(test_damaged_files),
 	    cmocka_unit_test(test_counter_times_are_not_used),
 	};

@@ -5,6 +5,7 @@
 #include "dotnet_diagnostics.h"
 #include "event_options.h"
 #include "grouping_options.h"
+#include "jitdump.h"
 #include "managed_images.h"
 #include "postprocess.h"
 #include "sampling_scope.h"
@@ -563,6 +564,9 @@ int cmd_collect(int argc, char **argv)
 		    options.push_interval > 0 ? options.push_interval : options.duration;
 		struct runtime_trace trace = {.status = -1};
 		bool stopped_early = false, last;
+		/* The target's jitdump, parsed once as it is copied, for the
+		 * recording's walk and the replay. */
+		struct jitdump *jitdump = target.pid != TARGET_EVERY_PROCESS ? jitdump_new() : NULL;
 
 		if (options.push_interval > 0 && options.duration > 0 &&
 		    options.duration - collected < period)
@@ -578,9 +582,11 @@ int cmd_collect(int argc, char **argv)
 						  .off_cpu = options.off_cpu || options.thread_time,
 						  .command_line = command_line,
 						  .stopped_early = &stopped_early,
-						  .managed_images = images},
+						  .managed_images = images,
+						  .jitdump = jitdump},
 			&target, dir, log) < 0) {
 			collect_events_finish(events, dir, log, NULL);
+			jitdump_free(jitdump);
 			goto done;
 		}
 		if (collected == 0) { /* after the first capture: sampling starts at once */
@@ -602,8 +608,12 @@ int cmd_collect(int argc, char **argv)
 		 * go with the last one's outputs, read once for both. */
 		if (last)
 			collect_events_finish(events, dir, log, &trace);
+		config.jitdump =
+		    (struct borrowed_jitdump){.pid = jitdump ? target.pid : 0, .jitdump = jitdump};
 		status = write_outputs_and_push(&options, dir, &config, &zip, &fold, zip_path,
 						last && events ? &trace : NULL, log);
+		config.jitdump = (struct borrowed_jitdump){0};
+		jitdump_free(jitdump);
 		runtime_trace_release(&trace);
 		if (last)
 			break;

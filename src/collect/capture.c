@@ -1,7 +1,9 @@
 #include "capture.h"
+#include "jitdump.h"
 #include "perf_data.h"
 #include "perf_event_names.h"
 #include "record.h"
+#include "resolver.h"
 #include "runtime_files.h"
 #include "sched_switch.h"
 #include "stack_trim.h"
@@ -73,6 +75,12 @@ static const struct perf_event_header *trimmed_record(struct writer_sink *sink,
 		stack_trim_clear_unread(sink->stack_trim, copy, (size_t)kept);
 	}
 	return (const struct perf_event_header *)sink->trimmed;
+}
+
+/* The recording's walk meets JIT code it does not know yet. */
+static bool read_target_jitdump(void *runtime_files, uint64_t time)
+{
+	return runtime_files_read_jitdump(runtime_files, time);
 }
 
 static int write_record(const struct perf_event_header *record, void *context)
@@ -222,6 +230,7 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	struct record_session *session;
 	struct record_summary summary;
 	struct perf_data_info info;
+	struct jitdump *jitdump;
 	struct perf_data_extra_event switch_event = {.name = SCHED_SWITCH_EVENT_NAME};
 	struct writer_sink sink = {.last_flush = monotonic_seconds(), .attr = &attr};
 	char *path = xasprintf("%s/perf.data", dir);
@@ -287,12 +296,19 @@ int capture_target(const struct capture_options *options, const struct target_pr
 		fprintf(stderr, "profcpu: sampling pid %d (%s) with %s at %u Hz%s\n",
 			(int)target->pid, target->comm, info.event_name, options->frequency,
 			options->duration > 0 ? "" : "; Ctrl-C stops");
-	sink.runtime_files = runtime_files_follow(target, dir, log);
-	sink.stack_trim = stack_trim_new(target, options->call_graph, options->managed_images);
+	jitdump = options->jitdump ? options->jitdump : jitdump_new();
+	sink.runtime_files = runtime_files_follow(target, dir, jitdump, log);
+	sink.stack_trim = stack_trim_new(
+	    target, options->call_graph, options->managed_images,
+	    sink.runtime_files ? &(struct borrowed_jitdump){target->pid, jitdump,
+							    read_target_jitdump, sink.runtime_files}
+			       : NULL);
 	record_run(session, &record_options, write_record, &sink, &summary);
 	record_close(session);
 	stack_trim_free(sink.stack_trim);
 	runtime_files_finish(sink.runtime_files);
+	if (!options->jitdump)
+		jitdump_free(jitdump);
 	if (perf_data_writer_finish(sink.writer) < 0 && !sink.error)
 		sink.error = errno;
 	log_summary(log, &summary);

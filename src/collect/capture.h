@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+struct jitdump;
 struct managed_images;
 
 struct capture_options {
@@ -25,6 +26,10 @@ struct capture_options {
 	/* The target's .NET images, read by the walk that trims stack copies
 	 * and again by the replay: borrowed (resolver.h); may be NULL. */
 	struct managed_images *managed_images;
+	/* Parses the target's jitdump as it is copied, for that walk and then
+	 * the replay (jitdump_new(), empty; borrowed); NULL: a parse for the
+	 * recording only. */
+	struct jitdump *jitdump;
 };
 
 /* Returns 0 when a capture was written (possibly cut short: a full disk,

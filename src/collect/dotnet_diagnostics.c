@@ -96,7 +96,7 @@ static bool has_whole_jitdump(const struct target_process *target)
 	fd = open_current_file(target, name);
 	if (fd < 0)
 		return false;
-	if ((dump = jitdump_new()) && jitdump_read_more(dump, fd, RUNTIME_FILE_LIMIT) == 0)
+	if ((dump = jitdump_new_framing()) && jitdump_read_more(dump, fd, RUNTIME_FILE_LIMIT) == 0)
 		jitdump_summarize(dump, &summary);
 	jitdump_free(dump);
 	close(fd);

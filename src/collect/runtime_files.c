@@ -46,7 +46,8 @@ struct followed {
 struct runtime_files {
 	const struct target_process *target;
 	struct followed files[FOLLOWED_FILES];
-	struct jitdump *jitdump;      /* the jitdump copy's records, to know its framing */
+	struct jitdump *jitdump;      /* the jitdump copy's records (borrowed) */
+	uint64_t jitdump_read_at;     /* when its latest reading started */
 	uint64_t jitdump_still_since; /* when a cut-off jitdump last grew; 0 if whole */
 	unsigned rewrites;
 	bool rewrite_refused;
@@ -253,13 +254,14 @@ static void poll_now(struct runtime_files *files, uint64_t now)
 			dprintf(files->times_fd, "%llu %llu\n", (unsigned long long)map->written,
 				(unsigned long long)now);
 	}
+	files->jitdump_read_at = now;
 	grew = poll_file(files, &files->files[JITDUMP]);
 	if (files->files[JITDUMP].copy_fd >= 0)
 		repair_stuck_jitdump(files, grew, now);
 }
 
 struct runtime_files *runtime_files_follow(const struct target_process *target, const char *dir,
-					   FILE *log)
+					   struct jitdump *jitdump, FILE *log)
 {
 	struct runtime_files *files;
 
@@ -268,7 +270,7 @@ struct runtime_files *runtime_files_follow(const struct target_process *target, 
 	files = xcalloc(1, sizeof(*files));
 	files->target = target;
 	files->log = log;
-	files->jitdump = jitdump_new();
+	files->jitdump = jitdump;
 	files->times_fd = -1;
 	files->times_path = xasprintf("%s/perf-%d.map.times", dir, (int)target->pid);
 	for (int i = 0; i < FOLLOWED_FILES; i++) {
@@ -295,6 +297,21 @@ void runtime_files_poll(struct runtime_files *files)
 	now = monotonic_now();
 	if (now - files->last_poll >= POLL_INTERVAL_NS)
 		poll_now(files, now);
+}
+
+bool runtime_files_read_jitdump(struct runtime_files *files, uint64_t time)
+{
+	struct followed *file = &files->files[JITDUMP];
+	struct jitdump_summary summary;
+	uint64_t now;
+
+	if (files->jitdump_read_at <= time) {
+		now = monotonic_now();
+		files->jitdump_read_at = now;
+		poll_file(files, file);
+	}
+	jitdump_summarize(files->jitdump, &summary);
+	return summary.valid && !summary.error && !file->stopped;
 }
 
 /* Says what the jitdump copy holds, and whether it ends inside a record. */
@@ -334,7 +351,6 @@ void runtime_files_finish(struct runtime_files *files)
 	}
 	if (files->times_fd >= 0)
 		close(files->times_fd);
-	jitdump_free(files->jitdump);
 	free(files->times_path);
 	free(files);
 }

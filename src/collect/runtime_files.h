@@ -25,21 +25,35 @@
 
 #include "target_process.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define RUNTIME_FILE_LIMIT (256ull << 20)
 
 struct runtime_files;
 
+struct jitdump;
+
 /* Starts following the files of `target` into `dir`, reading what they hold
- * now; what happens goes to `log`. `target` must outlive the result. NULL
- * when the target's files cannot be reached (no root). */
+ * now; what happens goes to `log`. The jitdump's copy is parsed into
+ * `jitdump` (jitdump_new(), still empty) as it is written: the stack walks
+ * read it there instead of parsing the file again. `target` and `jitdump`
+ * must outlive the result. NULL when the target's files cannot be reached
+ * (no root). */
 struct runtime_files *runtime_files_follow(const struct target_process *target, const char *dir,
-					   FILE *log);
+					   struct jitdump *jitdump, FILE *log);
 
 /* Copies what was appended since the last poll; does nothing when the last
  * poll was less than 50 ms ago. Cheap enough to call for every record. */
 void runtime_files_poll(struct runtime_files *files);
+
+/* Copies what the jitdump gained unless it was read after `time`
+ * (CLOCK_MONOTONIC, the samples' clock): a runtime writes a method's record
+ * before the method runs, so the parse then holds whatever a sample taken
+ * by `time` ran. False when there is no jitdump to read, or its copy
+ * stopped. */
+bool runtime_files_read_jitdump(struct runtime_files *files, uint64_t time);
 
 /* Copies the rest, says in the log what was copied (and whether the
  * jitdump ends inside a record), and frees `files`. */

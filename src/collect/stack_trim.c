@@ -47,7 +47,8 @@ struct stack_trim {
 };
 
 struct stack_trim *stack_trim_new(const struct target_process *target, enum call_graph_mode mode,
-				  struct managed_images *images)
+				  struct managed_images *images,
+				  const struct borrowed_jitdump *jitdump)
 {
 	bool every_process = target->pid == TARGET_EVERY_PROCESS;
 	/* No symbol folder or server: only the files the target maps, and
@@ -59,6 +60,7 @@ struct stack_trim *stack_trim_new(const struct target_process *target, enum call
 	    .live_root_fd = target->root_fd,
 	    .live_every_process = every_process,
 	    .managed_images = images,
+	    .jitdump = jitdump ? *jitdump : (struct borrowed_jitdump){0},
 	};
 	struct stack_trim *trim;
 

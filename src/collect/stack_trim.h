@@ -17,14 +17,17 @@
 #include "perf_data.h"
 #include "target_process.h"
 
+struct borrowed_jitdump;
 struct managed_images;
 struct stack_trim;
 
 /* NULL when `mode` copies no stacks (fp), or PROFCPU_KEEP_STACK_COPIES is
- * set. `images`, the target's .NET images the replay reads too, is borrowed
+ * set. `images`, the target's .NET images the replay reads too, and
+ * `jitdump`, the target's jitdump as its copier parses it, are borrowed
  * (resolver.h); NULL: the walk reads its own. */
 struct stack_trim *stack_trim_new(const struct target_process *target, enum call_graph_mode mode,
-				  struct managed_images *images);
+				  struct managed_images *images,
+				  const struct borrowed_jitdump *jitdump);
 void stack_trim_free(struct stack_trim *trim);
 
 /* Takes in a side record: a mapping, a fork, an exec. */
