@@ -36,6 +36,9 @@ struct method_start {
 struct managed_image {
 	uint8_t *data;
 	size_t size;
+	/* The file `data` holds, when it is read as lookups need its pages
+	 * (managed_image_open with keep_open): file.bytes is `data`. */
+	struct sparse_file file;
 	struct pe_image pe;
 	struct clr_metadata metadata;
 	struct readytorun r2r;
@@ -52,25 +55,23 @@ struct managed_image {
 
 static void index_methods(struct managed_image *image);
 
-/* Reads the headers and metadata of the assembly in `data`; NULL when it
- * is not one (`data` is then left to the caller). */
-static struct managed_image *parse_image(uint8_t *data, size_t size, const struct pe_loader *loader)
+/* Reads the headers and metadata of the assembly in `data` into `image`;
+ * false when it is not one. */
+static bool parse_image(struct managed_image *image, uint8_t *data, size_t size,
+			const struct pe_loader *loader)
 {
-	struct managed_image *image = calloc(1, sizeof(*image));
 	uint32_t cli_rva, cli_size, metadata_rva, metadata_size;
 	const uint8_t *cli, *metadata;
 
-	if (!image)
-		return NULL;
 	if (!pe_image_parse(&image->pe, data, size, loader) ||
 	    !pe_image_directory(&image->pe, PE_DIRECTORY_CLI_HEADER, &cli_rva, &cli_size) ||
 	    !(cli = pe_image_at_rva(&image->pe, cli_rva, 16)))
-		goto not_managed;
+		return false;
 	metadata_rva = read_u32(cli + 8);
 	metadata_size = read_u32(cli + 12);
 	if (!(metadata = pe_image_at_rva(&image->pe, metadata_rva, metadata_size)) ||
 	    !clr_metadata_parse(&image->metadata, metadata, metadata_size))
-		goto not_managed;
+		return false;
 	image->data = data;
 	image->size = size;
 	image->has_native_code =
@@ -78,18 +79,20 @@ static struct managed_image *parse_image(uint8_t *data, size_t size, const struc
 	image->has_manifest = image->r2r.manifest_metadata &&
 			      clr_metadata_parse(&image->manifest, image->r2r.manifest_metadata,
 						 image->r2r.manifest_metadata_size);
-	return image;
-not_managed:
-	free(image);
-	return NULL;
+	return true;
 }
 
 struct managed_image *managed_image_from_bytes(uint8_t *data, size_t size)
 {
-	struct managed_image *image = parse_image(data, size, NULL);
+	struct managed_image *image = calloc(1, sizeof(*image));
 
-	if (!image)
+	if (image)
+		image->file.fd = -1;
+	if (!image || !parse_image(image, data, size, NULL)) {
+		free(image);
 		free(data);
+		return NULL;
+	}
 	return image;
 }
 
@@ -111,25 +114,36 @@ static void load_for_lookups(struct managed_image *image)
 		readytorun_unwind_info(&image->r2r, &function, &unwind_info, &unwind_size);
 }
 
-struct managed_image *managed_image_open(int root_fd, const char *path)
+struct managed_image *managed_image_open(int root_fd, const char *path, bool keep_open)
 {
-	struct sparse_file file;
-	struct pe_loader loader = {load_file_range, &file};
-	struct managed_image *image;
-	uint8_t *bytes;
+	struct managed_image *image = calloc(1, sizeof(*image));
+	struct pe_loader loader;
 
+	if (!image)
+		return NULL;
 	/* Only the headers, metadata and ReadyToRun tables are read: a tenth
 	 * of CoreLib, whose code is not needed. */
-	if (!sparse_file_open(&file, target_file_open(root_fd, path, 0), MANAGED_IMAGE_MAX_SIZE))
+	if (!sparse_file_open(&image->file, target_file_open(root_fd, path, 0),
+			      MANAGED_IMAGE_MAX_SIZE)) {
+		free(image);
 		return NULL;
-	image = parse_image(file.bytes, file.size, &loader);
-	if (image && image->has_native_code)
+	}
+	loader = (struct pe_loader){load_file_range, &image->file};
+	if (!parse_image(image, image->file.bytes, image->file.size, &loader)) {
+		free(sparse_file_take_bytes(&image->file));
+		free(image);
+		return NULL;
+	}
+	/* Code that is never sampled is never read: a walk needs a few
+	 * hundred methods' unwind info, and names come from the jitdump
+	 * when there is one. Otherwise everything a lookup may read is read
+	 * now, and the file closed. */
+	if (keep_open && image->has_native_code)
+		return image;
+	if (image->has_native_code)
 		load_for_lookups(image);
-	if (image)
-		pe_image_stop_loading(&image->pe);
-	bytes = sparse_file_take_bytes(&file);
-	if (!image)
-		free(bytes);
+	pe_image_stop_loading(&image->pe);
+	sparse_file_done(&image->file);
 	return image;
 }
 
@@ -141,7 +155,10 @@ void managed_image_free(struct managed_image *image)
 		free(image->methods[i].name);
 	free(image->methods);
 	free(image->method_at);
-	free(image->data);
+	if (image->file.bytes)
+		free(sparse_file_take_bytes(&image->file));
+	else
+		free(image->data);
 	free(image);
 }
 

@@ -8,8 +8,8 @@
  * System.Collections.Generic.GenericArraySortHelper`1[System.Int32]::PickPivotAndPartition(valuetype
  * System.Span`1<!0>)[PreJIT]
  *
- * The file is read once, inside the target's root, and indexed on the first
- * lookup; method names are made on first use and kept. */
+ * The file is read inside the target's root, each part once, and indexed on
+ * the first lookup; method names are made on first use and kept. */
 #ifndef PROFCPU_MANAGED_IMAGE_H
 #define PROFCPU_MANAGED_IMAGE_H
 
@@ -31,9 +31,13 @@ typedef const struct clr_metadata *(*managed_image_assembly_finder)(void *contex
 
 /* Reads the assembly at `path` (as the target sees it) inside `root_fd`
  * (target_root.h; -1: the profiler's own files): its headers, metadata and
- * ReadyToRun tables, not its code. NULL when it is not a regular file, too
- * large, unreadable, or not a .NET assembly. */
-struct managed_image *managed_image_open(int root_fd, const char *path);
+ * ReadyToRun tables, not its code. With `keep_open`, an image with
+ * ReadyToRun code keeps its file open until managed_image_free() and reads
+ * the rest (a method's unwind info and code, the method index) when a
+ * lookup first needs it; otherwise it reads all that now and closes the
+ * file. NULL when it is not a regular file, too large, unreadable, or not a
+ * .NET assembly. */
+struct managed_image *managed_image_open(int root_fd, const char *path, bool keep_open);
 /* Reads an assembly from `size` bytes of `data`, which it takes (free()d
  * with the image). NULL, freeing `data`, when it is not an assembly. */
 struct managed_image *managed_image_from_bytes(uint8_t *data, size_t size);

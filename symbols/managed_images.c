@@ -6,6 +6,9 @@
 #include <string.h>
 
 #define MAX_IMAGES 4096 /* a bound for a hostile capture with endless paths */
+/* Images that keep their file open to read it as lookups need; later ones
+ * are read at once and closed (a bound on descriptors). */
+#define MAX_OPEN_IMAGES 256
 
 struct cached_image {
 	char *path;
@@ -18,6 +21,7 @@ struct managed_images {
 	int root_fd;
 	struct cached_image **cached; /* each alone: images keep a pointer to theirs */
 	size_t count, capacity;
+	size_t opened; /* with keep_open */
 	size_t lookups, named;
 };
 
@@ -110,7 +114,8 @@ struct managed_image *managed_images_get(struct managed_images *images, const ch
 	entry->owned = true;
 	/* Listed even when it is not an assembly: it is not read again. */
 	images->cached[images->count++] = entry;
-	entry->image = managed_image_open(images->root_fd, path);
+	entry->image = managed_image_open(images->root_fd, path, images->opened < MAX_OPEN_IMAGES);
+	images->opened += entry->image != NULL;
 	return entry->image ? share_identical(images, entry) : NULL;
 }
 

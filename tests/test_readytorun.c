@@ -75,7 +75,7 @@ static bool some_code_is_named(const char *path, const char *expected)
 {
 	size_t size;
 	uint8_t *data = read_whole(path, &size);
-	struct managed_image *image = managed_image_open(-1, path);
+	struct managed_image *image = managed_image_open(-1, path, true);
 	struct pe_image pe;
 	struct readytorun r2r;
 	struct readytorun_runtime_function function;
@@ -164,6 +164,58 @@ static void test_offsets_inside_a_method_name_it(void **state)
 	managed_images_free(images);
 }
 
+/* An image read as lookups need it names every method as one read at once,
+ * gives the same unwind info, and the code from the file (one read at once
+ * keeps no code). */
+static void test_read_as_needed_or_at_once_alike(void **state)
+{
+	const char *path;
+	size_t size, compared = 0;
+	uint8_t *data;
+	struct managed_image *lazy, *eager;
+	struct pe_image pe;
+	struct readytorun r2r;
+	struct readytorun_runtime_function function;
+
+	(void)state;
+	if (!find_framework())
+		skip();
+	path = framework_file("System.Private.CoreLib.dll");
+	data = read_whole(path, &size);
+	lazy = managed_image_open(-1, path, true);
+	eager = managed_image_open(-1, path, false);
+	assert_non_null(lazy);
+	assert_non_null(eager);
+	assert_true(pe_image_parse(&pe, data, size, NULL));
+	assert_true(readytorun_parse(&r2r, &pe));
+	for (uint32_t i = 0; readytorun_runtime_function(&r2r, i, &function); i += 7) {
+		uint64_t file_offset =
+		    (uint64_t)(pe_image_at_rva(&pe, function.begin_rva, 1) - data);
+		struct x64_unwind_code_at by_lazy, by_eager;
+		const char *lazy_name, *eager_name;
+		uint64_t lazy_offset, eager_offset;
+		bool named = managed_image_lookup(lazy, file_offset, &lazy_name, &lazy_offset);
+
+		assert_int_equal(
+		    named, managed_image_lookup(eager, file_offset, &eager_name, &eager_offset));
+		if (named) {
+			assert_string_equal(lazy_name, eager_name);
+			assert_int_equal(lazy_offset, eager_offset);
+		}
+		assert_true(managed_image_unwind_at(lazy, file_offset, &by_lazy));
+		assert_true(managed_image_unwind_at(eager, file_offset, &by_eager));
+		assert_int_equal(by_lazy.info_size, by_eager.info_size);
+		assert_memory_equal(by_lazy.info, by_eager.info, by_lazy.info_size);
+		assert_int_equal(by_lazy.code_size, by_eager.code_size);
+		assert_memory_equal(by_lazy.code, data + file_offset, by_lazy.code_size);
+		compared++;
+	}
+	assert_true(compared > 1000);
+	managed_image_free(lazy);
+	managed_image_free(eager);
+	free(data);
+}
+
 /* Looks up an address every 64 bytes of the file: whatever the image
  * holds, this must neither crash nor read outside it (ASan watches). */
 static size_t names_in(uint8_t *data, size_t size)
@@ -215,13 +267,13 @@ static void test_files_that_are_not_assemblies_are_refused(void **state)
 	char fifo[64] = "/tmp/profcpu-r2r-XXXXXX";
 
 	(void)state;
-	assert_null(managed_image_open(-1, "/bin/sh"));
-	assert_null(managed_image_open(-1, "/nonexistent/App.dll"));
+	assert_null(managed_image_open(-1, "/bin/sh", true));
+	assert_null(managed_image_open(-1, "/nonexistent/App.dll", true));
 	/* A FIFO is refused without blocking on it. */
 	assert_non_null(mkdtemp(fifo));
 	strcat(fifo, "/App.dll");
 	assert_int_equal(mkfifo(fifo, 0600), 0);
-	assert_null(managed_image_open(-1, fifo));
+	assert_null(managed_image_open(-1, fifo, true));
 	unlink(fifo);
 	*strrchr(fifo, '/') = '\0';
 	rmdir(fifo);
@@ -232,6 +284,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_framework_methods_have_the_runtime_names),
 	    cmocka_unit_test(test_offsets_inside_a_method_name_it),
+	    cmocka_unit_test(test_read_as_needed_or_at_once_alike),
 	    cmocka_unit_test(test_damaged_images_are_refused_cleanly),
 	    cmocka_unit_test(test_files_that_are_not_assemblies_are_refused),
 	};
