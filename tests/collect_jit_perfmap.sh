@@ -27,6 +27,42 @@ rm "$workdir/plain/folded_stacks.out"
 "$PROFCPU" postprocess -dir "$workdir/plain"
 check_capture "$workdir/plain"
 
+# A map replaced during the capture (written beside it and renamed over it,
+# while the capture holds the old one open): samples before the rename are
+# named by the first map, samples from a poll after it by the second.
+start "$WORKLOAD_JIT_PERFMAP" >"$workdir/replaced.out"
+pid=$started_pid
+until [[ -s /tmp/perf-$pid.map ]]; do sleep 0.05; done
+"$PROFCPU" collect -pid "$pid" -duration 4 -o "$workdir/replaced" 2>"$workdir/replaced.stderr" &
+collector=$!
+until grep -qs '^profcpu: sampling' "$workdir/replaced.stderr"; do sleep 0.05; done
+sleep 1.5
+kill -USR1 "$pid"
+wait "$collector"
+kill "$pid"
+rm -f "/tmp/perf-$pid.map"
+replaced_at=$(awk '/^replaced at/ {print $3}' "$workdir/replaced.out")
+[[ -n $replaced_at ]] || fail "the workload did not replace its map"
+python3 - "$workdir/replaced/perf_script.out" "$replaced_at" <<'PY' ||
+import re, sys
+
+replaced_at = float(sys.argv[2])
+listed = []  # (time, text) of each sample
+for block in open(sys.argv[1]).read().strip().split("\n\n"):
+    listed.append((float(re.search(r" (\d+\.\d+): ", block).group(1)), block))
+before = [text for time, text in listed if time < replaced_at]
+after = [text for time, text in listed if time > replaced_at + 0.2]  # a poll is 50 ms
+
+def share(group, name):
+    return 100 * sum(f" {name}[Generated] " in text for text in group) / max(len(group), 1)
+
+first, second = share(before, "jitted_busy_loop"), share(after, "jitted_busy_loop_v2")
+print(f"before the rename: {len(before)} samples, {first:.1f}% jitted_busy_loop; "
+      f"from 0.2 s after: {len(after)} samples, {second:.1f}% jitted_busy_loop_v2")
+sys.exit(0 if len(before) >= 20 and len(after) >= 20 and first >= 90 and second >= 90 else 1)
+PY
+	fail "samples not named by the map of their time"
+
 # In its own PID and mount namespace, with a private /tmp.
 command -v unshare >/dev/null || skip "unshare is missing"
 # The workload is opened before the private /tmp hides it (the checkout may

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #define POLL_INTERVAL_NS 50000000ull
+/* A followed file is opened again by its path at least this often. */
+#define REOPEN_INTERVAL_NS 1000000000ull
 /* A jitdump that ends inside a record and has not grown for this long has
  * stopped: .NET stops writing at a 64 KB stub block it fails to write. */
 #define STUCK_AFTER_NS 1000000000ull
@@ -31,9 +33,11 @@ static const char *const name_patterns[FOLLOWED_FILES] = {"perf-%d.map", "jit-%d
  * the other, so that code freed before a rewrite is still named. */
 struct followed {
 	char source[64]; /* in the target's /tmp */
-	char *copy;	 /* in the capture folder */
-	int copy_fd;	 /* -1 until the source is first seen */
-	dev_t device;	 /* of the generation being copied */
+	int source_fd;	 /* kept open from poll to poll (source_file), or -1 */
+	uint64_t source_opened_at;
+	char *copy;   /* in the capture folder */
+	int copy_fd;  /* -1 until the source is first seen */
+	dev_t device; /* of the generation being copied */
 	ino_t inode;
 	unsigned char header[JITDUMP_HEADER]; /* of that generation (jitdump) */
 	uint64_t read;			      /* of that generation */
@@ -129,7 +133,8 @@ static bool start_generation(struct runtime_files *files, struct followed *file,
 			     const struct stat *source)
 {
 	if (file->copy_fd < 0)
-		file->copy_fd = open(file->copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		/* Read too: a perf map's next generation looks at its last byte. */
+		file->copy_fd = open(file->copy, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (file->copy_fd < 0) {
 		report_error("cannot copy %s of the target to %s: %s", file->source, file->copy,
 			     strerror(errno));
@@ -185,14 +190,35 @@ static void copy_appended(struct runtime_files *files, struct followed *file, in
 	}
 }
 
+/* The source, kept open from one poll to the next while it is still the
+ * file at its path: opening it inside the target's root costs more than
+ * reading what it gained. A runtime writing it again truncates it (its
+ * size tells) or puts another file there (the last link of this one goes);
+ * after a rewrite was asked for, and every second whatever the links say,
+ * the path is opened again. -1 when there is no file. */
+static int source_file(struct runtime_files *files, struct followed *file, uint64_t now)
+{
+	struct stat status;
+
+	if (file->source_fd >= 0 && !file->rewritten &&
+	    now - file->source_opened_at < REOPEN_INTERVAL_NS &&
+	    fstat(file->source_fd, &status) == 0 && status.st_nlink > 0)
+		return file->source_fd;
+	if (file->source_fd >= 0)
+		close(file->source_fd);
+	file->source_fd = target_file_open(files->target->root_fd, file->source, 0);
+	file->source_opened_at = now;
+	return file->source_fd;
+}
+
 /* Returns true when the copy grew. */
-static bool poll_file(struct runtime_files *files, struct followed *file)
+static bool poll_file(struct runtime_files *files, struct followed *file, uint64_t now)
 {
 	int fd;
 	struct stat status;
 	uint64_t before = file->written;
 
-	if (file->stopped || (fd = target_file_open(files->target->root_fd, file->source, 0)) < 0)
+	if (file->stopped || (fd = source_file(files, file, now)) < 0)
 		return false;
 	/* A file older than the target is another process's. */
 	if (fstat(fd, &status) == 0 && status.st_mtime + 1 >= files->target->start_time) {
@@ -205,7 +231,6 @@ static bool poll_file(struct runtime_files *files, struct followed *file)
 		if (!file->stopped)
 			copy_appended(files, file, fd, (uint64_t)status.st_size);
 	}
-	close(fd);
 	return file->written > before;
 }
 
@@ -246,7 +271,7 @@ static void poll_now(struct runtime_files *files, uint64_t now)
 	bool grew;
 
 	files->last_poll = now;
-	if (poll_file(files, map)) {
+	if (poll_file(files, map, now)) {
 		if (files->times_fd < 0)
 			files->times_fd =
 			    open(files->times_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -255,7 +280,7 @@ static void poll_now(struct runtime_files *files, uint64_t now)
 				(unsigned long long)now);
 	}
 	files->jitdump_read_at = now;
-	grew = poll_file(files, &files->files[JITDUMP]);
+	grew = poll_file(files, &files->files[JITDUMP], now);
 	if (files->files[JITDUMP].copy_fd >= 0)
 		repair_stuck_jitdump(files, grew, now);
 }
@@ -281,6 +306,7 @@ struct runtime_files *runtime_files_follow(const struct target_process *target, 
 		snprintf(name, sizeof(name), name_patterns[i], (int)target->pid);
 		files->files[i].copy = xasprintf("%s/%s", dir, name);
 		files->files[i].copy_fd = -1;
+		files->files[i].source_fd = -1;
 	}
 	if (!files->jitdump)
 		files->files[JITDUMP].stopped = true;
@@ -308,7 +334,7 @@ bool runtime_files_read_jitdump(struct runtime_files *files, uint64_t time)
 	if (files->jitdump_read_at <= time) {
 		now = monotonic_now();
 		files->jitdump_read_at = now;
-		poll_file(files, file);
+		poll_file(files, file, now);
 	}
 	jitdump_summarize(files->jitdump, &summary);
 	return summary.valid && !summary.error && !file->stopped;
@@ -333,13 +359,17 @@ static void log_jitdump(const struct runtime_files *files)
 
 void runtime_files_finish(struct runtime_files *files)
 {
+	uint64_t now = monotonic_now();
+
 	if (!files)
 		return;
-	poll_now(files, monotonic_now());
-	poll_file(files, &files->files[PERFINFO_MAP]);
+	poll_now(files, now);
+	poll_file(files, &files->files[PERFINFO_MAP], now);
 	for (int i = 0; i < FOLLOWED_FILES; i++) {
 		struct followed *file = &files->files[i];
 
+		if (file->source_fd >= 0)
+			close(file->source_fd);
 		if (file->copy_fd >= 0) {
 			fprintf(files->log, "copied %s of the target: %llu bytes\n", file->source,
 				(unsigned long long)file->written);
