@@ -25,8 +25,8 @@
 
 enum followed_file { PERF_MAP, JITDUMP, PERFINFO_MAP, FOLLOWED_FILES };
 
-static const char *const name_patterns[FOLLOWED_FILES] = {"perf-%d.map", "jit-%d.dump",
-							  "perfinfo-%d.map"};
+static const char name_patterns[FOLLOWED_FILES][16] = {"perf-%d.map", "jit-%d.dump",
+						       "perfinfo-%d.map"};
 
 /* One file of the target and its copy. The runtime may write the file again
  * from its start (a generation); the copy keeps every generation, one after
