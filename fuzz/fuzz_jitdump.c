@@ -2,7 +2,9 @@
  * pieces (the file as read in one poll, then the next), the second piece
  * from a copy whose machine code is cleared as collect's copy does, and
  * every address the input names is looked up, at a time before and after
- * its records, and unwound with its prolog's info, the input as the stack. */
+ * its records, and unwound with its prolog's info, the input as the stack.
+ * The framing-only parser (jitdump_new_framing) reads the same bytes and
+ * must tell the same end of the file. */
 #include "jitdump.h"
 
 #include <stddef.h>
@@ -14,24 +16,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct jitdump *dump = jitdump_new();
-	struct jitdump_summary summary;
+	struct jitdump *dump = jitdump_new(), *framed = jitdump_new_framing();
+	struct jitdump_summary summary, framing;
 	struct code_range range;
 	struct x64_unwind_code_at unwind;
 	struct stack_copy stack = {.start = 0x10000, .bytes = data, .size = size};
 	size_t split = size ? data[0] % (size + 1) : 0;
 	unsigned char *copy = malloc(size - split + 1);
 
-	if (!dump || !copy) {
+	if (!dump || !framed || !copy) {
 		jitdump_free(dump);
+		jitdump_free(framed);
 		free(copy);
 		return 0;
 	}
+	jitdump_add_bytes(framed, data, size);
 	jitdump_add_bytes(dump, data, split);
 	memcpy(copy, data + split, size - split);
 	jitdump_add_bytes_clearing_code(dump, copy, size - split);
 	free(copy);
 	jitdump_summarize(dump, &summary);
+	jitdump_summarize(framed, &framing);
+	if (framing.bytes != summary.bytes || framing.missing_bytes != summary.missing_bytes ||
+	    framing.valid != summary.valid)
+		abort();
+	jitdump_free(framed);
 	for (size_t i = 0; i + 8 <= size; i += 8) {
 		uint64_t address;
 
