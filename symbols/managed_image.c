@@ -155,10 +155,8 @@ void managed_image_free(struct managed_image *image)
 		free(image->methods[i].name);
 	free(image->methods);
 	free(image->method_at);
-	if (image->file.bytes)
-		free(sparse_file_take_bytes(&image->file));
-	else
-		free(image->data);
+	sparse_file_take_bytes(&image->file); /* closes it; its bytes are `data` */
+	free(image->data);
 	free(image);
 }
 

@@ -195,19 +195,23 @@ static void copy_appended(struct runtime_files *files, struct followed *file, in
  * reading what it gained. A runtime writing it again truncates it (its
  * size tells) or puts another file there (the last link of this one goes);
  * after a rewrite was asked for, and every second whatever the links say,
- * the path is opened again. -1 when there is no file. */
-static int source_file(struct runtime_files *files, struct followed *file, uint64_t now)
+ * the path is opened again. Fills `status` of the file; -1 when there is
+ * none. */
+static int source_file(struct runtime_files *files, struct followed *file, uint64_t now,
+		       struct stat *status)
 {
-	struct stat status;
-
 	if (file->source_fd >= 0 && !file->rewritten &&
 	    now - file->source_opened_at < REOPEN_INTERVAL_NS &&
-	    fstat(file->source_fd, &status) == 0 && status.st_nlink > 0)
+	    fstat(file->source_fd, status) == 0 && status->st_nlink > 0)
 		return file->source_fd;
 	if (file->source_fd >= 0)
 		close(file->source_fd);
 	file->source_fd = target_file_open(files->target->root_fd, file->source, 0);
 	file->source_opened_at = now;
+	if (file->source_fd >= 0 && fstat(file->source_fd, status) != 0) {
+		close(file->source_fd);
+		file->source_fd = -1;
+	}
 	return file->source_fd;
 }
 
@@ -218,10 +222,10 @@ static bool poll_file(struct runtime_files *files, struct followed *file, uint64
 	struct stat status;
 	uint64_t before = file->written;
 
-	if (file->stopped || (fd = source_file(files, file, now)) < 0)
+	if (file->stopped || (fd = source_file(files, file, now, &status)) < 0)
 		return false;
 	/* A file older than the target is another process's. */
-	if (fstat(fd, &status) == 0 && status.st_mtime + 1 >= files->target->start_time) {
+	if (status.st_mtime + 1 >= files->target->start_time) {
 		if (is_new_generation(files, file, fd, &status) &&
 		    !start_generation(files, file, fd, &status)) {
 			file->stopped = true;
@@ -329,12 +333,10 @@ bool runtime_files_read_jitdump(struct runtime_files *files, uint64_t time)
 {
 	struct followed *file = &files->files[JITDUMP];
 	struct jitdump_summary summary;
-	uint64_t now;
 
 	if (files->jitdump_read_at <= time) {
-		now = monotonic_now();
-		files->jitdump_read_at = now;
-		poll_file(files, file, now);
+		files->jitdump_read_at = monotonic_now();
+		poll_file(files, file, files->jitdump_read_at);
 	}
 	jitdump_summarize(files->jitdump, &summary);
 	return summary.valid && !summary.error && !file->stopped;
