@@ -260,7 +260,7 @@ void dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
 {
 	char why[128];
 
-	if (target->root_fd < 0 || !target_process_maps_file(target->pid, "libcoreclr.so"))
+	if (target->root_fd < 0 || !target->runs_dotnet)
 		return;
 	if (has_whole_jitdump(target)) {
 		fprintf(log, "jitdump: the target writes a whole one already; left as it is\n");

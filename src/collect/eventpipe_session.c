@@ -216,7 +216,7 @@ struct eventpipe_session *eventpipe_session_start(const struct target_process *t
 	int socket_handle, connection = -1, output;
 	uint64_t id = 0;
 
-	if (target->root_fd < 0 || !target_process_maps_file(target->pid, "libcoreclr.so"))
+	if (target->root_fd < 0 || !target->runs_dotnet)
 		return NULL;
 	socket_handle = dotnet_open_diagnostic_socket(target);
 	if (socket_handle < 0)

@@ -103,8 +103,10 @@ static bool is_node(pid_t pid, const char *comm)
 static void read_runtime(struct process_facts *facts, int root_fd)
 {
 	if (target_process_maps_file(facts->pid, "libcoreclr.so")) {
-		struct target_process target = {
-		    .pid = facts->pid, .namespace_pid = facts->namespace_pid, .root_fd = root_fd};
+		struct target_process target = {.pid = facts->pid,
+						.namespace_pid = facts->namespace_pid,
+						.root_fd = root_fd,
+						.runs_dotnet = true};
 
 		facts->runtime = RUNTIME_DOTNET;
 		if (root_fd >= 0)

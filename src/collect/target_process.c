@@ -122,6 +122,7 @@ int target_process_open(pid_t pid, struct target_process *target)
 		    "out of reach; give the profiler CAP_SYS_PTRACE",
 		    (int)pid, strerror(errno));
 	target->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	target->runs_dotnet = target_process_maps_file(pid, "libcoreclr.so");
 	return 0;
 }
 

@@ -17,6 +17,7 @@ struct target_process {
 	time_t start_time;  /* when it started, seconds since the epoch */
 	int root_fd;	    /* /proc/<pid>/root, for the target's files; -1 if unreadable */
 	int pidfd;	    /* readable when the target exits; -1 if unsupported */
+	bool runs_dotnet;   /* mapped libcoreclr.so when it was opened */
 	const char *cgroup; /* TARGET_EVERY_PROCESS: only this cgroup's, or NULL */
 };
 
