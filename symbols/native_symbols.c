@@ -84,10 +84,16 @@ static bool collect_symbol_dirs(struct native_symbols *symbols,
 	return true;
 }
 
+bool native_symbols_downloads(const struct native_symbols_config *config)
+{
+	const char *debuginfod_urls = getenv("DEBUGINFOD_URLS");
+
+	return !config->offline && (config->symbol_server || (debuginfod_urls && *debuginfod_urls));
+}
+
 struct native_symbols *native_symbols_new(const struct native_symbols_config *config)
 {
 	struct native_symbols *symbols = calloc(1, sizeof(*symbols));
-	const char *debuginfod_urls = getenv("DEBUGINFOD_URLS");
 
 	if (!symbols)
 		return NULL;
@@ -108,9 +114,10 @@ struct native_symbols *native_symbols_new(const struct native_symbols_config *co
 	    .symbol_dirs = (const char *const *)symbols->symbol_dirs,
 	    .log = config->log,
 	};
-	if (config->symbol_server || (debuginfod_urls && *debuginfod_urls))
-		symbols->search.server = symbol_server_new(config->symbol_server, debuginfod_urls,
-							   config->cache_dir, config->log);
+	if (native_symbols_downloads(config))
+		symbols->search.server =
+		    symbol_server_new(config->symbol_server, getenv("DEBUGINFOD_URLS"),
+				      config->cache_dir, config->log);
 	return symbols;
 }
 

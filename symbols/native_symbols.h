@@ -30,13 +30,14 @@ struct call_frame_info;
  *   DEBUGINFOD_URLS      space-separated debuginfod servers, asked after
  *                        symbol_server
  * Downloads happen only when symbol_server or DEBUGINFOD_URLS names a
- * server. */
+ * server, and the config is not offline. */
 struct native_symbols_config {
 	int target_root_fd;		/* target_root_open(), or -1: own file system */
 	pid_t live_pid;			/* the running target, whose /proc/<pid>/map_files holds the
 					   files it maps; 0 when replaying a capture */
 	const char *const *symbol_dirs; /* user folders to search, NULL-terminated; may be NULL */
 	const char *symbol_server;	/* URL, or NULL */
+	bool offline;	       /* no server, whatever DEBUGINFOD_URLS says: collect's recording */
 	const char *cache_dir; /* for downloaded debug files; NULL: ~/.cache/profcpu/symbols */
 	bool inline_frames;    /* add inlined frames from DWARF */
 	/* The capture folder, which holds the copy of the kernel symbols the
@@ -56,6 +57,9 @@ struct native_frame {
 };
 
 struct native_symbols;
+
+/* Whether native_symbols made with `config` may download debug files. */
+bool native_symbols_downloads(const struct native_symbols_config *config);
 
 /* The strings of `config` are copied; target_root_fd and log must stay open
  * until native_symbols_free(). */

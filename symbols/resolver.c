@@ -36,6 +36,7 @@ struct process {
 struct resolver {
 	struct resolver_config config;
 	struct native_symbols *native;
+	bool native_borrowed;		/* config.native_symbols: freed by its owner */
 	struct managed_images *managed; /* precompiled .NET code, named from its files */
 	bool managed_borrowed;		/* config.managed_images: freed by its owner */
 	struct process *processes;
@@ -47,6 +48,22 @@ struct resolver {
 	struct code_cache *code_cache; /* resolver_code_at's answers; NULL: none kept */
 };
 
+static struct native_symbols_config native_config(const struct resolver_config *config)
+{
+	struct native_symbols_config native = config->native;
+
+	native.live_pid = config->live_pid;
+	native.capture_dir = config->capture_dir;
+	return native;
+}
+
+struct native_symbols *resolver_native_symbols_new(const struct resolver_config *config)
+{
+	struct native_symbols_config native = native_config(config);
+
+	return native_symbols_new(&native);
+}
+
 struct resolver *resolver_new(const struct resolver_config *config)
 {
 	struct resolver *resolver = calloc(1, sizeof(*resolver));
@@ -54,9 +71,10 @@ struct resolver *resolver_new(const struct resolver_config *config)
 	if (!resolver)
 		return NULL;
 	resolver->config = *config;
-	resolver->config.native.live_pid = config->live_pid;
-	resolver->config.native.capture_dir = config->capture_dir;
-	resolver->native = native_symbols_new(&resolver->config.native);
+	resolver->config.native = native_config(config);
+	resolver->native_borrowed = config->native_symbols != NULL;
+	resolver->native = resolver->native_borrowed ? config->native_symbols
+						     : native_symbols_new(&resolver->config.native);
 	resolver->code_cache = code_cache_new();
 	/* PROFCPU_NO_READYTORUN=1 leaves precompiled .NET code to the runtime's
 	 * own files (jitdump): for comparisons, or against a misleading image. */
@@ -89,7 +107,8 @@ void resolver_free(struct resolver *resolver)
 	managed_images_report(resolver->managed, resolver->config.native.log);
 	if (!resolver->managed_borrowed)
 		managed_images_free(resolver->managed);
-	native_symbols_free(resolver->native);
+	if (!resolver->native_borrowed)
+		native_symbols_free(resolver->native);
 	code_cache_free(resolver->code_cache);
 	free(resolver);
 }

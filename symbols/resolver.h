@@ -79,6 +79,10 @@ struct resolver_config {
 	 * again, and each image is read once for both. Borrowed: freed by the
 	 * caller after the resolver. NULL: the resolver reads its own. */
 	struct managed_images *managed_images;
+	/* The ELF files' symbols and CFI, when another resolver reads them too
+	 * (resolver_native_symbols_new): borrowed like managed_images. NULL:
+	 * the resolver reads its own, as `native` says. */
+	struct native_symbols *native_symbols;
 	/* The jitdump of one process, parsed by its copier: the resolver
 	 * reads no other copy of it. */
 	struct borrowed_jitdump jitdump;
@@ -87,6 +91,10 @@ struct resolver_config {
 struct resolver;
 
 struct resolver *resolver_new(const struct resolver_config *config);
+/* What a resolver with `config` would read ELF files with, for several
+ * resolvers to share (config.native_symbols); free with
+ * native_symbols_free() after them. */
+struct native_symbols *resolver_native_symbols_new(const struct resolver_config *config);
 void resolver_free(struct resolver *resolver);
 
 /* A mapping of `file` (its path and identity, mapped_file.h) in `pid`. */

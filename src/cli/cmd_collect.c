@@ -475,6 +475,7 @@ int cmd_collect(int argc, char **argv)
 	struct fold_options fold;
 	struct eventpipe_session *events = NULL;
 	struct managed_images *images = NULL;
+	struct native_symbols *native = NULL;
 	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL, *cgroup = NULL;
 	bool keep_dir = true;
 	FILE *log = NULL;
@@ -553,10 +554,23 @@ int cmd_collect(int argc, char **argv)
 		dotnet_ensure_perfmap(&target, log);
 	else if (options.enable_perfmaps)
 		sampling_scope_enable_perfmaps(&target, log);
-	/* One target's .NET images, read once for the recording's walk and the
-	 * replays. */
-	if (target.pid != TARGET_EVERY_PROCESS)
+	symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
+	config.capture_dir = dir;
+	config.native.write_kernel_symbols_copy = true;
+	config.live_pid = target.pid == TARGET_EVERY_PROCESS ? 0 : target.pid;
+	config.live_namespace_pid = target.namespace_pid;
+	config.live_root_fd = target.root_fd;
+	config.live_every_process = target.pid == TARGET_EVERY_PROCESS;
+	if (options.push_url)
+		push_options_add_target_labels(&options.push, target.pid, target.comm);
+	/* One target's .NET images and ELF files, read once for the recording's
+	 * walk and the replays; the ELF files only where the replay downloads
+	 * nothing, as the recording must not. */
+	if (target.pid != TARGET_EVERY_PROCESS) {
 		images = config.managed_images = managed_images_new(target.root_fd);
+		if (!native_symbols_downloads(&config.native))
+			native = config.native_symbols = resolver_native_symbols_new(&config);
+	}
 	/* With --push-interval, one capture a period into the same folder, each
 	 * pushed, until the duration, Ctrl-C or the target's exit. */
 	for (double collected = 0; !collected || options.push_interval > 0;) {
@@ -583,23 +597,12 @@ int cmd_collect(int argc, char **argv)
 						  .command_line = command_line,
 						  .stopped_early = &stopped_early,
 						  .managed_images = images,
+						  .native_symbols = native,
 						  .jitdump = jitdump},
 			&target, dir, log) < 0) {
 			collect_events_finish(events, dir, log, NULL);
 			jitdump_free(jitdump);
 			goto done;
-		}
-		if (collected == 0) { /* after the first capture: sampling starts at once */
-			symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
-			config.capture_dir = dir;
-			config.native.write_kernel_symbols_copy = true;
-			config.live_pid = target.pid == TARGET_EVERY_PROCESS ? 0 : target.pid;
-			config.live_namespace_pid = target.namespace_pid;
-			config.live_root_fd = target.root_fd;
-			config.live_every_process = target.pid == TARGET_EVERY_PROCESS;
-			if (options.push_url)
-				push_options_add_target_labels(&options.push, target.pid,
-							       target.comm);
 		}
 		collected += period > 0 ? period : 1;
 		last = options.push_interval <= 0 || stopped_early ||
@@ -625,6 +628,7 @@ done:
 	if (dir && !keep_dir)
 		remove_capture_dir(dir);
 	managed_images_free(images);
+	native_symbols_free(native);
 	target_process_close(&target);
 	symbol_options_release(&options.symbols);
 	push_options_release(&options.push);

@@ -299,7 +299,7 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	jitdump = options->jitdump ? options->jitdump : jitdump_new();
 	sink.runtime_files = runtime_files_follow(target, dir, jitdump, log);
 	sink.stack_trim = stack_trim_new(
-	    target, options->call_graph, options->managed_images,
+	    target, options->call_graph, options->managed_images, options->native_symbols,
 	    sink.runtime_files ? &(struct borrowed_jitdump){target->pid, jitdump,
 							    read_target_jitdump, sink.runtime_files}
 			       : NULL);

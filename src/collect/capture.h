@@ -26,6 +26,9 @@ struct capture_options {
 	/* The target's .NET images, read by the walk that trims stack copies
 	 * and again by the replay: borrowed (resolver.h); may be NULL. */
 	struct managed_images *managed_images;
+	/* Their ELF files' symbols and CFI, the same way (never downloading:
+	 * resolver_config.native_symbols); may be NULL. */
+	struct native_symbols *native_symbols;
 	/* Parses the target's jitdump as it is copied, for that walk and then
 	 * the replay (jitdump_new(), empty; borrowed); NULL: a parse for the
 	 * recording only. */

@@ -47,19 +47,21 @@ struct stack_trim {
 };
 
 struct stack_trim *stack_trim_new(const struct target_process *target, enum call_graph_mode mode,
-				  struct managed_images *images,
+				  struct managed_images *images, struct native_symbols *native,
 				  const struct borrowed_jitdump *jitdump)
 {
 	bool every_process = target->pid == TARGET_EVERY_PROCESS;
-	/* No symbol folder or server: only the files the target maps, and
-	 * its jitdump. Code whose CFI may be in a debug file is provisional. */
+	/* No symbol server: the files the target maps, debug files beside
+	 * them, and its jitdump. Code whose CFI may be in a debug file the
+	 * replay downloads is provisional. */
 	struct resolver_config config = {
-	    .native = {.target_root_fd = every_process ? -1 : target->root_fd},
+	    .native = {.target_root_fd = every_process ? -1 : target->root_fd, .offline = true},
 	    .live_pid = every_process ? 0 : target->pid,
 	    .live_namespace_pid = target->namespace_pid,
 	    .live_root_fd = target->root_fd,
 	    .live_every_process = every_process,
 	    .managed_images = images,
+	    .native_symbols = native,
 	    .jitdump = jitdump ? *jitdump : (struct borrowed_jitdump){0},
 	};
 	struct stack_trim *trim;

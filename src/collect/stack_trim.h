@@ -8,8 +8,8 @@
  *
  * The walk follows the capture's side records as the replay does, with the
  * target's files and its jitdump as it grows, but without its perf map or a
- * debug file, which the replay may read; a walk that stops early keeps the
- * whole copy, as the replay may get further. */
+ * debug file from a symbol server, which the replay may read; a walk that
+ * stops early keeps the whole copy, as the replay may get further. */
 #ifndef PROFCPU_STACK_TRIM_H
 #define PROFCPU_STACK_TRIM_H
 
@@ -19,14 +19,16 @@
 
 struct borrowed_jitdump;
 struct managed_images;
+struct native_symbols;
 struct stack_trim;
 
 /* NULL when `mode` copies no stacks (fp), or PROFCPU_KEEP_STACK_COPIES is
- * set. `images`, the target's .NET images the replay reads too, and
- * `jitdump`, the target's jitdump as its copier parses it, are borrowed
- * (resolver.h); NULL: the walk reads its own. */
+ * set. `images` and `native`, the target's .NET images and ELF files the
+ * replay reads too, and `jitdump`, the target's jitdump as its copier parses
+ * it, are borrowed (resolver.h); NULL: the walk reads its own. A borrowed
+ * `native` must not download. */
 struct stack_trim *stack_trim_new(const struct target_process *target, enum call_graph_mode mode,
-				  struct managed_images *images,
+				  struct managed_images *images, struct native_symbols *native,
 				  const struct borrowed_jitdump *jitdump);
 void stack_trim_free(struct stack_trim *trim);
 
