@@ -94,3 +94,15 @@ grep -q "downloaded its debug file from http://127.0.0.1:$port" served/profcpu.l
 	fail "the log does not say the debug file came from the server"
 [[ -f $XDG_CACHE_HOME/profcpu/symbols/_.debug/elf-buildid-sym-$build_id/_.debug ]] ||
 	fail "the downloaded debug file was not cached"
+
+# From a debuginfod server named by DEBUGINFOD_URLS, into an empty cache: the
+# replay downloads the file and says so. The walk made while sampling must
+# never download (a download would stall the sampling loop): had it done so,
+# the replay would find the file cached and download nothing.
+mkdir -p "served/buildid/$build_id"
+cp libsplit.so.dbg "served/buildid/$build_id/debuginfo"
+export XDG_CACHE_HOME=$workdir/cache-debuginfod
+DEBUGINFOD_URLS="http://127.0.0.1:$port" profile debuginfod
+assert_share debuginfod/folded_stacks.out 'lib_entry;internal_spin$' 90 100
+grep -q "downloaded its debug file from http://127.0.0.1:$port" debuginfod/profcpu.log ||
+	fail "the debug file was not downloaded after the sampling (the walk made while sampling downloaded it?)"
