@@ -1,5 +1,4 @@
 #include "capture.h"
-#include "jitdump.h"
 #include "perf_data.h"
 #include "perf_event_names.h"
 #include "record.h"
@@ -230,7 +229,6 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	struct record_session *session;
 	struct record_summary summary;
 	struct perf_data_info info;
-	struct jitdump *jitdump;
 	struct perf_data_extra_event switch_event = {.name = SCHED_SWITCH_EVENT_NAME};
 	struct writer_sink sink = {.last_flush = monotonic_seconds(), .attr = &attr};
 	char *path = xasprintf("%s/perf.data", dir);
@@ -296,19 +294,17 @@ int capture_target(const struct capture_options *options, const struct target_pr
 		fprintf(stderr, "profcpu: sampling pid %d (%s) with %s at %u Hz%s\n",
 			(int)target->pid, target->comm, info.event_name, options->frequency,
 			options->duration > 0 ? "" : "; Ctrl-C stops");
-	jitdump = options->jitdump ? options->jitdump : jitdump_new();
-	sink.runtime_files = runtime_files_follow(target, dir, jitdump, log);
+	sink.runtime_files =
+	    options->jitdump ? runtime_files_follow(target, dir, options->jitdump, log) : NULL;
 	sink.stack_trim = stack_trim_new(
 	    target, options->call_graph, options->managed_images, options->native_symbols,
-	    sink.runtime_files ? &(struct borrowed_jitdump){target->pid, jitdump,
+	    sink.runtime_files ? &(struct borrowed_jitdump){target->pid, options->jitdump,
 							    read_target_jitdump, sink.runtime_files}
 			       : NULL);
 	record_run(session, &record_options, write_record, &sink, &summary);
 	record_close(session);
 	stack_trim_free(sink.stack_trim);
 	runtime_files_finish(sink.runtime_files);
-	if (!options->jitdump)
-		jitdump_free(jitdump);
 	if (perf_data_writer_finish(sink.writer) < 0 && !sink.error)
 		sink.error = errno;
 	log_summary(log, &summary);

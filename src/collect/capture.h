@@ -30,8 +30,9 @@ struct capture_options {
 	 * resolver_config.native_symbols); may be NULL. */
 	struct native_symbols *native_symbols;
 	/* Parses the target's jitdump as it is copied, for that walk and then
-	 * the replay (jitdump_new(), empty; borrowed); NULL: a parse for the
-	 * recording only. */
+	 * the replay (jitdump_new(), empty; borrowed); NULL: the target's perf
+	 * map and jitdump are not followed (collect -a: one capture of every
+	 * process, whose files the replay reads from each one's root). */
 	struct jitdump *jitdump;
 };
 
