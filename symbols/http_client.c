@@ -1,5 +1,6 @@
 #include "http_client.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -8,6 +9,81 @@
 #include <string.h>
 #include <time.h>
 #include <wget.h>
+
+/* libwget is opened by the first request (dlopen): with GnuTLS and a dozen
+ * libraries more it cost every command 3 to 4 ms to start, and most runs
+ * send no request. Built with its headers, so each pointer has the type its
+ * function is declared with. */
+#define LIBWGET_SONAME "libwget.so.0"
+#define LIBWGET_FUNCTIONS(X)                                                                       \
+	X(wget_buffer_alloc)                                                                       \
+	X(wget_buffer_free)                                                                        \
+	X(wget_http_abort_connection)                                                              \
+	X(wget_http_add_header)                                                                    \
+	X(wget_http_close)                                                                         \
+	X(wget_http_create_request)                                                                \
+	X(wget_http_free_request)                                                                  \
+	X(wget_http_free_response)                                                                 \
+	X(wget_http_get_response)                                                                  \
+	X(wget_http_open)                                                                          \
+	X(wget_http_request_set_body)                                                              \
+	X(wget_http_request_set_body_cb)                                                           \
+	X(wget_http_request_set_header_cb)                                                         \
+	X(wget_http_send_request)                                                                  \
+	X(wget_iri_escape)                                                                         \
+	X(wget_iri_free)                                                                           \
+	X(wget_iri_parse)                                                                          \
+	X(wget_iri_relative_to_abs)                                                                \
+	X(wget_ssl_deinit)                                                                         \
+	X(wget_ssl_set_config_int)                                                                 \
+	X(wget_ssl_set_config_string)                                                              \
+	X(wget_tcp_set_connect_timeout)                                                            \
+	X(wget_tcp_set_dns_caching)                                                                \
+	X(wget_tcp_set_timeout)
+
+static struct {
+	bool loaded;
+	char why[192]; /* why it is not */
+#define FUNCTION_POINTER(name) __typeof__(name) *name;
+	LIBWGET_FUNCTIONS(FUNCTION_POINTER)
+#undef FUNCTION_POINTER
+} lib;
+
+/* Opens libwget, and sets its defaults once: certificates checked without
+ * asking OCSP responders (curl does not either), HTTP/1.1 only (libwget
+ * 1.99's HTTP/2 sends every request as a GET), no DNS cache kept after the
+ * request. */
+static void load_once(void)
+{
+	void *handle = dlopen(LIBWGET_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!handle) {
+		snprintf(lib.why, sizeof(lib.why),
+			 "cannot load %s (%s): install it (Debian's libwget0)", LIBWGET_SONAME,
+			 dlerror());
+		return;
+	}
+#define LOOK_UP(name)                                                                              \
+	if (!(*(void **)&lib.name = dlsym(handle, #name))) {                                       \
+		snprintf(lib.why, sizeof(lib.why), "%s has no %s: a libwget too old",              \
+			 LIBWGET_SONAME, #name);                                                   \
+		return;                                                                            \
+	}
+	LIBWGET_FUNCTIONS(LOOK_UP)
+#undef LOOK_UP
+	lib.wget_ssl_set_config_int(WGET_SSL_OCSP, 0);
+	lib.wget_ssl_set_config_string(WGET_SSL_ALPN, "http/1.1");
+	lib.wget_tcp_set_dns_caching(NULL, 0);
+	lib.loaded = true;
+}
+
+static bool load(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, load_once);
+	return lib.loaded;
+}
 
 /* One request on one connection. */
 struct exchange {
@@ -49,19 +125,9 @@ static int pass_body(wget_http_response_t *response, void *context, const char *
 	if (!exchange->stopped && request->sink &&
 	    !request->sink(request->sink_context, data, size, exchange->why, exchange->why_size)) {
 		exchange->stopped = true;
-		wget_http_abort_connection(exchange->connection);
+		lib.wget_http_abort_connection(exchange->connection);
 	}
 	return 0;
-}
-
-/* libwget's defaults, set once: certificates checked without asking OCSP
- * responders (curl does not either), HTTP/1.1 only (libwget 1.99's HTTP/2
- * sends every request as a GET), no DNS cache kept after the request. */
-static void configure_once(void)
-{
-	wget_ssl_set_config_int(WGET_SSL_OCSP, 0);
-	wget_ssl_set_config_string(WGET_SSL_ALPN, "http/1.1");
-	wget_tcp_set_dns_caching(NULL, 0);
 }
 
 /* Why the connection to `iri` failed, from wget_http_open's code. */
@@ -97,31 +163,31 @@ static wget_http_response_t *exchange_once(struct exchange *exchange, const wget
 	int code;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	code = wget_http_open(&exchange->connection, iri);
+	code = lib.wget_http_open(&exchange->connection, iri);
 	if (code != WGET_E_SUCCESS) {
 		describe_open_failure(code, iri, exchange->why, exchange->why_size);
 		return NULL;
 	}
-	message = wget_http_create_request(iri, request->method);
-	wget_http_add_header(message, "User-Agent", "profcpu/" PROFCPU_VERSION);
+	message = lib.wget_http_create_request(iri, request->method);
+	lib.wget_http_add_header(message, "User-Agent", "profcpu/" PROFCPU_VERSION);
 	if (request->body) {
 		char *body = malloc(request->body_size ? request->body_size : 1);
 
 		if (!body) {
 			snprintf(exchange->why, exchange->why_size, "out of memory");
-			wget_http_free_request(&message);
+			lib.wget_http_free_request(&message);
 			return NULL;
 		}
 		memcpy(body, request->body, request->body_size);
-		wget_http_request_set_body(message, request->content_type, body,
-					   request->body_size); /* the message frees it */
+		lib.wget_http_request_set_body(message, request->content_type, body,
+					       request->body_size); /* the message frees it */
 	}
 	exchange->length_announced = false;
 	exchange->received_length = 0;
-	wget_http_request_set_header_cb(message, note_length, exchange);
-	wget_http_request_set_body_cb(message, pass_body, exchange);
+	lib.wget_http_request_set_header_cb(message, note_length, exchange);
+	lib.wget_http_request_set_body_cb(message, pass_body, exchange);
 	errno = 0;
-	if (wget_http_send_request(exchange->connection, message) != 0) {
+	if (lib.wget_http_send_request(exchange->connection, message) != 0) {
 		/* A refused connection shows here: the socket connects as it sends. */
 		if (errno && seconds_since(&start) * 1000 < request->timeout_ms)
 			snprintf(exchange->why, exchange->why_size, "cannot connect to %s:%u: %s",
@@ -129,7 +195,7 @@ static wget_http_response_t *exchange_once(struct exchange *exchange, const wget
 		else
 			snprintf(exchange->why, exchange->why_size,
 				 "no connection to %s:%u in time", iri->host, iri->port);
-	} else if (!(response = wget_http_get_response(exchange->connection))) {
+	} else if (!(response = lib.wget_http_get_response(exchange->connection))) {
 		if (seconds_since(&start) * 1000 >= request->timeout_ms)
 			snprintf(exchange->why, exchange->why_size, "no answer from %s in %.1f s",
 				 iri->host, request->timeout_ms / 1000.0);
@@ -137,7 +203,7 @@ static wget_http_response_t *exchange_once(struct exchange *exchange, const wget
 			snprintf(exchange->why, exchange->why_size,
 				 "%s closed the connection without an answer", iri->host);
 	}
-	wget_http_free_request(&message);
+	lib.wget_http_free_request(&message);
 	return response;
 }
 
@@ -165,7 +231,7 @@ static bool is_web_url(const wget_iri_t *iri)
 static bool send_following(struct exchange *exchange, int *status)
 {
 	const struct http_request *request = exchange->request;
-	wget_iri_t *iri = wget_iri_parse(request->url, NULL);
+	wget_iri_t *iri = lib.wget_iri_parse(request->url, NULL);
 	bool answered = false;
 
 	for (int redirects = 0;; redirects++) {
@@ -178,42 +244,44 @@ static bool send_following(struct exchange *exchange, int *status)
 		}
 		exchange->may_follow = redirects < request->max_redirects;
 		response = exchange_once(exchange, iri);
-		wget_http_close(&exchange->connection);
+		lib.wget_http_close(&exchange->connection);
 		if (!response)
 			break;
 		*status = response->code;
 		if (!complete(exchange)) {
-			wget_http_free_response(&response);
+			lib.wget_http_free_response(&response);
 			break;
 		}
 		if (response->code / 100 != 3 || !response->location || !exchange->may_follow) {
-			wget_http_free_response(&response);
+			lib.wget_http_free_response(&response);
 			answered = true;
 			break;
 		}
-		location = wget_buffer_alloc(256);
-		wget_iri_relative_to_abs(iri, response->location, strlen(response->location),
-					 location);
-		wget_http_free_response(&response);
-		wget_iri_free(&iri);
-		iri = wget_iri_parse(location->data, NULL);
-		wget_buffer_free(&location);
+		location = lib.wget_buffer_alloc(256);
+		lib.wget_iri_relative_to_abs(iri, response->location, strlen(response->location),
+					     location);
+		lib.wget_http_free_response(&response);
+		lib.wget_iri_free(&iri);
+		iri = lib.wget_iri_parse(location->data, NULL);
+		lib.wget_buffer_free(&location);
 	}
-	wget_iri_free(&iri);
+	lib.wget_iri_free(&iri);
 	return answered;
 }
 
 bool http_send(const struct http_request *request, int *status, char *why, size_t why_size)
 {
-	static pthread_once_t configured = PTHREAD_ONCE_INIT;
 	struct exchange exchange = {.request = request, .why = why, .why_size = why_size};
 	sigset_t pipe_signal, saved;
 	bool answered;
 
-	pthread_once(&configured, configure_once);
-	wget_tcp_set_timeout(NULL, request->timeout_ms);
-	wget_tcp_set_connect_timeout(NULL, request->timeout_ms);
 	*status = 0;
+	if (!load()) {
+		snprintf(why, why_size, "%s", lib.why);
+		return false;
+	}
+	lib.wget_tcp_set_timeout(NULL, request->timeout_ms);
+	lib.wget_tcp_set_connect_timeout(NULL, request->timeout_ms);
 	why[0] = '\0';
 	/* libwget writes to sockets without MSG_NOSIGNAL: a server that goes
 	 * away must not raise SIGPIPE, which collect takes as "stop". */
@@ -233,16 +301,20 @@ bool http_send(const struct http_request *request, int *status, char *why, size_
 
 char *http_escape(const char *text)
 {
-	wget_buffer_t *buffer = wget_buffer_alloc(strlen(text) * 3 + 1);
+	wget_buffer_t *buffer;
 	char *escaped;
 
-	wget_iri_escape(text, buffer);
+	if (!load())
+		return NULL;
+	buffer = lib.wget_buffer_alloc(strlen(text) * 3 + 1);
+	lib.wget_iri_escape(text, buffer);
 	escaped = strdup(buffer->data);
-	wget_buffer_free(&buffer);
+	lib.wget_buffer_free(&buffer);
 	return escaped;
 }
 
 void http_client_cleanup(void)
 {
-	wget_ssl_deinit();
+	if (lib.loaded)
+		lib.wget_ssl_deinit();
 }

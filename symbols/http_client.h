@@ -1,5 +1,5 @@
 /* HTTP and HTTPS requests, made with GNU wget2's library (Debian's
- * libwget0). It shares GnuTLS with libmicrohttpd (profcpu serve), so the
+ * libwget0), loaded by the first request. It shares GnuTLS with libmicrohttpd (profcpu serve), so the
  * sidecar image carries one TLS stack; certificates are checked against the
  * system's CA certificates (/etc/ssl/certs/ca-certificates.crt). Requests
  * speak HTTP/1.1 without a proxy. Used by the symbol server downloads and
@@ -35,7 +35,8 @@ struct http_request {
 bool http_send(const struct http_request *request, int *status, char *why, size_t why_size);
 
 /* `text` with every byte but RFC 3986's unreserved characters
- * percent-encoded, for a query value (malloc'd). */
+ * percent-encoded, for a query value (malloc'd); NULL when libwget cannot be
+ * loaded. */
 char *http_escape(const char *text);
 
 /* Frees what the TLS part kept (the CA certificates); for the end of a run. */

@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <microhttpd.h>
@@ -21,6 +22,47 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* libmicrohttpd is opened when serve starts (dlopen): it brings GnuTLS and
+ * its libraries, which every other command would load for nothing. */
+#define MICROHTTPD_SONAME "libmicrohttpd.so.12"
+#define MICROHTTPD_FUNCTIONS(X)                                                                    \
+	X(MHD_add_response_header)                                                                 \
+	X(MHD_create_response_from_buffer)                                                         \
+	X(MHD_create_response_from_fd)                                                             \
+	X(MHD_destroy_response)                                                                    \
+	X(MHD_get_daemon_info)                                                                     \
+	X(MHD_lookup_connection_value)                                                             \
+	X(MHD_queue_response)                                                                      \
+	X(MHD_start_daemon)                                                                        \
+	X(MHD_stop_daemon)
+
+static struct {
+#define FUNCTION_POINTER(name) __typeof__(name) *name;
+	MICROHTTPD_FUNCTIONS(FUNCTION_POINTER)
+#undef FUNCTION_POINTER
+} mhd;
+
+/* Fills `mhd`, or says on one line why it cannot. */
+static bool load_microhttpd(void)
+{
+	void *handle = dlopen(MICROHTTPD_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!handle) {
+		report_error("serve cannot load %s (%s): install it (Debian's libmicrohttpd12)",
+			     MICROHTTPD_SONAME, dlerror());
+		return false;
+	}
+#define LOOK_UP(name)                                                                              \
+	if (!(*(void **)&mhd.name = dlsym(handle, #name))) {                                       \
+		report_error("serve: %s has no %s: a libmicrohttpd too old", MICROHTTPD_SONAME,    \
+			     #name);                                                               \
+		return false;                                                                      \
+	}
+	MICROHTTPD_FUNCTIONS(LOOK_UP)
+#undef LOOK_UP
+	return true;
+}
 
 static const char usage[] =
     "usage: profcpu serve [options]\n"
@@ -77,14 +119,14 @@ static enum MHD_Result send_text(struct MHD_Connection *connection, unsigned sta
 				 const char *value)
 {
 	struct MHD_Response *response =
-	    MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+	    mhd.MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result queued;
 
-	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+	mhd.MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	if (header)
-		MHD_add_response_header(response, header, value);
-	queued = MHD_queue_response(connection, status, response);
-	MHD_destroy_response(response);
+		mhd.MHD_add_response_header(response, header, value);
+	queued = mhd.MHD_queue_response(connection, status, response);
+	mhd.MHD_destroy_response(response);
 	return queued;
 }
 
@@ -152,11 +194,11 @@ static enum MHD_Result send_capture_file(struct MHD_Connection *connection,
 				  "write that format (its profcpu.log: GET /captures/%s/log)",
 				  name, format->file, name);
 	}
-	response = MHD_create_response_from_fd((uint64_t)status.st_size, fd);
-	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, format->content_type);
-	MHD_add_response_header(response, "X-Profcpu-Capture", name);
-	queued = MHD_queue_response(connection, MHD_HTTP_OK, response);
-	MHD_destroy_response(response);
+	response = mhd.MHD_create_response_from_fd((uint64_t)status.st_size, fd);
+	mhd.MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, format->content_type);
+	mhd.MHD_add_response_header(response, "X-Profcpu-Capture", name);
+	queued = mhd.MHD_queue_response(connection, MHD_HTTP_OK, response);
+	mhd.MHD_destroy_response(response);
 	return queued;
 }
 
@@ -218,11 +260,11 @@ static long parse_number(const char *text, long minimum, long maximum)
 static enum MHD_Result start_capture(struct MHD_Connection *connection, struct server *server)
 {
 	const char *pid_text =
-	    MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "pid");
+	    mhd.MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "pid");
 	const char *seconds_text =
-	    MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "seconds");
+	    mhd.MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "seconds");
 	const char *format_name =
-	    MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "format");
+	    mhd.MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "format");
 	const struct capture_format *format =
 	    capture_format_find(format_name ? format_name : "svg");
 	long pid = parse_number(pid_text, 1, 0x7fffffff);
@@ -334,7 +376,7 @@ static enum MHD_Result answer(void *context, struct MHD_Connection *connection, 
 		return MHD_YES;
 	}
 	if (server->token) {
-		const char *authorization = MHD_lookup_connection_value(
+		const char *authorization = mhd.MHD_lookup_connection_value(
 		    connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 
 		if (!authorization || strncmp(authorization, "Bearer ", 7) ||
@@ -447,6 +489,10 @@ int cmd_serve(int argc, char **argv)
 			     address_text);
 		return 2;
 	}
+	if (!load_microhttpd()) {
+		free(server.token);
+		return 1;
+	}
 	if (mkdir(server.output_dir, 0755) < 0 && errno != EEXIST) {
 		report_error("cannot create the output folder %s: %s", server.output_dir,
 			     strerror(errno));
@@ -458,7 +504,7 @@ int cmd_serve(int argc, char **argv)
 	sigaddset(&stop_signals, SIGINT);
 	sigaddset(&stop_signals, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
-	daemon = MHD_start_daemon(
+	daemon = mhd.MHD_start_daemon(
 	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
 		(address.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 	    (uint16_t)port, NULL, NULL, answer, &server, MHD_OPTION_SOCK_ADDR, &address,
@@ -470,7 +516,7 @@ int cmd_serve(int argc, char **argv)
 		return 1;
 	}
 	printf("profcpu serve: listening on %s port %u%s, captures kept in %s\n", address_text,
-	       (unsigned)MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT)->port,
+	       (unsigned)mhd.MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT)->port,
 	       server.token ? " (token required)" : "", server.output_dir);
 	fflush(stdout);
 	while (sigwait(&stop_signals, &signal_number) != 0)
@@ -483,7 +529,7 @@ int cmd_serve(int argc, char **argv)
 	if (server.capturing)
 		capture_stop(&server.capture);
 	pthread_mutex_unlock(&server.lock);
-	MHD_stop_daemon(daemon);
+	mhd.MHD_stop_daemon(daemon);
 	free(server.token);
 	return 0;
 }
