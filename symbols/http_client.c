@@ -1,6 +1,6 @@
 #include "http_client.h"
+#include "library_loader.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -10,11 +10,9 @@
 #include <time.h>
 #include <wget.h>
 
-/* libwget is opened by the first request (dlopen): with GnuTLS and a dozen
- * libraries more it cost every command 3 to 4 ms to start, and most runs
- * send no request. Built with its headers, so each pointer has the type its
- * function is declared with. */
-#define LIBWGET_SONAME "libwget.so.0"
+/* libwget is opened by the first request (library_loader.h): with GnuTLS
+ * and a dozen libraries more it cost every command 2 ms to start, and most
+ * runs send no request. */
 #define LIBWGET_FUNCTIONS(X)                                                                       \
 	X(wget_buffer_alloc)                                                                       \
 	X(wget_buffer_free)                                                                        \
@@ -44,9 +42,7 @@
 static struct {
 	bool loaded;
 	char why[192]; /* why it is not */
-#define FUNCTION_POINTER(name) __typeof__(name) *name;
-	LIBWGET_FUNCTIONS(FUNCTION_POINTER)
-#undef FUNCTION_POINTER
+	LIBWGET_FUNCTIONS(LIBRARY_FUNCTION_POINTER)
 } lib;
 
 /* Opens libwget, and sets its defaults once: certificates checked without
@@ -55,22 +51,13 @@ static struct {
  * request. */
 static void load_once(void)
 {
-	void *handle = dlopen(LIBWGET_SONAME, RTLD_NOW | RTLD_LOCAL);
+#define ENTRY(name) LIBRARY_FUNCTION_ENTRY(lib, name)
+	const struct library_function functions[] = {LIBWGET_FUNCTIONS(ENTRY)};
+#undef ENTRY
 
-	if (!handle) {
-		snprintf(lib.why, sizeof(lib.why),
-			 "cannot load %s (%s): install it (Debian's libwget0)", LIBWGET_SONAME,
-			 dlerror());
+	if (!library_load("libwget.so.0", "libwget0", functions,
+			  sizeof(functions) / sizeof(*functions), lib.why, sizeof(lib.why)))
 		return;
-	}
-#define LOOK_UP(name)                                                                              \
-	if (!(*(void **)&lib.name = dlsym(handle, #name))) {                                       \
-		snprintf(lib.why, sizeof(lib.why), "%s has no %s: a libwget too old",              \
-			 LIBWGET_SONAME, #name);                                                   \
-		return;                                                                            \
-	}
-	LIBWGET_FUNCTIONS(LOOK_UP)
-#undef LOOK_UP
 	lib.wget_ssl_set_config_int(WGET_SSL_OCSP, 0);
 	lib.wget_ssl_set_config_string(WGET_SSL_ALPN, "http/1.1");
 	lib.wget_tcp_set_dns_caching(NULL, 0);

@@ -3,6 +3,7 @@
  * get the flame graph, zip, folded stacks or pprof back. libmicrohttpd
  * serves; each capture is a child `profcpu collect` (serve_capture.h). */
 #include "commands.h"
+#include "library_loader.h"
 #include "options.h"
 #include "process_listing.h"
 #include "serve_capture.h"
@@ -11,7 +12,6 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <microhttpd.h>
@@ -23,9 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* libmicrohttpd is opened when serve starts (dlopen): it brings GnuTLS and
- * its libraries, which every other command would load for nothing. */
-#define MICROHTTPD_SONAME "libmicrohttpd.so.12"
+/* libmicrohttpd is opened when serve starts (library_loader.h): it brings
+ * GnuTLS and its libraries, which every other command would load for
+ * nothing. */
 #define MICROHTTPD_FUNCTIONS(X)                                                                    \
 	X(MHD_add_response_header)                                                                 \
 	X(MHD_create_response_from_buffer)                                                         \
@@ -38,30 +38,22 @@
 	X(MHD_stop_daemon)
 
 static struct {
-#define FUNCTION_POINTER(name) __typeof__(name) *name;
-	MICROHTTPD_FUNCTIONS(FUNCTION_POINTER)
-#undef FUNCTION_POINTER
+	MICROHTTPD_FUNCTIONS(LIBRARY_FUNCTION_POINTER)
 } mhd;
 
 /* Fills `mhd`, or says on one line why it cannot. */
 static bool load_microhttpd(void)
 {
-	void *handle = dlopen(MICROHTTPD_SONAME, RTLD_NOW | RTLD_LOCAL);
+#define ENTRY(name) LIBRARY_FUNCTION_ENTRY(mhd, name)
+	const struct library_function functions[] = {MICROHTTPD_FUNCTIONS(ENTRY)};
+#undef ENTRY
+	char why[192];
 
-	if (!handle) {
-		report_error("serve cannot load %s (%s): install it (Debian's libmicrohttpd12)",
-			     MICROHTTPD_SONAME, dlerror());
-		return false;
-	}
-#define LOOK_UP(name)                                                                              \
-	if (!(*(void **)&mhd.name = dlsym(handle, #name))) {                                       \
-		report_error("serve: %s has no %s: a libmicrohttpd too old", MICROHTTPD_SONAME,    \
-			     #name);                                                               \
-		return false;                                                                      \
-	}
-	MICROHTTPD_FUNCTIONS(LOOK_UP)
-#undef LOOK_UP
-	return true;
+	if (library_load("libmicrohttpd.so.12", "libmicrohttpd12", functions,
+			 sizeof(functions) / sizeof(*functions), why, sizeof(why)))
+		return true;
+	report_error("serve %s", why);
+	return false;
 }
 
 static const char usage[] =
