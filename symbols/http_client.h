@@ -1,9 +1,9 @@
 /* HTTP and HTTPS requests, made with GNU wget2's library (Debian's
- * libwget0), loaded by the first request. It shares GnuTLS with libmicrohttpd (profcpu serve), so the
- * sidecar image carries one TLS stack; certificates are checked against the
- * system's CA certificates (/etc/ssl/certs/ca-certificates.crt). Requests
- * speak HTTP/1.1 without a proxy. Used by the symbol server downloads and
- * the Pyroscope push. */
+ * libwget0), loaded by the first request. It shares GnuTLS with
+ * libmicrohttpd (profcpu serve), so the sidecar image carries one TLS stack;
+ * certificates are checked against the system's CA certificates
+ * (/etc/ssl/certs/ca-certificates.crt). Requests speak HTTP/1.1 without a
+ * proxy. Used by the symbol server downloads and the Pyroscope push. */
 #ifndef PROFCPU_HTTP_CLIENT_H
 #define PROFCPU_HTTP_CLIENT_H
 

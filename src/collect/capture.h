@@ -11,6 +11,7 @@
 
 struct jitdump;
 struct managed_images;
+struct native_symbols;
 
 struct capture_options {
 	double duration; /* seconds; 0 until Ctrl-C, SIGTERM or the target's exit */
