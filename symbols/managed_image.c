@@ -36,8 +36,9 @@ struct method_start {
 struct managed_image {
 	uint8_t *data;
 	size_t size;
-	/* The file `data` holds, when it is read as lookups need its pages
-	 * (managed_image_open with keep_open): file.bytes is `data`. */
+	/* The file `data` holds (managed_image_open): file.bytes is `data`,
+	 * whose pages are read as lookups need them while the file is open
+	 * (keep_open). No bytes for managed_image_from_bytes. */
 	struct sparse_file file;
 	struct pe_image pe;
 	struct clr_metadata metadata;
@@ -130,7 +131,7 @@ struct managed_image *managed_image_open(int root_fd, const char *path, bool kee
 	}
 	loader = (struct pe_loader){load_file_range, &image->file};
 	if (!parse_image(image, image->file.bytes, image->file.size, &loader)) {
-		free(sparse_file_take_bytes(&image->file));
+		sparse_file_free(&image->file);
 		free(image);
 		return NULL;
 	}
@@ -155,8 +156,10 @@ void managed_image_free(struct managed_image *image)
 		free(image->methods[i].name);
 	free(image->methods);
 	free(image->method_at);
-	sparse_file_take_bytes(&image->file); /* closes it; its bytes are `data` */
-	free(image->data);
+	if (image->file.bytes)
+		sparse_file_free(&image->file); /* its bytes are `data` */
+	else
+		free(image->data);
 	free(image);
 }
 

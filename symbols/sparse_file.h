@@ -32,7 +32,7 @@ bool sparse_file_load(struct sparse_file *file, uint64_t offset, uint64_t length
 /* Closes the file: pages not loaded stay zero. */
 void sparse_file_done(struct sparse_file *file);
 
-/* Frees everything but `bytes`, which the caller takes. */
-uint8_t *sparse_file_take_bytes(struct sparse_file *file);
+/* Closes the file and frees its bytes. */
+void sparse_file_free(struct sparse_file *file);
 
 #endif
