@@ -4,12 +4,17 @@ libraries, and how many of them carry a managed caller:
     native_callers.py PERF_SCRIPT_TEXT LIBRARY_REGEX CALLER_REGEX
 
 A sample counts when a frame's DSO matches LIBRARY_REGEX; it keeps its
-caller when a frame above the library's frames matches CALLER_REGEX in its
-symbol or its DSO (a ReadyToRun frame is named after its .dll until its
-method is known). Prints "N of M (P%)" and exits 0.
+caller when a managed frame above the library's frames (one named from the
+perf map or jitdump, or a ReadyToRun frame named after its .dll until its
+method is known) matches CALLER_REGEX in its symbol or its DSO. A native
+frame never does: the runtime's shim between managed code and the library
+(libSystem.Security.Cryptography.Native.OpenSsl.so) is not the caller
+looked for. Prints "N of M (P%)" and exits 0.
 """
 import re
 import sys
+
+MANAGED_DSO = re.compile(r"(/perf-\d+\.map|/jit-\d+\.dump|\.dll)$")
 
 
 def samples(path):
@@ -33,7 +38,8 @@ def main():
             continue
         total += 1
         above = frames[max(inside) + 1:]
-        if any(caller.search(symbol) or caller.search(dso) for symbol, dso in above):
+        if any(MANAGED_DSO.search(dso) and (caller.search(symbol) or caller.search(dso))
+               for symbol, dso in above):
             kept += 1
     share = 100.0 * kept / total if total else 0.0
     print(f"{kept} of {total} ({share:.1f}%)")
