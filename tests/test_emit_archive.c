@@ -106,7 +106,7 @@ static void write_both(int *zip_status, int *tar_status)
  * and unzip give back every file whole. */
 static void test_tar_gz_takes_zip_members(void **state)
 {
-	char command[512], *zip, *tar_gz;
+	char command[512], needle[4096], *zip, *tar_gz;
 	size_t zip_size, tar_gz_size;
 	int zip_status, tar_status;
 
@@ -127,11 +127,13 @@ static void test_tar_gz_takes_zip_members(void **state)
 	zip = read_file(path_in("prof.trace.zip"), &zip_size);
 	tar_gz = read_file(path_in("prof.tar.gz"), &tar_gz_size);
 	assert_true(zip_size > 16384);
-	assert_non_null(memmem(tar_gz, tar_gz_size, zip + zip_size / 3, 4096));
+	memcpy(needle, zip + zip_size / 3, sizeof(needle));
+	assert_non_null(memmem(tar_gz, tar_gz_size, needle, sizeof(needle)));
 	free(zip);
 	/* perf.data's bytes are there as they are. */
 	zip = read_file(path_in("perf.data"), &zip_size);
-	assert_non_null(memmem(tar_gz, tar_gz_size, zip + 1000, 4096));
+	memcpy(needle, zip + 1000, sizeof(needle));
+	assert_non_null(memmem(tar_gz, tar_gz_size, needle, sizeof(needle)));
 	free(zip);
 	free(tar_gz);
 }
