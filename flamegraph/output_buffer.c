@@ -85,17 +85,19 @@ void output_decimal(struct output_buffer *buffer, double value, int decimals)
 	char digits[24];
 	size_t length;
 
-	if (!isfinite(value) || fabs(value) > 1e15) { /* rare: keep it exact, not fast */
+	if (decimals > 6)
+		decimals = 6;
+	scaled = fabs(value) * powers[decimals] + 0.5;
+	/* Rare: kept exact, not fast; past 2^64 the conversion to an integer
+	 * below would be undefined (2e13 with 6 decimals). */
+	if (!isfinite(value) || fabs(value) > 1e15 || scaled >= 0x1p64) {
 		char text[64];
 		int n = snprintf(text, sizeof(text), "%.*g", 17, value);
 
 		output_bytes(buffer, text, (size_t)n);
 		return;
 	}
-	if (decimals > 6)
-		decimals = 6;
 	unit = (uint64_t)powers[decimals];
-	scaled = fabs(value) * powers[decimals] + 0.5;
 	fixed = (uint64_t)scaled;
 	if (value < 0 && fixed)
 		output_char(buffer, '-');

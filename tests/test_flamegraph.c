@@ -64,6 +64,20 @@ static double frame_attribute(const char *svg, const char *frame, const char *na
 	return strtod(strstr(rect, attribute) + strlen(attribute), NULL);
 }
 
+/* Counts too large for six decimals in 64 bits (a weight in bytes or
+ * microseconds) are written back whole. */
+static void test_folded_huge_counts(void **state)
+{
+	struct flamegraph *graph =
+	    read_text("a;b 20000000000000\na;c 544444444444442\n", FLAMEGRAPH_MERGED, NULL);
+	char *folded = write_folded(graph);
+
+	(void)state;
+	assert_string_equal(folded, "a;b 20000000000000\na;c 544444444444442\n");
+	free(folded);
+	flamegraph_free(graph);
+}
+
 /* More root frames than the writer's first allocation (16): every process
  * of a whole-machine capture starts its own root. */
 static void test_folded_many_roots(void **state)
@@ -492,6 +506,7 @@ int main(void)
 	    cmocka_unit_test(test_folded_frames_with_spaces_and_decimals),
 	    cmocka_unit_test(test_folded_duplicates_merge_in_any_order),
 	    cmocka_unit_test(test_folded_many_roots),
+	    cmocka_unit_test(test_folded_huge_counts),
 	    cmocka_unit_test(test_folded_bad_lines_are_counted),
 	    cmocka_unit_test(test_empty_input_has_no_stacks),
 	    cmocka_unit_test(test_two_columns_make_a_differential_graph),
