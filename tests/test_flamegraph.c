@@ -38,6 +38,17 @@ static char *write_folded(struct flamegraph *graph)
 	return text;
 }
 
+/* `text`, read as folded stacks in `order`, is written back as `expected`. */
+static void assert_written_back(const char *text, enum flamegraph_order order, const char *expected)
+{
+	struct flamegraph *graph = read_text(text, order, NULL);
+	char *folded = write_folded(graph);
+
+	assert_string_equal(folded, expected);
+	free(folded);
+	flamegraph_free(graph);
+}
+
 static char *write_svg(struct flamegraph *graph, const struct flamegraph_options *options)
 {
 	char *text = NULL;
@@ -68,14 +79,9 @@ static double frame_attribute(const char *svg, const char *frame, const char *na
  * microseconds) are written back whole. */
 static void test_folded_huge_counts(void **state)
 {
-	struct flamegraph *graph =
-	    read_text("a;b 20000000000000\na;c 544444444444442\n", FLAMEGRAPH_MERGED, NULL);
-	char *folded = write_folded(graph);
-
 	(void)state;
-	assert_string_equal(folded, "a;b 20000000000000\na;c 544444444444442\n");
-	free(folded);
-	flamegraph_free(graph);
+	assert_written_back("a;b 20000000000000\na;c 544444444444442\n", FLAMEGRAPH_MERGED,
+			    "a;b 20000000000000\na;c 544444444444442\n");
 }
 
 /* More root frames than the writer's first allocation (16): every process
@@ -341,15 +347,10 @@ static void test_inverted_and_reverse(void **state)
 
 static void test_flame_chart_keeps_input_order(void **state)
 {
-	struct flamegraph *graph =
-	    read_text("m;z 1\nm;z 1\nm;a 1\nm;z 1\n", FLAMEGRAPH_CHART, NULL);
-	char *folded = write_folded(graph);
-
 	(void)state;
 	/* Adjacent repeats merge; a later return to z is a new frame. */
-	assert_string_equal(folded, "m;z 2\nm;a 1\nm;z 1\n");
-	free(folded);
-	flamegraph_free(graph);
+	assert_written_back("m;z 1\nm;z 1\nm;a 1\nm;z 1\n", FLAMEGRAPH_CHART,
+			    "m;z 2\nm;a 1\nm;z 1\n");
 }
 
 static void test_stacks_from_memory(void **state)
