@@ -17,6 +17,9 @@ bool library_load(const char *soname, const char *package, const struct library_
 		if (!(*functions[i].pointer = dlsym(handle, functions[i].name))) {
 			snprintf(why, why_size, "%s has no %s: install a newer %s", soname,
 				 functions[i].name, package);
+			/* None may point into the library closed. */
+			while (i--)
+				*functions[i].pointer = NULL;
 			dlclose(handle);
 			return false;
 		}

@@ -20,8 +20,9 @@ struct library_function {
 
 /* Opens the library `soname` and fills the pointer of each of `functions`.
  * False, with one phrase for the user in `why` (naming `package`, the
- * Debian package that holds it), when the library or a function is
- * missing. A library loaded stays open for the rest of the run. */
+ * Debian package that holds it) and every pointer NULL, when the library or
+ * a function is missing. A library loaded stays open for the rest of the
+ * run. */
 bool library_load(const char *soname, const char *package, const struct library_function *functions,
 		  size_t count, char *why, size_t why_size);
 

@@ -46,11 +46,27 @@ static void test_says_what_to_install(void **state)
 	assert_null(pointer);
 }
 
+/* A function found before the missing one does not point into the library
+ * closed. */
+static void test_fills_nothing_when_one_is_missing(void **state)
+{
+	void *found = NULL, *missing = NULL;
+	const struct library_function functions[] = {{"cos", &found},
+						     {"no_such_function", &missing}};
+	char why[192];
+
+	(void)state;
+	assert_false(library_load("libm.so.6", "libc6", functions, 2, why, sizeof(why)));
+	assert_null(found);
+	assert_null(missing);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fills_every_function),
 	    cmocka_unit_test(test_says_what_to_install),
+	    cmocka_unit_test(test_fills_nothing_when_one_is_missing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
