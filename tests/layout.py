@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""The tree is the pipeline: each folder of src/ is one stage, a stage uses
-another only through the headers that stage offers (its meson.build names
-them after "Public headers:"), only in the pipeline's direction, and no two
-source files call each other in a loop.
+"""The tree is the pipeline: each folder of src/ is one stage and each folder
+of symbols/ one concern; a folder uses another only through the headers that
+folder offers (its meson.build names them after "Public headers:"), only in
+the direction the arrows below allow, and no two source files call each
+other in a loop.
 
 usage: layout.py SOURCE_ROOT BUILD_ROOT
 """
@@ -11,51 +12,71 @@ import re
 import subprocess
 import sys
 
-# Which stages each stage may read from: the arrows of src/meson.build.
+SYMBOLS = {"symbols/common", "symbols/target", "symbols/kernel", "symbols/native",
+           "symbols/unwind", "symbols/dotnet", "symbols/resolve"}
+# Which folders each folder may read from: the arrows of src/meson.build and
+# symbols/meson.build. Every stage of src/ may read from symbols/.
 ALLOWED = {
-    "perf_data": set(),
-    "collect": {"perf_data"},
-    "profile": {"perf_data"},
-    "emit": {"profile", "perf_data"},
-    "cli": {"collect", "emit", "profile", "perf_data"},
+    "symbols/common": set(),
+    "symbols/target": {"symbols/common"},
+    "symbols/kernel": {"symbols/target", "symbols/common"},
+    "symbols/native": {"symbols/target", "symbols/common"},
+    "symbols/unwind": {"symbols/native", "symbols/target", "symbols/common"},
+    "symbols/dotnet": {"symbols/unwind", "symbols/target", "symbols/common"},
+    "symbols/resolve": SYMBOLS - {"symbols/resolve"},
+    "src/perf_data": SYMBOLS,
+    "src/collect": {"src/perf_data"} | SYMBOLS,
+    "src/profile": {"src/perf_data"} | SYMBOLS,
+    "src/emit": {"src/profile", "src/perf_data"} | SYMBOLS,
+    "src/cli": {"src/collect", "src/emit", "src/profile", "src/perf_data"} | SYMBOLS,
 }
 
 source_root, build_root = map(pathlib.Path, sys.argv[1:3])
-src = source_root / "src"
 problems = []
 
-stage_of_header = {}
+folder_of_header = {}
 public_headers = {}
-for stage in ALLOWED:
-    folder = src / stage
+for folder in ALLOWED:
+    path = source_root / folder
     comment = " ".join(line.lstrip("# ").strip()
-                       for line in (folder / "meson.build").read_text().splitlines()
+                       for line in (path / "meson.build").read_text().splitlines()
                        if line.startswith("#"))
     match = re.search(r"Public headers: ([^.]*(?:\.h[^.]*)*)\.", comment)
-    public_headers[stage] = set(re.findall(r"[\w]+\.h", match.group(1))) if match else set()
-    for header in folder.glob("*.h"):
-        stage_of_header[header.name] = stage
+    public_headers[folder] = set(re.findall(r"[\w]+\.h", match.group(1))) if match else set()
+    for header in path.glob("*.h"):
+        if header.name in folder_of_header:
+            problems.append(f"{header.name} is in both {folder_of_header[header.name]} "
+                            f"and {folder}")
+        folder_of_header[header.name] = folder
+    for header in public_headers[folder]:
+        if not (path / header).exists():
+            problems.append(f"{folder}/meson.build calls {header} public; it is not there")
 
-unstaged = [p.name for p in src.glob("*.[ch]") if p.stem != "util"]
-if unstaged:
-    problems.append(f"files in the flat src/ root: {unstaged}")
+for tree, allowed_in_root in (("src", {"util"}), ("symbols", set())):
+    loose = [p.name for p in (source_root / tree).glob("*.[ch]") if p.stem not in allowed_in_root]
+    if loose:
+        problems.append(f"files in the flat {tree}/ root: {loose}")
+    for path in (source_root / tree).iterdir():
+        if path.is_dir() and f"{tree}/{path.name}" not in ALLOWED and list(path.glob("*.c")):
+            problems.append(f"{tree}/{path.name} is a folder this test does not know")
 
-for stage in ALLOWED:
-    for path in sorted((src / stage).glob("*.[ch]")):
+for folder in ALLOWED:
+    for path in sorted((source_root / folder).glob("*.[ch]")):
         for header in re.findall(r'^#include "([^"]+)"', path.read_text(), re.M):
-            other = stage_of_header.get(header)
-            if other is None or other == stage:
+            other = folder_of_header.get(header)
+            if other is None or other == folder:
                 continue
-            where = f"src/{stage}/{path.name} includes {header} of {other}"
-            if other not in ALLOWED[stage]:
-                problems.append(f"{where}: {stage} may not read from {other}")
+            where = f"{folder}/{path.name} includes {header} of {other}"
+            if other not in ALLOWED[folder]:
+                problems.append(f"{where}: {folder} may not read from {other}")
             elif header not in public_headers[other]:
                 problems.append(f"{where}: not one of {other}'s public headers")
 
-# Call loops between the object files of all stages: file A uses a symbol
+# Call loops between the object files of all folders: file A uses a symbol
 # that B defines and B one that A defines (directly or around a longer loop).
 defined_in, uses = {}, {}
-for library in sorted(build_root.glob("src/**/lib*.a")):
+libraries = sorted(build_root.glob("src/**/lib*.a")) + sorted(build_root.glob("symbols/**/lib*.a"))
+for library in libraries:
     output = subprocess.run(["nm", "-A", "--defined-only", "-g", str(library)],
                             capture_output=True, text=True, check=True).stdout
     for line in output.splitlines():
@@ -87,9 +108,9 @@ for node in sorted(edges):
     if node not in state:
         visit(node, [node])
 
-if not defined_in:
-    problems.append(f"no stage libraries found under {build_root}/src")
+if not any(build_root.glob("symbols/*/lib*.a")) or not any(build_root.glob("src/*/lib*.a")):
+    problems.append(f"no folder libraries found under {build_root}/src and symbols")
 for problem in problems:
     print(problem)
-print(f"layout: {len(ALLOWED)} stages, {len(edges)} object files, {len(problems)} problems")
+print(f"layout: {len(ALLOWED)} folders, {len(edges)} object files, {len(problems)} problems")
 sys.exit(1 if problems else 0)

@@ -11,6 +11,7 @@
 #define PROFCPU_NATIVE_SYMBOLS_H
 
 #include "build_id.h"
+#include "native_frame.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -47,13 +48,6 @@ struct native_symbols_config {
 	const char *capture_dir;
 	bool write_kernel_symbols_copy;
 	FILE *log; /* where to say what was (not) found; may be NULL */
-};
-
-/* One frame; strings are owned by the native_symbols cache. */
-struct native_frame {
-	const char *function; /* demangled name; NULL when nothing names it */
-	uint64_t offset;      /* from the function's start */
-	bool inlined;	      /* an inlined call inside the next frame */
 };
 
 struct native_symbols;

@@ -3,7 +3,7 @@
 #define PROFCPU_INLINE_FRAMES_H
 
 #include "elf_file.h"
-#include "native_symbols.h"
+#include "native_frame.h"
 
 #include <stddef.h>
 #include <stdint.h>

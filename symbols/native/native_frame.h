@@ -1,0 +1,16 @@
+/* One frame of native code as the native readers name it: the function a
+ * symbol table or DWARF gives for an address, and the offset into it. */
+#ifndef PROFCPU_NATIVE_FRAME_H
+#define PROFCPU_NATIVE_FRAME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Strings are owned by the reader that filled the frame. */
+struct native_frame {
+	const char *function; /* demangled name; NULL when nothing names it */
+	uint64_t offset;      /* from the function's start */
+	bool inlined;	      /* an inlined call inside the next frame */
+};
+
+#endif
