@@ -61,6 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (found[i] && !(names[i] = strdup(names[i])))
 			abort();
 	}
+	kernel_symbols_end_copy(symbols);
 	kernel_symbols_free(symbols);
 	copied = copy_size ? kernel_symbols_open(fmemopen(copy, copy_size, "r"), false) : NULL;
 	for (size_t i = 0; i < LOOKUPS; i++) {

@@ -48,7 +48,8 @@ echo "recorded $recorded samples, $kept in the outputs"
 
 # A full disk, with compressed records (the default): perf.data is finished
 # with its feature sections, so that the real perf reads it; the message
-# says how much was kept; no output is left half-written under its name.
+# says how much was kept; no output is left half-written under its name,
+# the copy of the kernel symbols included.
 (($(id -u) == 0)) || skip "needs root to mount a small tmpfs"
 command -v perf >/dev/null || skip "perf is not installed"
 mkdir "$workdir/small"
@@ -73,6 +74,10 @@ for partial in "$workdir"/small/out/*.partial "$workdir"/small/out/*.reserve; do
 done
 [[ ! -e "$workdir/small/out/flamegraph.svg" ]] || tail -c 7 "$workdir/small/out/flamegraph.svg" | grep -q '</svg>' ||
 	fail "flamegraph.svg was left half-written"
+# The copy of the kernel symbols is written as the replay names frames:
+# under its name it must be whole, ending with its "# complete" line.
+[[ ! -e "$workdir/small/out/kallsyms" ]] || tail -1 "$workdir/small/out/kallsyms" | grep -qx '# complete' ||
+	fail "kallsyms was left half-written ($(wc -c <"$workdir/small/out/kallsyms") bytes)"
 [[ ! -e "$workdir/small/out/prof.trace.zip" ]] || unzip -tq "$workdir/small/out/prof.trace.zip" ||
 	fail "prof.trace.zip was left half-written"
 echo ok

@@ -130,6 +130,7 @@ static void test_copy_names_what_was_asked(void **state)
 	for (size_t i = 0; i < sizeof(asked) / sizeof(*asked); i++)
 		assert_true(
 		    kernel_symbols_find(symbols, asked[i], &(const char *){0}, &(uint64_t){0}));
+	assert_int_equal(kernel_symbols_end_copy(symbols), 0);
 	kernel_symbols_free(symbols);
 	for (const char *c = copy; *c; c++)
 		lines += *c == '\n';

@@ -85,6 +85,8 @@ int postprocess_capture(const char *dir, const struct resolver_config *config,
 	profile_init(&profile);
 	add_runtime_methods(resolver, trace, config);
 	status = replay_capture(perf_data, resolver, &profile);
+	/* Before the archives, which hold the copy. */
+	resolver_finish_kernel_symbols_copy(resolver);
 	if (status == 0) {
 		if (config->live_pid)
 			warn_about_perfmap(resolver, config->live_pid);

@@ -2,6 +2,7 @@
 #include "buffer.h"
 #include "kernel_symbols_table.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ struct kernel_symbols {
 	const char *last_module;
 	FILE *copy; /* NULL: nothing is copied */
 	const char *copy_last_line;
+	int copy_error; /* errno of the first line that could not be written */
 	/* Once the core kernel's lines, in address order at the listing's
 	 * start, have ended: the line of the last of them. */
 	bool core_ended;
@@ -290,10 +292,8 @@ void kernel_symbols_free(struct kernel_symbols *symbols)
 		return;
 	if (symbols->listing)
 		fclose(symbols->listing);
-	if (symbols->copy) {
-		fputs(symbols->copy_last_line, symbols->copy);
-		fclose(symbols->copy);
-	}
+	if (symbols->copy)
+		fclose(symbols->copy); /* never ended: no last line */
 	while (symbols->names) {
 		struct name_block *next = symbols->names->next;
 
@@ -312,6 +312,29 @@ void kernel_symbols_copy_to(struct kernel_symbols *symbols, FILE *copy, const ch
 		fclose(symbols->copy);
 	symbols->copy = copy;
 	symbols->copy_last_line = last_line;
+	symbols->copy_error = 0;
+	/* A new copy gets every symbol asked for from now on. */
+	for (size_t i = 0; i < symbols->count; i++)
+		symbols->symbols[i].copied = false;
+	free(symbols->table_copied);
+	symbols->table_copied = NULL;
+}
+
+bool kernel_symbols_copying(const struct kernel_symbols *symbols)
+{
+	return symbols->copy != NULL;
+}
+
+int kernel_symbols_end_copy(struct kernel_symbols *symbols)
+{
+	int error = symbols->copy_error;
+
+	fputs(symbols->copy_last_line, symbols->copy);
+	if (fclose(symbols->copy) != 0 && !error)
+		error = errno;
+	symbols->copy = NULL;
+	errno = error;
+	return error ? -1 : 0;
 }
 
 /* `symbol` as its listing line. */
@@ -322,13 +345,21 @@ static void write_line(FILE *out, const struct kernel_symbol *symbol)
 		symbol->module ? "]" : "");
 }
 
+/* `symbol`'s line into the copy, flushed: an interrupted capture keeps
+ * the lines written until then. */
+static void copy_line(struct kernel_symbols *symbols, const struct kernel_symbol *symbol)
+{
+	write_line(symbols->copy, symbol);
+	if (fflush(symbols->copy) != 0 && !symbols->copy_error)
+		symbols->copy_error = errno;
+}
+
 static void copy_symbol(struct kernel_symbols *symbols, struct kernel_symbol *symbol)
 {
 	if (symbol->copied)
 		return;
 	symbol->copied = true;
-	write_line(symbols->copy, symbol);
-	fflush(symbols->copy);
+	copy_line(symbols, symbol);
 }
 
 void kernel_symbols_fall_back_to(struct kernel_symbols *symbols, FILE *(*open_listing)(void))
@@ -395,10 +426,9 @@ static bool find_in_table(struct kernel_symbols *symbols, uint64_t address, cons
 		if (symbols->table_copied[i / 8] & (1u << (i % 8)))
 			continue;
 		symbols->table_copied[i / 8] |= (uint8_t)(1u << (i % 8));
-		write_line(symbols->copy, &(struct kernel_symbol){.address = copied.address,
-								  .name = copied.name,
-								  .type = copied.type});
-		fflush(symbols->copy);
+		copy_line(symbols, &(struct kernel_symbol){.address = copied.address,
+							   .name = copied.name,
+							   .type = copied.type});
 	}
 	return true;
 }

@@ -47,9 +47,16 @@ bool kernel_symbols_find(struct kernel_symbols *symbols, uint64_t address, const
 /* From now on writes each symbol kernel_symbols_find() answers with into
  * `copy` as its listing line, once, with the symbol after it (where it
  * ends), so that the copy names those addresses as the listing did. Each
- * line is flushed when written; `last_line` is written when `symbols` is
- * freed, to mark the copy whole. Takes over `copy`. */
+ * line is flushed when written; kernel_symbols_end_copy() writes
+ * `last_line`, to mark the copy whole. Takes over `copy`. */
 void kernel_symbols_copy_to(struct kernel_symbols *symbols, FILE *copy, const char *last_line);
+
+/* Whether kernel_symbols_copy_to() gave `symbols` a copy not yet ended. */
+bool kernel_symbols_copying(const struct kernel_symbols *symbols);
+
+/* Writes the copy's last line and closes it (while copying). Returns 0
+ * when every line of it was written, else -1 with errno saying why. */
+int kernel_symbols_end_copy(struct kernel_symbols *symbols);
 
 /* Reads the listing (opened in part) on to the end of its core kernel's
  * lines, the run in address order at its start, and writes them into `out`

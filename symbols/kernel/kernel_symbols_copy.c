@@ -4,6 +4,7 @@
 #include "target_file.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -80,20 +81,64 @@ static void say_no_kernel_addresses(FILE *log)
 				 "Kubernetes, capabilities add SYSLOG)");
 }
 
+/* After a failed call that set errno. */
+static void say_copy_not_written(const char *copy_path, FILE *log)
+{
+	symbols_log(log,
+		    "cannot write %s: %s; this capture's kernel frames will not be named after a "
+		    "reboot or on another machine",
+		    copy_path, strerror(errno));
+}
+
+/* Where a copy is written until it is whole, as every output of the folder
+ * is: a copy cut short (a full disk, an abort) is never found under its
+ * name. Freed by the caller. */
+static char *temporary_copy_path(const char *copy_path)
+{
+	char *path;
+
+	return asprintf(&path, "%s.partial", copy_path) < 0 ? NULL : path;
+}
+
 static void start_copy(struct kernel_symbols *symbols, const char *copy_path,
 		       const struct kernel_identity *identity, FILE *log)
 {
-	FILE *copy = fopen(copy_path, "we");
+	char *temporary_path = temporary_copy_path(copy_path);
+	FILE *copy = temporary_path ? fopen(temporary_path, "we") : NULL;
 
+	unlink(copy_path); /* an earlier capture's, in a reused folder */
 	if (!copy) {
-		symbols_log(log,
-			    "cannot write %s: %s; this capture's kernel frames will not be named "
-			    "after a reboot or on another machine",
-			    copy_path, strerror(errno));
+		say_copy_not_written(copy_path, log);
+		free(temporary_path);
 		return;
 	}
+	free(temporary_path);
 	fprintf(copy, "# boot_id %s\n# release %s\n", identity->boot_id, identity->release);
 	kernel_symbols_copy_to(symbols, copy, COPY_COMPLETE);
+}
+
+void kernel_symbols_start_copy(struct kernel_symbols *symbols, const char *copy_path, FILE *log)
+{
+	struct kernel_identity here;
+
+	identify_this_kernel(&here);
+	start_copy(symbols, copy_path, &here, log);
+}
+
+void kernel_symbols_finish_copy(struct kernel_symbols *symbols, const char *copy_path, FILE *log)
+{
+	char *temporary_path;
+
+	if (!symbols || !kernel_symbols_copying(symbols))
+		return;
+	temporary_path = temporary_copy_path(copy_path);
+	if (kernel_symbols_end_copy(symbols) < 0 || !temporary_path ||
+	    rename(temporary_path, copy_path) < 0) {
+		say_copy_not_written(copy_path, log);
+		if (temporary_path)
+			unlink(temporary_path);
+	}
+	free(temporary_path);
 }
 
 /* The capture's copy, when it has one; NULL otherwise. A copy is input from

@@ -32,10 +32,21 @@
 /* The kernel symbols for a capture whose copy is (or is to be) at
  * `copy_path`; NULL: /proc/kallsyms alone. With `write_copy` (collect) the
  * copy is written anew from /proc/kallsyms as frames are named (a stale one
- * is removed when kallsyms shows no addresses); else it is read as above.
+ * is removed first); else it is read as above.
  * Says on `log` where names come from when not from this kernel, and why
  * none do. NULL when nothing names kernel addresses. */
 struct kernel_symbols *kernel_symbols_for_capture(const char *copy_path, bool write_copy,
 						  FILE *log);
+
+/* Starts a new copy at `copy_path` for the next replay into the same
+ * folder (collect's --push-interval), after kernel_symbols_finish_copy(). */
+void kernel_symbols_start_copy(struct kernel_symbols *symbols, const char *copy_path, FILE *log);
+
+/* Once the capture's replay has named every kernel frame: ends the copy
+ * that kernel_symbols_for_capture() started (it is written under
+ * `copy_path`.partial until then) and gives it its name, or removes it
+ * and says why on `log` when it could not be written whole (a full disk).
+ * Nothing when no copy is being written. */
+void kernel_symbols_finish_copy(struct kernel_symbols *symbols, const char *copy_path, FILE *log);
 
 #endif

@@ -44,6 +44,7 @@ struct native_symbols {
 	struct module *last_hit;
 	char *kernel_symbols_copy; /* its path in the config's capture folder */
 	bool write_kernel_symbols_copy;
+	bool kernel_copy_finished; /* a replay ended it: the next one starts anew */
 	struct kernel_symbols *kernel;
 	bool kernel_loaded;
 };
@@ -385,11 +386,23 @@ bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t addre
 		symbols->kernel_loaded = true;
 		symbols->kernel = kernel_symbols_for_capture(
 		    symbols->kernel_symbols_copy, symbols->write_kernel_symbols_copy, symbols->log);
+	} else if (symbols->kernel_copy_finished && symbols->kernel) {
+		symbols->kernel_copy_finished = false;
+		kernel_symbols_start_copy(symbols->kernel, symbols->kernel_symbols_copy,
+					  symbols->log);
 	}
 	if (!symbols->kernel || !kernel_symbols_find(symbols->kernel, address, &name, &offset))
 		return false;
 	*frame = (struct native_frame){.function = name, .offset = offset};
 	return true;
+}
+
+void native_symbols_finish_kernel_copy(struct native_symbols *symbols)
+{
+	if (!symbols->write_kernel_symbols_copy || !symbols->kernel)
+		return;
+	kernel_symbols_finish_copy(symbols->kernel, symbols->kernel_symbols_copy, symbols->log);
+	symbols->kernel_copy_finished = true;
 }
 
 bool native_symbols_build_id(struct native_symbols *symbols, const struct mapped_file *file,

@@ -89,4 +89,8 @@ bool native_symbols_build_id(struct native_symbols *symbols, const struct mapped
 bool native_symbols_lookup_kernel(struct native_symbols *symbols, uint64_t address,
 				  struct native_frame *frame);
 
+/* With write_kernel_symbols_copy, once every kernel frame of the capture
+ * is named: the copy is complete, and takes its name. */
+void native_symbols_finish_kernel_copy(struct native_symbols *symbols);
+
 #endif

@@ -366,6 +366,11 @@ struct perfmap *resolver_perfmap(struct resolver *resolver, pid_t pid)
 	return load_perfmap(resolver, find_process(resolver, pid));
 }
 
+void resolver_finish_kernel_symbols_copy(struct resolver *resolver)
+{
+	native_symbols_finish_kernel_copy(resolver->native);
+}
+
 /* "stub<1> NAME" (perf map) and "stub NAME" (jitdump): runtime stubs,
  * precode and JIT helpers, shown as "[stub] NAME". */
 static const char *display_jit_name(struct resolver *resolver, const char *name)

@@ -133,4 +133,8 @@ void resolver_add_runtime_methods(struct resolver *resolver, pid_t pid,
 /* The perf map of `pid` (loaded if not yet), or NULL when it has none. */
 struct perfmap *resolver_perfmap(struct resolver *resolver, pid_t pid);
 
+/* The replay has named every frame: the copy of the kernel symbols that
+ * collect writes into the capture folder is complete (native_symbols.h). */
+void resolver_finish_kernel_symbols_copy(struct resolver *resolver);
+
 #endif
