@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Readable names on a real ASP.NET Core service under load on loopback
 # (tests/dotnet/WebMix): folded stacks start with thread names and read
-# Assembly!Namespace.Type::Method, with no tier, signature or endless names,
-# while perf_script.out and the flame graph's tooltips keep the runtime's
-# full names; --keep-tiers and --group-by change that. Then the same
+# Assembly!Namespace.Type::Method (speedscope.json's frames too), with no
+# tier, signature or endless names, while perf_script.out and the flame
+# graph's tooltips keep the runtime's full names; --keep-tiers and --group-by change that. Then the same
 # service with no perf map (DOTNET_EnableDiagnostics=0): its JIT code runs
 # from /memfd:doublemapper (deleted) mappings, and profcpu view, our reader
 # of PerfView's rules and TraceEvent itself (when it can be restored) read
@@ -75,6 +75,16 @@ import re, sys
 svg = open(sys.argv[1]).read()
 sys.exit(0 if re.search(r"<title>System\.Private\.CoreLib![^<\n]* \([0-9,]+ samples, [0-9.]+%\)\n"
                         r"[^<]*\[System\.Private\.CoreLib\] [^<]*\)\[[A-Za-z0-9]+\]", svg) else 1)
+PY
+# speedscope.json names frames as the folded stacks do.
+python3 - "$out/speedscope.json" <<'PY' || fail "speedscope.json does not name .NET frames readably"
+import json, re, sys
+names = [frame["name"] for frame in json.load(open(sys.argv[1]))["shared"]["frames"]]
+readable = [n for n in names if re.match(r"System\.Private\.CoreLib!System\.[^ (]+::[^ (]+$", n)]
+full = [n for n in names if re.search(r"\[[A-Za-z0-9_.]+\] [^ ]+::[^ ]+\(.*\)\[[A-Za-z0-9]+\]$", n)]
+print(f"speedscope frames: {len(names)}, {len(readable)} readable CoreLib methods, {len(full)} full runtime names",
+      full[:1])
+sys.exit(0 if readable and not full else 1)
 PY
 # The options: tiers kept apart, stacks by thread id, by process, by pid.
 "$PROFCPU" postprocess -dir "$out" --keep-tiers >/dev/null

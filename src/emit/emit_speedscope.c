@@ -5,6 +5,8 @@
 #include "decimal.h"
 #include "emit.h"
 #include "id_map.h"
+#include "managed_name.h"
+#include "string_table.h"
 #include "util.h"
 
 #include <inttypes.h>
@@ -25,7 +27,11 @@ struct text_span {
 struct speedscope_writer {
 	const struct profile *profile;
 	FILE *out;
-	struct id_map frames; /* (function, module) -> shared frame index */
+	struct id_map frames; /* (readable name, module) -> shared frame index */
+	/* Each profile frame's name as the flame graph and folded stacks show
+	 * it (a .NET method as "Assembly!Type::Method"), made when first met. */
+	const char **readable_names;
+	struct string_table *names; /* owns the readable names made */
 	/* Each stack's frame indices as written ("[0,4,7]"), made when a
 	 * sample first has it: stacks recur in many samples. */
 	char *stack_text;
@@ -47,6 +53,22 @@ static void write_json_string(const char *text, FILE *out)
 		clean++;
 	}
 	fputc('"', out);
+}
+
+/* Frame `index` of the profile by its readable name; a name that is no
+ * .NET method's stays as it is. */
+static const char *readable_name(struct speedscope_writer *writer, uint32_t index)
+{
+	const char *function = writer->profile->frames[index].function;
+	char *readable;
+
+	if (!writer->readable_names[index]) {
+		readable = managed_name_readable(function, false);
+		writer->readable_names[index] =
+		    readable ? string_table_intern(writer->names, readable) : function;
+		free(readable);
+	}
+	return writer->readable_names[index];
 }
 
 /* Appends shared frame `frame` to the stack text being made. */
@@ -79,11 +101,10 @@ static void make_stack_text(struct speedscope_writer *writer, uint32_t id)
 		    &profile->locations[profile->stack_locations[stack->first + level]];
 
 		for (uint32_t frame = location->frame_count; frame-- > 0;) {
-			const char *function =
-			    profile->frames[location->first_frame + frame].function;
+			const char *name = readable_name(writer, location->first_frame + frame);
 
 			append_frame(writer,
-				     id_map_get(&writer->frames, (uintptr_t)function,
+				     id_map_get(&writer->frames, (uintptr_t)name,
 						(uintptr_t)location->module, NULL),
 				     writer->stack_text_size == start + 1);
 		}
@@ -223,6 +244,8 @@ int emit_speedscope(const struct profile *profile, FILE *out)
 	    .profile = profile,
 	    .out = out,
 	    .stack_spans = xcalloc(profile->stack_count + 1, sizeof(*writer.stack_spans)),
+	    .readable_names = xcalloc(profile->frame_count + 1, sizeof(*writer.readable_names)),
+	    .names = string_table_new(),
 	    .clock = !strcmp(profile->event_name, "cpu-clock") ||
 		     !strcmp(profile->event_name, "task-clock"),
 	};
@@ -251,6 +274,8 @@ int emit_speedscope(const struct profile *profile, FILE *out)
 	free(threads);
 	free(writer.stack_text);
 	free(writer.stack_spans);
+	free(writer.readable_names);
+	string_table_free(writer.names);
 	id_map_release(&writer.frames);
 	return ferror(out) ? -1 : 0;
 }
