@@ -2,7 +2,8 @@
 # profcpu collect -a: two unrelated processes, a C workload and a .NET app,
 # each named in its own stacks (the .NET one from its own perf map, found
 # through its root), folded under NAME-PID, in shares that follow the CPU
-# time each used while sampling (the machine is shared: wide margins).
+# time each used while sampling (the machine is shared: wide margins). On
+# the machine left idle, the idle task and kernel threads count as rooted.
 source "$(dirname "$0")/lib.sh"
 
 build_hotloop
@@ -55,6 +56,28 @@ quiet_samples=$(folded count "$workdir/enabled/folded_stacks.out" "^dotnet-$quie
 quiet_named=$(folded count "$workdir/enabled/folded_stacks.out" "$quiet_hot")
 echo "--enable-perfmaps: $quiet_named of $quiet_samples samples of pid $quiet_pid name HotMethod"
 ((quiet_samples > 0 && 2 * quiet_named >= quiet_samples)) || fail "--enable-perfmaps did not name the JIT frames"
+
+# The idle task and kernel threads: named as perf names them, and their
+# stacks, which start where each CPU's idle task or a kernel thread starts,
+# count as reaching a thread root. With the workloads stopped, most of the
+# machine's samples are theirs, unless other work keeps every CPU busy (the
+# suite's other tests): then only the kernel threads' are checked.
+kill "$dotnet_pid" "$split_pid" "$quiet_pid"
+"$PROFCPU" collect -a -duration 3 -F 199 -o "$workdir/idle" 2>"$workdir/idle.err" ||
+	{ cat "$workdir/idle.err"; fail "profcpu collect -a on an idle machine failed"; }
+cat "$workdir/idle.err"
+idle=$workdir/idle/folded_stacks.out
+folded top "$idle" 5
+(($(folded count "$idle" '^\[unknown\]-0;') == 0)) || fail "the idle task is named [unknown]-0, not swapper"
+idle_task=$(folded count "$idle" '^swapper-0;')
+kernel_roots='common_startup_64|secondary_startup_64(_no_verify)?|ret_from_fork(_asm)?'
+user_roots='start_thread|__libc_start_call_main|__libc_start_main|_start|__clone3?|clone3?'
+starting_at_root=$(folded count "$idle" "^[^;]+;($kernel_roots|$user_roots)(;|\$)")
+read -r rooted total < <(awk '/^stacks:/ {print $2, $4}' "$workdir/idle/profcpu.log")
+echo "idle task: $idle_task samples; $starting_at_root of $total start at a thread root; profcpu counts $rooted as rooted"
+((idle_task > 0)) || echo "no sample of the idle task: every CPU was busy for 3 s"
+((rooted >= starting_at_root)) ||
+	fail "$starting_at_root stacks start at a thread root, profcpu says $rooted reach one"
 
 # perfcollect's runbook line without -pid records the whole machine too.
 (cd "$workdir" && "$PERFCOLLECT" collect machine -collectsec 2 2>"$workdir/perfcollect.err") ||

@@ -263,7 +263,9 @@ static struct thread_name *thread_slot(struct replay *replay, uint32_t tid)
 
 static const char *thread_name(struct replay *replay, uint32_t tid)
 {
-	const char *name = thread_slot(replay, tid)->name;
+	/* The idle task, pid 0 on every CPU, has no comm record: perf calls
+	 * it swapper. */
+	const char *name = tid ? thread_slot(replay, tid)->name : "swapper";
 
 	return name ? name : string_table_intern(replay->profile->strings, "[unknown]");
 }
@@ -362,11 +364,22 @@ static size_t add_walked_stack(struct replay *replay, const struct perf_sample *
 	return depth;
 }
 
-/* Functions that start a thread or a process: a stack that ends in one is
- * whole. */
-static bool is_thread_root(const char *function)
+static bool is_one_of(const char *function, const char *const *names, size_t count)
 {
-	static const char *const roots[] = {
+	for (size_t i = 0; i < count; i++)
+		if (!strcmp(function, names[i]))
+			return true;
+	return false;
+}
+
+/* Functions that start a thread or a process: a stack that ends in one is
+ * whole. In user space libc's; in the kernel, where a kernel thread starts
+ * (ret_from_fork, under ret_from_fork_asm since Linux 6.7) and where each
+ * CPU's idle task does (common_startup_64 since 6.9, before it
+ * secondary_startup_64 and its _no_verify entry, on x86-64). */
+static bool is_thread_root(const char *function, bool kernel)
+{
+	static const char *const user_roots[] = {
 	    "start_thread",
 	    "__libc_start_call_main",
 	    "__libc_start_main",
@@ -376,11 +389,17 @@ static bool is_thread_root(const char *function)
 	    "clone",
 	    "__clone",
 	};
+	static const char *const kernel_roots[] = {
+	    "ret_from_fork",
+	    "ret_from_fork_asm",
+	    "common_startup_64",
+	    "secondary_startup_64",
+	    "secondary_startup_64_no_verify",
+	};
 
-	for (size_t i = 0; i < sizeof(roots) / sizeof(*roots); i++)
-		if (!strcmp(function, roots[i]))
-			return true;
-	return false;
+	return kernel
+		   ? is_one_of(function, kernel_roots, sizeof(kernel_roots) / sizeof(*kernel_roots))
+		   : is_one_of(function, user_roots, sizeof(user_roots) / sizeof(*user_roots));
 }
 
 static bool reaches_thread_root(const struct profile *profile, const uint32_t *stack, size_t depth)
@@ -390,9 +409,10 @@ static bool reaches_thread_root(const struct profile *profile, const uint32_t *s
 	if (depth == 0)
 		return false;
 	outermost = &profile->locations[stack[depth - 1]];
-	return !outermost->kernel && outermost->frame_count > 0 &&
+	return outermost->frame_count > 0 &&
 	       is_thread_root(
-		   profile->frames[outermost->first_frame + outermost->frame_count - 1].function);
+		   profile->frames[outermost->first_frame + outermost->frame_count - 1].function,
+		   outermost->kernel);
 }
 
 static void replay_sample(struct replay *replay, const struct kept_sample *kept)
