@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* One resolver for the whole run, as one long postprocess has: the
 	 * kernel's symbols (/proc/kallsyms) are read once, not per input. */
 	static struct resolver *resolver;
-	struct resolver_config config = {.native = {.target_root_fd = -1}, .live_root_fd = -1};
+	struct resolver_config config = {.native = {.target_root_fd = -1}};
 	struct profile profile;
 	char path[32];
 	int fd = fuzz_input_file(data, size, path);

@@ -559,7 +559,6 @@ int cmd_collect(int argc, char **argv)
 	config.native.write_kernel_symbols_copy = true;
 	config.live_pid = target.pid == TARGET_EVERY_PROCESS ? 0 : target.pid;
 	config.live_namespace_pid = target.namespace_pid;
-	config.live_root_fd = target.root_fd;
 	config.live_every_process = target.pid == TARGET_EVERY_PROCESS;
 	if (options.push_url)
 		push_options_add_target_labels(&options.push, target.pid, target.comm);

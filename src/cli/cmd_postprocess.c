@@ -42,7 +42,7 @@ int cmd_postprocess(int argc, char **argv)
 	    GROUPING_OPTION_ENTRIES(&grouping),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
-	struct resolver_config config = {.live_root_fd = -1};
+	struct resolver_config config = {0};
 	FILE *log;
 	char *log_path;
 	int status;

@@ -58,7 +58,6 @@ struct stack_trim *stack_trim_new(const struct target_process *target, enum call
 	    .native = {.target_root_fd = every_process ? -1 : target->root_fd, .offline = true},
 	    .live_pid = every_process ? 0 : target->pid,
 	    .live_namespace_pid = target->namespace_pid,
-	    .live_root_fd = target->root_fd,
 	    .live_every_process = every_process,
 	    .managed_images = images,
 	    .native_symbols = native,

@@ -168,11 +168,20 @@ void resolver_exec(struct resolver *resolver, pid_t pid)
 	forget_code(resolver);
 }
 
+/* Whether `pid` may still run and write its runtime files: the live
+ * target, or any process of a capture of several (collect -a, --cgroup). */
+static bool is_live(const struct resolver_config *config, pid_t pid)
+{
+	return config->live_every_process || (config->live_pid && pid == config->live_pid);
+}
+
 /* Opens a runtime's file NAME_PATTERN (made with the pid), best source
  * first: the copy kept in the capture folder (made while sampling, with
- * what was unloaded since); the live target's own /tmp file, read inside its
- * root; /tmp of this machine (a capture of the real perf record, made
- * here). Sets *from_capture when the copy was opened. */
+ * what was unloaded since); a live process's own /tmp file, named with the
+ * pid it sees itself by and read inside its root (symlinks resolve inside
+ * it: safe to follow), never this machine's; /tmp of this machine (a
+ * capture of the real perf record, made here). Sets *from_capture when the
+ * copy was opened. A FIFO or device is never read (EINVAL). */
 static int open_runtime_file(const struct resolver *resolver, const struct process *process,
 			     const char *name_pattern, bool *from_capture)
 {
@@ -190,15 +199,7 @@ static int open_runtime_file(const struct resolver *resolver, const struct proce
 			return fd;
 		}
 	}
-	if (config->live_pid && process->pid == config->live_pid && config->live_root_fd >= 0) {
-		/* Symlinks resolve inside the target's root: safe to follow. */
-		snprintf(name, sizeof(name), name_pattern, (int)config->live_namespace_pid);
-		snprintf(path, sizeof(path), "/tmp/%s", name);
-		fd = target_file_open(config->live_root_fd, path, 0);
-		if (fd >= 0 || errno == EINVAL)
-			return fd; /* EINVAL: a FIFO or device there is never read */
-	}
-	if (config->live_every_process && (root_fd = target_root_open(process->pid)) >= 0) {
+	if (is_live(config, process->pid) && (root_fd = target_root_open(process->pid)) >= 0) {
 		snprintf(name, sizeof(name), name_pattern,
 			 (int)target_root_namespace_pid(process->pid));
 		snprintf(path, sizeof(path), "/tmp/%s", name);

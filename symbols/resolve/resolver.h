@@ -70,7 +70,6 @@ struct resolver_config {
 	 * still grow, read inside its root when the capture folder has no
 	 * copy; live_pid 0 when there is none. */
 	pid_t live_pid, live_namespace_pid;
-	int live_root_fd;
 	/* Every process of the capture may still run (collect -a, --cgroup):
 	 * each one's files and /tmp are read inside its own root. */
 	bool live_every_process;
