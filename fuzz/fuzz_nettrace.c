@@ -2,8 +2,7 @@
  * summary and the JIT code names built on it: any bytes, as a
  * runtime.nettrace from a hostile or broken process, or a zip someone sent,
  * would give them. */
-#include "runtime_events.h"
-#include "runtime_methods.h"
+#include "runtime_trace.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -13,17 +12,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct runtime_events events;
-	uint32_t process_id;
-	char why[160];
+	struct runtime_trace trace;
 	FILE *null = fopen("/dev/null", "w");
 
-	runtime_events_parse(data, size, &events, why, sizeof(why));
+	runtime_trace_parse(data, size, &trace);
 	if (null) {
-		runtime_events_print(&events, null);
+		runtime_events_print(&trace.events, null);
 		fclose(null);
 	}
-	runtime_events_release(&events);
-	code_ranges_free(runtime_methods_parse(data, size, &process_id, why, sizeof(why)));
+	runtime_trace_release(&trace);
 	return 0;
 }

@@ -210,42 +210,40 @@ static void write_trace(struct stream *stream)
 static void counts_what_the_runtime_wrote(void **state)
 {
 	struct stream stream = {0};
-	struct runtime_events events;
-	char why[160];
+	struct runtime_trace trace;
+	struct runtime_events *events = &trace.events;
 
 	(void)state;
 	write_trace(&stream);
-	assert_int_equal(
-	    runtime_events_parse(stream.bytes, stream.length, &events, why, sizeof(why)), 0);
-	assert_false(events.info.truncated);
-	assert_int_equal(events.info.process_id, 4242);
-	assert_int_equal(events.events, 5);
-	assert_int_equal(events.gc_count[2], 2);
-	assert_int_equal(events.gc_count[0] + events.gc_count[1], 0);
-	assert_true(events.gc_pause_seconds > 0.00119 && events.gc_pause_seconds < 0.00121);
-	assert_int_equal(events.exceptions.count, 1);
-	assert_string_equal(events.exceptions.items[0].name, "Demo.KnownException");
-	assert_int_equal(events.exceptions.items[0].count, 1);
-	runtime_events_release(&events);
+	assert_int_equal(runtime_trace_parse(stream.bytes, stream.length, &trace), 0);
+	assert_false(events->info.truncated);
+	assert_int_equal(events->info.process_id, 4242);
+	assert_int_equal(events->events, 5);
+	assert_int_equal(events->gc_count[2], 2);
+	assert_int_equal(events->gc_count[0] + events->gc_count[1], 0);
+	assert_true(events->gc_pause_seconds > 0.00119 && events->gc_pause_seconds < 0.00121);
+	assert_int_equal(events->exceptions.count, 1);
+	assert_string_equal(events->exceptions.items[0].name, "Demo.KnownException");
+	assert_int_equal(events->exceptions.items[0].count, 1);
+	runtime_trace_release(&trace);
 }
 
 static void keeps_what_a_cut_stream_holds(void **state)
 {
 	struct stream stream = {0};
-	char why[160];
 
 	(void)state;
 	write_trace(&stream);
 	for (size_t length = 0; length < stream.length; length++) {
 		uint8_t *copy = malloc(length ? length : 1); /* exact size: ASan sees overreads */
-		struct runtime_events events;
+		struct runtime_trace trace;
 		int status;
 
 		memcpy(copy, stream.bytes, length);
-		status = runtime_events_parse(copy, length, &events, why, sizeof(why));
-		assert_true(status == -1 || events.info.truncated);
-		assert_true(events.gc_count[2] <= 2);
-		runtime_events_release(&events);
+		status = runtime_trace_parse(copy, length, &trace);
+		assert_true(status == -1 || trace.events.info.truncated);
+		assert_true(trace.events.gc_count[2] <= 2);
+		runtime_trace_release(&trace);
 		free(copy);
 	}
 }
@@ -253,19 +251,18 @@ static void keeps_what_a_cut_stream_holds(void **state)
 static void survives_every_damaged_byte(void **state)
 {
 	struct stream stream = {0};
-	char why[160];
 
 	(void)state;
 	write_trace(&stream);
 	for (size_t at = 0; at < stream.length; at++)
 		for (unsigned flip = 1; flip < 256; flip <<= 1) {
 			uint8_t *copy = malloc(stream.length);
-			struct runtime_events events;
+			struct runtime_trace trace;
 
 			memcpy(copy, stream.bytes, stream.length);
 			copy[at] ^= (uint8_t)flip;
-			runtime_events_parse(copy, stream.length, &events, why, sizeof(why));
-			runtime_events_release(&events);
+			runtime_trace_parse(copy, stream.length, &trace);
+			runtime_trace_release(&trace);
 			free(copy);
 		}
 }
@@ -273,13 +270,12 @@ static void survives_every_damaged_byte(void **state)
 static void refuses_what_is_not_nettrace(void **state)
 {
 	static const uint8_t text[] = "Nettrac but not quite";
-	struct runtime_events events;
-	char why[160];
+	struct runtime_trace trace;
 
 	(void)state;
-	assert_int_equal(runtime_events_parse(text, sizeof(text), &events, why, sizeof(why)), -1);
-	assert_non_null(strstr(why, "not a nettrace"));
-	runtime_events_release(&events);
+	assert_int_equal(runtime_trace_parse(text, sizeof(text), &trace), -1);
+	assert_non_null(strstr(trace.why, "not a nettrace"));
+	runtime_trace_release(&trace);
 }
 
 /* A method event's payload: MethodID, ModuleID, start, size, token, flags
@@ -384,19 +380,18 @@ static void names_code_by_its_method_events(void **state)
 static void survives_every_damaged_method_byte(void **state)
 {
 	struct stream stream = {0};
-	uint32_t process_id;
-	char why[160];
 
 	(void)state;
 	write_method_trace(&stream);
 	for (size_t at = 0; at < stream.length; at++)
 		for (unsigned flip = 1; flip < 256; flip <<= 1) {
 			uint8_t *copy = malloc(stream.length);
+			struct runtime_trace trace;
 
 			memcpy(copy, stream.bytes, stream.length);
 			copy[at] ^= (uint8_t)flip;
-			code_ranges_free(runtime_methods_parse(copy, stream.length, &process_id,
-							       why, sizeof(why)));
+			runtime_trace_parse(copy, stream.length, &trace);
+			runtime_trace_release(&trace);
 			free(copy);
 		}
 }

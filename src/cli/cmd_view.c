@@ -4,7 +4,7 @@
 #include "commands.h"
 #include "options.h"
 #include "perf_script_read.h"
-#include "runtime_events.h"
+#include "runtime_trace.h"
 #include "string_table.h"
 #include "util.h"
 
@@ -379,22 +379,21 @@ static ssize_t read_nettrace_entry(const char *path, uint8_t **data)
  * printed, 0 when the zip holds none, -1 when they are unreadable. */
 static int print_runtime_events(const char *path)
 {
-	struct runtime_events events;
+	struct runtime_trace trace;
 	uint8_t *data = NULL;
 	ssize_t size = ends_with(path, ".data.txt") ? 0 : read_nettrace_entry(path, &data);
-	char why[160];
 	int status = size > 0 ? 1 : (int)size;
 
 	if (size > 0) {
-		if (runtime_events_parse(data, (size_t)size, &events, why, sizeof(why)) < 0) {
-			report_error("%s: its runtime events are damaged: %s", path, why);
-			status = events.events ? 1 : -1;
+		if (runtime_trace_parse(data, (size_t)size, &trace) < 0) {
+			report_error("%s: its runtime events are damaged: %s", path, trace.why);
+			status = trace.events.events ? 1 : -1;
 		}
 		if (status > 0) {
 			putchar('\n');
-			runtime_events_print(&events, stdout);
+			runtime_events_print(&trace.events, stdout);
 		}
-		runtime_events_release(&events);
+		runtime_trace_release(&trace);
 	}
 	free(data);
 	return status;

@@ -333,21 +333,6 @@ void runtime_events_reading_finish(struct runtime_events_reading *reading)
 	free(reading);
 }
 
-static void take_event(const struct nettrace_event *event, void *reading)
-{
-	runtime_events_reading_take(reading, event);
-}
-
-int runtime_events_parse(const uint8_t *data, size_t size, struct runtime_events *events, char *why,
-			 size_t why_size)
-{
-	struct runtime_events_reading *reading = runtime_events_reading_start(events);
-	int status = nettrace_parse(data, size, &events->info, take_event, reading, why, why_size);
-
-	runtime_events_reading_finish(reading);
-	return status;
-}
-
 void runtime_events_release(struct runtime_events *events)
 {
 	for (size_t i = 0; i < events->exceptions.count; i++)

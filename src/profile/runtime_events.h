@@ -49,13 +49,6 @@ void runtime_events_reading_take(struct runtime_events_reading *reading,
 
 void runtime_events_reading_finish(struct runtime_events_reading *reading);
 
-/* The nettrace in the `size` bytes at `data`, read alone into `events`.
- * Returns 0 (a stream cut short yields what it holds and sets
- * events->info.truncated), or -1 with a reason in `why`; after damage,
- * `events` holds what came before it. Release `events` in both cases. */
-int runtime_events_parse(const uint8_t *data, size_t size, struct runtime_events *events, char *why,
-			 size_t why_size);
-
 void runtime_events_release(struct runtime_events *events);
 
 /* The summary lines, for the terminal and the log. */

@@ -260,24 +260,3 @@ struct code_ranges *runtime_methods_reading_finish(struct runtime_methods_readin
 	release_reading(reading);
 	return ranges;
 }
-
-static void take_event(const struct nettrace_event *event, void *reading)
-{
-	runtime_methods_reading_take(reading, event);
-}
-
-struct code_ranges *runtime_methods_parse(const uint8_t *data, size_t size, uint32_t *process_id,
-					  char *why, size_t why_size)
-{
-	struct nettrace_info info = {0};
-	struct runtime_methods_reading *reading = runtime_methods_reading_start(&info);
-	char parse_why[160] = "";
-	struct code_ranges *ranges;
-
-	/* Damage after the rundown's start still leaves the methods before it. */
-	nettrace_parse(data, size, &info, take_event, reading, parse_why, sizeof(parse_why));
-	ranges = runtime_methods_reading_finish(reading, process_id, why, why_size);
-	if (!ranges && parse_why[0])
-		snprintf(why, why_size, "%s", parse_why);
-	return ranges;
-}

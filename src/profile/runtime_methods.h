@@ -52,9 +52,4 @@ struct code_ranges *runtime_methods_reading_finish(struct runtime_methods_readin
 						   uint32_t *process_id, char *why,
 						   size_t why_size);
 
-/* The same from the `size` bytes of a nettrace at `data`, read alone; `why`
- * gives the damage when it left no code named. */
-struct code_ranges *runtime_methods_parse(const uint8_t *data, size_t size, uint32_t *process_id,
-					  char *why, size_t why_size);
-
 #endif

@@ -16,8 +16,8 @@ static void take_event(const struct nettrace_event *event, void *context)
 	runtime_methods_reading_take(readings->methods, event);
 }
 
-/* Both readings are finished while the mapped bytes they point into are
- * still there. */
+/* Both readings are finished while the bytes they point into are still
+ * there. */
 static int parse_trace(const uint8_t *data, size_t size, void *context, char *why, size_t why_size)
 {
 	struct runtime_trace *trace = context;
@@ -37,6 +37,13 @@ int runtime_trace_read(const char *path, struct runtime_trace *trace)
 {
 	*trace = (struct runtime_trace){0};
 	trace->status = nettrace_map_file(path, parse_trace, trace, trace->why, sizeof(trace->why));
+	return trace->status;
+}
+
+int runtime_trace_parse(const uint8_t *data, size_t size, struct runtime_trace *trace)
+{
+	*trace = (struct runtime_trace){0};
+	trace->status = parse_trace(data, size, trace, trace->why, sizeof(trace->why));
 	return trace->status;
 }
 

@@ -21,6 +21,11 @@ struct runtime_trace {
  * `trace` in every case. */
 int runtime_trace_read(const char *path, struct runtime_trace *trace);
 
+/* The same from the `size` bytes of a nettrace at `data` (a zip's entry, a
+ * fuzzer's input), which must stay there until `trace` is released. A
+ * stream cut short yields what it holds and sets trace->events.info.truncated. */
+int runtime_trace_parse(const uint8_t *data, size_t size, struct runtime_trace *trace);
+
 /* The trace's methods, now the caller's to free (NULL when none); the
  * trace no longer holds them. */
 struct code_ranges *runtime_trace_take_methods(struct runtime_trace *trace);
