@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The client PerfView uses: TraceEvent's Linux importer
-# (LinuxPerfScriptStackSource, from the NuGet package) opens our
-# NAME.trace.zip of a real .NET app and finds the hot method, with its
-# assembly and tier, in nearly every sample.
+# The client PerfView uses: TraceEvent's Linux importer (from the NuGet
+# package) opens our NAME.trace.zip of a real .NET app and finds the hot
+# method, with its assembly and tier, in nearly every sample. Both of its
+# readers: LinuxPerfScriptStackSource (PerfView's views) and
+# ParallelLinuxPerfScriptStackSource (PerfView's /PerfScript command line),
+# which lost or failed on samples of a deflated perf.data.txt.
 source "$(dirname "$0")/lib.sh"
 
 build_traceevent_checker traceevent
@@ -23,4 +25,10 @@ python3 -c "import sys; sys.exit(0 if 85 <= $share <= 100 else 1)" ||
 	fail "TraceEvent puts HotMethod in $share% of samples, expected 85..100%"
 grep -qE '^frame hotloop!\[(OptimizedTier1|Optimized|Tier1)\]Demo\.Program::HotMethod\(int32\)$' result ||
 	fail "TraceEvent does not name the frame hotloop![tier]Demo.Program::HotMethod(int32)"
-echo "ok: TraceEvent reads $theirs samples, HotMethod in $share%"
+
+dotnet "$workdir/traceevent-bin/TraceEventCheck.dll" --parallel hot.trace.zip 'HotMethod' | tee parallel ||
+	fail "TraceEvent's parallel reader failed on perf.data.txt"
+parallel=$(awk '$1 == "samples" {print $2}' parallel)
+((parallel >= ours - 2 && parallel <= ours)) ||
+	fail "TraceEvent's parallel reader reads $parallel samples, perf.data.txt holds $ours"
+echo "ok: TraceEvent reads $theirs samples (its parallel reader $parallel), HotMethod in $share%"

@@ -47,9 +47,11 @@ enum archive_format {
  * its own name). */
 struct archive_member {
 	const char *file, *name;
-	/* Compressed already (a zstd-compressed perf.data): a zip stores it as
-	 * it is, since deflating such bytes gains nothing and ran at 34 MB/s. */
-	bool compressed;
+	/* Kept as it is: stored in a zip, in stored blocks in a tar.gz. For
+	 * bytes compressed already (a zstd-compressed perf.data), where
+	 * deflating gains nothing and ran at 34 MB/s, and for the zip's
+	 * perf.data.txt (outputs.c says why). */
+	bool stored;
 };
 
 /* A zip emit_archive wrote (`zip_path`, its members under the folder

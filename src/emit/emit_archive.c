@@ -96,7 +96,7 @@ static int copy_into_zip(zipFile zip, int fd, bool store, uint32_t *crc, uint64_
 
 /* One member of a zip: deflated at level 1 (several times faster than
  * zlib's default, and an archive for moving a capture can spare a few more
- * bytes), or stored when compressed already; with the file's time and Unix
+ * bytes), or stored as the member asks; with the file's time and Unix
  * permissions. */
 static int add_zip_member(zipFile zip, int dir_fd, const struct archive_member *member,
 			  const char *top)
@@ -119,10 +119,10 @@ static int add_zip_member(zipFile zip, int dir_fd, const struct archive_member *
 	info.external_fa = (uLong)status.st_mode << 16;
 	/* Made on Unix (3), zip 2.0; zip64 only for a member that needs it. */
 	result = zipOpenNewFileInZip4_64(zip, path_in_archive, &info, NULL, 0, NULL, 0, NULL,
-					 member->compressed ? 0 : Z_DEFLATED, 1, 1, -MAX_WBITS,
+					 member->stored ? 0 : Z_DEFLATED, 1, 1, -MAX_WBITS,
 					 DEF_MEM_LEVEL, Z_DEFAULT_STRATEGY, NULL, 0, 3 << 8 | 20, 0,
 					 status.st_size >= 0xffffffffLL);
-	if (result == ZIP_OK && copy_into_zip(zip, fd, member->compressed, &crc, &size) == 0 &&
+	if (result == ZIP_OK && copy_into_zip(zip, fd, member->stored, &crc, &size) == 0 &&
 	    zipCloseFileInZipRaw64(zip, size, crc) == ZIP_OK) {
 		close(fd);
 		return 0;
@@ -157,8 +157,8 @@ struct gzip_output {
 	struct deflate_stream deflater;
 	int error; /* errno of the first failure */
 	/* Bytes of the member being written that are not deflated here:
-	 * counted, and either stored as they are (`storing`: a member
-	 * compressed already) or passed over (their deflated bytes were taken
+	 * counted, and either stored as they are (`storing`: a stored
+	 * member) or passed over (their deflated bytes were taken
 	 * from the zip); and their CRC-32. */
 	uint64_t passing;
 	bool storing;
@@ -316,10 +316,10 @@ static int add_tar_member(struct archive *archive, struct gzip_output *output, i
 		return -1;
 	}
 	archive_entry_free(entry);
-	/* Deflated once for the zip, or compressed already: at a full flush,
-	 * the zip's deflated bytes, or the file's own in stored blocks. */
+	/* Deflated once for the zip, or a stored member: at a full flush, the
+	 * zip's deflated bytes, or the file's own in stored blocks. */
 	spliced = find_deflated(deflated, member, &status, &offset, &deflated_length, &crc);
-	if (spliced || member->compressed) {
+	if (spliced || member->stored) {
 		if (deflate_stream_flush(&output->deflater) < 0 ||
 		    (spliced && copy_deflated(output, deflated, offset, deflated_length) < 0)) {
 			close(fd);

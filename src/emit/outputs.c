@@ -189,7 +189,7 @@ static int write_tar_gz(const char *dir, bool perf_data_compressed,
 
 	for (size_t i = 0; i < sizeof(outputs) / sizeof(*outputs); i++)
 		add_member(&list, outputs[i], NULL);
-	list.members[0].compressed = perf_data_compressed;
+	list.members[0].stored = perf_data_compressed;
 	add_runtime_symbol_files(&list, dir);
 	add_member(&list, KERNEL_SYMBOLS_COPY, NULL);
 	add_member(&list, OUTPUTS_RUNTIME_EVENTS, NULL);
@@ -212,8 +212,15 @@ static int write_trace_zip(const char *dir, const struct trace_zip *zip, bool pe
 	int status;
 
 	add_member(&list, "perf.data", NULL);
-	list.members[0].compressed = perf_data_compressed;
+	list.members[0].stored = perf_data_compressed;
+	/* Stored: PerfView's command line (/PerfScript, TraceEvent's
+	 * ParallelLinuxPerfScriptStackSource) splits the text into blocks by
+	 * peeking 192 KiB ahead after one Read of the entry's stream, and a
+	 * deflated entry's Read returns what 8 KiB of input inflate to: the
+	 * blocks then end inside a line, and it drops or fails on what
+	 * follows (PerfView's views read it whole either way). */
 	add_member(&list, "perf_script.out", "perf.data.txt");
+	list.members[list.count - 1].stored = true;
 	add_member(&list, "profcpu.log", "perfcollect.log");
 	add_runtime_symbol_files(&list, dir);
 	add_member(&list, KERNEL_SYMBOLS_COPY, NULL);

@@ -1,5 +1,8 @@
-// Usage: TraceEventCheck [--threadtime] NAME.trace.zip REGEX
-// Loads the trace as PerfView does (LinuxPerfScriptStackSource) and prints
+// Usage: TraceEventCheck [--threadtime|--parallel] NAME.trace.zip REGEX
+// Loads the trace as PerfView's views do (LinuxPerfScriptStackSource), or
+// with --parallel as PerfView's /PerfScript command line does
+// (ParallelLinuxPerfScriptStackSource, four threads over blocks of the
+// text), and prints
 //   samples N
 //   share P        % of samples with a frame whose name matches REGEX
 //   leaf P         % of samples whose leaf frame matches REGEX
@@ -17,14 +20,17 @@ using Microsoft.Diagnostics.Tracing.StackSources;
 using Microsoft.Diagnostics.Tracing.Stacks;
 
 bool threadTime = args.Length == 3 && args[0] == "--threadtime";
-if (threadTime) args = args[1..];
+bool parallel = args.Length == 3 && args[0] == "--parallel";
+if (threadTime || parallel) args = args[1..];
 if (args.Length != 2)
 {
-    Console.Error.WriteLine("usage: TraceEventCheck [--threadtime] NAME.trace.zip REGEX");
+    Console.Error.WriteLine("usage: TraceEventCheck [--threadtime|--parallel] NAME.trace.zip REGEX");
     return 2;
 }
 var pattern = new Regex(args[1]);
-var source = new LinuxPerfScriptStackSource(args[0], threadTime);
+LinuxPerfScriptStackSource source = parallel
+    ? new ParallelLinuxPerfScriptStackSource(args[0], false)
+    : new LinuxPerfScriptStackSource(args[0], threadTime);
 int samples = 0, matched = 0, leafMatched = 0, blocked = 0, blockedMatching = 0;
 var leaves = new Dictionary<string, int>();
 var matchingFrames = new SortedSet<string>(StringComparer.Ordinal);
