@@ -41,7 +41,8 @@ static void report_stack_completeness(const struct profile *profile, FILE *log)
 	if (log)
 		fprintf(log,
 			"stacks: %llu of %zu samples (%.1f%%) reach a thread root (start_thread, "
-			"__libc_start_call_main, _start, clone3)\n",
+			"__libc_start_call_main, _start, clone3; in the kernel ret_from_fork, "
+			"common_startup_64)\n",
 			(unsigned long long)profile->rooted_stacks, profile->sample_count, rooted);
 }
 
