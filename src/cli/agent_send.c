@@ -71,13 +71,14 @@ static bool was_seen(const struct seen_process *seen, size_t count,
  * life: SPOOL/processes-seen lists every process looked at (pid and start
  * time, so that a reused pid or a restarted service is looked at anew).
  * The runtime then writes every method it has prepared so far, so the
- * period just sampled is named too. */
-static void switch_on_dotnet_perfmaps(const char *spool_dir, FILE *log)
+ * period just sampled is named too. Returns the processes seen before
+ * this round (malloc'd in `*seen`). */
+static size_t switch_on_dotnet_perfmaps(const char *spool_dir, FILE *log,
+					struct seen_process **seen)
 {
 	char *path = xasprintf("%s/%s", spool_dir, SEEN_FILE);
 	char *temporary = xasprintf("%s.partial", path);
-	struct seen_process *seen;
-	size_t seen_count = read_seen(path, &seen);
+	size_t seen_count = read_seen(path, seen);
 	struct process_entry *processes;
 	size_t count = target_process_list(&processes);
 	double uptime = uptime_seconds(), ticks_per_second = (double)sysconf(_SC_CLK_TCK);
@@ -88,7 +89,7 @@ static void switch_on_dotnet_perfmaps(const char *spool_dir, FILE *log)
 					       target_process_start_ticks(processes[i].pid)};
 		struct target_process target;
 
-		if (!was_seen(seen, seen_count, &process)) {
+		if (!was_seen(*seen, seen_count, &process)) {
 			if (uptime - (double)process.start_ticks / ticks_per_second <
 			    SETTLE_SECONDS)
 				continue;
@@ -104,9 +105,9 @@ static void switch_on_dotnet_perfmaps(const char *spool_dir, FILE *log)
 	if (out && fclose(out) == 0)
 		rename(temporary, path);
 	free(processes);
-	free(seen);
 	free(temporary);
 	free(path);
+	return seen_count;
 }
 
 /* Control characters would end a line of the labels file. */
@@ -120,7 +121,7 @@ static void write_label(FILE *out, const char *key, const char *value)
 
 /* DIR/PID.labels beside DIR/PID.pb.gz: the service name, then the labels, "key=value" a line. */
 static void write_labels(const struct agent_send_options *options,
-			 const struct process_profile *profile)
+			 const struct process_profile *profile, bool seen_before)
 {
 	struct pod_labels pod;
 	char *path = xasprintf("%.*s" LABELS_SUFFIX,
@@ -129,7 +130,7 @@ static void write_labels(const struct agent_send_options *options,
 	FILE *out;
 
 	pod_labels_read(profile->pid, &pod);
-	if (pod.refused_file)
+	if (pod.refused_file && !seen_before) /* once in its life */
 		report_warning("pid %d: %s in its root is %s: its profile has no pod label",
 			       (int)profile->pid, pod.refused_file, pod.refused_why);
 	if (pod.namespace[0]) {
@@ -166,7 +167,8 @@ static void write_labels(const struct agent_send_options *options,
 
 /* DIR/perf.data into DIR/PID.pb.gz and DIR/PID.labels, then perf.data
  * goes. Returns 0, or -1 when it could not be read. */
-static int encode_period(const struct agent_send_options *options, const char *dir, FILE *log)
+static int encode_period(const struct agent_send_options *options, const char *dir, FILE *log,
+			 const struct seen_process *seen, size_t seen_count)
 {
 	struct symbol_options symbols = {0};
 	struct resolver_config config = {.capture_dir = dir, .live_every_process = true};
@@ -178,7 +180,11 @@ static int encode_period(const struct agent_send_options *options, const char *d
 	count = process_profiles_write(dir, &config, &profiles);
 	for (long i = 0; i < count; i++)
 		if (profiles[i].path)
-			write_labels(options, &profiles[i]);
+			write_labels(options, &profiles[i],
+				     was_seen(seen, seen_count,
+					      &(struct seen_process){
+						  profiles[i].pid,
+						  target_process_start_ticks(profiles[i].pid)}));
 	process_profiles_free(profiles, count > 0 ? (size_t)count : 0);
 	symbol_options_release(&symbols);
 	unlink(perf_data);
@@ -311,16 +317,20 @@ int agent_send_periods(const struct agent_send_options *options, char *const *pe
 	char *log_path = xasprintf("%s/agent.log", options->spool_dir), why[512] = "";
 	/* The last sender's log only: the symbol lines come again each time. */
 	FILE *log = fopen(log_path, "we");
+	struct seen_process *seen;
+	size_t seen_count;
 	int status = 0;
 
 	free(log_path);
 	if (!log)
 		log = fopen("/dev/null", "we");
-	switch_on_dotnet_perfmaps(options->spool_dir, log);
+	seen_count = switch_on_dotnet_perfmaps(options->spool_dir, log, &seen);
+
 	for (size_t i = 0; i < count; i++) {
 		char *perf_data = xasprintf("%s/perf.data", periods[i]);
 
-		if (access(perf_data, F_OK) == 0 && encode_period(options, periods[i], log) < 0)
+		if (access(perf_data, F_OK) == 0 &&
+		    encode_period(options, periods[i], log, seen, seen_count) < 0)
 			status = 1;
 		free(perf_data);
 	}
@@ -330,5 +340,6 @@ int agent_send_periods(const struct agent_send_options *options, char *const *pe
 			status = AGENT_SEND_RETRY_LATER;
 		}
 	fclose(log);
+	free(seen);
 	return status;
 }
