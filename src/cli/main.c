@@ -20,6 +20,7 @@ static const struct command commands[] = {
     {"view", cmd_view, "summarize a NAME.trace.zip (perfcollect's format) in the terminal"},
     {"ps", cmd_ps, "list the processes profcpu can see: runtime, CPU, container, pod"},
     {"serve", cmd_serve, "answer HTTP: list processes, capture one, download the results"},
+    {"agent", cmd_agent, "profile every process of the node into Pyroscope, until stopped"},
 };
 
 static void print_usage(FILE *out)

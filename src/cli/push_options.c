@@ -1,4 +1,5 @@
 #include "push_options.h"
+#include "pod_labels.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -7,33 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* The container id in /proc/PID/cgroup (docker-ID.scope, libpod-ID.scope,
- * .../kubepods/.../ID: 64 hex digits), shortened to 12 as `docker ps` and
- * `podman ps` show it; false outside a container. */
-static bool container_id(pid_t pid, char id[13])
-{
-	char path[64], text[4096];
-	int fd;
-	ssize_t length;
-	size_t run = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return false;
-	length = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	for (ssize_t i = 0; i < length; i++) {
-		run = isxdigit((unsigned char)text[i]) ? run + 1 : 0;
-		if (run == 64 && (i + 1 == length || !isxdigit((unsigned char)text[i + 1]))) {
-			memcpy(id, text + i - 63, 12);
-			id[12] = '\0';
-			return true;
-		}
-	}
-	return false;
-}
 
 static void add_owned(struct push_options *options, char *label)
 {
@@ -49,7 +23,7 @@ void push_options_add_target_labels(struct push_options *options, pid_t pid, con
 		add_owned(options, xasprintf("process=%s", comm));
 	if (gethostname(host, sizeof(host) - 1) == 0 && host[0])
 		add_owned(options, xasprintf("hostname=%s", host));
-	if (pid && container_id(pid, id))
+	if (pid && pod_labels_container_id(pid, id))
 		add_owned(options, xasprintf("container=%s", id));
 	/* A pod's containers share its hostname, the pod's name. */
 	if (host[0] && getenv("KUBERNETES_SERVICE_HOST"))

@@ -27,7 +27,12 @@ struct writer_sink {
 	const struct perf_event_attr *switch_attr; /* of the switches, or NULL */
 	struct stack_trim *stack_trim;		   /* NULL: copies kept whole */
 	int error;
-	time_t last_flush;				   /* CLOCK_MONOTONIC seconds */
+	time_t last_flush; /* CLOCK_MONOTONIC seconds */
+	/* For a new perf.data each period (capture_options.period). */
+	const struct capture_options *options;
+	struct perf_data_info info;
+	bool compress;
+	char *path;
 	_Alignas(8) unsigned char trimmed[UINT16_MAX + 1]; /* a sample without its stale bytes */
 };
 
@@ -98,6 +103,32 @@ static int write_record(const struct perf_event_header *record, void *context)
 	if (status < 0)
 		sink->error = errno;
 	return status;
+}
+
+/* record_options.end_period: finishes this period's perf.data, hands its
+ * folder over and starts the next period's file. */
+static int start_next_period(void *context)
+{
+	struct writer_sink *sink = context;
+	char *dir, *finished = xstrdup(sink->path), *slash = strrchr(finished, '/');
+
+	if (perf_data_writer_finish(sink->writer) < 0 && !sink->error)
+		sink->error = errno;
+	sink->writer = NULL;
+	*slash = '\0';
+	dir = sink->options->next_period(finished, sink->options->period_context);
+	free(finished);
+	if (!dir)
+		return -1;
+	free(sink->path);
+	sink->path = xasprintf("%s/perf.data", dir);
+	free(dir);
+	sink->writer = perf_data_writer_create(sink->path, sink->attr, &sink->info, sink->compress);
+	if (!sink->writer) {
+		sink->error = errno;
+		return -1;
+	}
+	return 0;
 }
 
 static const char *stop_reason_text(enum record_stop_reason reason)
@@ -223,15 +254,20 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	struct record_options record_options = {
 	    .duration = options->duration,
 	    .frequency = options->frequency,
-	    .show_progress = isatty(STDERR_FILENO),
+	    .show_progress = isatty(STDERR_FILENO) && options->period <= 0,
+	    .period = options->period,
+	    .end_period = start_next_period,
 	};
 	struct perf_event_attr attr;
 	struct record_session *session;
 	struct record_summary summary;
 	struct perf_data_info info;
 	struct perf_data_extra_event switch_event = {.name = SCHED_SWITCH_EVENT_NAME};
-	struct writer_sink sink = {.last_flush = monotonic_seconds(), .attr = &attr};
-	char *path = xasprintf("%s/perf.data", dir);
+	struct writer_sink sink = {.last_flush = monotonic_seconds(),
+				   .attr = &attr,
+				   .options = options,
+				   .compress = options->compress,
+				   .path = xasprintf("%s/perf.data", dir)};
 	const char *counted;
 	unsigned stack_size = options->call_graph == CALL_GRAPH_FP
 				  ? options->stack_size
@@ -250,13 +286,13 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	if (options->off_cpu &&
 	    sched_switch_attr(&attr, target->pid != TARGET_EVERY_PROCESS || target->cgroup,
 			      &switch_event.attr) < 0) {
-		free(path);
+		free(sink.path);
 		return -1;
 	}
 	session = record_open(target, &attr, options->off_cpu ? &switch_event.attr : NULL,
 			      options->buffer_pages);
 	if (!session) {
-		free(path);
+		free(sink.path);
 		return -1;
 	}
 	/* The writer fills in the machine's details itself. */
@@ -266,12 +302,15 @@ int capture_target(const struct capture_options *options, const struct target_pr
 		describe_switch_event(session, &switch_event, &info);
 		sink.switch_attr = &switch_event.attr;
 	}
-	sink.writer = perf_data_writer_create(path, &attr, &info, options->compress);
+	sink.writer = perf_data_writer_create(sink.path, &attr, &info, options->compress);
 	free((uint8_t *)info.tracing_data);
+	/* Later periods' files: the tracing data is freed (no --off-cpu there). */
+	sink.info = info;
+	sink.info.tracing_data = NULL;
 	if (!sink.writer) {
-		report_error("cannot write %s: %s", path, strerror(errno));
+		report_error("cannot write %s: %s", sink.path, strerror(errno));
 		record_close(session);
-		free(path);
+		free(sink.path);
 		return -1;
 	}
 	fprintf(log, "event: %s at %u Hz, %u ring buffer pages per CPU\n", info.event_name,
@@ -305,7 +344,7 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	record_close(session);
 	stack_trim_free(sink.stack_trim);
 	runtime_files_finish(sink.runtime_files);
-	if (perf_data_writer_finish(sink.writer) < 0 && !sink.error)
+	if (sink.writer && perf_data_writer_finish(sink.writer) < 0 && !sink.error)
 		sink.error = errno;
 	log_summary(log, &summary);
 	/* The switch tracepoint's records are samples too, to the kernel. */
@@ -331,7 +370,7 @@ int capture_target(const struct capture_options *options, const struct target_pr
 			       "-buffersize or lower -F",
 			       (unsigned long long)summary.lost_samples);
 	if (sink.error)
-		report_kept_data(path, sink.error, &summary);
-	free(path);
+		report_kept_data(sink.path, sink.error, &summary);
+	free(sink.path);
 	return 0;
 }

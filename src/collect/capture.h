@@ -35,6 +35,14 @@ struct capture_options {
 	 * map and jitdump are not followed (collect -a: one capture of every
 	 * process, whose files the replay reads from each one's root). */
 	struct jitdump *jitdump;
+	/* Continuous capture (profcpu agent): every `period` seconds (0:
+	 * never) the folder's perf.data is finished and `next_period` gets
+	 * that folder; it returns the folder of the next period's perf.data
+	 * (malloc'd, made), or NULL to stop. Sampling goes on meanwhile. The
+	 * last folder, finished at the end, is the caller's to take. */
+	double period;
+	char *(*next_period)(const char *finished_dir, void *context);
+	void *period_context;
 };
 
 /* Returns 0 when a capture was written (possibly cut short: a full disk,

@@ -508,11 +508,26 @@ static int add_identifier(const struct perf_event_header *record, void *context)
 	return identified->sink(header, identified->context);
 }
 
+/* The records of what existed before: the kernel's mapping, then the
+ * target's (or every process's) threads and mappings. A period's file
+ * needs them as the first one does. */
+static int synthesize(const struct record_session *session, record_sink sink, void *context)
+{
+	int status = synthesize_kernel_mmap(sink, context);
+
+	if (status == 0 && session->target->pid == TARGET_EVERY_PROCESS)
+		status = synthesize_every_process(session->attr.mmap_data, sink, context);
+	else if (status == 0)
+		status = synthesize_process(session->target->pid, session->attr.mmap_data, sink,
+					    context);
+	return status;
+}
+
 void record_run(struct record_session *session, const struct record_options *options,
 		record_sink sink, void *context, struct record_summary *summary)
 {
 	struct timespec start;
-	double next_progress = 0;
+	double next_progress = 0, next_period = options->period;
 	bool target_exited = false;
 	int status = 0;
 	struct identifying_sink identified = {.sink = sink, .context = context};
@@ -531,12 +546,7 @@ void record_run(struct record_session *session, const struct record_options *opt
 		sink = add_identifier;
 		context = &identified;
 	}
-	status = synthesize_kernel_mmap(sink, context);
-	if (status == 0 && session->target->pid == TARGET_EVERY_PROCESS)
-		status = synthesize_every_process(session->attr.mmap_data, sink, context);
-	else if (status == 0)
-		status = synthesize_process(session->target->pid, session->attr.mmap_data, sink,
-					    context);
+	status = synthesize(session, sink, context);
 	sink = identified.sink;
 	context = identified.context;
 
@@ -546,6 +556,14 @@ void record_run(struct record_session *session, const struct record_options *opt
 			break;
 		target_exited = wait_for_data(session, 100);
 		status = drain_ring_buffers(session, sink, context, summary);
+		if (status == 0 && options->period > 0 && summary->elapsed_seconds >= next_period) {
+			next_period += options->period;
+			status =
+			    options->end_period(context) < 0
+				? -1
+				: synthesize(session, session->switch_attr ? add_identifier : sink,
+					     session->switch_attr ? (void *)&identified : context);
+		}
 		if (options->show_progress && summary->elapsed_seconds >= next_progress) {
 			show_progress(options, summary);
 			next_progress = summary->elapsed_seconds + 0.25;

@@ -15,6 +15,13 @@ struct record_options {
 	double duration;    /* seconds; 0 records until Ctrl-C or the target exits */
 	unsigned frequency; /* samples per second of CPU time, per thread */
 	bool show_progress; /* a progress line on stderr */
+	/* Continuous sampling: every `period` seconds (0: never) the records
+	 * so far are closed off by `end_period` (the sink starts a new file),
+	 * then the synthesized records are emitted again for the new one.
+	 * Sampling stays enabled throughout. It gets the sink's context; a
+	 * negative return stops. */
+	double period;
+	int (*end_period)(void *context);
 };
 
 enum record_stop_reason {

@@ -32,6 +32,10 @@ int emit_flamegraph_styled(const struct folded_profile *folded, const char *titl
  * dates the profile. */
 int emit_pprof(const struct profile *profile, int64_t end_time_nanos, FILE *out);
 
+/* The same of the samples of process `pid` alone (0: every process). */
+int emit_pprof_process(const struct profile *profile, uint32_t pid, int64_t end_time_nanos,
+		       FILE *out);
+
 /* speedscope's file format (speedscope.json): one sampled profile per
  * thread in time order, each sample weighted by its period, the gaps
  * between samples as idle time, so speedscope's time-order view shows when

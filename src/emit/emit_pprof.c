@@ -28,6 +28,7 @@ enum { VALUE_SAMPLES, VALUE_CPU, VALUE_COUNT };
 
 struct pprof_builder {
 	const struct profile *profile;
+	uint32_t only_pid; /* 0: every process's samples */
 	Profile message;
 	size_t string_capacity, mapping_capacity, function_capacity;
 	struct id_map strings;		     /* interned text's address -> string_table index */
@@ -141,12 +142,17 @@ static uint64_t function_id(struct pprof_builder *builder, const char *full_name
 static void add_main_mapping(struct pprof_builder *builder)
 {
 	const struct profile *profile = builder->profile;
-	const char *process = profile->sample_count ? profile->samples[0].process_name : NULL;
+	const char *process = NULL;
 
+	for (size_t i = 0; !process && i < profile->sample_count; i++)
+		if (!builder->only_pid || profile->samples[i].pid == builder->only_pid)
+			process = profile->samples[i].process_name;
 	for (size_t i = 0; process && i < profile->location_count; i++) {
 		const char *module = profile->locations[i].module;
 		const char *base = strrchr(module, '/');
 
+		if (builder->only_pid && profile->locations[i].pid != builder->only_pid)
+			continue;
 		if (base && !strcmp(base + 1, process)) {
 			mapping_id(builder, &profile->locations[i]);
 			return;
@@ -154,7 +160,8 @@ static void add_main_mapping(struct pprof_builder *builder)
 	}
 }
 
-/* Location i + 1 is the profile's location i, its frames as lines. */
+/* Location i + 1 is the profile's location i, its frames as lines; of one
+ * process, only its own (ids then leave gaps, which pprof allows). */
 static void add_locations(struct pprof_builder *builder)
 {
 	const struct profile *profile = builder->profile;
@@ -162,11 +169,14 @@ static void add_locations(struct pprof_builder *builder)
 
 	add_main_mapping(builder);
 
-	message->n_location = profile->location_count;
 	message->location = xcalloc(profile->location_count, sizeof(*message->location));
 	for (size_t i = 0; i < profile->location_count; i++) {
 		const struct profile_location *source = &profile->locations[i];
-		Location *location = xmalloc(sizeof(*location));
+		Location *location;
+
+		if (builder->only_pid && source->pid != builder->only_pid)
+			continue;
+		location = xmalloc(sizeof(*location));
 
 		perftools__profiles__location__init(location);
 		location->id = i + 1;
@@ -182,7 +192,7 @@ static void add_locations(struct pprof_builder *builder)
 			    builder, profile->frames[source->first_frame + frame].function);
 			location->line[frame] = line;
 		}
-		message->location[i] = location;
+		message->location[message->n_location++] = location;
 	}
 }
 
@@ -218,14 +228,21 @@ static void add_samples(struct pprof_builder *builder)
 {
 	const struct profile *profile = builder->profile;
 	Profile *message = &builder->message;
+	const struct profile_sample *first = NULL, *last = NULL;
 	size_t capacity = 0;
 
 	for (size_t i = 0; i < profile->sample_count; i++) {
 		const struct profile_sample *source = &profile->samples[i];
 		bool added;
-		uint32_t index = id_map_get(&builder->samples,
-					    (uint64_t)source->stack << 32 | (uintptr_t)source->pid,
-					    (uintptr_t)source->thread_name, &added);
+		uint32_t index;
+
+		if (builder->only_pid && source->pid != builder->only_pid)
+			continue;
+		first = first ? first : source;
+		last = source;
+		index = id_map_get(&builder->samples,
+				   (uint64_t)source->stack << 32 | (uintptr_t)source->pid,
+				   (uintptr_t)source->thread_name, &added);
 
 		if (added) {
 			grow_array((void **)&message->sample, &capacity, index + 1,
@@ -236,10 +253,7 @@ static void add_samples(struct pprof_builder *builder)
 		message->sample[index]->value[VALUE_SAMPLES]++;
 		message->sample[index]->value[VALUE_CPU] += (int64_t)source->period;
 	}
-	if (profile->sample_count) {
-		const struct profile_sample *first = &profile->samples[0];
-		const struct profile_sample *last = &profile->samples[profile->sample_count - 1];
-
+	if (first) {
 		message->period = (int64_t)first->period;
 		message->duration_nanos = (int64_t)(last->time - first->time + last->period);
 	}
@@ -325,7 +339,14 @@ static void release_message(Profile *message)
 
 int emit_pprof(const struct profile *profile, int64_t end_time_nanos, FILE *out)
 {
-	struct pprof_builder builder = {.profile = profile, .readable_names = string_table_new()};
+	return emit_pprof_process(profile, 0, end_time_nanos, out);
+}
+
+int emit_pprof_process(const struct profile *profile, uint32_t pid, int64_t end_time_nanos,
+		       FILE *out)
+{
+	struct pprof_builder builder = {
+	    .profile = profile, .only_pid = pid, .readable_names = string_table_new()};
 	int status;
 
 	perftools__profiles__profile__init(&builder.message);

@@ -107,18 +107,31 @@ static bool read_facts(const unsigned char *gzipped, size_t size, struct profile
 	return true;
 }
 
-/* Pyroscope's application names and label keys take letters, digits, '.',
- * '_' and '-'; anything else becomes '_'. Values lose only the characters
- * that delimit the name's label set. */
+/* What a part of the series name may hold: Pyroscope's application names
+ * take letters, digits and "._-/", label keys the same but '/'; anything
+ * else becomes '_'. Values lose only the characters that delimit the
+ * name's label set. */
+enum name_part { APP_NAME, LABEL_KEY, LABEL_VALUE };
+
+static bool allowed_in(enum name_part part, char c)
+{
+	switch (part) {
+	case APP_NAME:
+		return isalnum((unsigned char)c) || strchr("._-/", c);
+	case LABEL_KEY:
+		return isalnum((unsigned char)c) || strchr("._-", c);
+	case LABEL_VALUE:
+		return !strchr("{},=\"", c) && !iscntrl((unsigned char)c);
+	}
+	return false;
+}
+
 static void append_clean(char **name, size_t *length, size_t *capacity, const char *text,
-			 bool value)
+			 enum name_part part)
 {
 	for (; *text; text++) {
-		char c = *text;
+		char c = allowed_in(part, *text) ? *text : '_';
 
-		if (value ? strchr("{},=\"", c) || iscntrl((unsigned char)c)
-			  : !(isalnum((unsigned char)c) || strchr("._-", c)))
-			c = '_';
 		grow_array((void **)name, capacity, *length + 2, 1);
 		(*name)[(*length)++] = c;
 		(*name)[*length] = '\0';
@@ -144,7 +157,7 @@ static char *series_name(const struct push_request *request, const struct profil
 		     request->app_name	   ? request->app_name
 		     : facts->process_name ? facts->process_name
 					   : "profcpu",
-		     false);
+		     APP_NAME);
 	append_text(&name, &length, &capacity, ".cpu{");
 	for (size_t i = 0; i < request->label_count; i++) {
 		const char *equals = strchr(request->labels[i], '=');
@@ -153,9 +166,9 @@ static char *series_name(const struct push_request *request, const struct profil
 		key[equals ? (size_t)(equals - request->labels[i]) : strlen(key)] = '\0';
 		if (i)
 			append_text(&name, &length, &capacity, ",");
-		append_clean(&name, &length, &capacity, key, false);
+		append_clean(&name, &length, &capacity, key, LABEL_KEY);
 		append_text(&name, &length, &capacity, "=");
-		append_clean(&name, &length, &capacity, equals ? equals + 1 : "", true);
+		append_clean(&name, &length, &capacity, equals ? equals + 1 : "", LABEL_VALUE);
 		free(key);
 	}
 	append_text(&name, &length, &capacity, "}");
@@ -247,50 +260,64 @@ static char *ingest_url(const struct push_request *request, const struct profile
 	return url;
 }
 
-/* Posts the profile, trying again after 1 s and 2 s when that may help. */
+/* Posts the profile, trying again after 1 s and 2 s when that may help.
+ * Returns as post_once. */
 static int post_with_retries(const struct push_request *request, const struct profile_facts *facts,
 			     const unsigned char *data, size_t size, char *why, size_t why_size)
 {
 	double timeout = request->timeout > 0 ? request->timeout : 30;
+	int tries = request->tries > 0 ? request->tries : TRIES;
 	char *url = ingest_url(request, facts);
 	size_t body_size;
 	char *body = form_body(data, size, &body_size);
 	int result = -1;
 
-	for (int try = 1; try <= TRIES; try++) {
+	for (int try = 1; try <= tries; try++) {
 		result = post_once(url, body, body_size, timeout, why, why_size);
 		if (result <= 0)
 			break;
-		if (try < TRIES)
+		if (try < tries)
 			sleep((unsigned)try);
 	}
 	free(body);
 	free(url);
 	http_client_cleanup();
-	return result == 0 ? 0 : -1;
+	return result;
+}
+
+int pyroscope_push_profile(const unsigned char *data, size_t size,
+			   const struct push_request *request, char *why, size_t why_size)
+{
+	struct profile_facts facts = {0};
+	int status;
+
+	if (!read_facts(data, size, &facts)) {
+		snprintf(why, why_size, "it is not a gzip-compressed pprof profile");
+		return -1;
+	}
+	status = post_with_retries(request, &facts, data, size, why, why_size);
+	free(facts.process_name);
+	return status;
 }
 
 int pyroscope_push(const char *dir, const struct push_request *request)
 {
 	char *path = xasprintf("%s/profile.pb.gz", dir), why[512] = "";
-	struct profile_facts facts = {0};
 	size_t size = 0;
 	unsigned char *data = read_file(path, &size);
 	int status = -1;
 
 	if (!data)
 		snprintf(why, sizeof(why), "cannot read it: %s", strerror(errno));
-	else if (!read_facts(data, size, &facts))
-		snprintf(why, sizeof(why), "it is not a gzip-compressed pprof profile");
 	else
-		status = post_with_retries(request, &facts, data, size, why, sizeof(why));
+		status =
+		    pyroscope_push_profile(data, size, request, why, sizeof(why)) == 0 ? 0 : -1;
 	if (status == 0)
 		printf("profcpu: pushed %s to %s\n", path, request->url);
 	else
 		report_error("cannot push %s to %s: %s (the outputs stay in %s; retry with profcpu "
 			     "push %s %s)",
 			     path, request->url, why, dir, dir, request->url);
-	free(facts.process_name);
 	free(data);
 	free(path);
 	return status;

@@ -1,7 +1,10 @@
 /* Sends a capture's profile.pb.gz to a Pyroscope server (or anything that
  * speaks its ingest API: Grafana Alloy's pyroscope.receive_http, Grafana
  * Cloud Profiles): POST URL/ingest?name=APP.cpu{LABELS}&from=&until=
- * &sampleRate=&format=pprof, the profile as the multipart field "profile". */
+ * &sampleRate=&format=pprof, the profile as the multipart field "profile".
+ * The application name keeps letters, digits and "._-/"; label keys the
+ * same but '/'; label values lose only the characters that delimit the
+ * label set ("{},=\"") and control characters: each becomes '_'. */
 #ifndef PROFCPU_PYROSCOPE_PUSH_H
 #define PROFCPU_PYROSCOPE_PUSH_H
 
@@ -13,6 +16,7 @@ struct push_request {
 	const char *const *labels; /* "key=value", label_count of them */
 	size_t label_count;
 	double timeout; /* seconds the server may stay silent in one try; 0: 30 */
+	int tries;	/* 0: 3 */
 };
 
 /* Pushes DIR/profile.pb.gz; from, until and the sample rate come from the
@@ -20,5 +24,13 @@ struct push_request {
  * too slow or answers 5xx or 429. Returns 0, or -1 after one line that says
  * what the server said or why it could not be reached. */
 int pyroscope_push(const char *dir, const struct push_request *request);
+
+/* Pushes a gzip-compressed pprof profile held in memory, as pyroscope_push
+ * does but printing nothing. Returns 0; 1 when the server could not take
+ * it now (unreachable, too slow, 5xx, 429: worth another try later); or -1
+ * when the profile is not pprof or the server refused it. `why` then says
+ * what went wrong. */
+int pyroscope_push_profile(const unsigned char *data, size_t size,
+			   const struct push_request *request, char *why, size_t why_size);
 
 #endif

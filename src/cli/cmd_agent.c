@@ -1,0 +1,156 @@
+/* profcpu agent: every process of the node, sampled without a pause, one
+ * profile per process and period pushed to Pyroscope. */
+#include "agent_spool.h"
+#include "capture.h"
+#include "commands.h"
+#include "sampling_scope.h"
+#include "stop_signals.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "usage: profcpu agent --push URL [options]\n"
+    "\n"
+    "Samples every process of the node (this PID namespace: run it with the\n"
+    "host's, as a DaemonSet with hostPID) until SIGTERM or Ctrl-C, and every\n"
+    "period pushes one pprof profile per process that ran to the Pyroscope\n"
+    "server (or Grafana Alloy's pyroscope.receive_http) at URL, labelled as\n"
+    "Pyroscope's agents label them: service_name, namespace, pod, container,\n"
+    "node, process, pid. Sampling goes on while a period is encoded and sent,\n"
+    "by a child process. .NET processes are asked once, through their\n"
+    "diagnostics socket, to write their perf map, to name JIT frames.\n"
+    "A receiver that is down or slow costs nothing but the buffer: periods\n"
+    "wait in the spool folder, the oldest dropped past --buffer-periods.\n"
+    "Needs CAP_PERFMON (or root) and CAP_SYS_PTRACE.\n"
+    "\n"
+    "options:\n"
+    "  --push URL            the receiver (required)\n"
+    "  --push-interval SECS  the period (default 15, as Pyroscope's eBPF agent)\n"
+    "  -F, -frequency HZ     samples per second of CPU time (default 49)\n"
+    "  --call-graph MODE     fp, dwarf or hybrid (default fp: see docs/AGENT.md)\n"
+    "  --spool DIR           where periods wait (default /tmp/profcpu-agent)\n"
+    "  --buffer-periods N    periods kept while the receiver takes none (default 40)\n"
+    "  --node NAME           the node label (default $NODE_NAME, else the hostname)\n"
+    "  --label KEY=VALUE     a label of every profile (repeatable)\n"
+    "  --push-timeout SECS   give up a push when the receiver is silent for SECS\n"
+    "                        (default 10)\n"
+    "\n"
+    "EXAMPLES:\n"
+    "    profcpu agent --push http://pyroscope:4040          # until SIGTERM\n"
+    "    profcpu agent --push http://alloy:9999 --label cluster=prod\n"
+    "    profcpu agent --push http://pyroscope:4040 -F 97 --push-interval 10\n";
+
+/* Ring buffer pages per CPU: at the default rate a CPU fills a few KB a
+ * second with frame-pointer stacks; 64 pages is room for seconds. */
+enum { DEFAULT_FREQUENCY = 49, DEFAULT_BUFFER_PERIODS = 40, AGENT_BUFFER_PAGES = 64 };
+
+/* The spool, and the folder of the period being sampled. */
+struct agent_run {
+	struct agent_spool spool;
+	char *current;
+};
+
+static char *next_period(const char *finished_dir, void *context)
+{
+	struct agent_run *run = context;
+
+	agent_spool_add(&run->spool, finished_dir);
+	free(run->current);
+	run->current = agent_spool_new_period(&run->spool);
+	return run->current ? xstrdup(run->current) : NULL;
+}
+
+/* $NODE_NAME (the DaemonSet sets it from spec.nodeName), else the
+ * hostname: in a hostNetwork pod or on the host, the node's. */
+static char *node_name(const char *given)
+{
+	const char *variable = getenv("NODE_NAME");
+	char host[256] = "";
+
+	if (given)
+		return xstrdup(given);
+	if (variable && *variable)
+		return xstrdup(variable);
+	gethostname(host, sizeof(host) - 1);
+	return xstrdup(host[0] ? host : "unknown");
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	struct agent_send_options send = {.timeout = 10};
+	struct agent_run run = {.spool = {.dir = "/tmp/profcpu-agent", .send = &send}};
+	struct agent_spool *spool = &run.spool;
+	long frequency = DEFAULT_FREQUENCY, buffer_periods = DEFAULT_BUFFER_PERIODS;
+	double interval = 15;
+	const char *node = NULL, *call_graph_text = "fp";
+	enum call_graph_mode call_graph;
+	struct string_list positionals = {0};
+	const struct option entries[] = {
+	    {"push", NULL, OPTION_STRING, &send.url},
+	    {"push-interval", NULL, OPTION_NUMBER, &interval},
+	    {"frequency", "F", OPTION_INTEGER, &frequency},
+	    {"call-graph", "callgraph", OPTION_STRING, &call_graph_text},
+	    {"spool", NULL, OPTION_STRING, &spool->dir},
+	    {"buffer-periods", NULL, OPTION_INTEGER, &buffer_periods},
+	    {"node", NULL, OPTION_STRING, &node},
+	    {"label", NULL, OPTION_STRING_LIST, &send.labels},
+	    {"push-timeout", NULL, OPTION_NUMBER, &send.timeout},
+	    {NULL, NULL, OPTION_FLAG, NULL},
+	};
+	struct target_process target;
+	int status = 1;
+	enum options_result parsed =
+	    options_parse(entries, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage);
+
+	if (parsed != OPTIONS_PARSED || positionals.count) {
+		if (parsed == OPTIONS_PARSED)
+			report_error("unexpected argument '%s' (see profcpu agent --help)",
+				     positionals.items[0]);
+		string_list_clear(&positionals);
+		string_list_clear(&send.labels);
+		return parsed == OPTIONS_PARSED ? 2 : options_exit_status(parsed);
+	}
+	if (!send.url || interval < 1 || frequency < 1 || frequency > 10000 || buffer_periods < 1 ||
+	    send.timeout <= 0 || !call_graph_parse(call_graph_text, &call_graph)) {
+		report_error("agent needs --push URL, --push-interval of 1 s or more, -F from 1 to "
+			     "10000, --buffer-periods of 1 or more, --call-graph fp, dwarf or "
+			     "hybrid (see profcpu agent --help)");
+		string_list_clear(&send.labels);
+		return 2;
+	}
+	spool->max_periods = (size_t)buffer_periods;
+	send.spool_dir = spool->dir;
+	send.node = node_name(node);
+	if (sampling_scope_open(NULL, &target) < 0 || agent_spool_open(spool) < 0 ||
+	    !(run.current = agent_spool_new_period(spool)))
+		goto done;
+	stop_signals_install();
+	fprintf(stderr, "profcpu: agent on node %s: every %g s, one profile per process to %s\n",
+		send.node, interval, send.url);
+	status =
+	    capture_target(&(struct capture_options){.frequency = (unsigned)frequency,
+						     .buffer_pages = AGENT_BUFFER_PAGES,
+						     .call_graph = call_graph,
+						     .stack_size = CALL_GRAPH_DEFAULT_STACK_SIZE,
+						     .command_line = "profcpu agent",
+						     .period = interval,
+						     .next_period = next_period,
+						     .period_context = &run},
+			   &target, run.current, stderr) == 0
+		? 0
+		: 1;
+	/* The last period, cut short by the stop, is sent too. */
+	if (run.current)
+		agent_spool_add(spool, run.current);
+done:
+	agent_spool_finish(spool);
+	agent_spool_close(spool);
+	free(run.current);
+	string_list_clear(&send.labels);
+	free((char *)send.node);
+	return status;
+}

@@ -1,0 +1,185 @@
+#include "pod_labels.h"
+#include "target_file.h"
+#include "target_root.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HOSTNAME_FILE  "/etc/hostname"
+#define NAMESPACE_FILE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+/* The characters Kubernetes puts in generated name suffixes (its
+ * rand.String): no vowels, no 0, 1 or 3, so that no word is spelled. */
+#define GENERATED_ALPHABET "bcdfghjklmnpqrstvwxz2456789"
+
+/* /proc/PID/cgroup, its first 4 KiB, as a string. */
+static size_t read_cgroup(pid_t pid, char *text, size_t size)
+{
+	char path[64];
+	int fd;
+	ssize_t length;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	length = fd >= 0 ? read(fd, text, size - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	text[length > 0 ? length : 0] = '\0';
+	return length > 0 ? (size_t)length : 0;
+}
+
+bool pod_labels_container_id(pid_t pid, char id[13])
+{
+	char text[4096];
+	size_t length = read_cgroup(pid, text, sizeof(text)), run = 0;
+
+	for (size_t i = 0; i < length; i++) {
+		run = isxdigit((unsigned char)text[i]) ? run + 1 : 0;
+		if (run == 64 && !isxdigit((unsigned char)text[i + 1])) {
+			memcpy(id, text + i - 63, 12);
+			id[12] = '\0';
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool in_kubepods_cgroup(pid_t pid)
+{
+	char text[4096];
+
+	read_cgroup(pid, text, sizeof(text));
+	return strstr(text, "kubepods") != NULL;
+}
+
+static bool valid_label(const char *start, size_t length)
+{
+	if (length == 0 || length > 63 || start[0] == '-' || start[length - 1] == '-')
+		return false;
+	for (size_t i = 0; i < length; i++)
+		if (!(islower((unsigned char)start[i]) || isdigit((unsigned char)start[i]) ||
+		      start[i] == '-'))
+			return false;
+	return true;
+}
+
+bool pod_labels_valid_name(const char *name, bool dots)
+{
+	size_t length = strlen(name);
+
+	if (!dots)
+		return valid_label(name, length);
+	if (length > POD_NAME_MAX)
+		return false;
+	for (const char *label = name;;) {
+		const char *dot = strchr(label, '.');
+		size_t size = dot ? (size_t)(dot - label) : strlen(label);
+
+		if (!valid_label(label, size))
+			return false;
+		if (!dot)
+			return true;
+		label = dot + 1;
+	}
+}
+
+struct small_text {
+	char text[POD_NAME_MAX + 2];
+	size_t length;
+};
+
+static void keep_text(const char *bytes, size_t length, void *context)
+{
+	struct small_text *small = context;
+	size_t room = sizeof(small->text) - 1 - small->length;
+
+	if (length > room)
+		length = room;
+	memcpy(small->text + small->length, bytes, length);
+	small->length += length;
+	small->text[small->length] = '\0';
+}
+
+/* Reads the file `path` inside `root_fd` into `value` (size bytes) when it
+ * holds one valid name and a newline at most. Returns 1 when it does, 0
+ * when there is no such file, or -1 with `why` when its content is refused. */
+static int read_name(int root_fd, const char *path, bool dots, char *value, size_t size, char *why,
+		     size_t why_size)
+{
+	struct small_text small = {{0}, 0};
+	struct target_file_budget budget = {.max_bytes = sizeof(small.text) - 1,
+					    .max_seconds = 0.1};
+	int fd = target_file_open(root_fd, path, 0);
+	int status;
+
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR || errno == EACCES)
+			return 0;
+		snprintf(why, why_size, "not a regular file (%s)", strerror(errno));
+		return -1;
+	}
+	status = target_file_read(fd, &budget, keep_text, &small);
+	close(fd);
+	if (status < 0 || budget.stopped_by) {
+		snprintf(why, why_size, "%s", status < 0 ? strerror(errno) : "longer than a name");
+		return -1;
+	}
+	while (small.length && isspace((unsigned char)small.text[small.length - 1]))
+		small.text[--small.length] = '\0';
+	if (small.length >= size || !pod_labels_valid_name(small.text, dots)) {
+		snprintf(why, why_size, "not a valid Kubernetes name");
+		return -1;
+	}
+	memcpy(value, small.text, small.length + 1);
+	return 1;
+}
+
+void pod_labels_read(pid_t pid, struct pod_labels *labels)
+{
+	int root_fd = target_root_open(pid);
+	bool kubernetes;
+
+	*labels = (struct pod_labels){0};
+	pod_labels_container_id(pid, labels->container);
+	if (root_fd < 0)
+		return;
+	if (read_name(root_fd, NAMESPACE_FILE, false, labels->namespace, sizeof(labels->namespace),
+		      labels->refused_why, sizeof(labels->refused_why)) < 0)
+		labels->refused_file = NAMESPACE_FILE;
+	kubernetes = labels->namespace[0] || in_kubepods_cgroup(pid);
+	if (kubernetes && !labels->refused_file &&
+	    read_name(root_fd, HOSTNAME_FILE, true, labels->pod, sizeof(labels->pod),
+		      labels->refused_why, sizeof(labels->refused_why)) < 0)
+		labels->refused_file = HOSTNAME_FILE;
+	close(root_fd);
+}
+
+/* Whether the `length` characters at `text` could be a generated suffix. */
+static bool generated(const char *text, size_t length)
+{
+	return strspn(text, GENERATED_ALPHABET) >= length;
+}
+
+void pod_labels_workload(const char *pod, char *service, size_t size)
+{
+	size_t length = strlen(pod);
+	const char *dash = memrchr(pod, '-', length);
+
+	/* A DaemonSet's or Deployment's pod: NAME-xxxxx, then for a
+	 * Deployment the ReplicaSet's template hash before it. */
+	if (dash && length - (size_t)(dash - pod) == 6 && generated(dash + 1, 5)) {
+		const char *hash;
+
+		length = (size_t)(dash - pod);
+		hash = memrchr(pod, '-', length);
+		if (hash && length - (size_t)(hash - pod) - 1 >= 6 &&
+		    length - (size_t)(hash - pod) - 1 <= 10 &&
+		    generated(hash + 1, length - (size_t)(hash - pod) - 1))
+			length = (size_t)(hash - pod);
+	}
+	snprintf(service, size, "%.*s", (int)length, pod);
+}

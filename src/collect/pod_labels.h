@@ -1,0 +1,49 @@
+/* Where a process runs, as Pyroscope's own agents label a profile:
+ * its Kubernetes namespace and pod, its container, and a service name.
+ *
+ * In Kubernetes a pod's name is its containers' hostname (/etc/hostname,
+ * which the kubelet writes), and its namespace is in the service account
+ * file /var/run/secrets/kubernetes.io/serviceaccount/namespace. Both are
+ * read inside the process's root as hostile input: any container can write
+ * its own, so each is read non-blocking, only from a regular file, at most
+ * a few hundred bytes, and kept only when it is a valid Kubernetes name
+ * (RFC 1123): a value that is not cannot add or change a label. */
+#ifndef PROFCPU_POD_LABELS_H
+#define PROFCPU_POD_LABELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define POD_NAME_MAX  253 /* a DNS subdomain */
+#define NAMESPACE_MAX 63  /* a DNS label */
+
+struct pod_labels {
+	char namespace[NAMESPACE_MAX + 1]; /* "" outside Kubernetes */
+	char pod[POD_NAME_MAX + 1];	   /* "" outside Kubernetes */
+	char container[13];		   /* the container id, 12 hex digits; "" if none */
+	/* The file whose content was refused ("/etc/hostname"), or NULL. */
+	const char *refused_file;
+	char refused_why[64];
+};
+
+/* Reads the labels of `pid`. Never fails: what cannot be read or is not
+ * valid stays "" (refused_file says which file was refused and why). */
+void pod_labels_read(pid_t pid, struct pod_labels *labels);
+
+/* The container id in /proc/PID/cgroup (docker-ID.scope, libpod-ID.scope,
+ * .../kubepods/.../ID: 64 hex digits), shortened to 12 as `docker ps` and
+ * `podman ps` show it; false outside a container. */
+bool pod_labels_container_id(pid_t pid, char id[13]);
+
+/* The service a pod belongs to: its name without the suffixes Kubernetes
+ * generates for a Deployment's or a DaemonSet's pods ("checkout" from
+ * "checkout-7d9f8b4c6-x2k4q"), written into `service` (size bytes). */
+void pod_labels_workload(const char *pod, char *service, size_t size);
+
+/* RFC 1123: a DNS label (lower-case letters, digits and '-', starting and
+ * ending with a letter or digit, at most 63), or with `dots` a DNS
+ * subdomain (such labels joined by '.', at most 253). */
+bool pod_labels_valid_name(const char *name, bool dots);
+
+#endif

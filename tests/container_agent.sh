@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# profcpu agent in a hostPID container (PERFMON, SYS_PTRACE, seccomp
+# unconfined: what a DaemonSet's pod gets), with two podman containers
+# standing in for two Kubernetes pods: each has its own hostname (the pod's
+# name) and a mounted service-account namespace file, and runs a .NET app
+# of its own. Three more "pods" are hostile: their /etc/hostname holds a
+# label injection, is a FIFO, or is 1 MB.
+#
+# No Pyroscope server can be installed on this machine: the receiver is the
+# tests' stand-in (tests/pyroscope_receiver.py), which keeps each push's
+# query and profile as Pyroscope's ingest API receives them.
+#
+# Each pod's series carries its labels and its own frames, one push per
+# process and period; the receiver stops and comes back: the periods within
+# the buffer arrive, the older ones are dropped with one line.
+source "$(dirname "$0")/lib.sh"
+source "$tests_dir/podman.sh"
+
+"$tests_dir/../container/build-image" localhost/agent-profcpu -- "${podman_options[@]}" >/dev/null
+
+# One image for both apps: the .NET runtime, HotLoop and FramelessCallers.
+build_hotloop
+build_dotnet_app FramelessCallers "$workdir/bin"
+dotnet_root=$(dirname "$(readlink -f "$(command -v dotnet)")")
+runtime=$(ls -d "$dotnet_root"/shared/Microsoft.NETCore.App/* | tail -1)
+app_root=$workdir/app-root
+mkdir -p "$app_root$dotnet_root/shared/Microsoft.NETCore.App" "$app_root/app"
+cp -a "$dotnet_root/dotnet" "$dotnet_root/host" "$app_root$dotnet_root/"
+cp -a "$runtime" "$app_root$dotnet_root/shared/Microsoft.NETCore.App/"
+install_libraries "$app_root" "$dotnet_root/dotnet" "$runtime"/*.so "$dotnet_root"/host/fxr/*/*.so
+cp -a "$workdir/bin/." "$app_root/app/"
+install -d -m 1777 "$app_root/tmp"
+import_image localhost/agent-dotnet-app "$app_root"
+import_jit_target localhost/agent-jit-target
+
+# pod NAME HOSTNAME NAMESPACE IMAGE COMMAND...: a container as a pod's.
+pod() {
+	local name=$1 hostname=$2 namespace=$3
+	shift 3
+	mkdir -p "$workdir/secrets-$name"
+	echo "$namespace" >"$workdir/secrets-$name/namespace"
+	run -d --name "$name" --hostname "$hostname" -e DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 \
+		-v "$workdir/secrets-$name:/var/run/secrets/kubernetes.io/serviceaccount:ro" \
+		"${extra[@]}" "$@" >/dev/null || skip "podman cannot run containers here"
+	extra=()
+}
+extra=()
+pod agent-pod-a shop-7c6d9b5f8-x2k4q shop localhost/agent-dotnet-app "$dotnet_root/dotnet" /app/hotloop.dll 600
+pod agent-pod-b billing-0 billing localhost/agent-dotnet-app "$dotnet_root/dotnet" /app/framelesscallers.dll 600
+# Hostile pods: any container may write its own /etc/hostname.
+printf 'a},service_name=x\n' >"$workdir/hostname-inject"
+mkfifo "$workdir/hostname-fifo"
+head -c 1048576 /dev/zero | tr '\0' a >"$workdir/hostname-huge"
+for kind in inject fifo huge; do
+	extra=(-v "$workdir/hostname-$kind:/etc/hostname")
+	pod "agent-hostile-$kind" ignored hostile localhost/agent-jit-target /bin/workload
+done
+for name in agent-pod-a agent-pod-b; do
+	until podman logs "$name" 2>&1 | grep -q ready; do
+		[[ $(podman inspect -f '{{.State.Running}}' "$name") == true ]] ||
+			{ podman logs "$name"; fail "$name stopped"; }
+		sleep 0.2
+	done
+done
+id_of() { podman inspect -f '{{.Id}}' "$1" | cut -c1-12; }
+pid_of() { podman inspect -f '{{.State.Pid}}' "$1"; }
+
+port=$(free_port)
+receiver() { # receiver OUT_DIR: starts the stand-in and waits until it listens
+	mkdir -p "$1"
+	python3 "$tests_dir/pyroscope_receiver.py" "$port" "$1" ok &
+	receiver_pid=$!
+	background_pids+=("$receiver_pid")
+	until [[ -e "$1/ready" ]]; do sleep 0.1; done
+}
+receiver "$workdir/received-1"
+
+mkdir -p "$workdir/spool"
+podman run -d --name agent-agent --pid=host --network=host --cap-add PERFMON --cap-add SYS_PTRACE \
+	--security-opt seccomp=unconfined -e NODE_NAME=agent-node -v "$workdir/spool:/spool" \
+	localhost/agent-profcpu profcpu agent --push "http://127.0.0.1:$port" --push-interval 2 \
+	--buffer-periods 2 --push-timeout 5 --spool /spool >/dev/null
+agent_log() { podman logs agent-agent 2>&1; }
+# wait_for_log REGEX: until the agent says it (or stops).
+wait_for_log() {
+	until agent_log | grep -qE "$1"; do
+		[[ $(podman inspect -f '{{.State.Running}}' agent-agent) == true ]] ||
+			{ agent_log; fail "the agent stopped before saying /$1/"; }
+		sleep 0.5
+	done
+}
+# pushes DIR KEY=VALUE: the query files of DIR whose name has the label.
+pushes() { grep -lF -e "$2" "$1"/*.query 2>/dev/null || true; }
+a_pid=$(pid_of agent-pod-a)
+until (($(pushes "$workdir/received-1" "pid=$a_pid}" | wc -l) >= 3)); do
+	wait_for_log "agent on node"
+	sleep 0.5
+done
+
+# The receiver goes away for more periods than the buffer holds.
+kill "$receiver_pid"
+wait "$receiver_pid" 2>/dev/null || true
+wait_for_log "cannot push to http://127.0.0.1:$port"
+wait_for_log "the oldest are dropped"
+restarted=$(date +%s)
+receiver "$workdir/received-2"
+wait_for_log "takes profiles again"
+until (($(pushes "$workdir/received-2" "pid=$a_pid}" | wc -l) >= 4)); do sleep 0.5; done
+podman stop -t 60 agent-agent >/dev/null
+agent_log >"$workdir/agent.log"
+cat "$workdir/agent.log"
+
+python3 - "$workdir" "$(id_of agent-pod-a)" "$(id_of agent-pod-b)" "$a_pid" "$(pid_of agent-pod-b)" \
+	"$restarted" "$(id_of agent-hostile-inject)" "$(id_of agent-hostile-fifo)" "$(id_of agent-hostile-huge)" <<'PY' ||
+import glob, gzip, os, re, sys
+work, a_id, b_id, a_pid, b_pid, restarted = sys.argv[1:7]
+hostile_ids = sys.argv[7:10]
+restarted = int(restarted)
+
+def read(folder):
+    found = []
+    for path in sorted(glob.glob(os.path.join(work, folder, "*.query"))):
+        query = dict(line.rstrip("\n").split("=", 1) for line in open(path))
+        name = query["name"]
+        service, labels = re.fullmatch(r"(.*)\.cpu\{(.*)\}", name).groups()
+        pairs = [pair.split("=", 1) for pair in labels.split(",")]
+        keys = [key for key, _ in pairs]
+        assert len(keys) == len(set(keys)), f"a label twice: {name}"
+        profile = gzip.open(path[:-len(".query")] + ".pb.gz").read()
+        found.append((service, dict(pairs), int(query["from"]), profile))
+    return found
+
+first, second = read("received-1"), read("received-2")
+allowed = {"namespace", "pod", "container", "node", "process", "pid"}
+for service, labels, _, _ in first + second:
+    assert set(labels) <= allowed, f"unexpected labels {labels}"
+    assert labels["node"] == "agent-node", labels
+
+def series(found, container):
+    return [entry for entry in found if entry[1].get("container") == container]
+
+# Each pod: its labels, its own frames, one push per period.
+for container, pid, service, namespace, pod, mine, other in [
+        (a_id, a_pid, "shop/shop", "shop", "shop-7c6d9b5f8-x2k4q", b"HotMethod", b"Spin"),
+        (b_id, b_pid, "billing/billing-0", "billing", "billing-0", b"Spin", b"HotMethod")]:
+    pushes = series(first, container) + series(second, container)
+    assert pushes, f"no push from the pod {pod}"
+    for got_service, labels, _, profile in pushes:
+        assert got_service == service, (got_service, service)
+        assert labels == {"namespace": namespace, "pod": pod, "container": container,
+                          "node": "agent-node", "process": "dotnet", "pid": pid}, labels
+    named = sum(mine in profile for _, _, _, profile in pushes)
+    assert named * 2 >= len(pushes), f"{pod}: {named} of {len(pushes)} profiles name {mine}"
+    assert not any(other in profile for _, _, _, profile in pushes), f"{pod} has {other}"
+    for found in (first, second):
+        starts = [start for _, _, start, _ in series(found, container)]
+        assert len(starts) == len(set(starts)), f"{pod}: two pushes of one period: {starts}"
+    print(f"{pod}: {len(pushes)} pushes as {service}, {named} naming {mine.decode()}")
+
+# The periods sampled while the receiver was away: the buffer's (2, and
+# the one in flight), not more; the rest were dropped.
+late = {start for _, _, start, _ in series(second, a_id) if start < restarted - 2}
+print(f"periods from the outage that arrived: {len(late)}")
+assert 1 <= len(late) <= 3, late
+
+# Hostile hostnames add no label and change none; they are left out.
+for container in hostile_ids:
+    pushes = series(first, container) + series(second, container)
+    assert pushes, f"no push from the hostile pod {container}"
+    for service, labels, _, _ in pushes:
+        assert "pod" not in labels and service == "hostile/workload", (service, labels)
+print("ok")
+PY
+	fail "the pushes do not carry what each pod should"
+(($(grep -c "the oldest are dropped" "$workdir/agent.log") == 1)) || fail "the drops were not said once"
+for file in /etc/hostname; do
+	(($(grep -c "$file in its root is" "$workdir/agent.log") >= 3)) ||
+		fail "the agent did not say it refused the hostile pods' $file"
+done
+echo "ok"
