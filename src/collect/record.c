@@ -1,7 +1,7 @@
 #include "record.h"
 #include "ring_buffer.h"
-#include "sched_switch.h"
 #include "stop_signals.h"
+#include "switch_events.h"
 #include "util.h"
 
 #include <errno.h>
@@ -29,10 +29,10 @@ struct record_session {
 	size_t event_count, event_capacity;
 	pid_t *traced_tids; /* threads whose events are open */
 	size_t traced_count, traced_capacity;
-	/* sched:sched_switch beside the samples (off-CPU time), opened with
+	/* The switch event beside the samples (off-CPU time), opened with
 	 * each sampling event into the same ring; the kernel's ids of both. */
 	const struct perf_event_attr *switch_attr;
-	bool switch_refused; /* the tracepoint, not sampling, failed to open */
+	bool switch_refused; /* the switch event, not sampling, failed to open */
 	struct record_event_ids ids[RECORD_EVENT_COUNT];
 	_Alignas(8) unsigned char scratch[RING_BUFFER_MAX_RECORD];
 };
@@ -171,7 +171,7 @@ static int open_into_ring(struct record_session *session, size_t event, pid_t pi
 	return 0;
 }
 
-/* The sampling event and, for off-CPU time, the switch tracepoint. */
+/* The sampling event and, for off-CPU time, the switch event. */
 static int open_into_ring_all(struct record_session *session, pid_t pid, size_t ring,
 			      unsigned long flags)
 {
@@ -257,7 +257,7 @@ static void explain_open_error(const struct record_session *session, int error)
 	const struct target_process *target = session->target;
 
 	if (session->switch_refused) {
-		sched_switch_explain_open_error(error);
+		switch_events_explain_open_error(session->switch_attr, error);
 		return;
 	}
 	if (target->pid == TARGET_EVERY_PROCESS && (error == EACCES || error == EPERM)) {

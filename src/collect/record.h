@@ -46,8 +46,8 @@ int record_use_cpu_cycles(struct perf_event_attr *attr, pid_t pid);
 
 struct record_session;
 
-/* The events of a session: the sampling one, and the switch tracepoint
- * when off-CPU time is recorded. */
+/* The events of a session: the sampling one, and the switch event
+ * (switch_events.h) when off-CPU time is recorded. */
 enum { RECORD_EVENT_SAMPLING, RECORD_EVENT_SWITCH, RECORD_EVENT_COUNT };
 
 /* The kernel's ids of one event's file descriptors (PERF_EVENT_IOC_ID),
@@ -59,7 +59,7 @@ struct record_event_ids {
 };
 
 /* Opens the events on every thread of `target`, disabled: `attr`, and
- * `switch_attr` (sched_switch.h) too unless NULL. When the kernel refuses
+ * `switch_attr` (switch_events.h) too unless NULL. When the kernel refuses
  * kernel samples, excludes them and says so in `attr`, which then holds the
  * attributes every record was made with. Returns NULL after printing why
  * sampling cannot start and what to do about it. */

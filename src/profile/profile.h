@@ -42,13 +42,15 @@ struct profile_sample {
 	const char *process_name, *thread_name; /* interned */
 };
 
-/* A thread leaving its CPU (sched:sched_switch, recorded with --off-cpu),
- * with its stack at that moment and the tracepoint's fields. */
+/* A thread leaving its CPU (recorded with --off-cpu), with its stack at
+ * that moment and the tracepoint's fields. The software event knows less
+ * (off_cpu.h): what it does not know is -1, and next_comm "?". */
 struct profile_switch {
 	struct profile_sample sample; /* the thread leaving; period unused */
 	const char *next_comm;	      /* interned */
 	int32_t prev_prio, next_pid, next_prio;
 	int64_t prev_state;
+	bool awaiting_record; /* the software event's: the kernel's switch record is to come */
 };
 
 /* A thread coming back onto a CPU. */
