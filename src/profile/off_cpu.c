@@ -75,6 +75,14 @@ void off_cpu_add_switch_in(struct profile *profile, uint32_t tid, uint64_t time)
 	profile->switch_ins[profile->switch_in_count++] = (struct profile_switch_in){time, tid};
 }
 
+void off_cpu_add_return(struct profile *profile, const struct profile_sample *returned)
+{
+	grow_array((void **)&profile->returns, &profile->return_capacity, profile->return_count + 1,
+		   sizeof(*profile->returns));
+	profile->returns[profile->return_count++] = (struct profile_return){*returned};
+	off_cpu_add_switch_in(profile, returned->tid, returned->time);
+}
+
 /* A switch of one thread, out or in, for pairing. */
 struct thread_switch {
 	uint64_t time;

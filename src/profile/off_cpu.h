@@ -36,6 +36,11 @@ void off_cpu_add_switch_record(struct profile *profile, uint32_t tid, uint64_t t
 /* Notes that thread `tid` came back onto a CPU at `time`. */
 void off_cpu_add_switch_in(struct profile *profile, uint32_t tid, uint64_t time);
 
+/* The kernel's per-thread record of `returned`'s thread coming back onto
+ * its CPU (its time, thread and CPU; no stack): a switch-in, kept to be
+ * printed (struct profile_return). */
+void off_cpu_add_return(struct profile *profile, const struct profile_sample *returned);
+
 /* Pairs each switch-out with the same thread's next switch-in into
  * profile->off_cpu: one sample per interval, period = microseconds off
  * CPU, stack = the one it left with. A thread still away at `end_time` (the

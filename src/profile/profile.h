@@ -59,6 +59,15 @@ struct profile_switch_in {
 	uint32_t tid;
 };
 
+/* The kernel's record of a thread of the target coming back onto a CPU,
+ * per thread: nothing else names the thread taking the CPU when the one
+ * leaving was another process's, or when the software event recorded the
+ * leave. Printed as a switch line of its own, for PerfView's Thread Time,
+ * which ends a thread's blocked time only at a switch naming it. */
+struct profile_return {
+	struct profile_sample sample; /* the thread coming back; an empty stack */
+};
+
 struct profile {
 	struct string_table *strings;
 	const char *event_name;
@@ -86,6 +95,8 @@ struct profile {
 	size_t switch_count, switch_capacity;
 	struct profile_switch_in *switch_ins;
 	size_t switch_in_count, switch_in_capacity;
+	struct profile_return *returns; /* in time order */
+	size_t return_count, return_capacity;
 	struct profile_sample *off_cpu;
 	size_t off_cpu_count, off_cpu_capacity;
 

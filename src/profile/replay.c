@@ -504,7 +504,7 @@ static void follow_code(struct replay *replay, const struct perf_event_header *r
  * CPU (PERF_RECORD_SWITCH_CPU_WIDE), it also names the other thread. */
 static void replay_switch_record(struct replay *replay, const struct perf_event_header *record)
 {
-	uint32_t pid, tid, other[2];
+	uint32_t pid, tid, cpu, other[2];
 	uint64_t time;
 	int32_t next_tid = -1;
 	const char *next_comm = NULL;
@@ -513,7 +513,21 @@ static void replay_switch_record(struct replay *replay, const struct perf_event_
 	    !perf_data_reader_record_time(replay->reader, record, &time))
 		return;
 	if (!(record->misc & PERF_RECORD_MISC_SWITCH_OUT)) {
-		off_cpu_add_switch_in(replay->profile, tid, time);
+		if (record->type == PERF_RECORD_SWITCH)
+			off_cpu_add_return(
+			    replay->profile,
+			    &(struct profile_sample){
+				.time = time,
+				.pid = pid,
+				.tid = tid,
+				.cpu = perf_data_reader_record_cpu(replay->reader, record, &cpu)
+					   ? cpu
+					   : 0,
+				.stack = profile_intern_stack(replay->profile, NULL, 0),
+				.process_name = thread_name(replay, pid),
+				.thread_name = thread_name(replay, tid)});
+		else
+			off_cpu_add_switch_in(replay->profile, tid, time);
 		return;
 	}
 	if (record->type == PERF_RECORD_SWITCH_CPU_WIDE &&
