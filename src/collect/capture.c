@@ -260,6 +260,13 @@ int capture_target(const struct capture_options *options, const struct target_pr
 		free(path);
 		return -1;
 	}
+	/* A thread leaves the CPU in the kernel: the software event counts
+	 * nothing where kernel samples are refused. */
+	if (options->off_cpu && !switches.tracepoint && switches.attr.exclude_kernel)
+		report_warning(
+		    "the kernel refused kernel samples (kernel.perf_event_paranoid is 2): "
+		    "no off-CPU time can be recorded; give profcpu CAP_PERFMON, or "
+		    "sysctl -w kernel.perf_event_paranoid=1");
 	/* The writer fills in the machine's details itself. */
 	info = (struct perf_data_info){.event_name = perf_event_name_from_attr(&attr),
 				       .command_line = options->command_line};

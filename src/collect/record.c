@@ -31,8 +31,8 @@ struct record_session {
 	size_t traced_count, traced_capacity;
 	/* The switch event beside the samples (off-CPU time), opened with
 	 * each sampling event into the same ring; the kernel's ids of both. */
-	const struct perf_event_attr *switch_attr;
-	bool switch_refused; /* the switch event, not sampling, failed to open */
+	struct perf_event_attr *switch_attr; /* the caller's, updated as attr is */
+	bool switch_refused;		     /* the switch event, not sampling, failed to open */
 	struct record_event_ids ids[RECORD_EVENT_COUNT];
 	_Alignas(8) unsigned char scratch[RING_BUFFER_MAX_RECORD];
 };
@@ -334,7 +334,7 @@ static void close_events(struct record_session *session)
 
 struct record_session *record_open(const struct target_process *target,
 				   struct perf_event_attr *attr,
-				   const struct perf_event_attr *switch_attr, unsigned buffer_pages)
+				   struct perf_event_attr *switch_attr, unsigned buffer_pages)
 {
 	struct record_session *session = xcalloc(1, sizeof(*session));
 	int error;
@@ -355,6 +355,8 @@ struct record_session *record_open(const struct target_process *target,
 		/* perf_event_paranoid 2 allows user-space samples only. */
 		close_events(session);
 		session->attr.exclude_kernel = 1;
+		if (session->switch_attr)
+			session->switch_attr->exclude_kernel = 1;
 		error = open_events(session);
 		if (!error)
 			report_warning("the kernel refused kernel samples (perf_event_paranoid): "
