@@ -33,6 +33,7 @@ struct record_session {
 	 * each sampling event into the same ring; the kernel's ids of both. */
 	struct perf_event_attr *switch_attr; /* the caller's, updated as attr is */
 	bool switch_refused;		     /* the switch event, not sampling, failed to open */
+	bool ring_refused; /* mapping a ring buffer failed for the locked memory limit */
 	struct record_event_ids ids[RECORD_EVENT_COUNT];
 	_Alignas(8) unsigned char scratch[RING_BUFFER_MAX_RECORD];
 };
@@ -158,6 +159,8 @@ static int open_into_ring(struct record_session *session, size_t event, pid_t pi
 		: ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, session->rings[ring].fd) < 0) {
 		int error = errno;
 
+		session->ring_refused = session->rings[ring].fd < 0 && error == EPERM;
+
 		close(fd);
 		return error;
 	}
@@ -260,6 +263,13 @@ static void explain_open_error(const struct record_session *session, int error)
 		switch_events_explain_open_error(session->switch_attr, error);
 		return;
 	}
+	if (session->ring_refused) {
+		report_error("cannot map even a ring buffer of %u pages (%s): the locked memory "
+			     "limit is spent; raise it (podman or docker run --ulimit memlock=-1) "
+			     "or give profcpu CAP_IPC_LOCK",
+			     session->buffer_pages, strerror(error));
+		return;
+	}
 	if (target->pid == TARGET_EVERY_PROCESS && (error == EACCES || error == EPERM)) {
 		report_error(
 		    "no permission to sample every CPU (perf_event_open: %s): it needs "
@@ -329,7 +339,33 @@ static void close_events(struct record_session *session)
 	session->event_count = session->traced_count = 0;
 	for (size_t i = 0; i < RECORD_EVENT_COUNT; i++)
 		session->ids[i].count = 0;
-	session->switch_refused = false;
+	session->switch_refused = session->ring_refused = false;
+}
+
+/* The smallest ring buffer record_open() falls back to: 64 KiB. */
+#define MIN_RING_PAGES 16
+
+/* open_events(), with smaller ring buffers while the locked memory limit
+ * refuses them: ring buffers count against RLIMIT_MEMLOCK beyond
+ * kernel.perf_event_mlock_kb, and a container's root has no CAP_IPC_LOCK
+ * to pass it (off-CPU time asks for 8 MiB per CPU). */
+static int open_events_fitting(struct record_session *session)
+{
+	unsigned asked = session->buffer_pages;
+	int error = open_events(session);
+
+	while (error == EPERM && session->ring_refused && session->buffer_pages > MIN_RING_PAGES) {
+		close_events(session);
+		session->buffer_pages /= 2;
+		error = open_events(session);
+	}
+	if (!error && session->buffer_pages < asked)
+		report_warning(
+		    "the locked memory limit allows ring buffers of %u pages per CPU, not "
+		    "%u: at high rates samples may be lost; raise the limit (podman or "
+		    "docker run --ulimit memlock=-1) or give profcpu CAP_IPC_LOCK",
+		    session->buffer_pages, asked);
+	return error;
 }
 
 struct record_session *record_open(const struct target_process *target,
@@ -350,14 +386,15 @@ struct record_session *record_open(const struct target_process *target,
 	for (size_t i = 0; i < session->cpu_count; i++)
 		session->rings[i].fd = -1;
 
-	error = open_events(session);
-	if ((error == EACCES || error == EPERM) && !session->attr.exclude_kernel) {
+	error = open_events_fitting(session);
+	if ((error == EACCES || error == EPERM) && !session->ring_refused &&
+	    !session->attr.exclude_kernel) {
 		/* perf_event_paranoid 2 allows user-space samples only. */
 		close_events(session);
 		session->attr.exclude_kernel = 1;
 		if (session->switch_attr)
 			session->switch_attr->exclude_kernel = 1;
-		error = open_events(session);
+		error = open_events_fitting(session);
 		if (!error)
 			report_warning("the kernel refused kernel samples (perf_event_paranoid): "
 				       "stacks show user space only");
