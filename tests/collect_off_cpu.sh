@@ -9,15 +9,20 @@
 # enough cycles to push the ratio past 2.3. The on-CPU graph is the CPU
 # route's, the off-CPU graph the blocking routes' waits, with their managed
 # stacks down to the Wait; the real perf reads the switches in perf.data.
+# The main run takes the route of a fresh host and of every container, the
+# software event context-switches (tracefs unmounted); a shorter second one
+# takes the tracepoint sched:sched_switch (tracefs mounted, in a private
+# mount namespace) and must put the blocked time in the same place.
 source "$(dirname "$0")/lib.sh"
 
-need_tracefs
 build_dotnet_app WebMix
 port=$(free_port)
 export DOTNET_PerfMapEnabled=1
 start_dotnet_app "$workdir/WebMix/webmix.dll" "http://127.0.0.1:$port" 120 cpu,block,cpu,block,cpu,blockb
 sleep 15 # past start-up and the JIT's tier-up, into the steady load
-"$PROFCPU" collect -pid "$started_pid" -duration 16 -F 299 --off-cpu -o "$workdir/off" 2>&1 | tee "$workdir/stderr"
+with_switch_route software "$PROFCPU" collect -pid "$started_pid" -duration 16 -F 299 --off-cpu -o "$workdir/off" 2>&1 | tee "$workdir/stderr"
+grep -q '^off-CPU: context-switches ' "$workdir/off/profcpu.log" ||
+	fail "without tracefs, the switches did not come from the software event: $(grep '^off-CPU' "$workdir/off/profcpu.log")"
 on=$workdir/off/folded_stacks.out
 off=$workdir/off/offcpu_folded_stacks.out
 wall=$workdir/off/wall_folded_stacks.out
@@ -74,12 +79,32 @@ echo "wall: Routes::Cpu $wall_cpu us ($off_cpu_of_cpu us of it off CPU, $cpu sam
 python3 -c "import sys; sys.exit(0 if $wall_cpu >= $off_cpu_of_cpu + $cpu * 0.5e6 / 299 and $blocking <= $wall_blocking <= 1.1 * $blocking else 1)" ||
 	fail "the wall graph does not hold the routes' on- and off-CPU time on one scale"
 
-# The real perf reads our sched_switch samples, with their fields.
+# The real perf reads the software event's samples, one per switch we wrote.
 command -v perf >/dev/null || skip "perf is not installed (the rest passed)"
-ours=$(grep -c ' sched:sched_switch: prev_comm=' "$workdir/off/perf_script.out")
-theirs=$(perf script -i "$workdir/off/perf.data" -F comm,tid,time,event,trace 2>/dev/null |
+# (A thread's return is a line of its own, its prev_pid -1: not a sample.)
+ours=$(grep ' sched:sched_switch: prev_comm=' "$workdir/off/perf_script.out" | grep -vc ' prev_pid=-1 ')
+returns=$(grep -c ' sched:sched_switch: prev_comm=? prev_pid=-1 ' "$workdir/off/perf_script.out")
+theirs=$(perf script -i "$workdir/off/perf.data" -F comm,tid,time,event 2>/dev/null | grep -c ' context-switches:' || true)
+preempted=$(grep ' sched:sched_switch: ' "$workdir/off/perf_script.out" | grep -v ' prev_pid=-1 ' | grep -c ' prev_state=R ' || true)
+echo "context-switches samples: perf script reads $theirs, we wrote $ours switches ($preempted preempted) and $returns returns"
+((returns >= ours * 9 / 10)) || fail "perf_script.out has $returns returns for $ours switches: PerfView's Thread Time needs them"
+((ours > 100 && theirs >= ours * 95 / 100)) ||
+	fail "perf script reads $theirs context-switches samples of our $ours switches"
+
+# The tracepoint route: the same blocked time in the blocking routes' Wait,
+# and the real perf reads the sched_switch samples, with their fields.
+with_switch_route tracepoint "$PROFCPU" collect -pid "$started_pid" -duration 8 -F 299 --off-cpu -o "$workdir/tp" 2>&1 | tail -2
+grep -q '^off-CPU: sched:sched_switch ' "$workdir/tp/profcpu.log" ||
+	fail "with tracefs, the switches did not come from the tracepoint: $(grep '^off-CPU' "$workdir/tp/profcpu.log")"
+tp_blocking=$(folded count "$workdir/tp/offcpu_folded_stacks.out" 'Routes::BlockB?;')
+tp_waiting=$(folded count "$workdir/tp/offcpu_folded_stacks.out" "$task_wait.*;schedule")
+echo "tracepoint: off CPU in the blocking routes: ${tp_blocking} us, ${tp_waiting} us of it in Task.Wait"
+python3 -c "import sys; sys.exit(0 if $tp_waiting >= 0.9 * $tp_blocking and $tp_blocking >= 5e5 else 1)" ||
+	fail "tracepoint: of the $tp_blocking us off CPU in the blocking routes, Task.Wait holds $tp_waiting us"
+ours=$(grep ' sched:sched_switch: prev_comm=' "$workdir/tp/perf_script.out" | grep -vc ' prev_pid=-1 ')
+theirs=$(perf script -i "$workdir/tp/perf.data" -F comm,tid,time,event,trace 2>/dev/null |
 	grep -cE 'sched:sched_switch: +prev_comm=.* prev_state=.* ==> next_comm=' || true)
 echo "sched_switch samples: perf script reads $theirs, we wrote $ours"
 ((ours > 100 && theirs >= ours * 95 / 100)) ||
 	fail "perf script reads $theirs sched_switch samples of our $ours"
-echo "ok: off-CPU time of the blocking routes, /block : /blockb = $ratio"
+echo "ok: off-CPU time of the blocking routes, /block : /blockb = $ratio, on both routes"

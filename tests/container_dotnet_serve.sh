@@ -27,16 +27,7 @@ echo "sidecar image: $size bytes unpacked, $packed bytes packed"
 
 # The .NET app image: the runtime folder, the libraries it loads, HotLoop.
 build_hotloop
-dotnet_root=$(dirname "$(readlink -f "$(command -v dotnet)")")
-runtime=$(ls -d "$dotnet_root"/shared/Microsoft.NETCore.App/* | tail -1)
-app_root=$workdir/app-root
-mkdir -p "$app_root$dotnet_root/shared/Microsoft.NETCore.App" "$app_root/app"
-cp -a "$dotnet_root/dotnet" "$dotnet_root/host" "$app_root$dotnet_root/"
-cp -a "$runtime" "$app_root$dotnet_root/shared/Microsoft.NETCore.App/"
-install_libraries "$app_root" "$dotnet_root/dotnet" "$runtime"/*.so "$dotnet_root"/host/fxr/*/*.so
-cp -a "$workdir/bin/." "$app_root/app/"
-install -d -m 1777 "$app_root/tmp"
-import_image localhost/dotnet-app "$app_root"
+import_dotnet_app localhost/dotnet-app "$workdir/bin"
 
 app=dotnet-app-$$
 run -d --name "$app" -e DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 localhost/dotnet-app \

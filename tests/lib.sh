@@ -232,12 +232,27 @@ build_traceevent_checker() {
 	((status == 0)) || { tail -20 "$dotnet_build_log"; fail "the checker $1 does not build"; }
 }
 
-# Off-CPU time reads the tracepoint sched:sched_switch: mounts tracefs where
-# it is missing (as root), or skips the test.
-need_tracefs() {
-	[[ -r /sys/kernel/tracing/events/sched/sched_switch/id ]] ||
-		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
-		skip "tracefs is not mounted and cannot be (needs root)"
-	[[ -r /sys/kernel/tracing/events/sched/sched_switch/id ]] ||
-		skip "this kernel has no tracepoint sched:sched_switch"
+# with_switch_route ROUTE COMMAND...: runs COMMAND where off-CPU time takes
+# ROUTE, "software" (the event context-switches: tracefs unmounted, as on a
+# fresh host and in every container) or "tracepoint" (sched:sched_switch:
+# tracefs mounted), in a private mount namespace (unshare --mount), so that
+# the host's mounts stay as they are; skips the test where that cannot be.
+with_switch_route() {
+	local route=$1 setup
+	shift
+	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+	if [[ $route == tracepoint ]]; then
+		setup='mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing || exit 97
+[ -r /sys/kernel/tracing/events/sched/sched_switch/id ] || exit 98'
+	else
+		setup='for dir in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+	! mountpoint -q "$dir" || umount -l "$dir" || exit 97
+done'
+	fi
+	local status=0
+	unshare --mount --propagation private sh -c "$setup"'
+exec "$@"' sh "$@" || status=$?
+	((status != 97)) || skip "cannot mount or unmount tracefs in a private mount namespace (needs root)"
+	((status != 98)) || skip "this kernel has no tracepoint sched:sched_switch"
+	return "$status"
 }

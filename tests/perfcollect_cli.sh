@@ -82,9 +82,11 @@ grep -q 'rounded up to 128 pages' err || fail "-buffersize 100 not rounded up to
 "$PERFCOLLECT" collect sized -pid "$pid" -buffersize lots 2>err && fail "-buffersize lots accepted"
 
 # -processfilter NAME picks the one process of that name.
-"$PERFCOLLECT" collect named -processfilter "$busy" -collectsec 1
+"$PERFCOLLECT" collect named -processfilter "$busy" -collectsec 1 2>err
 grep -qx "comms $busy" <(reader summary named.trace.zip) || fail "-processfilter sampled another process"
+! grep -q 'is ignored' err || fail "-processfilter alone chose the pid, yet: $(grep 'is ignored' err)"
 start "$workdir/$busy" 60
+until (($(pgrep -xc "$busy") >= 2)); do sleep 0.1; done # past the fork, into its exec
 "$PERFCOLLECT" collect named -processfilter "$busy" -collectsec 1 2>err && fail "two $busy processes: must refuse"
 grep -q "2 processes are named '$busy'" err || fail "unclear message: $(cat err)"
 

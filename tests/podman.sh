@@ -53,3 +53,26 @@ install_libraries() {
 		done
 	done
 }
+
+# import_dotnet_app IMAGE APP_DIR: the image IMAGE of a built .NET app: the
+# host's .NET runtime folder (its shared frameworks, ASP.NET Core's too,
+# newest version of each) at the same path, the libraries they load, APP_DIR
+# as /app and a /tmp for the perf map; $dotnet_root is that path. Images are
+# never pulled: the runtime is copied from the host.
+import_dotnet_app() {
+	local image=$1 app_dir=$2 framework version app_root=$workdir/app-root-$RANDOM
+	dotnet_root=$(dirname "$(readlink -f "$(command -v dotnet)")")
+	mkdir -p "$app_root$dotnet_root/shared" "$app_root/app"
+	cp -a "$dotnet_root/dotnet" "$dotnet_root/host" "$app_root$dotnet_root/"
+	for framework in "$dotnet_root"/shared/*/; do
+		version=$(ls -d "$framework"* | sort -V | tail -1)
+		mkdir -p "$app_root$dotnet_root/shared/$(basename "$framework")"
+		cp -a "$version" "$app_root$dotnet_root/shared/$(basename "$framework")/"
+		# (ASP.NET Core's framework is managed code only.)
+		! compgen -G "$version/*.so" >/dev/null || install_libraries "$app_root" "$version"/*.so
+	done
+	install_libraries "$app_root" "$dotnet_root/dotnet" "$dotnet_root"/host/fxr/*/*.so
+	cp -a "$app_dir/." "$app_root/app/"
+	install -d -m 1777 "$app_root/tmp"
+	import_image "$image" "$app_root"
+}

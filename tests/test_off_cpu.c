@@ -106,6 +106,65 @@ static void a_leave_whose_return_was_lost_is_dropped(void **state)
 	profile_release(&profile);
 }
 
+static void the_switch_record_completes_the_software_events_switch(void **state)
+{
+	struct profile profile;
+	struct profile_sample left, preempted;
+	uint32_t wait, work;
+
+	(void)state;
+	profile_init(&profile);
+	wait = stack_of(&profile, 0x1000, "wait_for_lock");
+	work = stack_of(&profile, 0x3000, "parse_request");
+	/* The software event's sample comes a few microseconds before the
+	 * kernel's switch record of the same leave; another thread's leave
+	 * comes between. Thread 10 blocks (per-thread record: the next
+	 * thread is unknown); thread 11 is preempted for thread 12 (per-CPU
+	 * record); thread 11's record arrives twice: the second changes
+	 * nothing. */
+	left = sample(&profile, 10, 100 * MS, wait);
+	preempted = sample(&profile, 11, 100 * MS + 1, work);
+	off_cpu_add_context_switch(&profile, &left);
+	off_cpu_add_context_switch(&profile, &preempted);
+	off_cpu_add_switch_record(&profile, 10, 100 * MS + 3, false, -1, NULL);
+	off_cpu_add_switch_record(&profile, 11, 100 * MS + 4, true, 12, "timer");
+	off_cpu_add_switch_record(&profile, 11, 100 * MS + 5, false, 0, "swapper");
+	off_cpu_add_switch_in(&profile, 10, 130 * MS);
+	off_cpu_add_switch_in(&profile, 11, 101 * MS);
+	off_cpu_pair(&profile, 150 * MS);
+
+	assert_int_equal(profile.switch_count, 2);
+	assert_int_equal(profile.switches[0].prev_state, 1); /* S: blocked */
+	assert_int_equal(profile.switches[0].next_pid, -1);
+	assert_string_equal(profile.switches[0].next_comm, "?");
+	assert_int_equal(profile.switches[0].prev_prio, -1);
+	assert_int_equal(profile.switches[1].prev_state, 0); /* R: preempted */
+	assert_int_equal(profile.switches[1].next_pid, 12);
+	assert_string_equal(profile.switches[1].next_comm, "timer");
+	assert_int_equal(off_cpu_of(&profile, 10), 30000);
+	assert_int_equal(off_cpu_of(&profile, 11), 1000);
+	profile_release(&profile);
+}
+
+static void a_switch_record_after_a_tracepoints_switch_changes_nothing(void **state)
+{
+	struct profile profile;
+	uint32_t wait;
+
+	(void)state;
+	profile_init(&profile);
+	wait = stack_of(&profile, 0x1000, "wait_for_lock");
+	/* Per thread, the tracepoint comes with switch records for the
+	 * returns, and their leaves too: the tracepoint's fields stand. */
+	leave(&profile, 10, 100 * MS, wait, 11);
+	off_cpu_add_switch_record(&profile, 10, 100 * MS + 2, true, -1, NULL);
+
+	assert_int_equal(profile.switches[0].prev_state, 1);
+	assert_int_equal(profile.switches[0].next_pid, 11);
+	assert_string_equal(profile.switches[0].next_comm, "other");
+	profile_release(&profile);
+}
+
 static void wall_view_puts_cpu_and_off_cpu_time_on_one_scale(void **state)
 {
 	struct profile profile, wall;
@@ -136,6 +195,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(pairs_each_leave_with_the_threads_next_return),
 	    cmocka_unit_test(a_leave_whose_return_was_lost_is_dropped),
+	    cmocka_unit_test(the_switch_record_completes_the_software_events_switch),
+	    cmocka_unit_test(a_switch_record_after_a_tracepoints_switch_changes_nothing),
 	    cmocka_unit_test(wall_view_puts_cpu_and_off_cpu_time_on_one_scale),
 	};
 

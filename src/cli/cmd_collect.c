@@ -282,11 +282,15 @@ static int check_options(struct collect_options *options)
 
 /* perfcollect options profcpu accepts without doing what perfcollect does:
  * say so once, rather than pretend. */
-static void warn_about_perfcollect_options(const struct collect_options *options)
+static void warn_about_perfcollect_options(const struct collect_options *options, bool pid_given,
+					   FILE *log)
 {
-	if (options->process_filter && options->pid)
+	if (options->process_filter && pid_given)
 		report_warning("-processfilter %s is ignored: -pid %ld names the process",
 			       options->process_filter, options->pid);
+	else if (options->process_filter)
+		fprintf(log, "-processfilter %s: pid %ld, the one process of that name\n",
+			options->process_filter, options->pid);
 }
 
 /* What a reader of the trace needs to know about this machine and target:
@@ -477,7 +481,7 @@ int cmd_collect(int argc, char **argv)
 	struct managed_images *images = NULL;
 	struct native_symbols *native = NULL;
 	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL, *cgroup = NULL;
-	bool keep_dir = true;
+	bool keep_dir = true, pid_given;
 	FILE *log = NULL;
 	int status = 1;
 
@@ -496,6 +500,7 @@ int cmd_collect(int argc, char **argv)
 		options.frequency = perfcollect_form ? 1000 : 99;
 	if (check_options(&options) < 0 || !grouping_options_apply(&options.grouping, &fold))
 		return 2;
+	pid_given = options.pid != 0;
 	if (options.pid || options.process_filter) {
 		if (!options.pid &&
 		    (options.pid = target_process_find_by_name(options.process_filter)) < 0)
@@ -535,7 +540,7 @@ int cmd_collect(int argc, char **argv)
 		fprintf(log, "pid: %d (%d in its namespace)\ncomm: %s\n", (int)target.pid,
 			(int)target.namespace_pid, target.comm);
 	log_environment(log, &target, &options);
-	warn_about_perfcollect_options(&options);
+	warn_about_perfcollect_options(&options, pid_given, log);
 	if (options.events_wanted)
 		events = collect_events_start(&target, &options.events_config, dir, log);
 	if (options.events.no_samples) {

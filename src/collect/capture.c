@@ -4,9 +4,9 @@
 #include "record.h"
 #include "resolver.h"
 #include "runtime_files.h"
-#include "sched_switch.h"
 #include "stack_trim.h"
 #include "stop_signals.h"
+#include "switch_events.h"
 #include "util.h"
 
 #include <errno.h>
@@ -227,9 +227,10 @@ static unsigned fitting_stack_size(unsigned stack_size, unsigned pages)
 	return (unsigned)fitting;
 }
 
-/* The switch tracepoint beside the sampling event in perf.data: both
- * events' ids, and the tracing data perf reads tracepoints with. */
+/* The switch event beside the sampling event in perf.data: both events'
+ * ids, and the tracing data perf reads the tracepoint with. */
 static void describe_switch_event(const struct record_session *session,
+				  const struct switch_events *switches_chosen,
 				  struct perf_data_extra_event *switch_event,
 				  struct perf_data_info *info)
 {
@@ -242,8 +243,10 @@ static void describe_switch_event(const struct record_session *session,
 	switch_event->id_count = switches->count;
 	info->more_events = switch_event;
 	info->more_event_count = 1;
-	info->tracing_data = sched_switch_tracing_data(&info->tracing_data_size);
-	if (!info->tracing_data)
+	switch_event->attr = switches_chosen->attr;
+	switch_event->name = switches_chosen->name;
+	info->tracing_data = switch_events_tracing_data(switches_chosen, &info->tracing_data_size);
+	if (switches_chosen->tracepoint && !info->tracing_data)
 		report_warning("cannot read tracefs' event formats: perf script will not print the "
 			       "fields of sched:sched_switch");
 }
@@ -262,7 +265,8 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	struct record_session *session;
 	struct record_summary summary;
 	struct perf_data_info info;
-	struct perf_data_extra_event switch_event = {.name = SCHED_SWITCH_EVENT_NAME};
+	struct switch_events switches;
+	struct perf_data_extra_event switch_event = {0};
 	struct writer_sink sink = {.last_flush = monotonic_seconds(),
 				   .attr = &attr,
 				   .options = options,
@@ -283,23 +287,27 @@ int capture_target(const struct capture_options *options, const struct target_pr
 				       "cpu-clock instead",
 				       strerror(error));
 	}
-	if (options->off_cpu &&
-	    sched_switch_attr(&attr, target->pid != TARGET_EVERY_PROCESS || target->cgroup,
-			      &switch_event.attr) < 0) {
-		free(sink.path);
-		return -1;
-	}
-	session = record_open(target, &attr, options->off_cpu ? &switch_event.attr : NULL,
+	if (options->off_cpu)
+		switch_events_choose(&attr, target->pid != TARGET_EVERY_PROCESS || target->cgroup,
+				     &switches);
+	session = record_open(target, &attr, options->off_cpu ? &switches.attr : NULL,
 			      options->buffer_pages);
 	if (!session) {
 		free(sink.path);
 		return -1;
 	}
+	/* A thread leaves the CPU in the kernel: the software event counts
+	 * nothing where kernel samples are refused. */
+	if (options->off_cpu && !switches.tracepoint && switches.attr.exclude_kernel)
+		report_warning(
+		    "the kernel refused kernel samples (kernel.perf_event_paranoid is 2): "
+		    "no off-CPU time can be recorded; give profcpu CAP_PERFMON, or "
+		    "sysctl -w kernel.perf_event_paranoid=1");
 	/* The writer fills in the machine's details itself. */
 	info = (struct perf_data_info){.event_name = perf_event_name_from_attr(&attr),
 				       .command_line = options->command_line};
 	if (options->off_cpu) {
-		describe_switch_event(session, &switch_event, &info);
+		describe_switch_event(session, &switches, &switch_event, &info);
 		sink.switch_attr = &switch_event.attr;
 	}
 	sink.writer = perf_data_writer_create(sink.path, &attr, &info, options->compress);
@@ -320,8 +328,7 @@ int capture_target(const struct capture_options *options, const struct target_pr
 		fprintf(log, ", %u bytes of user stack per sample", stack_size);
 	fputc('\n', log);
 	if (options->off_cpu)
-		fprintf(log, "off-CPU: %s with %u bytes of user stack per switch\n",
-			SCHED_SWITCH_EVENT_NAME,
+		fprintf(log, "off-CPU: %s with %u bytes of user stack per switch\n", switches.name,
 			options->call_graph == CALL_GRAPH_FP ? 0
 							     : switch_event.attr.sample_stack_user);
 	if (target->pid == TARGET_EVERY_PROCESS)
@@ -347,7 +354,7 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	if (sink.writer && perf_data_writer_finish(sink.writer) < 0 && !sink.error)
 		sink.error = errno;
 	log_summary(log, &summary);
-	/* The switch tracepoint's records are samples too, to the kernel. */
+	/* The switch event's records are samples too, to the kernel. */
 	counted = options->off_cpu ? "samples and switches" : "samples";
 	if (options->stopped_early)
 		*options->stopped_early = summary.stop_reason != RECORD_STOPPED_BY_DURATION;

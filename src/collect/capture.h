@@ -20,7 +20,7 @@ struct capture_options {
 	unsigned stack_size;	  /* bytes of user stack per sample: dwarf and hybrid */
 	bool compress;		  /* zstd records, as perf record -z */
 	bool hardware_events;	  /* CPU cycles where the CPU has a PMU */
-	bool off_cpu;		  /* also sched:sched_switch, for off-CPU time */
+	bool off_cpu;		  /* also the switches, for off-CPU time (switch_events.h) */
 	const char *command_line; /* for the capture's header */
 	bool *stopped_early;	  /* if not NULL: set when Ctrl-C, SIGTERM, the target's exit
 				   * or a write error ended the capture before its duration */

@@ -1,10 +1,10 @@
 #include "process_facts.h"
+#include "cgroup_path.h"
 #include "dotnet_diagnostics.h"
 #include "target_process.h"
 #include "target_root.h"
 #include "util.h"
 
-#include <ctype.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,57 +13,26 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The first run of exactly `length` hex digits in `text`, or NULL. */
-static const char *find_hex_run(const char *text, size_t length)
-{
-	for (const char *cursor = text; *cursor;) {
-		size_t run = 0;
-
-		while (isxdigit((unsigned char)cursor[run]))
-			run++;
-		if (run == length)
-			return cursor;
-		cursor += run ? run : 1;
-	}
-	return NULL;
-}
-
-/* The pod uid after a "pod" in `line` (36 characters of hex digits and '-',
- * or '_' under systemd's cgroup driver), written with '-'; false if none.
- * "kubepods" itself is skipped: no uid follows it. */
-static bool find_pod_uid(const char *line, char *uid, size_t size)
-{
-	for (const char *pod = strstr(line, "pod"); pod; pod = strstr(pod + 3, "pod")) {
-		size_t length = strspn(pod + 3, "0123456789abcdef-_");
-
-		if (length < 36)
-			continue;
-		snprintf(uid, size, "%.36s", pod + 3);
-		for (char *c = uid; *c; c++)
-			*c = *c == '_' ? '-' : *c;
-		return true;
-	}
-	return false;
-}
-
-/* The container id and pod uid in the process's cgroup path: runtimes name
- * the container's cgroup after its 64-digit id (libpod-<id>.scope,
- * cri-containerd-<id>.scope, docker/<id>), and the kubelet the pod's after
- * its uid (pod<uid>). */
+/* The container and pod of the process, from the first line of its
+ * cgroup file that names a container (cgroup_path.h): the container's id
+ * in 12 digits, as `podman ps` and `docker ps` show it, and the pod's
+ * Kubernetes uid whole or its podman id in 12 digits. */
 static void read_container(pid_t pid, struct process_facts *facts)
 {
-	char path[64], line[1024];
+	char path[64], line[1024], container[CGROUP_ID_SIZE], pod[CGROUP_ID_SIZE];
 	FILE *cgroup;
 
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	cgroup = fopen(path, "re");
 	while (cgroup && fgets(line, sizeof(line), cgroup)) {
-		const char *id = find_hex_run(line, 64);
+		const char *controllers = strchr(line, ':');
+		const char *cgroup_path = controllers ? strchr(controllers + 1, ':') : NULL;
 
-		if (id && !facts->container[0])
-			snprintf(facts->container, sizeof(facts->container), "%.12s", id);
-		if (!facts->pod[0])
-			find_pod_uid(line, facts->pod, sizeof(facts->pod));
+		if (!cgroup_path || !cgroup_path_container(cgroup_path + 1, container, pod))
+			continue;
+		snprintf(facts->container, sizeof(facts->container), "%.12s", container);
+		snprintf(facts->pod, sizeof(facts->pod), "%.*s", strlen(pod) == 64 ? 12 : 36, pod);
+		break;
 	}
 	if (cgroup)
 		fclose(cgroup);

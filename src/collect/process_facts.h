@@ -17,8 +17,9 @@ struct process_facts {
 	char runtime_version[32]; /* .NET's, from its diagnostics IPC; "" if unknown */
 	double cpu_percent;	  /* of one CPU, over the gathering interval */
 	char container[13];	  /* container id (12 hex digits) from the cgroup; "" if none */
-	char pod[37];		  /* Kubernetes pod uid from the cgroup; "" if none */
-	bool has_perfmap;	  /* /tmp/perf-<namespace pid>.map in its root */
+	char pod[37]; /* from the cgroup: Kubernetes pod uid, podman pod id (12 digits); "" if none
+		       */
+	bool has_perfmap; /* /tmp/perf-<namespace pid>.map in its root */
 };
 
 /* Every user-space process in /proc but profcpu itself, with its CPU use

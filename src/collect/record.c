@@ -1,7 +1,7 @@
 #include "record.h"
 #include "ring_buffer.h"
-#include "sched_switch.h"
 #include "stop_signals.h"
+#include "switch_events.h"
 #include "util.h"
 
 #include <errno.h>
@@ -29,10 +29,11 @@ struct record_session {
 	size_t event_count, event_capacity;
 	pid_t *traced_tids; /* threads whose events are open */
 	size_t traced_count, traced_capacity;
-	/* sched:sched_switch beside the samples (off-CPU time), opened with
+	/* The switch event beside the samples (off-CPU time), opened with
 	 * each sampling event into the same ring; the kernel's ids of both. */
-	const struct perf_event_attr *switch_attr;
-	bool switch_refused; /* the tracepoint, not sampling, failed to open */
+	struct perf_event_attr *switch_attr; /* the caller's, updated as attr is */
+	bool switch_refused;		     /* the switch event, not sampling, failed to open */
+	bool ring_refused; /* mapping a ring buffer failed for the locked memory limit */
 	struct record_event_ids ids[RECORD_EVENT_COUNT];
 	_Alignas(8) unsigned char scratch[RING_BUFFER_MAX_RECORD];
 };
@@ -158,6 +159,8 @@ static int open_into_ring(struct record_session *session, size_t event, pid_t pi
 		: ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, session->rings[ring].fd) < 0) {
 		int error = errno;
 
+		session->ring_refused = session->rings[ring].fd < 0 && error == EPERM;
+
 		close(fd);
 		return error;
 	}
@@ -171,7 +174,7 @@ static int open_into_ring(struct record_session *session, size_t event, pid_t pi
 	return 0;
 }
 
-/* The sampling event and, for off-CPU time, the switch tracepoint. */
+/* The sampling event and, for off-CPU time, the switch event. */
 static int open_into_ring_all(struct record_session *session, pid_t pid, size_t ring,
 			      unsigned long flags)
 {
@@ -257,7 +260,14 @@ static void explain_open_error(const struct record_session *session, int error)
 	const struct target_process *target = session->target;
 
 	if (session->switch_refused) {
-		sched_switch_explain_open_error(error);
+		switch_events_explain_open_error(session->switch_attr, error);
+		return;
+	}
+	if (session->ring_refused) {
+		report_error("cannot map even a ring buffer of %u pages (%s): the locked memory "
+			     "limit is spent; raise it (podman or docker run --ulimit memlock=-1) "
+			     "or give profcpu CAP_IPC_LOCK",
+			     session->buffer_pages, strerror(error));
 		return;
 	}
 	if (target->pid == TARGET_EVERY_PROCESS && (error == EACCES || error == EPERM)) {
@@ -329,12 +339,38 @@ static void close_events(struct record_session *session)
 	session->event_count = session->traced_count = 0;
 	for (size_t i = 0; i < RECORD_EVENT_COUNT; i++)
 		session->ids[i].count = 0;
-	session->switch_refused = false;
+	session->switch_refused = session->ring_refused = false;
+}
+
+/* The smallest ring buffer record_open() falls back to: 64 KiB. */
+#define MIN_RING_PAGES 16
+
+/* open_events(), with smaller ring buffers while the locked memory limit
+ * refuses them: ring buffers count against RLIMIT_MEMLOCK beyond
+ * kernel.perf_event_mlock_kb, and a container's root has no CAP_IPC_LOCK
+ * to pass it (off-CPU time asks for 8 MiB per CPU). */
+static int open_events_fitting(struct record_session *session)
+{
+	unsigned asked = session->buffer_pages;
+	int error = open_events(session);
+
+	while (error == EPERM && session->ring_refused && session->buffer_pages > MIN_RING_PAGES) {
+		close_events(session);
+		session->buffer_pages /= 2;
+		error = open_events(session);
+	}
+	if (!error && session->buffer_pages < asked)
+		report_warning(
+		    "the locked memory limit allows ring buffers of %u pages per CPU, not "
+		    "%u: at high rates samples may be lost; raise the limit (podman or "
+		    "docker run --ulimit memlock=-1) or give profcpu CAP_IPC_LOCK",
+		    session->buffer_pages, asked);
+	return error;
 }
 
 struct record_session *record_open(const struct target_process *target,
 				   struct perf_event_attr *attr,
-				   const struct perf_event_attr *switch_attr, unsigned buffer_pages)
+				   struct perf_event_attr *switch_attr, unsigned buffer_pages)
 {
 	struct record_session *session = xcalloc(1, sizeof(*session));
 	int error;
@@ -350,12 +386,15 @@ struct record_session *record_open(const struct target_process *target,
 	for (size_t i = 0; i < session->cpu_count; i++)
 		session->rings[i].fd = -1;
 
-	error = open_events(session);
-	if ((error == EACCES || error == EPERM) && !session->attr.exclude_kernel) {
+	error = open_events_fitting(session);
+	if ((error == EACCES || error == EPERM) && !session->ring_refused &&
+	    !session->attr.exclude_kernel) {
 		/* perf_event_paranoid 2 allows user-space samples only. */
 		close_events(session);
 		session->attr.exclude_kernel = 1;
-		error = open_events(session);
+		if (session->switch_attr)
+			session->switch_attr->exclude_kernel = 1;
+		error = open_events_fitting(session);
 		if (!error)
 			report_warning("the kernel refused kernel samples (perf_event_paranoid): "
 				       "stacks show user space only");

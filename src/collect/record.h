@@ -53,8 +53,8 @@ int record_use_cpu_cycles(struct perf_event_attr *attr, pid_t pid);
 
 struct record_session;
 
-/* The events of a session: the sampling one, and the switch tracepoint
- * when off-CPU time is recorded. */
+/* The events of a session: the sampling one, and the switch event
+ * (switch_events.h) when off-CPU time is recorded. */
 enum { RECORD_EVENT_SAMPLING, RECORD_EVENT_SWITCH, RECORD_EVENT_COUNT };
 
 /* The kernel's ids of one event's file descriptors (PERF_EVENT_IOC_ID),
@@ -66,14 +66,13 @@ struct record_event_ids {
 };
 
 /* Opens the events on every thread of `target`, disabled: `attr`, and
- * `switch_attr` (sched_switch.h) too unless NULL. When the kernel refuses
- * kernel samples, excludes them and says so in `attr`, which then holds the
- * attributes every record was made with. Returns NULL after printing why
+ * `switch_attr` (switch_events.h) too unless NULL. When the kernel refuses
+ * kernel samples, excludes them and says so in `attr` and `switch_attr`,
+ * which then hold the attributes every record was made with. Returns NULL after printing why
  * sampling cannot start and what to do about it. */
 struct record_session *record_open(const struct target_process *target,
 				   struct perf_event_attr *attr,
-				   const struct perf_event_attr *switch_attr,
-				   unsigned buffer_pages);
+				   struct perf_event_attr *switch_attr, unsigned buffer_pages);
 
 /* The ids of event `event` (RECORD_EVENT_SAMPLING or _SWITCH). */
 const struct record_event_ids *record_event_ids(const struct record_session *session, size_t event);

@@ -1,15 +1,13 @@
 #include "sched_switch.h"
 
 #include "perf_data.h"
+#include "switch_stack.h"
 #include "util.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Bytes of user stack copied with each switch (see sched_switch_attr). */
-#define SCHED_SWITCH_STACK_SIZE 8192
 
 /* tracefs, where it is mounted today, and under debugfs on older systems. */
 static const char *const tracefs_roots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
@@ -34,8 +32,8 @@ static char *read_tracefs_file(const char *relative, size_t *size)
 	return NULL;
 }
 
-int sched_switch_attr(struct perf_event_attr *sampling, bool per_thread,
-		      struct perf_event_attr *attr)
+bool sched_switch_attr(struct perf_event_attr *sampling, bool per_thread,
+		       struct perf_event_attr *attr)
 {
 	size_t size;
 	char *id_text = read_tracefs_file("events/sched/sched_switch/id", &size);
@@ -43,14 +41,8 @@ int sched_switch_attr(struct perf_event_attr *sampling, bool per_thread,
 	unsigned long long id = id_text ? strtoull(id_text, &end, 10) : 0;
 
 	free(id_text);
-	if (!id) {
-		report_error(
-		    "cannot read the id of the tracepoint sched:sched_switch (%s): off-CPU "
-		    "time needs tracefs mounted and readable (root, or CAP_DAC_READ_SEARCH); "
-		    "as root: mount -t tracefs nodev /sys/kernel/tracing",
-		    errno ? strerror(errno) : "no such event");
-		return -1;
-	}
+	if (!id)
+		return false;
 	sampling->sample_type |= PERF_SAMPLE_IDENTIFIER;
 	*attr = *sampling;
 	attr->type = PERF_TYPE_TRACEPOINT;
@@ -59,20 +51,8 @@ int sched_switch_attr(struct perf_event_attr *sampling, bool per_thread,
 	attr->sample_period = 1;
 	attr->sample_type |= PERF_SAMPLE_RAW;
 	attr->context_switch = per_thread;
-	/* A thread leaves the CPU from a system call or an interrupt, with
-	 * native frames to unwind (libc's wait, the runtime's) near its stack
-	 * pointer; a copy smaller than the samples' keeps frequent switches
-	 * cheaper to record and to write. But not too small: with 4 KB the
-	 * stacks of .NET thread-pool threads blocked in Task.Wait ended at
-	 * Kestrel's request loop (0.3% of their blocked time reached
-	 * start_thread; 100% with 8 KB, for about 15% more CPU at 10,000
-	 * switches a second). */
-	if (attr->sample_stack_user > SCHED_SWITCH_STACK_SIZE)
-		attr->sample_stack_user = SCHED_SWITCH_STACK_SIZE;
-	/* The side records (mappings, names, forks) come with the samples. */
-	attr->mmap = attr->mmap2 = attr->comm = attr->comm_exec = attr->task = 0;
-	attr->mmap_data = 0;
-	return 0;
+	switch_stack_limit(attr);
+	return true;
 }
 
 uint8_t *sched_switch_tracing_data(size_t *size)

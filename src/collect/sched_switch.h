@@ -17,10 +17,10 @@
  * switch records (PERF_RECORD_SWITCH), which say when each thread comes
  * back: a per-thread tracepoint sees only its own threads leave. Adds
  * PERF_SAMPLE_IDENTIFIER to both attrs, so a reader tells their samples
- * apart. Returns 0, or -1 after one line saying why (tracefs not mounted,
- * its id not readable) and how to fix it. */
-int sched_switch_attr(struct perf_event_attr *sampling, bool per_thread,
-		      struct perf_event_attr *attr);
+ * apart. False, changing nothing, when the tracepoint's id cannot be read
+ * (tracefs not mounted, as in every container, or not readable). */
+bool sched_switch_attr(struct perf_event_attr *sampling, bool per_thread,
+		       struct perf_event_attr *attr);
 
 /* perf's HEADER_TRACING_DATA for the tracepoint (tracefs' header_page,
  * header_event and the event's format), malloc'd; NULL when tracefs cannot

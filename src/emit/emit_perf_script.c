@@ -170,16 +170,31 @@ static void append_event_header(struct event_text *text, const struct profile_sa
 	append_string(text, ": ");
 }
 
+/* A thread's return as a switch naming it as the next thread, the one
+ * before unknown (-1, "?"), in the returning thread's name, as its
+ * record is. */
+static void append_return(struct event_text *text, const struct profile_sample *sample)
+{
+	append_event_header(text, sample, 1, "sched:sched_switch");
+	append_string(text, "prev_comm=? prev_pid=-1 prev_prio=-1 prev_state=R ==> next_comm=");
+	append_string(text, sample->thread_name);
+	append_string(text, " next_pid=");
+	append_number(text, sample->tid, 0, ' ', false);
+	append_string(text, " next_prio=-1");
+}
+
 /* One event: its header, a sched_switch's fields when `switched` is not
- * NULL, then the stack. */
+ * NULL or a return's when `returned`, then the stack. */
 static void write_event(const struct profile *profile, const struct profile_sample *sample,
-			const struct profile_switch *switched, const struct location_lines *lines,
-			struct event_text *text, FILE *out)
+			const struct profile_switch *switched, bool returned,
+			const struct location_lines *lines, struct event_text *text, FILE *out)
 {
 	const struct profile_stack *stack = &profile->stacks[sample->stack];
 
 	text->size = 0;
-	if (switched) {
+	if (returned) {
+		append_return(text, sample);
+	} else if (switched) {
 		append_event_header(text, sample, 1, "sched:sched_switch");
 		append_string(text, "prev_comm=");
 		append_string(text, sample->thread_name);
@@ -213,23 +228,40 @@ int emit_perf_script(const struct profile *profile, FILE *out)
 {
 	struct location_lines lines = {0};
 	struct event_text text = {0};
-	size_t next_switch = 0;
+	size_t next_sample = 0, next_switch = 0, next_return = 0;
 
 	if (format_locations(profile, &lines) < 0) {
 		free(lines.start);
 		free(lines.text);
 		return -1;
 	}
-	/* Samples and scheduler switches (--off-cpu), in time order. */
-	for (size_t i = 0; i <= profile->sample_count; i++) {
-		for (; next_switch < profile->switch_count &&
-		       (i == profile->sample_count ||
-			profile->switches[next_switch].sample.time <= profile->samples[i].time);
-		     next_switch++)
-			write_event(profile, &profile->switches[next_switch].sample,
-				    &profile->switches[next_switch], &lines, &text, out);
-		if (i < profile->sample_count)
-			write_event(profile, &profile->samples[i], NULL, &lines, &text, out);
+	/* Samples, scheduler switches and returns (--off-cpu), in time order:
+	 * at equal times a switch, then a return, then a sample. */
+	for (;;) {
+		uint64_t sample_time = next_sample < profile->sample_count
+					   ? profile->samples[next_sample].time
+					   : UINT64_MAX;
+		uint64_t switch_time = next_switch < profile->switch_count
+					   ? profile->switches[next_switch].sample.time
+					   : UINT64_MAX;
+		uint64_t return_time = next_return < profile->return_count
+					   ? profile->returns[next_return].sample.time
+					   : UINT64_MAX;
+
+		if (next_switch < profile->switch_count && switch_time <= return_time &&
+		    switch_time <= sample_time) {
+			const struct profile_switch *switched = &profile->switches[next_switch++];
+
+			write_event(profile, &switched->sample, switched, false, &lines, &text,
+				    out);
+		} else if (next_return < profile->return_count && return_time <= sample_time)
+			write_event(profile, &profile->returns[next_return++].sample, NULL, true,
+				    &lines, &text, out);
+		else if (next_sample < profile->sample_count)
+			write_event(profile, &profile->samples[next_sample++], NULL, false, &lines,
+				    &text, out);
+		else
+			break;
 	}
 	free(text.bytes);
 	free(lines.start);

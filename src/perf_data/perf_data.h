@@ -187,6 +187,11 @@ bool perf_sample_user_register(const struct perf_sample *sample, unsigned perf_r
 bool perf_data_reader_record_time(const struct perf_data_reader *reader,
 				  const struct perf_event_header *record, uint64_t *time);
 
+/* The CPU of a side record, from its sample_id trailer. False when the
+ * record carries none. */
+bool perf_data_reader_record_cpu(const struct perf_data_reader *reader,
+				 const struct perf_event_header *record, uint32_t *cpu);
+
 /* The process and thread of a side record, from its sample_id trailer (a
  * PERF_RECORD_SWITCH: the thread switched in or out). False when the
  * record carries none. */

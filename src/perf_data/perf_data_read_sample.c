@@ -334,6 +334,22 @@ bool perf_data_reader_record_thread(const struct perf_data_reader *reader,
 	return true;
 }
 
+bool perf_data_reader_record_cpu(const struct perf_data_reader *reader,
+				 const struct perf_event_header *record, uint32_t *cpu)
+{
+	struct words words = words_of(record);
+	uint64_t type = find_trailer(reader, record, &words), value;
+
+	/* sample_id: pid/tid, time, id, stream_id, cpu/res, identifier. */
+	if (!(type & PERF_SAMPLE_CPU) ||
+	    !skip(&words, !!(type & PERF_SAMPLE_TID) + !!(type & PERF_SAMPLE_TIME) +
+			      !!(type & PERF_SAMPLE_ID) + !!(type & PERF_SAMPLE_STREAM_ID)) ||
+	    !take(&words, &value))
+		return false;
+	*cpu = (uint32_t)value;
+	return true;
+}
+
 bool perf_sample_user_register(const struct perf_sample *sample, unsigned perf_register,
 			       uint64_t *value)
 {

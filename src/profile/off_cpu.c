@@ -21,11 +21,66 @@ void off_cpu_add_switch(struct profile *profile, const struct profile_sample *sa
 		off_cpu_add_switch_in(profile, (uint32_t)fields->next_pid, sample->time);
 }
 
+/* The state a thread leaves with: TASK_INTERRUPTIBLE, or running
+ * (0: preempted). */
+enum { STATE_PREEMPTED = 0, STATE_SLEEPING = 1 };
+
+/* How far back the record of a switch looks for its sample: the samples of
+ * the other CPUs' switches come between. */
+#define SWITCH_RECORD_LOOKBACK 64
+
+void off_cpu_add_context_switch(struct profile *profile, const struct profile_sample *sample)
+{
+	grow_array((void **)&profile->switches, &profile->switch_capacity,
+		   profile->switch_count + 1, sizeof(*profile->switches));
+	profile->switches[profile->switch_count++] = (struct profile_switch){
+	    .sample = *sample,
+	    .next_comm = profile_intern_printable(profile, "?"),
+	    .prev_prio = -1,
+	    .next_pid = -1,
+	    .next_prio = -1,
+	    .prev_state = STATE_SLEEPING,
+	    .awaiting_record = true,
+	};
+}
+
+void off_cpu_add_switch_record(struct profile *profile, uint32_t tid, uint64_t time, bool preempted,
+			       int32_t next_tid, const char *next_comm)
+{
+	size_t oldest = profile->switch_count > SWITCH_RECORD_LOOKBACK
+			    ? profile->switch_count - SWITCH_RECORD_LOOKBACK
+			    : 0;
+
+	for (size_t i = profile->switch_count; i-- > oldest;) {
+		struct profile_switch *left = &profile->switches[i];
+
+		if (left->sample.tid != tid || left->sample.time > time)
+			continue;
+		if (!left->awaiting_record)
+			return;
+		left->awaiting_record = false;
+		left->prev_state = preempted ? STATE_PREEMPTED : STATE_SLEEPING;
+		if (next_tid >= 0) {
+			left->next_pid = next_tid;
+			left->next_comm = profile_intern_printable(profile, next_comm);
+		}
+		return;
+	}
+}
+
 void off_cpu_add_switch_in(struct profile *profile, uint32_t tid, uint64_t time)
 {
 	grow_array((void **)&profile->switch_ins, &profile->switch_in_capacity,
 		   profile->switch_in_count + 1, sizeof(*profile->switch_ins));
 	profile->switch_ins[profile->switch_in_count++] = (struct profile_switch_in){time, tid};
+}
+
+void off_cpu_add_return(struct profile *profile, const struct profile_sample *returned)
+{
+	grow_array((void **)&profile->returns, &profile->return_capacity, profile->return_count + 1,
+		   sizeof(*profile->returns));
+	profile->returns[profile->return_count++] = (struct profile_return){*returned};
+	off_cpu_add_switch_in(profile, returned->tid, returned->time);
 }
 
 /* A switch of one thread, out or in, for pairing. */

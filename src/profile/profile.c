@@ -23,6 +23,7 @@ void profile_release(struct profile *profile)
 	free(profile->samples);
 	free(profile->switches);
 	free(profile->switch_ins);
+	free(profile->returns);
 	free(profile->off_cpu);
 	free(profile->location_index);
 	free(profile->stack_index);

@@ -42,19 +42,30 @@ struct profile_sample {
 	const char *process_name, *thread_name; /* interned */
 };
 
-/* A thread leaving its CPU (sched:sched_switch, recorded with --off-cpu),
- * with its stack at that moment and the tracepoint's fields. */
+/* A thread leaving its CPU (recorded with --off-cpu), with its stack at
+ * that moment and the tracepoint's fields. The software event knows less
+ * (off_cpu.h): what it does not know is -1, and next_comm "?". */
 struct profile_switch {
 	struct profile_sample sample; /* the thread leaving; period unused */
 	const char *next_comm;	      /* interned */
 	int32_t prev_prio, next_pid, next_prio;
 	int64_t prev_state;
+	bool awaiting_record; /* the software event's: the kernel's switch record is to come */
 };
 
 /* A thread coming back onto a CPU. */
 struct profile_switch_in {
 	uint64_t time;
 	uint32_t tid;
+};
+
+/* The kernel's record of a thread of the target coming back onto a CPU,
+ * per thread: nothing else names the thread taking the CPU when the one
+ * leaving was another process's, or when the software event recorded the
+ * leave. Printed as a switch line of its own, for PerfView's Thread Time,
+ * which ends a thread's blocked time only at a switch naming it. */
+struct profile_return {
+	struct profile_sample sample; /* the thread coming back; an empty stack */
 };
 
 struct profile {
@@ -84,6 +95,8 @@ struct profile {
 	size_t switch_count, switch_capacity;
 	struct profile_switch_in *switch_ins;
 	size_t switch_in_count, switch_in_capacity;
+	struct profile_return *returns; /* in time order */
+	size_t return_count, return_capacity;
 	struct profile_sample *off_cpu;
 	size_t off_cpu_count, off_cpu_capacity;
 

@@ -75,8 +75,9 @@ struct replay {
 	size_t thread_slots, thread_count;
 	struct location_version *versions; /* by location id */
 	size_t version_capacity;
-	long switch_event; /* the sched:sched_switch event's index, or -1 */
-	uint64_t time;	   /* of the sample being replayed */
+	long switch_event;	/* the index of the event recording switches, or -1 */
+	bool switch_tracepoint; /* that event is sched:sched_switch, not context-switches */
+	uint64_t time;		/* of the sample being replayed */
 	uint32_t stack[MAX_STACK_DEPTH];
 	uint64_t user_frames[MAX_STACK_DEPTH]; /* a stack walk's addresses */
 };
@@ -477,7 +478,9 @@ static void replay_sample(struct replay *replay, const struct kept_sample *kept)
 	    .thread_name = thread_name(replay, sample->tid),
 	};
 	if ((long)sample->event == replay->switch_event) {
-		if (perf_sched_switch_parse(sample->raw, sample->raw_size, &fields))
+		if (!replay->switch_tracepoint)
+			off_cpu_add_context_switch(replay->profile, &added);
+		else if (perf_sched_switch_parse(sample->raw, sample->raw_size, &fields))
 			off_cpu_add_switch(replay->profile, &added, &fields);
 		return;
 	}
@@ -517,6 +520,47 @@ static void follow_code(struct replay *replay, const struct perf_event_header *r
 	}
 }
 
+/* The kernel's record of a thread leaving or coming back onto its CPU; per
+ * CPU (PERF_RECORD_SWITCH_CPU_WIDE), it also names the other thread. */
+static void replay_switch_record(struct replay *replay, const struct perf_event_header *record)
+{
+	uint32_t pid, tid, cpu, other[2];
+	uint64_t time;
+	int32_t next_tid = -1;
+	const char *next_comm = NULL;
+
+	if (!perf_data_reader_record_thread(replay->reader, record, &pid, &tid) ||
+	    !perf_data_reader_record_time(replay->reader, record, &time))
+		return;
+	if (!(record->misc & PERF_RECORD_MISC_SWITCH_OUT)) {
+		if (record->type == PERF_RECORD_SWITCH)
+			off_cpu_add_return(
+			    replay->profile,
+			    &(struct profile_sample){
+				.time = time,
+				.pid = pid,
+				.tid = tid,
+				.cpu = perf_data_reader_record_cpu(replay->reader, record, &cpu)
+					   ? cpu
+					   : 0,
+				.stack = profile_intern_stack(replay->profile, NULL, 0),
+				.process_name = thread_name(replay, pid),
+				.thread_name = thread_name(replay, tid)});
+		else
+			off_cpu_add_switch_in(replay->profile, tid, time);
+		return;
+	}
+	if (record->type == PERF_RECORD_SWITCH_CPU_WIDE &&
+	    record->size >= sizeof(*record) + sizeof(other)) {
+		memcpy(other, record + 1, sizeof(other)); /* next_prev_pid, next_prev_tid */
+		next_tid = (int32_t)other[1];
+		next_comm = other[1] ? thread_name(replay, other[1]) : "swapper";
+	}
+	off_cpu_add_switch_record(replay->profile, tid, time,
+				  record->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT, next_tid,
+				  next_comm);
+}
+
 static void replay_side_record(struct replay *replay, const struct perf_event_header *record)
 {
 	char text[4096];
@@ -543,16 +587,9 @@ static void replay_side_record(struct replay *replay, const struct perf_event_he
 		break;
 	}
 	case PERF_RECORD_SWITCH:
-	case PERF_RECORD_SWITCH_CPU_WIDE: {
-		uint32_t pid, tid;
-		uint64_t time;
-
-		if (!(record->misc & PERF_RECORD_MISC_SWITCH_OUT) &&
-		    perf_data_reader_record_thread(replay->reader, record, &pid, &tid) &&
-		    perf_data_reader_record_time(replay->reader, record, &time))
-			off_cpu_add_switch_in(replay->profile, tid, time);
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		replay_switch_record(replay, record);
 		break;
-	}
 	case PERF_RECORD_LOST:
 		if (record->size >= sizeof(struct perf_record_lost))
 			replay->profile->lost_samples +=
@@ -580,9 +617,18 @@ int replay_capture(const char *perf_data_path, struct resolver *resolver, struct
 		/* 0 means the kernel's default limit, 127 frames. */
 		profile->max_stack_depth = attr->sample_max_stack ? attr->sample_max_stack : 127;
 	}
-	for (size_t i = 0; i < perf_data_reader_event_count(replay.reader); i++)
-		if (!strcmp(perf_data_reader_event_name(replay.reader, i), "sched:sched_switch"))
+	/* Switches: the tracepoint, or the software event beside the sampling
+	 * one (a capture of context-switches alone is a profile of them). */
+	for (size_t i = 0; i < perf_data_reader_event_count(replay.reader); i++) {
+		const char *name = perf_data_reader_event_name(replay.reader, i);
+
+		bool tracepoint = !strcmp(name, "sched:sched_switch");
+
+		if (tracepoint || (i > 0 && !strcmp(name, "context-switches"))) {
 			replay.switch_event = (long)i;
+			replay.switch_tracepoint = tracepoint;
+		}
+	}
 	status =
 	    perf_data_reader_for_each(replay.reader, keep_record, &replay, error, sizeof(error));
 	if (status < 0)

@@ -12,6 +12,9 @@
 //   blocked_samples N     events TraceEvent put under a BLOCKED_TIME frame
 //   blocked_matching N    of those, the ones with a frame matching REGEX
 //   total_blocked_ms X    the blocked time TraceEvent computed
+//   blocked_matching_share P  % of the thread time (the samples' metric)
+//                         blocked with a frame matching REGEX
+//   metric_total X        the thread time of all samples
 using System;
 using System.Collections.Generic;
 using System.Linq;
@@ -32,6 +35,7 @@ LinuxPerfScriptStackSource source = parallel
     ? new ParallelLinuxPerfScriptStackSource(args[0], false)
     : new LinuxPerfScriptStackSource(args[0], threadTime);
 int samples = 0, matched = 0, leafMatched = 0, blocked = 0, blockedMatching = 0;
+double metricTotal = 0, blockedMatchingMetric = 0;
 var leaves = new Dictionary<string, int>();
 var matchingFrames = new SortedSet<string>(StringComparer.Ordinal);
 
@@ -55,6 +59,8 @@ source.ForEach(sample =>
     if (any) matched++;
     if (isBlocked) blocked++;
     if (isBlocked && any) blockedMatching++;
+    metricTotal += sample.Metric;
+    if (isBlocked && any) blockedMatchingMetric += sample.Metric;
     if (leaf != null)
     {
         leaves[leaf] = leaves.GetValueOrDefault(leaf) + 1;
@@ -72,6 +78,8 @@ if (threadTime)
     Console.WriteLine($"blocked_samples {blocked}");
     Console.WriteLine($"blocked_matching {blockedMatching}");
     Console.WriteLine($"total_blocked_ms {source.TotalBlockedTime:F1}");
+    Console.WriteLine($"blocked_matching_share {(metricTotal == 0 ? 0 : 100 * blockedMatchingMetric / metricTotal):F1}");
+    Console.WriteLine($"metric_total {metricTotal:F1}");
 }
 foreach (var (name, count) in leaves.OrderByDescending(pair => pair.Value).Take(5))
     Console.WriteLine($"top {Percent(count):F1}% {name}");
