@@ -128,9 +128,15 @@ for capability in security["capabilities"]["add"]:
 volumes = {v["name"]: v for v in spec["volumes"]}
 for mount in container["volumeMounts"]:
     assert "hostPath" in volumes[mount["name"]]
-    print(f"-v\n{sys.argv[2]}:{mount['mountPath']}")
+    print(f"-v\n{sys.argv[2]}/{mount['name']}:{mount['mountPath']}")
 PY
 )
+# The template's volumes hold what its own command writes; the captures
+# below go to a folder of the test's.
+for option in "${node_options[@]}"; do
+	if [[ $option == "$workdir"/* ]]; then mkdir -p "${option%%:*}"; fi
+done
+node_options+=(-v "$workdir/node-profilings:/profilings")
 echo "the daemonset's container: podman run ${node_options[*]}"
 run -d --name "$node-profcpu" "${node_options[@]}" localhost/offcpu-profcpu sleep 600 >/dev/null
 start python3 -c 'import time

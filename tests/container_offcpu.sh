@@ -4,8 +4,10 @@
 # every container) sharing the PID namespace of an ASP.NET Core app in its own
 # container (tests/dotnet/WebMix, the host's .NET runtime copied into the
 # image), under its own load: a CPU-bound route and a route that blocks 100 ms
-# in Task.Delay(100).Wait(), asked in turn by one client per core, 6 cores
-# to .NET (DOTNET_PROCESSOR_COUNT): the blocked requests' share of the
+# in Task.Delay(100).Wait(), asked in turn by one client per core (the
+# blocking route twice for each CPU request, so that a loaded machine, where
+# the CPU route takes longer, still leaves the clients mostly blocked), 6
+# cores to .NET (DOTNET_PROCESSOR_COUNT): the blocked requests' share of the
 # thread time is at most the clients over the threads (about 25).
 #   - profcpu collect -pid 1 --off-cpu: the switches come from the software
 #     event; the blocking route's off-CPU time is its Task.Wait, the CPU
@@ -24,7 +26,7 @@ import_dotnet_app localhost/offcpu-webmix "$workdir/WebMix"
 
 app=offcpu-app-$$
 run -d --name "$app" -e DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 -e DOTNET_PROCESSOR_COUNT=6 localhost/offcpu-webmix \
-	"$dotnet_root/dotnet" /app/webmix.dll http://127.0.0.1:5080 300 cpu,block >/dev/null ||
+	"$dotnet_root/dotnet" /app/webmix.dll http://127.0.0.1:5080 300 cpu,block,block >/dev/null ||
 	skip "podman cannot run containers here"
 until podman logs "$app" 2>&1 | grep -q ready; do
 	[[ $(podman inspect -f '{{.State.Running}}' "$app") == true ]] ||

@@ -15,7 +15,14 @@ cleanup() {
 			/tmp/dotnet-diagnostic-"$pid"-*-socket /tmp/clr-debug-pipe-"$pid"-*
 	done
 	remove_test_cgroups
-	rm -rf "$workdir"
+	# A container's monitor may still be writing into the test's podman
+	# storage for a moment after the container is removed.
+	local attempt
+	for attempt in 1 2 3 4 5; do
+		rm -rf "$workdir" 2>/dev/null && return
+		sleep 1
+	done
+	echo "warning: could not remove $workdir" >&2
 }
 trap cleanup EXIT
 
