@@ -19,6 +19,11 @@ struct profile_frame {
 	const char *function; /* interned */
 	uint64_t offset;
 	bool named;
+	/* The source line the frame was at (SOURCE_LINES.md): DWARF's for
+	 * native code, the method's PDB for .NET's; file NULL, line 0 when
+	 * unknown. */
+	const char *file; /* interned */
+	uint32_t line;
 };
 
 struct profile_location {

@@ -1,16 +1,28 @@
 /* One frame of native code as the native readers name it: the function a
- * symbol table or DWARF gives for an address, and the offset into it. */
+ * symbol table or DWARF gives for an address, the offset into it, and the
+ * source line it was at. */
 #ifndef PROFCPU_NATIVE_FRAME_H
 #define PROFCPU_NATIVE_FRAME_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+/* A line of a source file, as DWARF names it; file NULL (and number 0)
+ * when nothing says. */
+struct source_line {
+	const char *file; /* the path the compiler saw */
+	uint32_t number;
+};
+
 /* Strings are owned by the reader that filled the frame. */
 struct native_frame {
 	const char *function; /* demangled name; NULL when nothing names it */
 	uint64_t offset;      /* from the function's start */
 	bool inlined;	      /* an inlined call inside the next frame */
+	/* Where in the function the address is: the line table's line for
+	 * the innermost frame, the line of the call inlined there for a frame
+	 * that holds one. */
+	struct source_line line;
 };
 
 #endif

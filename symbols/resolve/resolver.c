@@ -416,8 +416,8 @@ static bool lookup_jit(struct resolver *resolver, struct process *process, uint6
 	location->kind = FRAME_JIT;
 	location->module = process->perfmap_display_path;
 	location->frame_count = 1;
-	location->frames[0] =
-	    (struct resolved_frame){display_jit_name(resolver, name), address - start, true};
+	location->frames[0] = (struct resolved_frame){
+	    .function = display_jit_name(resolver, name), .offset = address - start, .named = true};
 	return true;
 }
 
@@ -445,7 +445,8 @@ static void name_after_module(struct resolver *resolver, struct resolved_locatio
 	snprintf(resolver->module_name, sizeof(resolver->module_name), "[%s]",
 		 slash ? slash + 1 : path);
 	location->frame_count = 1;
-	location->frames[0] = (struct resolved_frame){resolver->module_name, 0, false};
+	location->frames[0] =
+	    (struct resolved_frame){.function = resolver->module_name, .offset = 0, .named = false};
 }
 
 /* Precompiled (ReadyToRun) code in a .NET assembly the runtime mapped,
@@ -465,8 +466,8 @@ static bool lookup_managed_image(struct resolver *resolver, const struct mapping
 	location->kind = FRAME_JIT;
 	location->module = mapping->path;
 	location->frame_count = 1;
-	location->frames[0] =
-	    (struct resolved_frame){name, offset + (address - lookup_address), true};
+	location->frames[0] = (struct resolved_frame){
+	    .function = name, .offset = offset + (address - lookup_address), .named = true};
 	return true;
 }
 
@@ -512,8 +513,11 @@ static void lookup_native(struct resolver *resolver, struct process *process,
 	location->frame_count = count;
 	for (size_t i = 0; i < count; i++)
 		location->frames[i] = (struct resolved_frame){
-		    frames[i].function ? frames[i].function : "[unknown]",
-		    frames[i].offset + (address - lookup_address), frames[i].function != NULL};
+		    .function = frames[i].function ? frames[i].function : "[unknown]",
+		    .offset = frames[i].offset + (address - lookup_address),
+		    .named = frames[i].function != NULL,
+		    .line = frames[i].line,
+		};
 }
 
 void resolver_set_time(struct resolver *resolver, uint64_t time)
@@ -534,7 +538,8 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
 					       .kind = FRAME_UNKNOWN,
 					       .frame_count = 1,
 					       .valid_until = UINT64_MAX};
-	location->frames[0] = (struct resolved_frame){"[unknown]", 0, false};
+	location->frames[0] =
+	    (struct resolved_frame){.function = "[unknown]", .offset = 0, .named = false};
 	if (kernel) {
 		struct native_frame frame;
 
@@ -543,7 +548,9 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
 		if (native_symbols_lookup_kernel(resolver->native, lookup_address, &frame) &&
 		    frame.function)
 			location->frames[0] = (struct resolved_frame){
-			    frame.function, frame.offset + (address - lookup_address), true};
+			    .function = frame.function,
+			    .offset = frame.offset + (address - lookup_address),
+			    .named = true};
 		return;
 	}
 	mapping = address_space_find(process->space, lookup_address);

@@ -29,9 +29,10 @@ enum frame_kind {
 #define RESOLVER_MAX_FRAMES 16 /* an address and the calls inlined into it */
 
 struct resolved_frame {
-	const char *function; /* never NULL: "[unknown]" or "[module]" when unnamed */
-	uint64_t offset;      /* from the function's start */
-	bool named;	      /* a symbol or a perf map line names it */
+	const char *function;	 /* never NULL: "[unknown]" or "[module]" when unnamed */
+	uint64_t offset;	 /* from the function's start */
+	bool named;		 /* a symbol or a perf map line names it */
+	struct source_line line; /* where in the function; file NULL: unknown */
 };
 
 /* Strings stay valid until the next resolver call. */
