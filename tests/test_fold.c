@@ -366,7 +366,7 @@ static void test_perf_script_modules_without_spaces(void **state)
 	stack[0] = profile_add_location(&profile, 42, 0x7000, false, &memfd);
 	stack[1] = profile_add_location(&profile, 42, 0x1000, false, &replaced);
 	add_samples(&profile, stack, 2, 1);
-	assert_int_equal(emit_perf_script(&profile, out), 0);
+	assert_int_equal(emit_perf_script(&profile, false, out), 0);
 	fclose(out);
 	assert_non_null(strstr(text, "\t            7000 [unknown] (/memfd:doublemapper)\n"));
 	assert_non_null(strstr(text, "\t            1000 run (/app/lib__v2_.so)\n"));

@@ -22,10 +22,19 @@ struct text_span {
 	size_t start, length; /* length 0: not made yet */
 };
 
+/* Where a shared frame's code is written: the source file of its frames
+ * and the first line of it the profile saw. */
+struct frame_source {
+	const char *file; /* NULL: no line known */
+	uint32_t line;
+};
+
 struct speedscope_writer {
 	const struct profile *profile;
 	FILE *out;
-	struct id_map frames; /* (function, module) -> shared frame index */
+	struct id_map frames;	      /* (function, module) -> shared frame index */
+	struct frame_source *sources; /* by shared frame index */
+	size_t source_capacity;
 	/* Each stack's frame indices as written ("[0,4,7]"), made when a
 	 * sample first has it: stacks recur in many samples. */
 	char *stack_text;
@@ -63,6 +72,18 @@ static void append_frame(struct speedscope_writer *writer, uint32_t frame, bool 
 	writer->stack_text_size = (size_t)(cursor - writer->stack_text);
 }
 
+/* A frame of the profile under shared frame `source`: the shared frame
+ * takes the first source file seen, and the lowest line of it. */
+static void note_source(struct frame_source *source, const struct profile_frame *frame)
+{
+	if (!frame->file)
+		return;
+	if (!source->file)
+		*source = (struct frame_source){frame->file, frame->line};
+	else if (source->file == frame->file && frame->line < source->line)
+		source->line = frame->line;
+}
+
 /* Makes the text of stack `id`: its shared frames, root first. Each
  * location's inlined calls are innermost first in the profile, so both
  * orders turn. */
@@ -79,13 +100,19 @@ static void make_stack_text(struct speedscope_writer *writer, uint32_t id)
 		    &profile->locations[profile->stack_locations[stack->first + level]];
 
 		for (uint32_t frame = location->frame_count; frame-- > 0;) {
-			const char *function =
-			    profile->frames[location->first_frame + frame].function;
+			const struct profile_frame *named =
+			    &profile->frames[location->first_frame + frame];
+			bool added;
+			uint32_t shared = id_map_get(&writer->frames, (uintptr_t)named->function,
+						     (uintptr_t)location->module, &added);
 
-			append_frame(writer,
-				     id_map_get(&writer->frames, (uintptr_t)function,
-						(uintptr_t)location->module, NULL),
-				     writer->stack_text_size == start + 1);
+			if (added) {
+				grow_array((void **)&writer->sources, &writer->source_capacity,
+					   shared + 1, sizeof(*writer->sources));
+				writer->sources[shared] = (struct frame_source){0};
+			}
+			note_source(&writer->sources[shared], named);
+			append_frame(writer, shared, writer->stack_text_size == start + 1);
 		}
 	}
 	grow_array((void **)&writer->stack_text, &writer->stack_text_capacity,
@@ -208,10 +235,16 @@ static void write_shared_frames(struct speedscope_writer *writer)
 	for (size_t i = 0; i < writer->frames.count; i++) {
 		const struct id_map_entry *key = &writer->frames.keys[i];
 
+		const struct frame_source *source = &writer->sources[i];
+
 		fputs(i ? ",{\"name\":" : "{\"name\":", out);
 		write_json_string((const char *)(uintptr_t)key->first, out);
+		/* The source file where it is known, else the module. */
 		fputs(",\"file\":", out);
-		write_json_string((const char *)(uintptr_t)key->second, out);
+		write_json_string(
+		    source->file ? source->file : (const char *)(uintptr_t)key->second, out);
+		if (source->file)
+			fprintf(out, ",\"line\":%" PRIu32, source->line);
 		fputc('}', out);
 	}
 	fputs("]}", out);
@@ -251,6 +284,7 @@ int emit_speedscope(const struct profile *profile, FILE *out)
 	free(threads);
 	free(writer.stack_text);
 	free(writer.stack_spans);
+	free(writer.sources);
 	id_map_release(&writer.frames);
 	return ferror(out) ? -1 : 0;
 }

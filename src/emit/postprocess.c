@@ -65,14 +65,14 @@ static void add_runtime_methods(struct resolver *resolver, struct runtime_trace 
 	resolver_add_runtime_methods(resolver, pid, methods);
 }
 
-int postprocess_capture(const char *dir, const struct resolver_config *config,
-			const struct trace_zip *zip, const struct fold_options *fold,
-			struct runtime_trace *trace)
+/* Replays DIR/perf.data into `profile` with the runtime's methods of
+ * `trace` (read here when NULL). */
+static int replay_folder(const char *dir, struct resolver *resolver,
+			 const struct resolver_config *config, struct runtime_trace *trace,
+			 struct profile *profile)
 {
-	struct resolver *resolver = resolver_new(config);
 	char *perf_data = xasprintf("%s/perf.data", dir);
 	struct runtime_trace own;
-	struct profile profile;
 	int status;
 
 	if (!trace) {
@@ -82,9 +82,42 @@ int postprocess_capture(const char *dir, const struct resolver_config *config,
 		trace = &own;
 		free(path);
 	}
-	profile_init(&profile);
 	add_runtime_methods(resolver, trace, config);
-	status = replay_capture(perf_data, resolver, &profile);
+	status = replay_capture(perf_data, resolver, profile);
+	if (trace == &own)
+		runtime_trace_release(&own);
+	free(perf_data);
+	return status;
+}
+
+int postprocess_read_profile(const char *dir, const struct resolver_config *config,
+			     struct profile *profile)
+{
+	struct resolver *resolver = resolver_new(config);
+	int status;
+
+	profile_init(profile);
+	status = replay_folder(dir, resolver, config, NULL, profile);
+	resolver_free(resolver);
+	return status;
+}
+
+int postprocess_capture(const char *dir, const struct resolver_config *config,
+			const struct trace_zip *zip, const struct fold_options *fold,
+			struct runtime_trace *trace)
+{
+	struct resolver *resolver = resolver_new(config);
+	char *path = xasprintf("%s/%s", dir, OUTPUTS_RUNTIME_EVENTS);
+	struct runtime_trace own;
+	struct profile profile;
+	int status;
+
+	if (!trace) {
+		runtime_trace_read(path, &own);
+		trace = &own;
+	}
+	profile_init(&profile);
+	status = replay_folder(dir, resolver, config, trace, &profile);
 	if (status == 0) {
 		if (config->live_pid)
 			warn_about_perfmap(resolver, config->live_pid);
@@ -108,6 +141,6 @@ int postprocess_capture(const char *dir, const struct resolver_config *config,
 	resolver_free(resolver);
 	if (trace == &own)
 		runtime_trace_release(&own);
-	free(perf_data);
+	free(path);
 	return status;
 }

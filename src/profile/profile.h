@@ -138,6 +138,9 @@ struct fold_options {
 	bool keep_tiers;
 	/* Weigh each sample by its period (off-CPU nanoseconds), not 1. */
 	bool weigh_by_period;
+	/* A frame per function and source line, "NAME FILE:LINE", where the
+	 * line is known (SOURCE_LINES.md). */
+	bool by_line;
 };
 
 /* Function-level stacks, root first, as folded outputs and flame graphs
@@ -146,7 +149,8 @@ struct fold_options {
  * ("[libcoreclr.so]" called from itself) as one frame. */
 struct folded_stack {
 	const char **functions;	 /* root first: the group, then readable names */
-	const char **full_names; /* the same frames as the profile names them */
+	const char **full_names; /* the same frames as the profile names them,
+				    with " at FILE:LINE" where the line is known */
 	enum frame_kind *kinds;
 	size_t depth;
 	uint64_t count;

@@ -1,5 +1,7 @@
 #include "dwarf_units.h"
 
+#include <dwarf.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* Address ranges of the compilation units, sorted: the index .debug_aranges
@@ -10,12 +12,20 @@ struct unit_range {
 	Dwarf_Off offset;
 };
 
+/* A relative source file name and its absolute path. */
+struct joined_path {
+	const char *file; /* libdw's, identified by its address */
+	char *path;
+};
+
 struct dwarf_units {
 	struct elf_file *file;
 	Dwarf *dwarf;
 	struct unit_range *ranges;
 	size_t range_count;
 	bool indexed;
+	struct joined_path *joined; /* open addressing by file address */
+	size_t joined_count, joined_size;
 };
 
 struct dwarf_units *dwarf_units_open(struct elf_file *file)
@@ -35,6 +45,9 @@ void dwarf_units_free(struct dwarf_units *units)
 {
 	if (!units)
 		return;
+	for (size_t i = 0; i < units->joined_size; i++)
+		free(units->joined[i].path);
+	free(units->joined);
 	free(units->ranges);
 	dwarf_end(units->dwarf);
 	elf_file_close(units->file);
@@ -105,4 +118,54 @@ bool dwarf_units_find(struct dwarf_units *units, uint64_t address, Dwarf_Die *un
 	}
 	return low > 0 && address < units->ranges[low - 1].high &&
 	       dwarf_offdie(units->dwarf, units->ranges[low - 1].offset, unit);
+}
+
+static size_t slot_of(const struct dwarf_units *units, const char *file)
+{
+	size_t slot = ((uintptr_t)file >> 3) * 11400714819323198485ull & (units->joined_size - 1);
+
+	while (units->joined[slot].file && units->joined[slot].file != file)
+		slot = (slot + 1) & (units->joined_size - 1);
+	return slot;
+}
+
+static bool grow_joined(struct dwarf_units *units)
+{
+	struct dwarf_units grown = {.joined_size =
+					units->joined_size ? units->joined_size * 2 : 64};
+
+	if (!(grown.joined = calloc(grown.joined_size, sizeof(*grown.joined))))
+		return false;
+	for (size_t i = 0; i < units->joined_size; i++)
+		if (units->joined[i].file)
+			grown.joined[slot_of(&grown, units->joined[i].file)] = units->joined[i];
+	free(units->joined);
+	units->joined = grown.joined;
+	units->joined_size = grown.joined_size;
+	return true;
+}
+
+const char *dwarf_units_source_path(struct dwarf_units *units, Dwarf_Die *unit, const char *file)
+{
+	Dwarf_Attribute attribute;
+	const char *folder;
+	size_t slot;
+
+	if (file[0] == '/')
+		return file;
+	if ((units->joined_count + 1) * 2 > units->joined_size && !grow_joined(units))
+		return file;
+	slot = slot_of(units, file);
+	if (units->joined[slot].file)
+		return units->joined[slot].path;
+	if (!dwarf_attr(unit, DW_AT_comp_dir, &attribute) ||
+	    !(folder = dwarf_formstring(&attribute)) || folder[0] != '/')
+		return file;
+	units->joined[slot].file = file;
+	if (asprintf(&units->joined[slot].path, "%s/%s", folder, file) < 0) {
+		units->joined[slot] = (struct joined_path){0};
+		return file;
+	}
+	units->joined_count++;
+	return units->joined[slot].path;
 }

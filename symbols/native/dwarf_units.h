@@ -21,4 +21,10 @@ void dwarf_units_free(struct dwarf_units *units);
  * built on the first call. */
 bool dwarf_units_find(struct dwarf_units *units, uint64_t address, Dwarf_Die *unit);
 
+/* `file`, a source file name of `unit`'s tables (owned by libdw), as an
+ * absolute path: a relative name (a build that passed relative paths to
+ * the compiler, as meson does) joined to the unit's compilation folder.
+ * The joined names are owned by `units`. */
+const char *dwarf_units_source_path(struct dwarf_units *units, Dwarf_Die *unit, const char *file);
+
 #endif

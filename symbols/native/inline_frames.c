@@ -70,7 +70,7 @@ static uint64_t offset_in_scope(Dwarf_Die *scope, uint64_t address)
 }
 
 /* Where the inlined call `scope` was made, in the code holding it. */
-static struct source_line call_site(Dwarf_Die *unit, Dwarf_Die *scope)
+static struct source_line call_site(struct dwarf_units *units, Dwarf_Die *unit, Dwarf_Die *scope)
 {
 	Dwarf_Attribute attribute;
 	Dwarf_Files *files;
@@ -85,7 +85,8 @@ static struct source_line call_site(Dwarf_Die *unit, Dwarf_Die *scope)
 	    dwarf_getsrcfiles(unit, &files, &file_count) != 0 || file_index >= file_count ||
 	    !(file = dwarf_filesrc(files, file_index, NULL, NULL)))
 		return (struct source_line){0};
-	return (struct source_line){.file = file, .number = (uint32_t)number};
+	return (struct source_line){.file = dwarf_units_source_path(units, unit, file),
+				    .number = (uint32_t)number};
 }
 
 size_t inline_frames_find(struct inline_frames *inlines, uint64_t address,
@@ -107,7 +108,7 @@ size_t inline_frames_find(struct inline_frames *inlines, uint64_t address,
 		    .inlined = true,
 		    .line = *line,
 		};
-		*line = call_site(&unit, &scopes[i]);
+		*line = call_site(inlines->units, &unit, &scopes[i]);
 	}
 	free(scopes);
 	return count;

@@ -11,6 +11,7 @@ bool line_table_find(struct dwarf_units *units, uint64_t address, struct source_
 	    dwarf_lineno(row, &number) != 0 || number <= 0 ||
 	    !(file = dwarf_linesrc(row, NULL, NULL)))
 		return false;
-	*line = (struct source_line){.file = file, .number = (uint32_t)number};
+	*line = (struct source_line){.file = dwarf_units_source_path(units, &unit, file),
+				     .number = (uint32_t)number};
 	return true;
 }
