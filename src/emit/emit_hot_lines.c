@@ -109,36 +109,43 @@ static int compare_lines(const void *a, const void *b)
 	return (x->line > y->line) - (x->line < y->line);
 }
 
-/* The source file's text, when it is a regular file of sane size: at its
- * path, or under `source_dir` by its path or a tail of it (a tree built
- * elsewhere). NULL when none is found. */
+/* The text of the regular file `path`, when it is of sane size; NULL
+ * otherwise. */
+static char *read_text_file(const char *path, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat status;
+	char *text = NULL;
+
+	if (fd >= 0 && fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
+	    status.st_size < MAX_SOURCE_BYTES) {
+		text = xmalloc((size_t)status.st_size + 1);
+		*size = 0;
+		for (ssize_t got;
+		     *size < (size_t)status.st_size &&
+		     (got = read(fd, text + *size, (size_t)status.st_size - *size)) > 0;)
+			*size += (size_t)got;
+		text[*size] = '\0';
+	}
+	if (fd >= 0)
+		close(fd);
+	return text;
+}
+
+/* The source file's text: under `source_dir` by its path or the longest
+ * tail of it found there (a tree checked out elsewhere), else at its path.
+ * NULL when none is found. */
 static char *read_source(const char *path, const char *source_dir, size_t *size)
 {
-	const char *tail = path;
-
-	for (;;) {
-		char *candidate = source_dir ? xasprintf("%s/%s", source_dir, tail) : xstrdup(path);
-		int fd = open(candidate, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		struct stat status;
-		char *text = NULL;
+	for (const char *tail = path; source_dir && tail; tail = strchr(tail + 1, '/')) {
+		char *candidate = xasprintf("%s/%s", source_dir, tail + (*tail == '/'));
+		char *text = read_text_file(candidate, size);
 
 		free(candidate);
-		if (fd >= 0 && fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
-		    status.st_size < MAX_SOURCE_BYTES) {
-			text = xmalloc((size_t)status.st_size + 1);
-			*size = 0;
-			for (ssize_t got;
-			     *size < (size_t)status.st_size &&
-			     (got = read(fd, text + *size, (size_t)status.st_size - *size)) > 0;)
-				*size += (size_t)got;
-			text[*size] = '\0';
-		}
-		if (fd >= 0)
-			close(fd);
-		if (text || !source_dir || !(tail = strchr(tail + 1, '/')))
+		if (text)
 			return text;
-		tail++;
 	}
+	return read_text_file(path, size);
 }
 
 /* Where each line of `text` starts; lines[0] is unused (lines count from 1). */
