@@ -65,6 +65,23 @@ static void add_runtime_methods(struct resolver *resolver, struct runtime_trace 
 	resolver_add_runtime_methods(resolver, pid, methods);
 }
 
+/* The maps of the target's JIT code to IL offsets (the rundown's), which
+ * with its assemblies' PDBs give its JIT frames their lines. */
+static void add_managed_lines(struct resolver *resolver, struct runtime_trace *trace,
+			      const struct resolver_config *config)
+{
+	pid_t pid = config->live_pid ? config->live_pid : (pid_t)trace->process_id;
+	struct managed_lines *lines = runtime_trace_take_lines(trace);
+
+	if (!lines)
+		return;
+	if (config->native.log)
+		fprintf(config->native.log,
+			"runtime events: %zu pieces of JIT code of pid %d mapped to IL offsets\n",
+			managed_lines_code_count(lines), (int)pid);
+	resolver_add_managed_lines(resolver, pid, lines);
+}
+
 /* Replays DIR/perf.data into `profile` with the runtime's methods of
  * `trace` (read here when NULL). */
 static int replay_folder(const char *dir, struct resolver *resolver,
@@ -83,6 +100,7 @@ static int replay_folder(const char *dir, struct resolver *resolver,
 		free(path);
 	}
 	add_runtime_methods(resolver, trace, config);
+	add_managed_lines(resolver, trace, config);
 	status = replay_capture(perf_data, resolver, profile);
 	if (trace == &own)
 		runtime_trace_release(&own);

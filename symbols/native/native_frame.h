@@ -4,15 +4,10 @@
 #ifndef PROFCPU_NATIVE_FRAME_H
 #define PROFCPU_NATIVE_FRAME_H
 
+#include "source_line.h"
+
 #include <stdbool.h>
 #include <stdint.h>
-
-/* A line of a source file, as DWARF names it; file NULL (and number 0)
- * when nothing says. */
-struct source_line {
-	const char *file; /* the path the compiler saw */
-	uint32_t number;
-};
 
 /* Strings are owned by the reader that filled the frame. */
 struct native_frame {

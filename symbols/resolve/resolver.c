@@ -31,6 +31,7 @@ struct process {
 	int jitdump_fd; /* to read what the runtime appends later; -1 when done */
 	bool jitdump_searched;
 	struct code_ranges *runtime_methods; /* the runtime's method events */
+	struct managed_lines *managed_lines; /* their code's lines, by IL offset */
 };
 
 struct resolver {
@@ -98,6 +99,7 @@ void resolver_free(struct resolver *resolver)
 		perfmap_free(process->perfmap);
 		jitdump_free(process->jitdump);
 		code_ranges_free(process->runtime_methods);
+		managed_lines_free(process->managed_lines);
 		if (process->perfmap_fd >= 0)
 			close(process->perfmap_fd);
 		if (process->jitdump_fd >= 0)
@@ -361,6 +363,16 @@ void resolver_add_runtime_methods(struct resolver *resolver, pid_t pid, struct c
 	process->runtime_methods = methods;
 }
 
+void resolver_add_managed_lines(struct resolver *resolver, pid_t pid, struct managed_lines *lines)
+{
+	struct process *process = find_process(resolver, pid);
+
+	managed_lines_free(process->managed_lines);
+	process->managed_lines = lines;
+	managed_lines_read_files_in(lines, resolver->config.native.target_root_fd,
+				    resolver->config.native.log);
+}
+
 struct perfmap *resolver_perfmap(struct resolver *resolver, pid_t pid)
 {
 	return load_perfmap(resolver, find_process(resolver, pid));
@@ -418,6 +430,8 @@ static bool lookup_jit(struct resolver *resolver, struct process *process, uint6
 	location->frame_count = 1;
 	location->frames[0] = (struct resolved_frame){
 	    .function = display_jit_name(resolver, name), .offset = address - start, .named = true};
+	if (process->managed_lines)
+		managed_lines_lookup(process->managed_lines, address, &location->frames[0].line);
 	return true;
 }
 
