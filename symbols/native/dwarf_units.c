@@ -1,4 +1,5 @@
 #include "dwarf_units.h"
+#include "debug_sections.h"
 
 #include <dwarf.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@ struct joined_path {
 
 struct dwarf_units {
 	struct elf_file *file;
+	struct debug_sections *sections; /* inflated before libdw opened them */
 	Dwarf *dwarf;
 	struct unit_range *ranges;
 	size_t range_count;
@@ -32,7 +34,11 @@ struct dwarf_units *dwarf_units_open(struct elf_file *file)
 {
 	struct dwarf_units *units = calloc(1, sizeof(*units));
 
+	if (units)
+		units->sections = debug_sections_prepare(file->elf);
 	if (!units || !(units->dwarf = dwarf_begin_elf(file->elf, DWARF_C_READ, NULL))) {
+		if (units)
+			debug_sections_free(units->sections);
 		free(units);
 		elf_file_close(file);
 		return NULL;
@@ -51,6 +57,7 @@ void dwarf_units_free(struct dwarf_units *units)
 	free(units->ranges);
 	dwarf_end(units->dwarf);
 	elf_file_close(units->file);
+	debug_sections_free(units->sections);
 	free(units);
 }
 
