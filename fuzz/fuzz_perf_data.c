@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		profile_fold(&profile, &(struct fold_options){0}, &folded);
 		emit_folded(&folded, fuzz_null_output());
-		emit_perf_script(&profile, fuzz_null_output());
+		emit_perf_script(&profile, true, fuzz_null_output());
 		folded_profile_release(&folded);
 	}
 	profile_release(&profile);

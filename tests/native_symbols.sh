@@ -205,6 +205,30 @@ expect "inline frames: inlined function, then its caller" \
 out=$(lookup --root "$work/roots/beside" "${pairs[@]}")
 refuse "no inline frames unless asked" "inlined" "$out"
 
+# --- Source lines from the debug file's line table, as addr2line reads
+# them: the innermost line alone, or with --inline each inlined call's line
+# in its caller (addr2line -i).
+lines_of() { grep -oE ' at [^ ;]+' | sed -E 's|.*/||' | paste -sd' '; }
+ours=() theirs=()
+start=$(nm "$built/libdemo.full.so" | awk '$3 == "exported_inline_user" { print $1 }')
+for ((delta = 0; delta < user_size; delta += 2)); do
+	ours+=("$("$tool" --inline --lines --root "$work/roots/beside" /app/libdemo.so \
+		"$(file_offset "$built/libdemo.full.so" exported_inline_user "$delta")" 2>/dev/null |
+		lines_of)")
+	theirs+=("$(addr2line -i -e "$built/libdemo.full.so" "$(printf '%x' $((0x$start + delta)))" |
+		sed -E 's|.*/||' | paste -sd' ')")
+done
+[[ "${ours[*]}" == "${theirs[*]}" && "${ours[0]}" == "demo.c:"*" demo.c:"* ]] &&
+	pass "lines: inlined calls' lines as addr2line -i gives them" ||
+	fail "lines: ours '${ours[*]}', addr2line's '${theirs[*]}'"
+out=$(lookup --lines --root "$work/roots/beside" /app/libdemo.so "$internal")
+expect "lines: the innermost line without --inline" \
+	"internal_helper\+0x4 at [^ ]*/demo.c:$(addr2line -e "$built/libdemo.full.so" \
+		"$(printf '%x' $((0x$(nm "$built/libdemo.full.so" | awk '$3 == "internal_helper" { print $1 }') + 4)))" |
+		sed -E 's/.*://; s/ .*//')$" "$out"
+out=$(lookup --lines --root "$(new_root lines_none)" /app/libdemo.so "$exported")
+refuse "lines: none without DWARF" " at " "$out"
+
 # --- C++: demangled names.
 g++ -g -O1 -shared -fPIC -o "$work/libdemo_cpp.so" "$sources/demo.cpp"
 spin=$(nm "$work/libdemo_cpp.so" | awk '$3 ~ /^_ZN4demo6WidgetIiE4spinEi$/ { print $3; exit }')

@@ -16,6 +16,8 @@
  *   --symbol-server URL   download debug files by build-id
  *   --cache DIR           where downloaded debug files are kept
  *   --inline              add inlined frames from DWARF
+ *   --lines               end each frame with " at FILE:LINE" when DWARF
+ *                         gives its source line
  *   --quiet               print no names; say how many addresses were looked
  *                         up per second, on stderr (for the benchmark) */
 #include "native_symbols.h"
@@ -32,14 +34,19 @@
 
 enum { MAX_FRAMES = 16, MAX_DIRS = 16 };
 
+static bool show_lines;
+
 static void print_frames(const struct native_frame *frames, size_t count)
 {
 	if (count == 0)
 		fputs(" ??", stdout);
-	for (size_t i = 0; i < count; i++)
+	for (size_t i = 0; i < count; i++) {
 		printf("%s %s+0x%" PRIx64 "%s", i ? ";" : "",
 		       frames[i].function ? frames[i].function : "??", frames[i].offset,
 		       frames[i].inlined ? " (inlined)" : "");
+		if (show_lines && frames[i].line.file)
+			printf(" at %s:%" PRIu32, frames[i].line.file, frames[i].line.number);
+	}
 	putchar('\n');
 }
 
@@ -103,6 +110,8 @@ int main(int argc, char **argv)
 
 		if (strcmp(option, "--inline") == 0) {
 			config.inline_frames = true;
+		} else if (strcmp(option, "--lines") == 0) {
+			show_lines = true;
 		} else if (strcmp(option, "--kernel") == 0) {
 			run.kernel = true;
 		} else if (strcmp(option, "--quiet") == 0) {

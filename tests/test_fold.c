@@ -19,7 +19,8 @@ static uint32_t add_location(struct profile *profile, uint64_t address, enum fra
 	struct resolved_location resolved = {.module = module, .kind = kind, .frame_count = count};
 
 	for (size_t i = 0; i < count; i++)
-		resolved.frames[i] = (struct resolved_frame){functions[i], 0, true};
+		resolved.frames[i] =
+		    (struct resolved_frame){.function = functions[i], .offset = 0, .named = true};
 	return profile_add_location(profile, 42, address, kind == FRAME_KERNEL, &resolved);
 }
 
@@ -37,7 +38,8 @@ static uint32_t add_unnamed_location(struct profile *profile, uint64_t address,
 	struct resolved_location resolved = {
 	    .module = "/lib/libcoreclr.so", .kind = FRAME_NATIVE, .frame_count = 1};
 
-	resolved.frames[0] = (struct resolved_frame){module_name, 0, false};
+	resolved.frames[0] =
+	    (struct resolved_frame){.function = module_name, .offset = 0, .named = false};
 	return profile_add_location(profile, 42, address, false, &resolved);
 }
 
@@ -358,12 +360,13 @@ static void test_perf_script_modules_without_spaces(void **state)
 
 	(void)state;
 	profile_init(&profile);
-	memfd.frames[0] = (struct resolved_frame){"[unknown]", 0, false};
-	replaced.frames[0] = (struct resolved_frame){"run", 0, true};
+	memfd.frames[0] =
+	    (struct resolved_frame){.function = "[unknown]", .offset = 0, .named = false};
+	replaced.frames[0] = (struct resolved_frame){.function = "run", .offset = 0, .named = true};
 	stack[0] = profile_add_location(&profile, 42, 0x7000, false, &memfd);
 	stack[1] = profile_add_location(&profile, 42, 0x1000, false, &replaced);
 	add_samples(&profile, stack, 2, 1);
-	assert_int_equal(emit_perf_script(&profile, out), 0);
+	assert_int_equal(emit_perf_script(&profile, false, out), 0);
 	fclose(out);
 	assert_non_null(strstr(text, "\t            7000 [unknown] (/memfd:doublemapper)\n"));
 	assert_non_null(strstr(text, "\t            1000 run (/app/lib__v2_.so)\n"));

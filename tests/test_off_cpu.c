@@ -21,7 +21,8 @@ static uint32_t stack_of(struct profile *profile, uint64_t address, const char *
 	    .module = "/usr/bin/service", .kind = FRAME_NATIVE, .frame_count = 1};
 	uint32_t location;
 
-	resolved.frames[0] = (struct resolved_frame){function, 0, true};
+	resolved.frames[0] =
+	    (struct resolved_frame){.function = function, .offset = 0, .named = true};
 	location = profile_add_location(profile, 7, address, false, &resolved);
 	return profile_intern_stack(profile, &location, 1);
 }

@@ -6,6 +6,7 @@
 
 int cmd_collect(int argc, char **argv);
 int cmd_postprocess(int argc, char **argv);
+int cmd_lines(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_view(int argc, char **argv);

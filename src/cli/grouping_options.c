@@ -13,8 +13,9 @@ bool grouping_options_apply(const struct grouping_options *options, struct fold_
 		      {"process", FOLD_BY_PROCESS},
 		      {"pid", FOLD_BY_PID}};
 
-	*fold =
-	    (struct fold_options){.group_by = FOLD_BY_THREAD, .keep_tiers = options->keep_tiers};
+	*fold = (struct fold_options){.group_by = FOLD_BY_THREAD,
+				      .keep_tiers = options->keep_tiers,
+				      .by_line = options->by_line};
 	if (!options->group_by)
 		return true;
 	for (size_t i = 0; i < sizeof(groups) / sizeof(*groups); i++)

@@ -10,12 +10,14 @@
 struct grouping_options {
 	const char *group_by; /* --group-by thread|tid|process|pid */
 	bool keep_tiers;      /* --keep-tiers */
+	bool by_line;	      /* --lines */
 };
 
 #define GROUPING_OPTION_ENTRIES(grouping_options)                                                  \
 	{"group-by", NULL, OPTION_STRING, &(grouping_options)->group_by},                          \
+	    {"keep-tiers", NULL, OPTION_FLAG, &(grouping_options)->keep_tiers},                    \
 	{                                                                                          \
-		"keep-tiers", NULL, OPTION_FLAG, &(grouping_options)->keep_tiers                   \
+		"lines", NULL, OPTION_FLAG, &(grouping_options)->by_line                           \
 	}
 
 #define GROUPING_OPTIONS_USAGE                                                                     \
@@ -25,7 +27,10 @@ struct grouping_options {
 	"                        default of -a, --cgroup and --container)\n"                       \
 	"  --keep-tiers          keep .NET tiers apart (Method [OptimizedTier1]); by\n"            \
 	"                        default a method re-jitted during the capture is one\n"           \
-	"                        frame\n"
+	"                        frame\n"                                                          \
+	"  --lines               a frame per function and source line (NAME FILE:LINE)\n"          \
+	"                        in folded stacks and the flame graph, and perf's srcline\n"       \
+	"                        lines in perf_script.out (which PerfView does not read)\n"
 
 /* Fills `fold` from the options. Returns false after a one-line error when
  * --group-by names no grouping. */

@@ -14,6 +14,7 @@ struct command {
 static const struct command commands[] = {
     {"collect", cmd_collect, "sample a running process and write all outputs"},
     {"postprocess", cmd_postprocess, "write the outputs again from a capture folder"},
+    {"lines", cmd_lines, "list the hottest source lines of a capture, with their source"},
     {"flamegraph", cmd_flamegraph, "draw an interactive flame graph SVG from folded stacks"},
     {"diff", cmd_diff, "join two folded captures for a differential flame graph"},
     {"push", cmd_push, "send a capture's profile to a Pyroscope server"},
@@ -36,6 +37,7 @@ static void print_usage(FILE *out)
 	    "    profcpu postprocess -dir profilings/10-31-07_2026-11-22  # redo the outputs\n"
 	    "    profcpu collect sample -pid 1 -collectsec 30  # ./sample.trace.zip for PerfView\n"
 	    "    profcpu view sample.trace.zip                 # its hottest functions\n"
+	    "    profcpu lines -dir profilings/10-31-07_2026-11-22  # its hottest source lines\n"
 	    "    profcpu ps                                    # which pid is the app\n"
 	    "\nInstalled as perfcollect too: 'perfcollect collect sample -pid 1' works.\n");
 }

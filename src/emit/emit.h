@@ -5,6 +5,7 @@
 
 #include "profile.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* Folded stacks: "root;...;leaf COUNT", one line per unique stack. */
@@ -12,8 +13,10 @@ int emit_folded(const struct folded_profile *folded, FILE *out);
 
 /* The samples in the text layout of `perf script`, as perfcollect asks for
  * it (comm pid/tid [cpu] time: period event:, then one TAB-indented
- * "ADDR SYMBOL (DSO)" line per frame, leaf first, then a blank line). */
-int emit_perf_script(const struct profile *profile, FILE *out);
+ * "ADDR SYMBOL (DSO)" line per frame, leaf first, then a blank line). With
+ * `source_lines`, each frame's line follows it as `perf script -F +srcline`
+ * writes it ("  FILE:LINE"). */
+int emit_perf_script(const struct profile *profile, bool source_lines, FILE *out);
 
 /* The interactive flame graph SVG of the folded stacks. */
 int emit_flamegraph(const struct folded_profile *folded, const char *title, const char *subtitle,
@@ -41,6 +44,13 @@ int emit_pprof_process(const struct profile *profile, uint32_t pid, int64_t end_
  * between samples as idle time, so speedscope's time-order view shows when
  * each thread ran. */
 int emit_speedscope(const struct profile *profile, FILE *out);
+
+/* The hottest source lines, as `perf annotate --stdio` lists them: the
+ * `top` functions with the most samples on a known line of their own (self
+ * time), each with its lines' share of all samples and the source text
+ * around them, read from the file's path or under `source_dir` (NULL: the
+ * path alone) by that path or a tail of it. */
+int emit_hot_lines(const struct profile *profile, size_t top, const char *source_dir, FILE *out);
 
 enum archive_format {
 	ARCHIVE_TAR_GZ, /* prof.tar.gz */

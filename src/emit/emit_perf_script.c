@@ -23,15 +23,33 @@ static void write_module(const char *module, FILE *out)
 		fputc(strchr(" ()", module[i]) ? '_' : module[i], out);
 }
 
+/* perf script -F +srcline's line under a frame: "  FILE:LINE", the file's
+ * base name; the kernel's frames, which have none, "[kernel.kallsyms][ADDR]"
+ * as perf writes them. Nothing for other frames without a line. */
+static void write_source_line(const struct profile_location *location,
+			      const struct profile_frame *frame, FILE *out)
+{
+	if (frame->file) {
+		const char *base = strrchr(frame->file, '/');
+
+		fprintf(out, "  %s:%" PRIu32 "\n", base ? base + 1 : frame->file, frame->line);
+	} else if (location->kernel) {
+		fprintf(out, "  [kernel.kallsyms][%" PRIx64 "]\n", location->address);
+	}
+}
+
 static void write_location(const struct profile *profile, const struct profile_location *location,
-			   FILE *out)
+			   bool source_lines, FILE *out)
 {
 	/* Inlined calls first, each on its own line at the same address. */
 	for (uint32_t i = 0; i < location->frame_count; i++) {
-		fprintf(out, "\t%16" PRIx64 " %s (", location->address,
-			profile->frames[location->first_frame + i].function);
+		const struct profile_frame *frame = &profile->frames[location->first_frame + i];
+
+		fprintf(out, "\t%16" PRIx64 " %s (", location->address, frame->function);
 		write_module(location->module, out);
 		fputs(")\n", out);
+		if (source_lines)
+			write_source_line(location, frame, out);
 	}
 }
 
@@ -43,7 +61,8 @@ struct location_lines {
 	size_t *start; /* location i's lines: text[start[i] .. start[i + 1]) */
 };
 
-static int format_locations(const struct profile *profile, struct location_lines *lines)
+static int format_locations(const struct profile *profile, bool source_lines,
+			    struct location_lines *lines)
 {
 	FILE *buffer = open_memstream(&lines->text, &lines->size);
 
@@ -52,7 +71,7 @@ static int format_locations(const struct profile *profile, struct location_lines
 	lines->start = xmalloc((profile->location_count + 1) * sizeof(*lines->start));
 	for (size_t i = 0; i < profile->location_count; i++) {
 		lines->start[i] = (size_t)ftell(buffer);
-		write_location(profile, &profile->locations[i], buffer);
+		write_location(profile, &profile->locations[i], source_lines, buffer);
 	}
 	lines->start[profile->location_count] = (size_t)ftell(buffer);
 	return fclose(buffer) == 0 ? 0 : -1;
@@ -224,13 +243,13 @@ static void write_event(const struct profile *profile, const struct profile_samp
 	fwrite(text->bytes, 1, text->size, out);
 }
 
-int emit_perf_script(const struct profile *profile, FILE *out)
+int emit_perf_script(const struct profile *profile, bool source_lines, FILE *out)
 {
 	struct location_lines lines = {0};
 	struct event_text text = {0};
 	size_t next_sample = 0, next_switch = 0, next_return = 0;
 
-	if (format_locations(profile, &lines) < 0) {
+	if (format_locations(profile, source_lines, &lines) < 0) {
 		free(lines.start);
 		free(lines.text);
 		return -1;

@@ -98,6 +98,8 @@ static uint64_t mapping_id(struct pprof_builder *builder, const struct profile_l
 		if (location->build_id)
 			mapping->build_id = string_index(builder, location->build_id);
 		mapping->has_functions = true;
+		mapping->has_filenames = true;
+		mapping->has_line_numbers = true;
 		mapping->has_inline_frames = true;
 		grow_array((void **)&message->mapping, &builder->mapping_capacity, index + 1,
 			   sizeof(*message->mapping));
@@ -109,8 +111,9 @@ static uint64_t mapping_id(struct pprof_builder *builder, const struct profile_l
 
 /* A function is named as in the flame graph (a .NET method as
  * "Assembly!Type::Method") and keeps the runtime's full name (signature,
- * tier) as its system name. */
-static uint64_t function_id(struct pprof_builder *builder, const char *full_name)
+ * tier) as its system name; its file is the source file of the first of its
+ * frames that has one. */
+static uint64_t function_id(struct pprof_builder *builder, const char *full_name, const char *file)
 {
 	bool added;
 	int64_t full_name_index = string_index(builder, full_name);
@@ -134,6 +137,8 @@ static uint64_t function_id(struct pprof_builder *builder, const char *full_name
 		message->function[index] = function;
 		message->n_function = index + 1;
 	}
+	if (file && !message->function[index]->filename)
+		message->function[index]->filename = string_index(builder, file);
 	return index + 1;
 }
 
@@ -185,11 +190,13 @@ static void add_locations(struct pprof_builder *builder)
 		location->n_line = source->frame_count;
 		location->line = xcalloc(source->frame_count, sizeof(*location->line));
 		for (uint32_t frame = 0; frame < source->frame_count; frame++) {
+			const struct profile_frame *named =
+			    &profile->frames[source->first_frame + frame];
 			Line *line = xmalloc(sizeof(*line));
 
 			perftools__profiles__line__init(line);
-			line->function_id = function_id(
-			    builder, profile->frames[source->first_frame + frame].function);
+			line->function_id = function_id(builder, named->function, named->file);
+			line->line = named->line;
 			location->line[frame] = line;
 		}
 		message->location[message->n_location++] = location;

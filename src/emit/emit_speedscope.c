@@ -24,10 +24,19 @@ struct text_span {
 	size_t start, length; /* length 0: not made yet */
 };
 
+/* Where a shared frame's code is written: the source file of its frames
+ * and the first line of it the profile saw. */
+struct frame_source {
+	const char *file; /* NULL: no line known */
+	uint32_t line;
+};
+
 struct speedscope_writer {
 	const struct profile *profile;
 	FILE *out;
-	struct id_map frames; /* (readable name, module) -> shared frame index */
+	struct id_map frames;	      /* (readable name, module) -> shared frame index */
+	struct frame_source *sources; /* by shared frame index */
+	size_t source_capacity;
 	/* Each profile frame's name as the flame graph and folded stacks show
 	 * it (a .NET method as "Assembly!Type::Method"), made when first met. */
 	const char **readable_names;
@@ -85,6 +94,18 @@ static void append_frame(struct speedscope_writer *writer, uint32_t frame, bool 
 	writer->stack_text_size = (size_t)(cursor - writer->stack_text);
 }
 
+/* A frame of the profile under shared frame `source`: the shared frame
+ * takes the first source file seen, and the lowest line of it. */
+static void note_source(struct frame_source *source, const struct profile_frame *frame)
+{
+	if (!frame->file)
+		return;
+	if (!source->file)
+		*source = (struct frame_source){frame->file, frame->line};
+	else if (source->file == frame->file && frame->line < source->line)
+		source->line = frame->line;
+}
+
 /* Makes the text of stack `id`: its shared frames, root first. Each
  * location's inlined calls are innermost first in the profile, so both
  * orders turn. */
@@ -101,12 +122,20 @@ static void make_stack_text(struct speedscope_writer *writer, uint32_t id)
 		    &profile->locations[profile->stack_locations[stack->first + level]];
 
 		for (uint32_t frame = location->frame_count; frame-- > 0;) {
+			const struct profile_frame *named =
+			    &profile->frames[location->first_frame + frame];
 			const char *name = readable_name(writer, location->first_frame + frame);
+			bool added;
+			uint32_t shared = id_map_get(&writer->frames, (uintptr_t)name,
+						     (uintptr_t)location->module, &added);
 
-			append_frame(writer,
-				     id_map_get(&writer->frames, (uintptr_t)name,
-						(uintptr_t)location->module, NULL),
-				     writer->stack_text_size == start + 1);
+			if (added) {
+				grow_array((void **)&writer->sources, &writer->source_capacity,
+					   shared + 1, sizeof(*writer->sources));
+				writer->sources[shared] = (struct frame_source){0};
+			}
+			note_source(&writer->sources[shared], named);
+			append_frame(writer, shared, writer->stack_text_size == start + 1);
 		}
 	}
 	grow_array((void **)&writer->stack_text, &writer->stack_text_capacity,
@@ -229,10 +258,16 @@ static void write_shared_frames(struct speedscope_writer *writer)
 	for (size_t i = 0; i < writer->frames.count; i++) {
 		const struct id_map_entry *key = &writer->frames.keys[i];
 
+		const struct frame_source *source = &writer->sources[i];
+
 		fputs(i ? ",{\"name\":" : "{\"name\":", out);
 		write_json_string((const char *)(uintptr_t)key->first, out);
+		/* The source file where it is known, else the module. */
 		fputs(",\"file\":", out);
-		write_json_string((const char *)(uintptr_t)key->second, out);
+		write_json_string(
+		    source->file ? source->file : (const char *)(uintptr_t)key->second, out);
+		if (source->file)
+			fprintf(out, ",\"line\":%" PRIu32, source->line);
 		fputc('}', out);
 	}
 	fputs("]}", out);
@@ -276,6 +311,7 @@ int emit_speedscope(const struct profile *profile, FILE *out)
 	free(writer.stack_spans);
 	free(writer.readable_names);
 	string_table_free(writer.names);
+	free(writer.sources);
 	id_map_release(&writer.frames);
 	return ferror(out) ? -1 : 0;
 }

@@ -70,9 +70,16 @@ static int write_flamegraph(const void *data, FILE *out)
 				      input->count_name, out);
 }
 
+struct perf_script_input {
+	const struct profile *profile;
+	bool source_lines;
+};
+
 static int write_perf_script(const void *data, FILE *out)
 {
-	return emit_perf_script(data, out);
+	const struct perf_script_input *input = data;
+
+	return emit_perf_script(input->profile, input->source_lines, out);
 }
 
 struct pprof_input {
@@ -303,7 +310,8 @@ int outputs_write(const char *dir, const struct profile *profile, const struct t
 
 	profile_fold(profile, fold, &folded);
 	status |= write_output(dir, "folded_stacks.out", write_folded, &folded);
-	status |= write_output(dir, "perf_script.out", write_perf_script, profile);
+	status |= write_output(dir, "perf_script.out", write_perf_script,
+			       &(struct perf_script_input){profile, fold && fold->by_line});
 	status |= write_output(dir, "profile.pb.gz", write_pprof,
 			       &(struct pprof_input){profile, capture_end_time(dir)});
 	status |= write_output(dir, "speedscope.json", write_speedscope, profile);

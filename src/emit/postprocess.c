@@ -66,14 +66,31 @@ static void add_runtime_methods(struct resolver *resolver, struct runtime_trace 
 	resolver_add_runtime_methods(resolver, pid, methods);
 }
 
-int postprocess_capture(const char *dir, const struct resolver_config *config,
-			const struct trace_zip *zip, const struct fold_options *fold,
-			struct runtime_trace *trace)
+/* The maps of the target's JIT code to IL offsets (the rundown's), which
+ * with its assemblies' PDBs give its JIT frames their lines. */
+static void add_managed_lines(struct resolver *resolver, struct runtime_trace *trace,
+			      const struct resolver_config *config)
 {
-	struct resolver *resolver = resolver_new(config);
+	pid_t pid = config->live_pid ? config->live_pid : (pid_t)trace->process_id;
+	struct managed_lines *lines = runtime_trace_take_lines(trace);
+
+	if (!lines)
+		return;
+	if (config->native.log)
+		fprintf(config->native.log,
+			"runtime events: %zu pieces of JIT code of pid %d mapped to IL offsets\n",
+			managed_lines_code_count(lines), (int)pid);
+	resolver_add_managed_lines(resolver, pid, lines);
+}
+
+/* Replays DIR/perf.data into `profile` with the runtime's methods of
+ * `trace` (read here when NULL). */
+static int replay_folder(const char *dir, struct resolver *resolver,
+			 const struct resolver_config *config, struct runtime_trace *trace,
+			 struct profile *profile)
+{
 	char *perf_data = xasprintf("%s/perf.data", dir);
 	struct runtime_trace own;
-	struct profile profile;
 	int status;
 
 	if (!trace) {
@@ -83,9 +100,43 @@ int postprocess_capture(const char *dir, const struct resolver_config *config,
 		trace = &own;
 		free(path);
 	}
-	profile_init(&profile);
 	add_runtime_methods(resolver, trace, config);
-	status = replay_capture(perf_data, resolver, &profile);
+	add_managed_lines(resolver, trace, config);
+	status = replay_capture(perf_data, resolver, profile);
+	if (trace == &own)
+		runtime_trace_release(&own);
+	free(perf_data);
+	return status;
+}
+
+int postprocess_read_profile(const char *dir, const struct resolver_config *config,
+			     struct profile *profile)
+{
+	struct resolver *resolver = resolver_new(config);
+	int status;
+
+	profile_init(profile);
+	status = replay_folder(dir, resolver, config, NULL, profile);
+	resolver_free(resolver);
+	return status;
+}
+
+int postprocess_capture(const char *dir, const struct resolver_config *config,
+			const struct trace_zip *zip, const struct fold_options *fold,
+			struct runtime_trace *trace)
+{
+	struct resolver *resolver = resolver_new(config);
+	char *path = xasprintf("%s/%s", dir, OUTPUTS_RUNTIME_EVENTS);
+	struct runtime_trace own;
+	struct profile profile;
+	int status;
+
+	if (!trace) {
+		runtime_trace_read(path, &own);
+		trace = &own;
+	}
+	profile_init(&profile);
+	status = replay_folder(dir, resolver, config, trace, &profile);
 	/* Before the archives, which hold the copy. */
 	resolver_finish_kernel_symbols_copy(resolver);
 	if (status == 0) {
@@ -111,6 +162,6 @@ int postprocess_capture(const char *dir, const struct resolver_config *config,
 	resolver_free(resolver);
 	if (trace == &own)
 		runtime_trace_release(&own);
-	free(perf_data);
+	free(path);
 	return status;
 }

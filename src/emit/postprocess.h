@@ -19,4 +19,11 @@ int postprocess_capture(const char *dir, const struct resolver_config *config,
 			const struct trace_zip *zip, const struct fold_options *fold,
 			struct runtime_trace *trace);
 
+/* Only the replay of DIR/perf.data into `profile` (which it initializes;
+ * the caller releases it), for commands that show a profile rather than
+ * write the outputs (profcpu lines). Returns 0, or -1 after printing what
+ * went wrong. */
+int postprocess_read_profile(const char *dir, const struct resolver_config *config,
+			     struct profile *profile);
+
 #endif

@@ -211,24 +211,71 @@ static void add_grouped(struct grouped_set *set, const char *group, uint32_t sta
 	set->pairs[set->count++] = (struct grouped_stack){group, stack, weight};
 }
 
+/* The names of each frame of the profile, made when a stack first has it. */
+struct fold_cache {
+	const char **readable, **full_names; /* by frame index */
+};
+
 /* The name frame `index` of the profile shows in folded stacks. Any frame
  * but the kernel's may be a .NET method: the perf map and jitdump name JIT
  * code, ReadyToRun images name precompiled code in mapped files. */
 static const char *readable_name(const struct profile *profile, struct folded_profile *folded,
-				 const struct fold_options *options, const char **cache,
+				 const struct fold_options *options,
 				 const struct profile_location *location, uint32_t index)
 {
-	const char *function = profile->frames[index].function;
+	const char *function = profile->frames[index].function, *interned;
 	char *readable;
 
 	if (location->kind == FRAME_KERNEL)
 		return function;
-	if (!cache[index]) {
-		readable = managed_name_readable(function, options->keep_tiers);
-		cache[index] = readable ? string_table_intern(folded->names, readable) : function;
-		free(readable);
+	readable = managed_name_readable(function, options->keep_tiers);
+	interned = readable ? string_table_intern(folded->names, readable) : function;
+	free(readable);
+	return interned;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* The frame's name with its source line, "NAME FILE:LINE", interned; the
+ * name alone when no line is known. */
+static const char *with_line(struct folded_profile *folded, const char *name,
+			     const struct profile_frame *frame, const char *separator)
+{
+	char *text;
+	const char *interned;
+
+	if (!frame->file)
+		return name;
+	text = xasprintf("%s%s%s:%u", name, separator, base_name(frame->file), frame->line);
+	interned = string_table_intern(folded->names, text);
+	free(text);
+	return interned;
+}
+
+/* The names frame `index` folds under: the readable one the stack shows
+ * (with its line, options->by_line), and the full one the flame graph's
+ * tooltip shows, "FULL NAME at FILE:LINE" when the line is known. */
+static void fold_names(const struct profile *profile, struct folded_profile *folded,
+		       const struct fold_options *options, struct fold_cache *cache,
+		       const struct profile_location *location, uint32_t index,
+		       const char **readable, const char **full_name)
+{
+	const struct profile_frame *frame = &profile->frames[index];
+
+	if (!cache->readable[index]) {
+		const char *name = readable_name(profile, folded, options, location, index);
+
+		cache->readable[index] =
+		    options->by_line ? with_line(folded, name, frame, " ") : name;
+		cache->full_names[index] = with_line(folded, frame->function, frame, " at ");
 	}
-	return cache[index];
+	*readable = cache->readable[index];
+	*full_name = cache->full_names[index];
 }
 
 /* Code compiled by on-stack replacement ("...[OptimizedTier1OSR]"): the
@@ -243,7 +290,7 @@ static bool is_osr(const char *full_name)
 
 /* Builds the frames of `stack`, root first, under `group`. */
 static void fold_stack(const struct profile *profile, struct folded_profile *folded,
-		       const struct fold_options *options, const char **cache,
+		       const struct fold_options *options, struct fold_cache *cache,
 		       const struct profile_stack *stack, const char *group,
 		       struct frame_list *frames)
 {
@@ -258,22 +305,23 @@ static void fold_stack(const struct profile *profile, struct folded_profile *fol
 		for (size_t frame = location->frame_count; frame-- > 0;) {
 			uint32_t index = location->first_frame + (uint32_t)frame;
 			const struct profile_frame *named = &profile->frames[index];
-			const char *readable;
+			const char *readable, *full_name;
 
 			/* "[libcoreclr.so]" calling itself ten times is one frame:
 			 * the tower would say nothing more. */
 			if (!named->named && named->function == previous_unnamed)
 				continue;
-			readable = readable_name(profile, folded, options, cache, location, index);
+			fold_names(profile, folded, options, cache, location, index, &readable,
+				   &full_name);
 			previous_unnamed = named->named ? NULL : named->function;
 			/* A method and its OSR code are one call: one frame, named
 			 * by the code that runs. */
 			if (readable == frames->functions[frames->depth - 1] &&
 			    is_osr(named->function)) {
-				frames->full_names[frames->depth - 1] = named->function;
+				frames->full_names[frames->depth - 1] = full_name;
 				continue;
 			}
-			push_frame(frames, readable, named->function, location->kind);
+			push_frame(frames, readable, full_name, location->kind);
 		}
 	}
 }
@@ -283,7 +331,10 @@ void profile_fold(const struct profile *profile, const struct fold_options *opti
 {
 	static const struct fold_options defaults = {.group_by = FOLD_BY_THREAD};
 	struct grouped_set set = {0};
-	const char **cache = xcalloc(profile->frame_count + 1, sizeof(*cache));
+	struct fold_cache cache = {
+	    .readable = xcalloc(profile->frame_count + 1, sizeof(*cache.readable)),
+	    .full_names = xcalloc(profile->frame_count + 1, sizeof(*cache.full_names)),
+	};
 	struct fold_builder builder = {.folded = folded};
 	struct frame_list frames = {0};
 
@@ -305,7 +356,7 @@ void profile_fold(const struct profile *profile, const struct fold_options *opti
 		for (next = i; next < set.count && !compare_grouped(&grouped[i], &grouped[next]);
 		     next++)
 			weight += grouped[next].weight;
-		fold_stack(profile, folded, options, cache, &profile->stacks[grouped[i].stack],
+		fold_stack(profile, folded, options, &cache, &profile->stacks[grouped[i].stack],
 			   grouped[i].group, &frames);
 		add_folded(&builder, &frames, weight);
 		folded->total += weight;
@@ -316,7 +367,8 @@ void profile_fold(const struct profile *profile, const struct fold_options *opti
 	free(frames.functions);
 	free(frames.full_names);
 	free(frames.kinds);
-	free(cache);
+	free(cache.readable);
+	free(cache.full_names);
 	free(set.pairs);
 }
 

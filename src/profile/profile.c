@@ -133,10 +133,18 @@ uint32_t profile_add_location(struct profile *profile, uint32_t pid, uint64_t ad
 
 	grow_array((void **)&profile->frames, &profile->frame_capacity,
 		   profile->frame_count + resolved->frame_count, sizeof(*profile->frames));
-	for (size_t i = 0; i < resolved->frame_count; i++)
+	for (size_t i = 0; i < resolved->frame_count; i++) {
+		const struct resolved_frame *frame = &resolved->frames[i];
+
 		profile->frames[profile->frame_count + i] = (struct profile_frame){
-		    profile_intern_printable(profile, resolved->frames[i].function),
-		    resolved->frames[i].offset, resolved->frames[i].named};
+		    .function = profile_intern_printable(profile, frame->function),
+		    .offset = frame->offset,
+		    .named = frame->named,
+		    .file = frame->line.file ? profile_intern_printable(profile, frame->line.file)
+					     : NULL,
+		    .line = frame->line.file ? frame->line.number : 0,
+		};
+	}
 	grow_array((void **)&profile->locations, &profile->location_capacity, id + 1,
 		   sizeof(*profile->locations));
 	profile->locations[id] = (struct profile_location){

@@ -19,6 +19,11 @@ struct profile_frame {
 	const char *function; /* interned */
 	uint64_t offset;
 	bool named;
+	/* The source line the frame was at (SOURCE_LINES.md): DWARF's for
+	 * native code, the method's PDB for .NET's; file NULL, line 0 when
+	 * unknown. */
+	const char *file; /* interned */
+	uint32_t line;
 };
 
 struct profile_location {
@@ -146,6 +151,9 @@ struct fold_options {
 	bool keep_tiers;
 	/* Weigh each sample by its period (off-CPU nanoseconds), not 1. */
 	bool weigh_by_period;
+	/* A frame per function and source line, "NAME FILE:LINE", where the
+	 * line is known (SOURCE_LINES.md). */
+	bool by_line;
 };
 
 /* Function-level stacks, root first, as folded outputs and flame graphs
@@ -154,7 +162,8 @@ struct fold_options {
  * ("[libcoreclr.so]" called from itself) as one frame. */
 struct folded_stack {
 	const char **functions;	 /* root first: the group, then readable names */
-	const char **full_names; /* the same frames as the profile names them */
+	const char **full_names; /* the same frames as the profile names them,
+				    with " at FILE:LINE" where the line is known */
 	enum frame_kind *kinds;
 	size_t depth;
 	uint64_t count;

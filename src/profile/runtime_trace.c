@@ -1,4 +1,5 @@
 #include "runtime_trace.h"
+#include "runtime_line_maps.h"
 #include "runtime_methods.h"
 
 #include <string.h>
@@ -6,6 +7,7 @@
 struct readings {
 	struct runtime_events_reading *events;
 	struct runtime_methods_reading *methods;
+	struct runtime_line_maps_reading *line_maps;
 };
 
 static void take_event(const struct nettrace_event *event, void *context)
@@ -14,6 +16,7 @@ static void take_event(const struct nettrace_event *event, void *context)
 
 	runtime_events_reading_take(readings->events, event);
 	runtime_methods_reading_take(readings->methods, event);
+	runtime_line_maps_reading_take(readings->line_maps, event);
 }
 
 /* Both readings are finished while the bytes they point into are still
@@ -22,7 +25,8 @@ static int parse_trace(const uint8_t *data, size_t size, void *context, char *wh
 {
 	struct runtime_trace *trace = context;
 	struct readings readings = {runtime_events_reading_start(&trace->events),
-				    runtime_methods_reading_start(&trace->events.info)};
+				    runtime_methods_reading_start(&trace->events.info),
+				    runtime_line_maps_reading_start()};
 	char methods_why[160];
 	int status =
 	    nettrace_parse(data, size, &trace->events.info, take_event, &readings, why, why_size);
@@ -30,6 +34,7 @@ static int parse_trace(const uint8_t *data, size_t size, void *context, char *wh
 	runtime_events_reading_finish(readings.events);
 	trace->methods = runtime_methods_reading_finish(readings.methods, &trace->process_id,
 							methods_why, sizeof(methods_why));
+	trace->lines = runtime_line_maps_reading_finish(readings.line_maps);
 	return status;
 }
 
@@ -55,9 +60,19 @@ struct code_ranges *runtime_trace_take_methods(struct runtime_trace *trace)
 	return methods;
 }
 
+struct managed_lines *runtime_trace_take_lines(struct runtime_trace *trace)
+{
+	struct managed_lines *lines = trace->lines;
+
+	trace->lines = NULL;
+	return lines;
+}
+
 void runtime_trace_release(struct runtime_trace *trace)
 {
 	runtime_events_release(&trace->events);
 	code_ranges_free(trace->methods);
 	trace->methods = NULL;
+	managed_lines_free(trace->lines);
+	trace->lines = NULL;
 }

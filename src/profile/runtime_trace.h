@@ -1,11 +1,13 @@
 /* A capture's runtime.nettrace read once, in one pass: the summary of the
- * runtime's events (runtime_events.h) and the JIT code its method events
- * name (runtime_methods.h). collect prints the summary, the flame graph's
- * subtitle takes its GC pauses, and the resolver the methods. */
+ * runtime's events (runtime_events.h), the JIT code its method events name
+ * (runtime_methods.h) and the maps of that code to IL offsets
+ * (runtime_line_maps.h). collect prints the summary, the flame graph's
+ * subtitle takes its GC pauses, and the resolver the methods and maps. */
 #ifndef PROFCPU_RUNTIME_TRACE_H
 #define PROFCPU_RUNTIME_TRACE_H
 
 #include "code_ranges.h"
+#include "managed_lines.h"
 #include "runtime_events.h"
 
 struct runtime_trace {
@@ -13,6 +15,7 @@ struct runtime_trace {
 	char why[160];		      /* why status is -1 */
 	struct runtime_events events; /* what came before any damage */
 	struct code_ranges *methods;  /* NULL when the trace names no code */
+	struct managed_lines *lines;  /* NULL when the trace maps no code to IL */
 	uint32_t process_id;	      /* the pid the runtime knows itself by */
 };
 
@@ -29,6 +32,10 @@ int runtime_trace_parse(const uint8_t *data, size_t size, struct runtime_trace *
 /* The trace's methods, now the caller's to free (NULL when none); the
  * trace no longer holds them. */
 struct code_ranges *runtime_trace_take_methods(struct runtime_trace *trace);
+
+/* The trace's maps of JIT code to IL offsets, now the caller's to free
+ * (NULL when none). */
+struct managed_lines *runtime_trace_take_lines(struct runtime_trace *trace);
 
 void runtime_trace_release(struct runtime_trace *trace);
 

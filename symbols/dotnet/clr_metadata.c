@@ -106,6 +106,8 @@ static const uint8_t schema[CLR_TABLE_COUNT][CLR_MAX_COLUMNS + 1] = {
     [0x2a] = {U16, U16, CODED + TYPE_OR_METHOD_DEF, STRING},	 /* GenericParam */
     [0x2b] = {CODED + METHOD_DEF_OR_REF, BLOB},			 /* MethodSpec */
     [0x2c] = {0x2a, CODED + TYPE_DEF_OR_REF},			 /* GenericParamConstraint */
+    [0x30] = {BLOB, GUID, BLOB, GUID},				 /* Document */
+    [0x31] = {0x30, BLOB},					 /* MethodDebugInformation */
 };
 
 static uint8_t index_size(uint32_t rows, unsigned tag_bits)
@@ -154,6 +156,13 @@ static bool lay_out_tables(struct clr_metadata *metadata, const uint8_t *rows, s
 		struct clr_table_layout *layout = &metadata->tables[table];
 		uint32_t row_size = 0;
 
+		/* Rows of a table no format defines (0x2d..0x2f): where the
+		 * tables after it start is unknown, so they are not read. */
+		if (schema[table][0] == END && layout->row_count) {
+			for (unsigned later = table; later < CLR_TABLE_COUNT; later++)
+				metadata->tables[later].row_count = 0;
+			return true;
+		}
 		for (unsigned column = 0; column < CLR_MAX_COLUMNS && schema[table][column] != END;
 		     column++) {
 			layout->column_offset[column] = (uint8_t)row_size;
@@ -185,8 +194,9 @@ static bool parse_tables(struct clr_metadata *metadata, const uint8_t *stream, u
 			continue;
 		if (size - offset < 4)
 			return false;
-		/* Tables ECMA-335 does not define come after the ones read
-		 * here: their rows are not needed. */
+		/* Tables after the ones read here (a portable PDB's local
+		 * scopes and the like) come after them: their rows are not
+		 * needed. */
 		if (table < CLR_TABLE_COUNT)
 			metadata->tables[table].row_count = read_u32(stream + offset);
 		offset += 4;
@@ -241,6 +251,9 @@ bool clr_metadata_parse(struct clr_metadata *metadata, const uint8_t *data, size
 		} else if (!strcmp(name, "#GUID")) {
 			metadata->guids = data + stream_offset;
 			metadata->guids_size = stream_size;
+		} else if (!strcmp(name, "#Pdb")) {
+			metadata->pdb = data + stream_offset;
+			metadata->pdb_size = stream_size;
 		}
 	}
 	return tables && parse_tables(metadata, tables, tables_size);
@@ -379,6 +392,32 @@ bool clr_metadata_method_def(const struct clr_metadata *metadata, uint32_t row,
 	read_signature(metadata, column(metadata, CLR_TABLE_METHOD_DEF, row, 4), &method->signature,
 		       &method->signature_size);
 	return true;
+}
+
+bool clr_metadata_method_debug_information(const struct clr_metadata *metadata, uint32_t row,
+					   struct clr_method_debug_information *information)
+{
+	enum clr_table table = CLR_TABLE_METHOD_DEBUG_INFORMATION;
+
+	if (row == 0 || row > metadata->tables[table].row_count)
+		return false;
+	information->document = column(metadata, table, row, 0);
+	if (!clr_metadata_blob(metadata, column(metadata, table, row, 1),
+			       &information->sequence_points, &information->sequence_points_size) ||
+	    information->sequence_points_size == 0) {
+		information->sequence_points = NULL;
+		information->sequence_points_size = 0;
+	}
+	return true;
+}
+
+bool clr_metadata_document_name(const struct clr_metadata *metadata, uint32_t row,
+				const uint8_t **name, uint32_t *size)
+{
+	if (row == 0 || row > metadata->tables[CLR_TABLE_DOCUMENT].row_count)
+		return false;
+	return clr_metadata_blob(metadata, column(metadata, CLR_TABLE_DOCUMENT, row, 0), name,
+				 size);
 }
 
 uint32_t clr_metadata_method_owner(const struct clr_metadata *metadata, uint32_t method_row)

@@ -3,7 +3,9 @@
  * place from the bytes of the image.
  *
  * Only what names methods is offered: TypeDef, TypeRef, MethodDef,
- * NestedClass, Module, Assembly and AssemblyRef rows. Every index read from
+ * NestedClass, Module, Assembly and AssemblyRef rows; and of a portable PDB
+ * (the same format, its own tables), the #Pdb stream and the Document and
+ * MethodDebugInformation tables, whose sequence points portable_pdb.h reads. Every index read from
  * the tables is checked before it is used; a row or heap entry out of range
  * reads as empty. The uncompressed tables stream (#-, written only by
  * edit-and-continue) is not supported. */
@@ -25,7 +27,10 @@ enum clr_table {
 	CLR_TABLE_ASSEMBLY = 0x20,
 	CLR_TABLE_ASSEMBLY_REF = 0x23,
 	CLR_TABLE_NESTED_CLASS = 0x29,
-	CLR_TABLE_COUNT = 0x2d, /* tables 0x00..0x2c exist in ECMA-335 */
+	/* Portable PDB tables (the Portable PDB v1.0 format specification). */
+	CLR_TABLE_DOCUMENT = 0x30,
+	CLR_TABLE_METHOD_DEBUG_INFORMATION = 0x31,
+	CLR_TABLE_COUNT = 0x32, /* tables after these are not read */
 };
 
 #define CLR_MAX_COLUMNS 9
@@ -39,6 +44,8 @@ struct clr_table_layout {
 struct clr_metadata {
 	const uint8_t *strings, *blobs, *guids;
 	uint32_t strings_size, blobs_size, guids_size;
+	const uint8_t *pdb; /* a portable PDB's #Pdb stream; NULL in an assembly */
+	uint32_t pdb_size;
 	struct clr_table_layout tables[CLR_TABLE_COUNT];
 };
 
@@ -74,6 +81,15 @@ struct clr_member_ref {
 	uint32_t signature_size;
 };
 
+/* A portable PDB's MethodDebugInformation row: the document of the
+ * method's sequence points (0: the blob names it, or several) and the blob
+ * of the points (NULL when the method has none). */
+struct clr_method_debug_information {
+	uint32_t document; /* a Document row */
+	const uint8_t *sequence_points;
+	uint32_t sequence_points_size;
+};
+
 /* Reads the metadata whose root ("BSJB") is at `data` (`size` bytes).
  * False when it is malformed. */
 bool clr_metadata_parse(struct clr_metadata *metadata, const uint8_t *data, size_t size);
@@ -96,6 +112,14 @@ bool clr_metadata_method_def(const struct clr_metadata *metadata, uint32_t row,
 			     struct clr_method_def *method);
 bool clr_metadata_member_ref(const struct clr_metadata *metadata, uint32_t row,
 			     struct clr_member_ref *member);
+
+/* A portable PDB's rows: the MethodDebugInformation row of a method (the
+ * same number as its MethodDef row), and the blob of a Document's name
+ * (split in parts, portable_pdb.c joins them). */
+bool clr_metadata_method_debug_information(const struct clr_metadata *metadata, uint32_t row,
+					   struct clr_method_debug_information *information);
+bool clr_metadata_document_name(const struct clr_metadata *metadata, uint32_t row,
+				const uint8_t **name, uint32_t *size);
 
 /* The TypeDef row that owns MethodDef `method_row` (from the TypeDefs'
  * MethodList runs); 0 when none does. */

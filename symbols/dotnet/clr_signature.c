@@ -103,6 +103,21 @@ uint32_t clr_signature_read_number(struct clr_signature_reader *reader)
 	return 0;
 }
 
+int32_t clr_signature_read_signed_number(struct clr_signature_reader *reader)
+{
+	size_t start = reader->position;
+	uint32_t encoded = clr_signature_read_number(reader);
+	/* The sign is in the lowest bit, the value in the 6, 13 or 28 bits
+	 * above it, as long as the encoding was (1, 2 or 4 bytes). */
+	unsigned value_bits = reader->position - start == 1   ? 6
+			      : reader->position - start == 2 ? 13
+							      : 28;
+
+	if (!(encoded & 1))
+		return (int32_t)(encoded >> 1);
+	return (int32_t)(encoded >> 1) - (int32_t)(1u << value_bits);
+}
+
 static void append_number(struct name_text *out, uint32_t number)
 {
 	char digits[16];

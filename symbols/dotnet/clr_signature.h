@@ -37,6 +37,9 @@ struct clr_signature_reader {
 /* A compressed unsigned integer (II.23.2); 0 and `failed` past the end. */
 uint32_t clr_signature_read_number(struct clr_signature_reader *reader);
 
+/* A compressed signed integer (II.23.2); 0 and `failed` past the end. */
+int32_t clr_signature_read_signed_number(struct clr_signature_reader *reader);
+
 enum clr_type_style { CLR_TYPE_SIGNATURE, CLR_TYPE_REFLECTION };
 
 /* Where type tokens are resolved: the module the signature belongs to, and,

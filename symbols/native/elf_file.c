@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -114,6 +115,25 @@ static enum symbol_rank rank_of(const GElf_Sym *symbol)
 	default:
 		return SYMBOL_RANK_LOCAL;
 	}
+}
+
+bool elf_file_has_line_table(const struct elf_file *file)
+{
+	Elf_Scn *section = NULL;
+	size_t names;
+	GElf_Shdr header;
+
+	if (elf_getshdrstrndx(file->elf, &names) != 0)
+		return false;
+	while ((section = elf_nextscn(file->elf, section))) {
+		const char *name;
+
+		if (gelf_getshdr(section, &header) && header.sh_type == SHT_PROGBITS &&
+		    (name = elf_strptr(file->elf, names, header.sh_name)) &&
+		    (!strcmp(name, ".debug_line") || !strcmp(name, ".zdebug_line")))
+			return true;
+	}
+	return false;
 }
 
 /* Code symbols: functions, and untyped labels placed in a section (hand-written

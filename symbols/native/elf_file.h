@@ -40,6 +40,10 @@ bool load_segments_find_address(const struct load_segment *segments, size_t coun
  * unstripped binary or a separate debug file has. */
 bool elf_file_has_symtab(const struct elf_file *file);
 
+/* True when the file has a DWARF line table (.debug_line), which source
+ * lines come from: a binary built with -g, or a separate debug file. */
+bool elf_file_has_line_table(const struct elf_file *file);
+
 /* Adds the defined function symbols of the .symtab, or of the .dynsym when
  * there is no .symtab, to `table`. Returns the number added. */
 size_t elf_file_read_symbols(const struct elf_file *file, struct symbol_table *table);

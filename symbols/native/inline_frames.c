@@ -5,36 +5,21 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
-/* Address ranges of the compilation units, sorted: the index .debug_aranges
- * would be, built from the units themselves since many compilers (clang,
- * which builds libcoreclr) no longer emit .debug_aranges. */
-struct unit_range {
-	uint64_t low, high;
-	Dwarf_Off offset;
-};
-
 struct inline_frames {
-	struct elf_file *file;
-	Dwarf *dwarf;
-	struct unit_range *ranges;
-	size_t range_count;
-	bool indexed;
+	struct dwarf_units *units;
 	char **names; /* demangled names handed out, freed with the module */
 	size_t name_count;
 };
 
-struct inline_frames *inline_frames_open(struct elf_file *file)
+struct inline_frames *inline_frames_new(struct dwarf_units *units)
 {
 	struct inline_frames *inlines = calloc(1, sizeof(*inlines));
 
-	if (!inlines || !(inlines->dwarf = dwarf_begin_elf(file->elf, DWARF_C_READ, NULL))) {
-		free(inlines);
-		elf_file_close(file);
-		return NULL;
-	}
-	inlines->file = file;
+	if (inlines)
+		inlines->units = units;
 	return inlines;
 }
 
@@ -45,78 +30,7 @@ void inline_frames_free(struct inline_frames *inlines)
 	for (size_t i = 0; i < inlines->name_count; i++)
 		free(inlines->names[i]);
 	free(inlines->names);
-	free(inlines->ranges);
-	dwarf_end(inlines->dwarf);
-	elf_file_close(inlines->file);
 	free(inlines);
-}
-
-static int compare_ranges(const void *a, const void *b)
-{
-	const struct unit_range *x = a, *y = b;
-
-	return (x->low > y->low) - (x->low < y->low);
-}
-
-static void add_unit_ranges(struct inline_frames *inlines, Dwarf_Die *unit, size_t *capacity)
-{
-	Dwarf_Addr base, low, high;
-	ptrdiff_t offset = 0;
-
-	while ((offset = dwarf_ranges(unit, offset, &base, &low, &high)) > 0) {
-		if (inlines->range_count == *capacity) {
-			size_t grown_capacity = *capacity ? *capacity * 2 : 256;
-			struct unit_range *grown =
-			    realloc(inlines->ranges, grown_capacity * sizeof(*grown));
-
-			if (!grown)
-				return;
-			inlines->ranges = grown;
-			*capacity = grown_capacity;
-		}
-		inlines->ranges[inlines->range_count++] =
-		    (struct unit_range){.low = low, .high = high, .offset = dwarf_dieoffset(unit)};
-	}
-}
-
-static void index_units(struct inline_frames *inlines)
-{
-	Dwarf_Off offset = 0, next;
-	size_t header_size, capacity = 0;
-
-	inlines->indexed = true;
-	while (dwarf_nextcu(inlines->dwarf, offset, &next, &header_size, NULL, NULL, NULL) == 0) {
-		Dwarf_Die unit;
-
-		if (dwarf_offdie(inlines->dwarf, offset + header_size, &unit))
-			add_unit_ranges(inlines, &unit, &capacity);
-		offset = next;
-	}
-	if (inlines->range_count > 1)
-		qsort(inlines->ranges, inlines->range_count, sizeof(*inlines->ranges),
-		      compare_ranges);
-}
-
-/* The unit whose ranges hold `address`; ranges of different units do not
- * overlap in a linked file, so the last range starting at or before it is
- * the only candidate. */
-static bool find_unit(struct inline_frames *inlines, uint64_t address, Dwarf_Die *unit)
-{
-	size_t low = 0, high;
-
-	if (!inlines->indexed)
-		index_units(inlines);
-	high = inlines->range_count;
-	while (low < high) {
-		size_t middle = low + (high - low) / 2;
-
-		if (inlines->ranges[middle].low <= address)
-			low = middle + 1;
-		else
-			high = middle;
-	}
-	return low > 0 && address < inlines->ranges[low - 1].high &&
-	       dwarf_offdie(inlines->dwarf, inlines->ranges[low - 1].offset, unit);
 }
 
 /* The linkage name (demangled) of an inlined function's abstract origin, or
@@ -155,14 +69,34 @@ static uint64_t offset_in_scope(Dwarf_Die *scope, uint64_t address)
 	return 0;
 }
 
+/* Where the inlined call `scope` was made, in the code holding it. */
+static struct source_line call_site(struct dwarf_units *units, Dwarf_Die *unit, Dwarf_Die *scope)
+{
+	Dwarf_Attribute attribute;
+	Dwarf_Files *files;
+	Dwarf_Word file_index, number;
+	size_t file_count;
+	const char *file;
+
+	if (!dwarf_attr(scope, DW_AT_call_file, &attribute) ||
+	    dwarf_formudata(&attribute, &file_index) != 0 ||
+	    !dwarf_attr(scope, DW_AT_call_line, &attribute) ||
+	    dwarf_formudata(&attribute, &number) != 0 || number == 0 || number > UINT32_MAX ||
+	    dwarf_getsrcfiles(unit, &files, &file_count) != 0 || file_index >= file_count ||
+	    !(file = dwarf_filesrc(files, file_index, NULL, NULL)))
+		return (struct source_line){0};
+	return (struct source_line){.file = dwarf_units_source_path(units, unit, file),
+				    .number = (uint32_t)number};
+}
+
 size_t inline_frames_find(struct inline_frames *inlines, uint64_t address,
-			  struct native_frame *frames, size_t max)
+			  struct native_frame *frames, size_t max, struct source_line *line)
 {
 	Dwarf_Die unit, *scopes = NULL;
 	int scope_count;
 	size_t count = 0;
 
-	if (!find_unit(inlines, address, &unit))
+	if (!dwarf_units_find(inlines->units, address, &unit))
 		return 0;
 	scope_count = dwarf_getscopes(&unit, address, &scopes);
 	for (int i = 0; i < scope_count && count < max; i++) {
@@ -172,7 +106,9 @@ size_t inline_frames_find(struct inline_frames *inlines, uint64_t address,
 		    .function = inlined_name(inlines, &scopes[i]),
 		    .offset = offset_in_scope(&scopes[i], address),
 		    .inlined = true,
+		    .line = *line,
 		};
+		*line = call_site(inlines->units, &unit, &scopes[i]);
 	}
 	free(scopes);
 	return count;

@@ -2,9 +2,11 @@
 
 #include "call_frame_info.h"
 #include "debug_file_search.h"
+#include "dwarf_units.h"
 #include "elf_file.h"
 #include "inline_frames.h"
 #include "kernel_symbols_copy.h"
+#include "line_table.h"
 #include "mapped_file.h"
 #include "symbol_server.h"
 #include "symbol_table.h"
@@ -26,7 +28,13 @@ struct module {
 	struct module *next_in_bucket;
 	struct load_segment *segments;
 	size_t segment_count;
-	struct symbol_table *symbols;  /* NULL: nothing names this module */
+	struct symbol_table *symbols; /* NULL: nothing names this module */
+	/* The file holding the module's DWARF, kept open from the symbols'
+	 * load until a lookup first hits the module and reads its DWARF: only
+	 * modules whose code was sampled have their line tables read, not those
+	 * only unwound through. */
+	struct elf_file *dwarf_file;
+	struct dwarf_units *dwarf;     /* NULL: no DWARF, or not read yet */
 	struct inline_frames *inlines; /* NULL: no DWARF, or not asked for */
 	struct call_frame_info *cfi;   /* loaded on the first leaf unwound here */
 	bool cfi_loaded;
@@ -128,6 +136,8 @@ static void module_free(struct module *module)
 	free(module->segments);
 	symbol_table_free(module->symbols);
 	inline_frames_free(module->inlines);
+	dwarf_units_free(module->dwarf);
+	elf_file_close(module->dwarf_file);
 	call_frame_info_free(module->cfi);
 	free(module);
 }
@@ -209,10 +219,9 @@ static void say_no_debug_information(const struct native_symbols *symbols, const
 }
 
 /* Reads symbols from `source`, the binary or its debug file, then keeps
- * `source` open for its DWARF when inline frames are wanted. Returns whether
- * any function was named. */
-static bool take_symbols(struct native_symbols *symbols, struct module *module,
-			 struct elf_file *source)
+ * `source` open for its DWARF when it has a line table. Returns whether any
+ * function was named. */
+static bool take_symbols(struct module *module, struct elf_file *source)
 {
 	struct symbol_table *table = symbol_table_new();
 
@@ -222,8 +231,8 @@ static bool take_symbols(struct native_symbols *symbols, struct module *module,
 	} else {
 		symbol_table_free(table);
 	}
-	if (symbols->inline_frames)
-		module->inlines = inline_frames_open(source);
+	if (elf_file_has_line_table(source))
+		module->dwarf_file = source;
 	else
 		elf_file_close(source);
 	return module->symbols != NULL;
@@ -275,18 +284,18 @@ static void load_module(struct native_symbols *symbols, struct module *module)
 		module->segment_count = binary->segment_count;
 	}
 	if (elf_file_has_symtab(binary)) {
-		take_symbols(symbols, module, binary);
+		take_symbols(module, binary);
 		return;
 	}
 	debug_file = debug_file_find(&symbols->search, module->path, binary, where, sizeof(where));
 	if (debug_file) {
 		symbols_log(symbols->log, "%s: symbols from %s", module->path, where);
 		elf_file_close(binary);
-		take_symbols(symbols, module, debug_file);
+		take_symbols(module, debug_file);
 		return;
 	}
 	say_no_debug_information(symbols, module->path, binary);
-	take_symbols(symbols, module, binary);
+	take_symbols(module, binary);
 }
 
 static bool is_module_of(const struct module *module, const struct mapped_file *file)
@@ -320,23 +329,40 @@ static struct module *find_module(struct native_symbols *symbols, const struct m
 	return symbols->last_hit = module;
 }
 
+/* The module's DWARF, read on the first lookup that hits it. */
+static void load_dwarf(struct native_symbols *symbols, struct module *module)
+{
+	struct elf_file *file = module->dwarf_file;
+
+	module->dwarf_file = NULL;
+	if (!file || !(module->dwarf = dwarf_units_open(file)))
+		return;
+	if (symbols->inline_frames)
+		module->inlines = inline_frames_new(module->dwarf);
+}
+
 size_t native_symbols_lookup(struct native_symbols *symbols, const struct mapped_file *file,
 			     uint64_t file_offset, struct native_frame *frames, size_t max_frames)
 {
 	struct module *module = find_module(symbols, file);
 	uint64_t address, offset;
 	const char *name;
+	struct source_line line = {0};
 	size_t count = 0;
 
 	if (max_frames == 0 || !module ||
 	    !load_segments_find_address(module->segments, module->segment_count, file_offset,
 					&address))
 		return 0;
+	if (module->dwarf_file)
+		load_dwarf(symbols, module);
+	if (module->dwarf)
+		line_table_find(module->dwarf, address, &line);
 	if (module->inlines)
-		count = inline_frames_find(module->inlines, address, frames, max_frames - 1);
+		count = inline_frames_find(module->inlines, address, frames, max_frames - 1, &line);
 	if (!module->symbols || !symbol_table_find(module->symbols, address, &name, &offset))
 		return count; /* inlined frames alone still say where the time went */
-	frames[count++] = (struct native_frame){.function = name, .offset = offset};
+	frames[count++] = (struct native_frame){.function = name, .offset = offset, .line = line};
 	return count;
 }
 

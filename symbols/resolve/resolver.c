@@ -31,6 +31,7 @@ struct process {
 	int jitdump_fd; /* to read what the runtime appends later; -1 when done */
 	bool jitdump_searched;
 	struct code_ranges *runtime_methods; /* the runtime's method events */
+	struct managed_lines *managed_lines; /* their code's lines, by IL offset */
 };
 
 struct resolver {
@@ -98,6 +99,7 @@ void resolver_free(struct resolver *resolver)
 		perfmap_free(process->perfmap);
 		jitdump_free(process->jitdump);
 		code_ranges_free(process->runtime_methods);
+		managed_lines_free(process->managed_lines);
 		if (process->perfmap_fd >= 0)
 			close(process->perfmap_fd);
 		if (process->jitdump_fd >= 0)
@@ -362,6 +364,16 @@ void resolver_add_runtime_methods(struct resolver *resolver, pid_t pid, struct c
 	process->runtime_methods = methods;
 }
 
+void resolver_add_managed_lines(struct resolver *resolver, pid_t pid, struct managed_lines *lines)
+{
+	struct process *process = find_process(resolver, pid);
+
+	managed_lines_free(process->managed_lines);
+	process->managed_lines = lines;
+	managed_lines_read_files_in(lines, resolver->config.native.target_root_fd,
+				    resolver->config.native.log);
+}
+
 struct perfmap *resolver_perfmap(struct resolver *resolver, pid_t pid)
 {
 	return load_perfmap(resolver, find_process(resolver, pid));
@@ -422,8 +434,10 @@ static bool lookup_jit(struct resolver *resolver, struct process *process, uint6
 	location->kind = FRAME_JIT;
 	location->module = process->perfmap_display_path;
 	location->frame_count = 1;
-	location->frames[0] =
-	    (struct resolved_frame){display_jit_name(resolver, name), address - start, true};
+	location->frames[0] = (struct resolved_frame){
+	    .function = display_jit_name(resolver, name), .offset = address - start, .named = true};
+	if (process->managed_lines)
+		managed_lines_lookup(process->managed_lines, address, &location->frames[0].line);
 	return true;
 }
 
@@ -451,7 +465,8 @@ static void name_after_module(struct resolver *resolver, struct resolved_locatio
 	snprintf(resolver->module_name, sizeof(resolver->module_name), "[%s]",
 		 slash ? slash + 1 : path);
 	location->frame_count = 1;
-	location->frames[0] = (struct resolved_frame){resolver->module_name, 0, false};
+	location->frames[0] =
+	    (struct resolved_frame){.function = resolver->module_name, .offset = 0, .named = false};
 }
 
 /* Precompiled (ReadyToRun) code in a .NET assembly the runtime mapped,
@@ -471,8 +486,8 @@ static bool lookup_managed_image(struct resolver *resolver, const struct mapping
 	location->kind = FRAME_JIT;
 	location->module = mapping->path;
 	location->frame_count = 1;
-	location->frames[0] =
-	    (struct resolved_frame){name, offset + (address - lookup_address), true};
+	location->frames[0] = (struct resolved_frame){
+	    .function = name, .offset = offset + (address - lookup_address), .named = true};
 	return true;
 }
 
@@ -518,8 +533,11 @@ static void lookup_native(struct resolver *resolver, struct process *process,
 	location->frame_count = count;
 	for (size_t i = 0; i < count; i++)
 		location->frames[i] = (struct resolved_frame){
-		    frames[i].function ? frames[i].function : "[unknown]",
-		    frames[i].offset + (address - lookup_address), frames[i].function != NULL};
+		    .function = frames[i].function ? frames[i].function : "[unknown]",
+		    .offset = frames[i].offset + (address - lookup_address),
+		    .named = frames[i].function != NULL,
+		    .line = frames[i].line,
+		};
 }
 
 void resolver_set_time(struct resolver *resolver, uint64_t time)
@@ -540,7 +558,8 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
 					       .kind = FRAME_UNKNOWN,
 					       .frame_count = 1,
 					       .valid_until = UINT64_MAX};
-	location->frames[0] = (struct resolved_frame){"[unknown]", 0, false};
+	location->frames[0] =
+	    (struct resolved_frame){.function = "[unknown]", .offset = 0, .named = false};
 	if (kernel) {
 		struct native_frame frame;
 
@@ -549,7 +568,9 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
 		if (native_symbols_lookup_kernel(resolver->native, lookup_address, &frame) &&
 		    frame.function)
 			location->frames[0] = (struct resolved_frame){
-			    frame.function, frame.offset + (address - lookup_address), true};
+			    .function = frame.function,
+			    .offset = frame.offset + (address - lookup_address),
+			    .named = true};
 		return;
 	}
 	mapping = address_space_find(process->space, lookup_address);

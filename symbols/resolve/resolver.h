@@ -11,6 +11,7 @@
 #define PROFCPU_RESOLVER_H
 
 #include "jitdump.h"
+#include "managed_lines.h"
 #include "native_symbols.h"
 #include "perfmap.h"
 #include "stack_walk.h"
@@ -29,9 +30,10 @@ enum frame_kind {
 #define RESOLVER_MAX_FRAMES 16 /* an address and the calls inlined into it */
 
 struct resolved_frame {
-	const char *function; /* never NULL: "[unknown]" or "[module]" when unnamed */
-	uint64_t offset;      /* from the function's start */
-	bool named;	      /* a symbol or a perf map line names it */
+	const char *function;	 /* never NULL: "[unknown]" or "[module]" when unnamed */
+	uint64_t offset;	 /* from the function's start */
+	bool named;		 /* a symbol or a perf map line names it */
+	struct source_line line; /* where in the function; file NULL: unknown */
 };
 
 /* Strings stay valid until the next resolver call. */
@@ -128,6 +130,12 @@ bool resolver_read_more_jitdump(struct resolver *resolver, pid_t pid);
  * frees it. */
 void resolver_add_runtime_methods(struct resolver *resolver, pid_t pid,
 				  struct code_ranges *methods);
+
+/* Gives the JIT code of `pid` its source lines from `lines` (the runtime's
+ * maps of its code to IL offsets, managed_lines.h), read with the PDBs
+ * inside the native configuration's target root. The resolver takes
+ * `lines` over and frees it. */
+void resolver_add_managed_lines(struct resolver *resolver, pid_t pid, struct managed_lines *lines);
 
 /* The perf map of `pid` (loaded if not yet), or NULL when it has none. */
 struct perfmap *resolver_perfmap(struct resolver *resolver, pid_t pid);

@@ -1,0 +1,25 @@
+/* The portable PDB of a .NET assembly, as the target holds it: embedded in
+ * the assembly (its debug directory's Embedded Portable PDB entry, a
+ * deflated copy), or the file beside it named as the assembly with ".pdb"
+ * for ".dll", taken only when its id is the one the assembly's CodeView
+ * entry names (a PDB of another build would give wrong lines).
+ *
+ * Both files are the target's: opened inside its root (target_file.h), a
+ * .pdb of at most ASSEMBLY_PDB_MAX_SIZE bytes, read within a time limit,
+ * and an embedded one inflated to at most that size. */
+#ifndef PROFCPU_ASSEMBLY_PDB_H
+#define PROFCPU_ASSEMBLY_PDB_H
+
+#include "portable_pdb.h"
+
+#include <stddef.h>
+
+#define ASSEMBLY_PDB_MAX_SIZE (64u << 20)
+
+/* The portable PDB of the assembly at `path` (as the target sees it) inside
+ * `root_fd` (target_root.h; -1: the profiler's own files). NULL, with the
+ * reason in `why` (the assembly cannot be read, it names no PDB, the PDB is
+ * missing, of another build or damaged), when there is none to read. */
+struct portable_pdb *assembly_pdb_open(int root_fd, const char *path, char *why, size_t why_size);
+
+#endif
