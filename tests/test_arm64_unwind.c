@@ -1,12 +1,14 @@
-/* The arm64 unwind step (arm64_unwind.h) against real arm64 code: every
- * method of the arm64 CoreLib from .NET's runtime pack (NuGet), whose
+/* The arm64 unwind steps against real arm64 code from .NET's runtime pack
+ * (NuGet): every method of its CoreLib (arm64_unwind.h, .xdata) and every
+ * function of its libcoreclr.so (call_frame_info.h, DWARF CFI), whose
  * prologs and epilogs this test runs on a small emulator of the arm64
- * instructions they use (stores, loads and stack adjustments). At each
- * instruction of a prolog and of each epilog, and in the body, the step
- * from the emulated registers and stack must give back the caller's lr,
- * sp and x29 as they were at the call. Packed unwind data, which crossgen2
- * does not write, is checked on a canonical prolog written here from the
- * format's description. Skipped where the runtime pack is not restored. */
+ * instructions they use (stores, loads, stack adjustments, pointer
+ * authentication). At each instruction of a prolog and of each epilog, and
+ * in the body, the step from the emulated registers and stack must give
+ * back the caller's lr, sp and x29 as they were at the call. Packed unwind
+ * data, which crossgen2 does not write, is checked on canonical prologs
+ * written here from the format's description. Skipped where the runtime
+ * pack is not restored. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,9 +17,13 @@
 
 #include "arm64_runtime_pack.h"
 #include "arm64_unwind.h"
+#include "call_frame_info.h"
+#include "elf_file.h"
 #include "pe_image.h"
 #include "readytorun.h"
 
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,10 +73,10 @@ static bool run(struct cpu *cpu, uint32_t insn)
 	unsigned rt = insn & 31, rn = insn >> 5 & 31, rt2 = insn >> 10 & 31;
 	bool vector = insn >> 26 & 1;
 
-	if ((insn & 0xfffff01f) == 0xd503201f) { /* hints: nop, pacibsp, autibsp, bti */
-		if (insn == 0xd503237f)
+	if ((insn & 0xfffff01f) == 0xd503201f) { /* hints: nop, paci[ab]sp, auti[ab]sp, bti */
+		if (insn == 0xd503233f || insn == 0xd503237f)
 			cpu->x[30] |= PAC_SIGNATURE;
-		if (insn == 0xd50323ff)
+		if (insn == 0xd50323bf || insn == 0xd50323ff)
 			cpu->x[30] &= ~PAC_SIGNATURE;
 		return true;
 	}
@@ -289,6 +295,146 @@ static void test_every_corelib_method_unwinds(void **state)
 	free(data);
 }
 
+enum cfi_check { CFI_RIGHT, CFI_SILENT, CFI_WRONG };
+
+/* The CFI step from the emulated state at `file_address`, as the walk
+ * takes it for a leaf: right when it gives back the caller's lr
+ * (unsigned), sp and x29; silent when the CFI describes no frame where the
+ * code has pushed one (no FDE there, or an empty one: hand-written
+ * assembly that says nothing), which is the file's gap, not the step's. */
+static enum cfi_check cfi_step(struct call_frame_info *info, const struct cpu *cpu,
+			       uint64_t file_address)
+{
+	uint64_t low = CALLER_SP - 8 * STACK_WORDS;
+	struct stack_copy stack = {.start = cpu->x[31],
+				   .bytes = (const uint8_t *)cpu->stack + (cpu->x[31] - low),
+				   .size = (size_t)(CALLER_SP - cpu->x[31])};
+	struct frame_registers registers = {.machine = FRAME_MACHINE_AARCH64,
+					    .ip = file_address,
+					    .sp = cpu->x[31],
+					    .bp = cpu->x[29],
+					    .bp_known = true,
+					    .lr = cpu->x[30],
+					    .lr_known = true};
+	enum frame_step result = call_frame_info_step(info, file_address, &stack, &registers);
+
+	if (result == FRAME_STEP_DONE &&
+	    frame_return_address(FRAME_MACHINE_AARCH64, registers.ip) == RETURN &&
+	    registers.sp == CALLER_SP && registers.bp == CALLER_FP)
+		return CFI_RIGHT;
+	if (result == FRAME_STEP_NO_RULE ||
+	    (result == FRAME_STEP_DONE && registers.sp == cpu->x[31] && cpu->x[31] != CALLER_SP))
+		return CFI_SILENT;
+	return CFI_WRONG;
+}
+
+static uint32_t read32(const uint8_t *bytes)
+{
+	uint32_t value;
+
+	memcpy(&value, bytes, 4);
+	return value;
+}
+
+/* The file offset of code at `address`, through the PT_LOAD segments. */
+static bool file_offset_of(const struct elf_file *file, uint64_t address, uint64_t *offset)
+{
+	for (size_t i = 0; i < file->segment_count; i++) {
+		const struct load_segment *segment = &file->segments[i];
+
+		if (address >= segment->address &&
+		    address - segment->address < segment->file_size) {
+			*offset = segment->file_offset + (address - segment->address);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Every function .eh_frame_hdr lists in libcoreclr.so: its prolog run on
+ * the emulator, with a CFI step at each instruction and at the body's first. */
+static void test_every_libcoreclr_function_unwinds(void **state)
+{
+	char pack[4096], path[4200];
+	size_t checked = 0, steps = 0, wrong = 0, silent = 0, size;
+	struct elf_file *file;
+	struct call_frame_info *info;
+	Elf_Scn *section = NULL;
+	const uint8_t *hdr = NULL, *image;
+	uint64_t hdr_address = 0;
+	uint32_t count;
+	static struct cpu cpu;
+	FILE *in;
+	uint8_t *data;
+
+	(void)state;
+	if (!find_arm64_runtime_pack(pack, sizeof(pack)))
+		skip();
+	snprintf(path, sizeof(path), "%s/native/libcoreclr.so", pack);
+	assert_non_null(in = fopen(path, "rb"));
+	fseek(in, 0, SEEK_END);
+	size = (size_t)ftell(in);
+	rewind(in);
+	assert_non_null(data = malloc(size));
+	assert_int_equal(fread(data, 1, size, in), size);
+	fclose(in);
+	image = data;
+	assert_non_null(file = elf_file_open(open(path, O_RDONLY | O_CLOEXEC)));
+	while ((section = elf_nextscn(file->elf, section))) {
+		GElf_Shdr header;
+		size_t names;
+
+		if (gelf_getshdr(section, &header) && elf_getshdrstrndx(file->elf, &names) == 0 &&
+		    !strcmp(elf_strptr(file->elf, names, header.sh_name), ".eh_frame_hdr")) {
+			hdr = image + header.sh_offset;
+			hdr_address = header.sh_addr;
+		}
+	}
+	/* version 1, pcrel sdata4 .eh_frame pointer, udata4 count, a table of
+	 * datarel sdata4 pairs (what the linkers write) */
+	assert_non_null(hdr);
+	assert_int_equal(read32(hdr), 0x3b031b01);
+	count = read32(hdr + 8);
+	assert_non_null(info = call_frame_info_open(file));
+	for (uint32_t i = 0; i < count; i++) {
+		uint64_t begin = hdr_address + (uint64_t)(int64_t)(int32_t)read32(hdr + 12 + 8 * i);
+		uint64_t offset = 0, next = i + 1 < count
+						? hdr_address + (uint64_t)(int64_t)(int32_t)read32(
+								    hdr + 12 + 8 * (i + 1))
+						: begin + 4;
+
+		assert_true(file_offset_of(file, begin, &offset));
+		checked++;
+		start(&cpu);
+		for (uint64_t at = begin; at < next && offset + (at - begin) + 4 <= size; at += 4) {
+			struct cpu before = cpu;
+
+			enum cfi_check check = cfi_step(info, &cpu, at);
+
+			if (check != CFI_RIGHT) {
+				silent += check == CFI_SILENT;
+				wrong += check == CFI_WRONG;
+				printf("%s at %#" PRIx64 " (+%" PRIu64 ")\n",
+				       check == CFI_SILENT ? "no CFI" : "wrong", at, at - begin);
+				break;
+			}
+			steps++;
+			if (!run(&cpu, read32(image + offset + (at - begin))) || cpu.failed) {
+				cpu = before;
+				break;
+			}
+		}
+	}
+	printf("libcoreclr arm64: %zu functions, %zu steps right, %zu without CFI, %zu wrong\n",
+	       checked, steps, silent, wrong);
+	assert_int_equal(wrong, 0);
+	assert_true(silent < checked / 100);
+	assert_true(checked > 1000);
+	assert_true(steps > 3 * checked);
+	call_frame_info_free(info);
+	free(data);
+}
+
 /* A packed word's fields (Flag 1: a function with the canonical prolog). */
 static uint32_t packed(uint32_t length, unsigned reg_f, unsigned reg_i, unsigned homes, unsigned cr,
 		       uint32_t frame_size)
@@ -361,6 +507,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_every_corelib_method_unwinds),
 	    cmocka_unit_test(test_packed_unwind_data),
+	    cmocka_unit_test(test_every_libcoreclr_function_unwinds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,9 +39,34 @@ __asm__(".text\n"
 	".cfi_restore x30\n"
 	"	ret\n"
 	".cfi_endproc\n"
-	".size cfi_example, . - cfi_example\n");
+	".size cfi_example, . - cfi_example\n"
+	/* The same with pointer authentication (-mbranch-protection): lr is
+	 * signed first, which the CFI notes (DW_CFA_AARCH64_negate_ra_state). */
+	".globl cfi_signed, cfi_signed_signed, cfi_signed_pushed\n"
+	".hidden cfi_signed_signed, cfi_signed_pushed\n"
+	".type cfi_signed, %function\n"
+	"cfi_signed:\n"
+	".cfi_startproc\n"
+	"	paciasp\n"
+	"cfi_signed_signed:\n"
+	".cfi_negate_ra_state\n"
+	"	stp x29, x30, [sp, #-16]!\n"
+	"cfi_signed_pushed:\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset x29, -16\n"
+	".cfi_offset x30, -8\n"
+	"	ldp x29, x30, [sp], #16\n"
+	".cfi_def_cfa sp, 0\n"
+	".cfi_restore x29\n"
+	".cfi_restore x30\n"
+	"	autiasp\n"
+	".cfi_negate_ra_state\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size cfi_signed, . - cfi_signed\n");
 
-extern const char cfi_example[], cfi_example_pushed[], cfi_example_framed[], cfi_example_popped[];
+extern const char cfi_example[], cfi_example_pushed[], cfi_example_framed[], cfi_example_popped[],
+    cfi_signed_signed[], cfi_signed_pushed[];
 
 static uint64_t load_bias;
 
@@ -140,6 +165,22 @@ static void test_signed_return_address_and_machine(void **state)
 	    call_frame_info_step(*state, file_address(cfi_example_pushed), &stack, &registers),
 	    FRAME_STEP_DONE);
 	assert_int_equal(registers.ip, 0x401234);
+	/* Code that signs its return address, as its CFI says: the signed lr
+	 * in the register, then in its slot. */
+	registers = (struct frame_registers){.machine = FRAME_MACHINE_AARCH64,
+					     .sp = STACK_START,
+					     .lr = signed_words[1],
+					     .lr_known = true};
+	assert_int_equal(
+	    call_frame_info_step(*state, file_address(cfi_signed_signed), &stack, &registers),
+	    FRAME_STEP_DONE);
+	assert_int_equal(registers.ip, 0x401234);
+	registers = (struct frame_registers){.machine = FRAME_MACHINE_AARCH64, .sp = STACK_START};
+	assert_int_equal(
+	    call_frame_info_step(*state, file_address(cfi_signed_pushed), &stack, &registers),
+	    FRAME_STEP_DONE);
+	assert_int_equal(registers.ip, 0x401234);
+	assert_int_equal(registers.sp, STACK_START + 16);
 	registers = (struct frame_registers){.machine = FRAME_MACHINE_X86_64, .sp = STACK_START};
 	assert_int_equal(
 	    call_frame_info_step(*state, file_address(cfi_example_pushed), &stack, &registers),
