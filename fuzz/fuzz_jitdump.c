@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct jitdump *dump = jitdump_new(), *framed = jitdump_new_framing();
 	struct jitdump_summary summary, framing;
 	struct code_range range;
-	struct x64_unwind_code_at unwind;
+	struct windows_unwind_code_at unwind;
 	struct stack_copy stack = {.start = 0x10000, .bytes = data, .size = size};
 	size_t split = size ? data[0] % (size + 1) : 0;
 	unsigned char *copy = malloc(size - split + 1);
@@ -48,7 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (jitdump_lookup(dump, address, 0, &range) && range.name)
 			(void)strlen(range.name);
 		if (jitdump_unwind_at(dump, address, UINT64_MAX, &unwind)) {
-			struct frame_registers registers = {address, 0x10000 + i, 0x10040, true};
+			struct frame_registers registers = {
+			    .ip = address, .sp = 0x10000 + i, .bp = 0x10040, .bp_known = true};
 
 			x64_unwind_step(&unwind, false, &stack, &registers);
 		}

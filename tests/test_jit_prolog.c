@@ -27,7 +27,7 @@ static const struct stack_copy stack = {
 static struct frame_registers unwind_caller(const uint8_t *info, size_t info_size, uint32_t offset,
 					    struct frame_registers registers)
 {
-	struct x64_unwind_code_at at = {info, info_size, offset, NULL, 0};
+	struct windows_unwind_code_at at = {info, info_size, offset, NULL, 0, 0};
 
 	assert_int_equal(x64_unwind_step(&at, false, &stack, &registers), FRAME_STEP_DONE);
 	return registers;
@@ -45,8 +45,9 @@ static void test_push_rax_frame(void **state)
 	memset(slots, 0, sizeof(slots));
 	slots[1] = RETURN;
 	assert_true(jit_prolog_unwind_info(code, sizeof(code), info, &size));
-	caller =
-	    unwind_caller(info, size, 11, (struct frame_registers){11, STACK, CALLER_RBP, true});
+	caller = unwind_caller(
+	    info, size, 11,
+	    (struct frame_registers){.ip = 11, .sp = STACK, .bp = CALLER_RBP, .bp_known = true});
 	assert_int_equal(caller.ip, RETURN);
 	assert_int_equal(caller.sp, STACK + 16);
 	assert_int_equal(caller.bp, CALLER_RBP);
@@ -64,7 +65,8 @@ static void test_pushes_like_crossgen(void **state)
 					   4,	       0 | 3 << 4, 3, 0 | 15 << 4, 1, 0 | 5 << 4};
 	uint8_t info[JIT_PROLOG_MAX_INFO];
 	size_t size;
-	struct frame_registers ours, theirs, at = {0x14, STACK, STACK + 0x20, true};
+	struct frame_registers ours, theirs,
+	    at = {.ip = 0x14, .sp = STACK, .bp = STACK + 0x20, .bp_known = true};
 
 	(void)state;
 	memset(slots, 0, sizeof(slots));
@@ -133,8 +135,9 @@ static void test_through_the_jitdump(void **state)
 	uint8_t file[512], long_method[100];
 	size_t length = 0;
 	struct jitdump *dump = jitdump_new();
-	struct x64_unwind_code_at unwind;
-	struct frame_registers registers = {0x700f, STACK, CALLER_RBP, true};
+	struct windows_unwind_code_at unwind;
+	struct frame_registers registers = {
+	    .ip = 0x700f, .sp = STACK, .bp = CALLER_RBP, .bp_known = true};
 
 	(void)state;
 	memset(slots, 0, sizeof(slots));

@@ -73,6 +73,33 @@ static void test_core_modules_and_aliases(void **state)
 	kernel_symbols_free(symbols);
 }
 
+/* arm64 (6.1) maps modules below the kernel image, not above it as x86-64
+ * does: listed after the core, at lower addresses. */
+static void test_modules_below_the_core(void **state)
+{
+	static const char arm64_listing[] = "ffff800008000000 T _text\n"
+					    "ffff800008010000 T _stext\n"
+					    "ffff800008010100 t helper\n"
+					    "ffff800008010200 T later\n"
+					    "ffff800001230000 t mod_a\t[nf_tables]\n"
+					    "ffff800001230100 t mod_b\t[nf_tables]\n";
+	struct kernel_symbols *symbols = open_text(arm64_listing, sizeof(arm64_listing) - 1, true);
+
+	(void)state;
+	assert_non_null(symbols);
+	assert_names(symbols, 0xffff800008010140, "helper", 0x40);
+	assert_names(symbols, 0xffff800001230050, "mod_a", 0x50);
+	assert_names(symbols, 0xffff800001230100, "mod_b", 0);
+	assert_names(symbols, 0xffff800008010200, "later", 0);
+	assert_unnamed(symbols, 0xffff800001000000); /* below every symbol */
+	kernel_symbols_free(symbols);
+	/* Asked first, a module's address reads the listing whole. */
+	symbols = open_text(arm64_listing, sizeof(arm64_listing) - 1, true);
+	assert_names(symbols, 0xffff800001230104, "mod_b", 4);
+	assert_names(symbols, 0xffff800008000004, "_text", 4);
+	kernel_symbols_free(symbols);
+}
+
 static void test_hidden_addresses(void **state)
 {
 	static const char hidden[] = "0000000000000000 T _stext\n0000000000000000 t helper\n";
@@ -395,6 +422,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_core_modules_and_aliases),
+	    cmocka_unit_test(test_modules_below_the_core),
 	    cmocka_unit_test(test_hidden_addresses),
 	    cmocka_unit_test(test_reads_only_as_far_as_needed),
 	    cmocka_unit_test(test_copy_names_what_was_asked),

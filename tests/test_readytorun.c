@@ -2,13 +2,15 @@
  * on the framework assemblies of the .NET SDK installed on this machine:
  * known methods are found at their code's offsets with the names the
  * runtime gives them in its jitdump, and damaged copies are refused or give
- * no names, never a crash. Skipped where the SDK is not installed. */
+ * no names, never a crash. Skipped where the SDK is not installed. The
+ * arm64 CoreLib of .NET's arm64 runtime pack (from NuGet) is named alike. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "arm64_runtime_pack.h"
 #include "clr_metadata.h"
 #include "managed_image.h"
 #include "managed_images.h"
@@ -131,12 +133,70 @@ static void test_framework_methods_have_the_runtime_names(void **state)
 			       "System.Console::<get_Out>g__EnsureInitialized|26_0()[PreJIT]"));
 }
 
+/* How many of the image's code blocks are named at their start, of
+ * `count`; each block ends after it starts and before the next starts. */
+static size_t named_code_blocks(const char *path, size_t *count)
+{
+	size_t size, named = 0;
+	uint8_t *data = read_whole(path, &size);
+	struct managed_image *image = managed_image_open(-1, path, true);
+	struct pe_image pe;
+	struct readytorun r2r;
+	struct readytorun_runtime_function function, next;
+
+	assert_non_null(image);
+	assert_true(pe_image_parse(&pe, data, size, NULL));
+	assert_true(readytorun_parse(&r2r, &pe));
+	*count = r2r.runtime_function_count;
+	for (uint32_t i = 0; readytorun_runtime_function(&r2r, i, &function); i++) {
+		const uint8_t *code = pe_image_at_rva(&pe, function.begin_rva, 1);
+		const char *name;
+		uint64_t offset;
+
+		assert_non_null(code);
+		assert_true(function.end_rva > function.begin_rva);
+		if (readytorun_runtime_function(&r2r, i + 1, &next))
+			assert_true(function.end_rva <= next.begin_rva);
+		named += managed_image_lookup(image, (uint64_t)(code - data), &name, &offset) &&
+			 offset == 0;
+	}
+	managed_image_free(image);
+	free(data);
+	return named;
+}
+
+/* The arm64 CoreLib (8-byte RUNTIME_FUNCTIONs, the end from each .xdata's
+ * function length) names its code as this machine's CoreLib (x64) does,
+ * the same methods by the same names. */
+static void test_arm64_framework_is_named_alike(void **state)
+{
+	char pack[4096], corelib[4200];
+	size_t arm64_count, x64_count, arm64_named, x64_named;
+
+	(void)state;
+	if (!find_framework() || !find_arm64_runtime_pack(pack, sizeof(pack)))
+		skip();
+	snprintf(corelib, sizeof(corelib), "%s/lib/net10.0/System.Private.CoreLib.dll", pack);
+	arm64_named = named_code_blocks(corelib, &arm64_count);
+	x64_named = named_code_blocks(framework_file("System.Private.CoreLib.dll"), &x64_count);
+	printf("named code blocks: arm64 %zu of %zu, x64 %zu of %zu\n", arm64_named, arm64_count,
+	       x64_named, x64_count);
+	assert_true(arm64_count > 10000);
+	assert_true(arm64_named * x64_count >= x64_named * arm64_count * 99 / 100);
+	assert_true(some_code_is_named(
+	    corelib, "bool [System.Private.CoreLib] System.String::Equals(string,string)[PreJIT]"));
+	assert_true(some_code_is_named(
+	    corelib, "instance !1& [System.Private.CoreLib] "
+		     "System.Collections.Generic.Dictionary`2[System.__Canon,System.Int32]::"
+		     "FindValue(!0)[PreJIT]"));
+}
+
 static void test_offsets_inside_a_method_name_it(void **state)
 {
 	struct managed_images *images = managed_images_new(-1);
 	const char *path, *name, *again;
 	uint64_t offset, file_offset = 0;
-	struct x64_unwind_code_at unwind;
+	struct windows_unwind_code_at unwind;
 	struct managed_image *image;
 
 	(void)state;
@@ -153,7 +213,11 @@ static void test_offsets_inside_a_method_name_it(void **state)
 		file_offset += 16;
 	assert_true(managed_image_unwind_at(image, file_offset, &unwind));
 	assert_int_equal(unwind.offset, 0);
+#if defined(__aarch64__)
+	assert_int_equal(unwind.info[2] >> 2 & 3, 0); /* .xdata version 0 */
+#else
 	assert_int_equal(unwind.info[0] & 7, 1); /* UNWIND_INFO version 1 */
+#endif
 	assert_non_null(unwind.code);
 	assert_true(unwind.code_size > 1);
 	assert_true(managed_images_lookup(images, path, file_offset + 1, &again, &offset));
@@ -191,7 +255,7 @@ static void test_read_as_needed_or_at_once_alike(void **state)
 	for (uint32_t i = 0; readytorun_runtime_function(&r2r, i, &function); i += 7) {
 		uint64_t file_offset =
 		    (uint64_t)(pe_image_at_rva(&pe, function.begin_rva, 1) - data);
-		struct x64_unwind_code_at by_lazy, by_eager;
+		struct windows_unwind_code_at by_lazy, by_eager;
 		const char *lazy_name, *eager_name;
 		uint64_t lazy_offset, eager_offset;
 		bool named = managed_image_lookup(lazy, file_offset, &lazy_name, &lazy_offset);
@@ -283,6 +347,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_framework_methods_have_the_runtime_names),
+	    cmocka_unit_test(test_arm64_framework_is_named_alike),
 	    cmocka_unit_test(test_offsets_inside_a_method_name_it),
 	    cmocka_unit_test(test_read_as_needed_or_at_once_alike),
 	    cmocka_unit_test(test_damaged_images_are_refused_cleanly),

@@ -118,11 +118,56 @@ static void test_keeps_the_copy_when_nothing_is_sure(void **state)
 	assert_false(exact);
 }
 
+/* arm64 JIT code (frame records of x29 and lr, no unwind info): a leaf that
+ * has not pushed its frame record returns to lr, its callers' return
+ * addresses come from the records without their pointer-authentication
+ * bits; a leaf that has pushed its record is not taken twice. */
+static void test_arm64_frame_records_and_lr(void **state)
+{
+	const uint64_t signature = 0x0031000000000000;
+	uint64_t records[8] = {
+	    [0] = STACK + 0x10,
+	    [1] = CODE + 0x50, /* the leaf's, once pushed */
+	    [2] = STACK + 0x30,
+	    [3] = (CODE + 0x100) | signature, /* its caller's */
+	    [6] = 0,
+	    [7] = (CODE + 0x200) | signature, /* the outermost */
+	};
+	struct stack_walk_sample sample = {
+	    .registers = {.ip = CODE,
+			  .sp = STACK,
+			  .bp = STACK + 0x10,
+			  .bp_known = true,
+			  .lr = CODE + 0x50,
+			  .lr_known = true,
+			  .machine = FRAME_MACHINE_AARCH64},
+	    .stack = {.start = STACK, .bytes = (const uint8_t *)records, .size = sizeof(records)},
+	};
+	const uint64_t expected[] = {CODE, CODE + 0x50, CODE + 0x100, CODE + 0x200};
+	uint64_t frames[16];
+
+	(void)state;
+	code_kind = CODE_GENERATED;
+	assert_int_equal(walk(&sample, frames), 4);
+	assert_memory_equal(frames, expected, sizeof(expected));
+	/* The leaf's record pushed: x29 points at it, lr's value above. */
+	sample.registers.bp = STACK;
+	assert_int_equal(walk(&sample, frames), 4);
+	assert_memory_equal(frames, expected, sizeof(expected));
+	/* Without lr (the leaf before its push) the frame records skip the
+	 * caller lr holds. */
+	sample.registers.bp = STACK + 0x10;
+	sample.registers.lr_known = false;
+	assert_int_equal(walk(&sample, frames), 3);
+	assert_int_equal(frames[1], CODE + 0x100);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_joins_the_callchain_at_the_first_frame),
 	    cmocka_unit_test(test_keeps_the_copy_when_nothing_is_sure),
+	    cmocka_unit_test(test_arm64_frame_records_and_lr),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

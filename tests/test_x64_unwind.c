@@ -57,7 +57,7 @@ static enum frame_step unwind(const struct info *info, uint32_t offset, bool lea
 			      const uint8_t *code, size_t code_size,
 			      struct frame_registers *registers)
 {
-	struct x64_unwind_code_at at = {info->bytes, info->size, offset, code, code_size};
+	struct windows_unwind_code_at at = {info->bytes, info->size, offset, code, code_size, 0};
 
 	return x64_unwind_step(&at, leaf, &stack, registers);
 }
@@ -82,12 +82,14 @@ static void test_frame_without_rbp(void **state)
 	memset(slots, 0, sizeof(slots));
 	put(STACK, 0x1234); /* rax, pushed to align */
 	put(STACK + 8, RETURN);
-	registers = (struct frame_registers){0x10, STACK, CALLER_RBP, true};
+	registers =
+	    (struct frame_registers){.ip = 0x10, .sp = STACK, .bp = CALLER_RBP, .bp_known = true};
 	/* A caller's frame: the address is in "call Spin" (offset 6..11). */
 	assert_int_equal(unwind(&info, 10, false, NULL, 0, &registers), FRAME_STEP_DONE);
 	assert_caller(&registers, STACK + 16, CALLER_RBP);
 	/* The leaf at its first instruction: nothing pushed yet. */
-	registers = (struct frame_registers){0, STACK + 8, CALLER_RBP, true};
+	registers =
+	    (struct frame_registers){.ip = 0, .sp = STACK + 8, .bp = CALLER_RBP, .bp_known = true};
 	assert_int_equal(unwind(&info, 0, true, NULL, 0, &registers), FRAME_STEP_DONE);
 	assert_caller(&registers, STACK + 16, CALLER_RBP);
 }
@@ -115,11 +117,13 @@ static void test_body_and_prolog(void **state)
 
 	(void)state;
 	fill_pushed_frame();
-	registers = (struct frame_registers){0x40, STACK, STACK + 0x20, true};
+	registers =
+	    (struct frame_registers){.ip = 0x40, .sp = STACK, .bp = STACK + 0x20, .bp_known = true};
 	assert_int_equal(unwind(&info, 0x40, true, NULL, 0, &registers), FRAME_STEP_DONE);
 	assert_caller(&registers, STACK + 0x30, CALLER_RBP);
 	/* In the prolog after "push rbp; push r15": only those two are undone. */
-	registers = (struct frame_registers){3, STACK + 0x18, CALLER_RBP, true};
+	registers = (struct frame_registers){
+	    .ip = 3, .sp = STACK + 0x18, .bp = CALLER_RBP, .bp_known = true};
 	assert_int_equal(unwind(&info, 3, true, NULL, 0, &registers), FRAME_STEP_DONE);
 	assert_caller(&registers, STACK + 0x30, CALLER_RBP);
 }
@@ -135,22 +139,26 @@ static void test_epilogs(void **state)
 	(void)state;
 	fill_pushed_frame();
 	/* At "add rsp, 0x10": the whole frame is still there. */
-	registers = (struct frame_registers){0x80, STACK, STACK + 0x20, true};
+	registers =
+	    (struct frame_registers){.ip = 0x80, .sp = STACK, .bp = STACK + 0x20, .bp_known = true};
 	assert_int_equal(unwind(&info, 0x80, true, whole, sizeof(whole), &registers),
 			 FRAME_STEP_DONE);
 	assert_caller(&registers, STACK + 0x30, CALLER_RBP);
 	/* At "pop rbp; ret": rbx and r15 are popped already, rbp holds rbx's
 	 * value; undoing the prolog would read past the return address. */
-	registers = (struct frame_registers){0x87, STACK + 0x20, 0xb, true};
+	registers =
+	    (struct frame_registers){.ip = 0x87, .sp = STACK + 0x20, .bp = 0xb, .bp_known = true};
 	assert_int_equal(unwind(&info, 0x87, true, whole + 7, 2, &registers), FRAME_STEP_DONE);
 	assert_caller(&registers, STACK + 0x30, CALLER_RBP);
 	/* A tail call: the pops, then "jmp rax". */
-	registers = (struct frame_registers){0x80, STACK + 0x10, STACK + 0x20, true};
+	registers = (struct frame_registers){
+	    .ip = 0x80, .sp = STACK + 0x10, .bp = STACK + 0x20, .bp_known = true};
 	assert_int_equal(unwind(&info, 0x80, true, tail_call, sizeof(tail_call), &registers),
 			 FRAME_STEP_DONE);
 	assert_caller(&registers, STACK + 0x30, CALLER_RBP);
 	/* A branch of the body is no epilog: the prolog is undone. */
-	registers = (struct frame_registers){0x80, STACK, STACK + 0x20, true};
+	registers =
+	    (struct frame_registers){.ip = 0x80, .sp = STACK, .bp = STACK + 0x20, .bp_known = true};
 	assert_int_equal(unwind(&info, 0x80, true, branch, sizeof(branch), &registers),
 			 FRAME_STEP_DONE);
 	assert_caller(&registers, STACK + 0x30, CALLER_RBP);
@@ -175,14 +183,16 @@ static void test_frame_register(void **state)
 	memset(slots, 0, sizeof(slots));
 	put(STACK + 0x140, CALLER_RBP);
 	put(STACK + 0x148, RETURN);
-	registers = (struct frame_registers){0x30, STACK, STACK + 0x120, true};
+	registers = (struct frame_registers){
+	    .ip = 0x30, .sp = STACK, .bp = STACK + 0x120, .bp_known = true};
 	assert_int_equal(unwind(&info, 0x30, false, NULL, 0, &registers), FRAME_STEP_DONE);
 	assert_caller(&registers, STACK + 0x150, CALLER_RBP);
-	registers = (struct frame_registers){0x30, STACK, STACK + 0x120, true};
+	registers = (struct frame_registers){
+	    .ip = 0x30, .sp = STACK, .bp = STACK + 0x120, .bp_known = true};
 	assert_int_equal(unwind(&large_info, 0x30, false, NULL, 0, &registers), FRAME_STEP_DONE);
 	assert_caller(&registers, STACK + 0x150, CALLER_RBP);
 	/* Without rbp's value the frame cannot be found. */
-	registers = (struct frame_registers){0x30, STACK, 0, false};
+	registers = (struct frame_registers){.ip = 0x30, .sp = STACK, .bp = 0, .bp_known = false};
 	assert_int_equal(unwind(&info, 0x30, false, NULL, 0, &registers), FRAME_STEP_NO_RULE);
 }
 
@@ -195,7 +205,8 @@ static void test_damaged_info(void **state)
 
 	(void)state;
 	fill_pushed_frame();
-	before = registers = (struct frame_registers){0x40, STACK, STACK + 0x20, true};
+	before = registers =
+	    (struct frame_registers){.ip = 0x40, .sp = STACK, .bp = STACK + 0x20, .bp_known = true};
 	info.bytes[0] = 2 | FLAGS_HANDLER; /* version 2 */
 	assert_int_equal(unwind(&info, 0x40, true, NULL, 0, &registers), FRAME_STEP_NO_RULE);
 	info.bytes[0] = 1 | 4u << 3; /* chained to another function's info */

@@ -1,9 +1,9 @@
 #include "stack_trim.h"
 #include "perf_record_mapping.h"
+#include "perf_user_registers.h"
 #include "resolver.h"
 #include "util.h"
 
-#include <asm/perf_regs.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,8 +20,8 @@
 struct remembered_walk {
 	uint32_t tid;
 	bool known;
-	uint64_t generation; /* of the mappings it walked through */
-	uint64_t ip, sp, bp, stack_size, needed;
+	uint64_t generation;			     /* of the mappings it walked through */
+	uint64_t ip, sp, bp, lr, stack_size, needed; /* lr: arm64's, 0 elsewhere */
 	bool exact; /* only the slots read are read again by the replay */
 	uint64_t chain[MEMO_CHAIN_LENGTH];
 	size_t chain_length;
@@ -147,7 +147,8 @@ static bool remembers(const struct stack_trim *trim, const struct remembered_wal
 {
 	if (!memo->known || memo->tid != tid || memo->generation != trim->generation ||
 	    memo->ip != walk->registers.ip || memo->sp != walk->registers.sp ||
-	    memo->bp != walk->registers.bp || memo->stack_size != walk->stack.size ||
+	    memo->bp != walk->registers.bp || memo->lr != walk->registers.lr ||
+	    memo->stack_size != walk->stack.size ||
 	    memo->chain_length != walk->kernel_chain_length ||
 	    (memo->chain_length &&
 	     memcmp(memo->chain, walk->kernel_chain, memo->chain_length * sizeof(*memo->chain))))
@@ -171,6 +172,7 @@ static void remember(const struct stack_trim *trim, struct remembered_walk *memo
 	memo->ip = walk->registers.ip;
 	memo->sp = walk->registers.sp;
 	memo->bp = walk->registers.bp;
+	memo->lr = walk->registers.lr;
 	memo->stack_size = walk->stack.size;
 	memo->needed = needed;
 	memo->chain_length = walk->kernel_chain_length;
@@ -186,7 +188,6 @@ static void remember(const struct stack_trim *trim, struct remembered_walk *memo
 uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sample)
 {
 	struct stack_walk_sample walk = {
-	    .registers.bp_known = true,
 	    .stack = {.bytes = sample->user_stack, .size = sample->user_stack_size},
 	};
 	struct remembered_walk *memo;
@@ -194,9 +195,7 @@ uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sa
 	size_t needed;
 	bool exact;
 
-	if (!perf_sample_user_register(sample, PERF_REG_X86_IP, &walk.registers.ip) ||
-	    !perf_sample_user_register(sample, PERF_REG_X86_SP, &walk.registers.sp) ||
-	    !perf_sample_user_register(sample, PERF_REG_X86_BP, &walk.registers.bp))
+	if (!perf_sample_frame_registers(sample, &walk.registers))
 		return sample->user_stack_size;
 	walk.stack.start = walk.registers.sp;
 	/* The kernel's frame-pointer walk of user space follows its marker. */

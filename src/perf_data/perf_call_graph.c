@@ -1,20 +1,12 @@
 #include "perf_call_graph.h"
 #include "perf_records.h"
+#include "perf_user_registers.h"
 
-#include <asm/perf_regs.h>
 #include <string.h>
 
 /* The fp mode's stack copy: the leaf's return address lies its frame size
  * above the stack pointer; docs/BENCHMARKS.md shows what this covers. */
 enum { LEAF_REPAIR_STACK_SIZE = 512 };
-
-/* The registers perf record --call-graph dwarf takes on x86-64: all general
- * registers, flags, cs and ss, not the other segment registers. The walk
- * needs ip, sp and bp; perf's unwinders read the rest. */
-#define USER_REGISTERS                                                                             \
-	(((1ULL << PERF_REG_X86_64_MAX) - 1) &                                                     \
-	 ~((1ULL << PERF_REG_X86_DS) | (1ULL << PERF_REG_X86_ES) | (1ULL << PERF_REG_X86_FS) |     \
-	   (1ULL << PERF_REG_X86_GS)))
 
 static const char *const names[] = {
     [CALL_GRAPH_FP] = "fp",
@@ -51,7 +43,7 @@ void call_graph_set_attr(struct perf_event_attr *attr, enum call_graph_mode mode
 	 * segment's mapping. */
 	attr->mmap_data = 1;
 	attr->sample_type |= PERF_SAMPLE_REGS_USER;
-	attr->sample_regs_user = USER_REGISTERS;
+	attr->sample_regs_user = perf_user_registers;
 	attr->sample_stack_user = stack_size;
 	attr->exclude_callchain_user = mode == CALL_GRAPH_DWARF;
 }

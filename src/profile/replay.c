@@ -3,11 +3,11 @@
 #include "perf_call_graph.h"
 #include "perf_data.h"
 #include "perf_record_mapping.h"
+#include "perf_user_registers.h"
 #include "stack_walk.h"
 #include "time_order.h"
 #include "util.h"
 
-#include <asm/perf_regs.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,16 +342,13 @@ static size_t add_walked_stack(struct replay *replay, const struct perf_sample *
 {
 	struct code_lookup_context process = {replay->resolver, (pid_t)sample->pid};
 	struct stack_walk_sample walk = {
-	    .registers.bp_known = true,
 	    .stack = {.bytes = sample->user_stack, .size = sample->user_stack_size},
 	    .kernel_chain = user_chain,
 	    .kernel_chain_length = user_chain_length,
 	};
 	size_t count;
 
-	if (!perf_sample_user_register(sample, PERF_REG_X86_IP, &walk.registers.ip) ||
-	    !perf_sample_user_register(sample, PERF_REG_X86_SP, &walk.registers.sp) ||
-	    !perf_sample_user_register(sample, PERF_REG_X86_BP, &walk.registers.bp)) {
+	if (!perf_sample_frame_registers(sample, &walk.registers)) {
 		*whole = false;
 		return depth;
 	}

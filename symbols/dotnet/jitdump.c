@@ -2,6 +2,7 @@
 #include "buffer.h"
 #include "jit_frames.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,9 @@ struct jitdump {
 	struct jit_frames *frames; /* each code's prolog, for its unwind info */
 	enum phase phase;
 	bool timed;
+	/* The header's machine is x86-64: jit_prolog.h reads x64 prologs
+	 * only. An arm64 JIT keeps frame records, which the walk follows. */
+	bool x64_code;
 	unsigned char *buffer; /* the kept part of the current header or record */
 	size_t buffered, wanted, buffer_capacity;
 	uint64_t skip;	    /* bytes still to pass over */
@@ -127,6 +131,7 @@ static void read_header(struct jitdump *dump)
 		return stop(dump, "the header's size is impossible");
 	dump->counts.valid = true;
 	dump->timed = !(read_u64(dump->buffer + 32) & FLAG_ARCH_TIMESTAMP);
+	dump->x64_code = read_u32(dump->buffer + 12) == EM_X86_64;
 	dump->record_size = size;
 	dump->record_consumed = HEADER_SIZE;
 	finish_record(dump);
@@ -336,24 +341,25 @@ bool jitdump_lookup(struct jitdump *dump, uint64_t address, uint64_t time, struc
 }
 
 bool jitdump_unwind_at(struct jitdump *dump, uint64_t address, uint64_t time,
-		       struct x64_unwind_code_at *unwind)
+		       struct windows_unwind_code_at *unwind)
 {
 	struct code_range range;
 	const struct jit_frame *frame;
 
-	if (!code_ranges_lookup(dump->ranges, address, time, &range) || !range.name ||
-	    !(frame = jit_frames_find(dump->frames, range.start, range.time)))
+	if (!dump->x64_code || !code_ranges_lookup(dump->ranges, address, time, &range) ||
+	    !range.name || !(frame = jit_frames_find(dump->frames, range.start, range.time)))
 		return false;
 	unwind->info = frame->info;
 	unwind->info_size = frame->info_size;
 	unwind->offset = (uint32_t)(address - range.start);
 	unwind->code = NULL;
 	unwind->code_size = 0;
+	unwind->packed = 0;
 	if (unwind->offset < frame->code_size) {
 		unwind->code = frame->code + unwind->offset;
 		unwind->code_size = frame->code_size - unwind->offset;
-		if (unwind->code_size > X64_UNWIND_MAX_EPILOG)
-			unwind->code_size = X64_UNWIND_MAX_EPILOG;
+		if (unwind->code_size > WINDOWS_UNWIND_MAX_EPILOG)
+			unwind->code_size = WINDOWS_UNWIND_MAX_EPILOG;
 	}
 	return true;
 }

@@ -17,7 +17,7 @@
 #define PROFCPU_JITDUMP_H
 
 #include "code_ranges.h"
-#include "x64_unwind.h"
+#include "windows_unwind.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -57,10 +57,10 @@ bool jitdump_lookup(struct jitdump *dump, uint64_t address, uint64_t time,
  * info its prolog gives (jit_prolog.h), and the code from the address on
  * when the method is short enough to be kept whole (else NULL: without it
  * an epilog cannot be told, so only a caller's frame can use the info).
- * Valid until more bytes are added. False when the code is unknown or its
- * prolog was not read. */
+ * Valid until more bytes are added. False when the code is unknown, its
+ * prolog was not read, or the jitdump's machine is not x86-64. */
 bool jitdump_unwind_at(struct jitdump *dump, uint64_t address, uint64_t time,
-		       struct x64_unwind_code_at *unwind);
+		       struct windows_unwind_code_at *unwind);
 
 struct jitdump_summary {
 	bool valid; /* the header was read and is a jitdump */

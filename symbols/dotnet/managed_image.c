@@ -103,7 +103,7 @@ static bool load_file_range(void *context, uint64_t file_offset, uint64_t length
 }
 
 /* Loads what lookups will read once the file is closed: the method index
- * and every UNWIND_INFO. */
+ * and every function's unwind info. */
 static void load_for_lookups(struct managed_image *image)
 {
 	struct readytorun_runtime_function function;
@@ -514,19 +514,25 @@ bool managed_image_lookup(struct managed_image *image, uint64_t file_offset, con
 }
 
 bool managed_image_unwind_at(const struct managed_image *image, uint64_t file_offset,
-			     struct x64_unwind_code_at *unwind)
+			     struct windows_unwind_code_at *unwind)
 {
 	struct readytorun_runtime_function function;
 	uint32_t rva, index;
 
 	if (!runtime_function_at(image, file_offset, &rva, &index) ||
 	    !readytorun_runtime_function(&image->r2r, index, &function) ||
-	    !readytorun_unwind_info(&image->r2r, &function, &unwind->info, &unwind->info_size) ||
 	    rva < function.begin_rva || rva >= function.end_rva)
 		return false;
+	unwind->packed = function.packed_unwind;
+	unwind->info = NULL;
+	unwind->info_size = 0;
+	if (!function.packed_unwind &&
+	    !readytorun_unwind_info(&image->r2r, &function, &unwind->info, &unwind->info_size))
+		return false;
 	unwind->offset = rva - function.begin_rva;
-	unwind->code_size = function.end_rva - rva < X64_UNWIND_MAX_EPILOG ? function.end_rva - rva
-									   : X64_UNWIND_MAX_EPILOG;
+	unwind->code_size = function.end_rva - rva < WINDOWS_UNWIND_MAX_EPILOG
+				? function.end_rva - rva
+				: WINDOWS_UNWIND_MAX_EPILOG;
 	unwind->code = pe_image_at_rva(&image->pe, rva, (uint32_t)unwind->code_size);
 	if (!unwind->code)
 		unwind->code_size = 0;

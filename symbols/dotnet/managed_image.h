@@ -14,7 +14,7 @@
 #define PROFCPU_MANAGED_IMAGE_H
 
 #include "readytorun.h"
-#include "x64_unwind.h"
+#include "windows_unwind.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -47,7 +47,7 @@ void managed_image_free(struct managed_image *image);
 void managed_image_set_assembly_finder(struct managed_image *image,
 				       managed_image_assembly_finder finder, void *context);
 
-/* Whether the image holds ReadyToRun code (x64). */
+/* Whether the image holds ReadyToRun code (x64 or arm64). */
 bool managed_image_has_native_code(const struct managed_image *image);
 
 const char *managed_image_assembly_name(const struct managed_image *image);
@@ -66,10 +66,10 @@ bool managed_image_lookup(struct managed_image *image, uint64_t file_offset, con
 			  uint64_t *offset);
 
 /* How to unwind through the precompiled code holding the byte at
- * `file_offset` (x64_unwind_step): its runtime function's UNWIND_INFO, the
+ * `file_offset` (windows_unwind_step): its runtime function's unwind info, the
  * byte's offset in the function and the code from there on, all valid
  * until managed_image_free(). False when no precompiled code is there. */
 bool managed_image_unwind_at(const struct managed_image *image, uint64_t file_offset,
-			     struct x64_unwind_code_at *unwind);
+			     struct windows_unwind_code_at *unwind);
 
 #endif

@@ -18,6 +18,7 @@
 #define PE_DIRECTORY_CLI_HEADER 14
 
 #define PE_MACHINE_AMD64 0x8664
+#define PE_MACHINE_ARM64 0xaa64
 
 struct pe_section {
 	uint32_t virtual_address, virtual_size; /* where the section is mapped */

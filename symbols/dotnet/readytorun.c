@@ -1,4 +1,5 @@
 #include "readytorun.h"
+#include "arm64_unwind.h"
 #include "little_endian.h"
 
 #include <string.h>
@@ -17,22 +18,36 @@ enum section_type {
 	SECTION_HOT_COLD_MAP = 120,
 };
 
-#define RUNTIME_FUNCTION_SIZE		12 /* x64 */
+#define X64_RUNTIME_FUNCTION_SIZE	12 /* begin, end, unwind info */
+#define ARM64_RUNTIME_FUNCTION_SIZE	8  /* begin, unwind data */
 #define UNWIND_FLAG_EXCEPTION_HANDLER	0x1
 #define UNWIND_FLAG_TERMINATION_HANDLER 0x2
 #define UNWIND_FLAG_CHAIN_INFO		0x4
 #define NATIVE_ARRAY_BLOCK_SIZE		16
 
-/* .NET writes the machine of non-Windows images xor-ed with an OS tag. */
-static bool is_x64(uint16_t machine)
+/* The machine of an image's code. .NET writes the machine of non-Windows
+ * images xor-ed with an OS tag. */
+static bool machine_of(uint16_t machine, enum frame_machine *code_machine)
 {
 	static const uint16_t os_tags[] = {0, 0x7b79 /* Linux */, 0x4644 /* Apple */,
 					   0xadc4 /* FreeBSD */, 0x1993 /* NetBSD */};
 
-	for (size_t i = 0; i < sizeof(os_tags) / sizeof(*os_tags); i++)
+	for (size_t i = 0; i < sizeof(os_tags) / sizeof(*os_tags); i++) {
 		if ((machine ^ os_tags[i]) == PE_MACHINE_AMD64)
-			return true;
+			*code_machine = FRAME_MACHINE_X86_64;
+		else if ((machine ^ os_tags[i]) == PE_MACHINE_ARM64)
+			*code_machine = FRAME_MACHINE_AARCH64;
+		else
+			continue;
+		return true;
+	}
 	return false;
+}
+
+static size_t runtime_function_size(const struct readytorun *r2r)
+{
+	return r2r->machine == FRAME_MACHINE_AARCH64 ? ARM64_RUNTIME_FUNCTION_SIZE
+						     : X64_RUNTIME_FUNCTION_SIZE;
 }
 
 /* A view of the table at `rva` (`size` bytes, loaded) inside the section
@@ -71,7 +86,7 @@ bool readytorun_parse(struct readytorun *r2r, const struct pe_image *image)
 
 	memset(r2r, 0, sizeof(*r2r));
 	r2r->image = image;
-	if (!is_x64(image->machine) ||
+	if (!machine_of(image->machine, &r2r->machine) ||
 	    !pe_image_directory(image, PE_DIRECTORY_CLI_HEADER, &cli_rva, &cli_size) ||
 	    !(cli = pe_image_at_rva(image, cli_rva, CLI_HEADER_SIZE)))
 		return false;
@@ -97,7 +112,8 @@ bool readytorun_parse(struct readytorun *r2r, const struct pe_image *image)
 		switch (type) {
 		case SECTION_RUNTIME_FUNCTIONS:
 			if ((r2r->runtime_functions = pe_image_at_rva(image, rva, size)))
-				r2r->runtime_function_count = size / RUNTIME_FUNCTION_SIZE;
+				r2r->runtime_function_count =
+				    size / (uint32_t)runtime_function_size(r2r);
 			break;
 		case SECTION_METHOD_DEF_ENTRY_POINTS:
 			table_at(image, rva, size, &r2r->method_def_entry_points);
@@ -131,16 +147,41 @@ bool readytorun_parse(struct readytorun *r2r, const struct pe_image *image)
 	return true;
 }
 
+/* The .xdata at `rva`, whose size its header words tell. */
+static const uint8_t *arm64_xdata(const struct readytorun *r2r, uint32_t rva, size_t *size)
+{
+	size_t available = 8; /* the header: one word, or two */
+	const uint8_t *header = pe_image_at_rva(r2r->image, rva, 8);
+
+	if (!header && !(header = pe_image_at_rva(r2r->image, rva, (uint32_t)(available = 4))))
+		return NULL;
+	*size = arm64_unwind_xdata_size(header, available);
+	return *size ? pe_image_at_rva(r2r->image, rva, (uint32_t)*size) : NULL;
+}
+
 bool readytorun_runtime_function(const struct readytorun *r2r, uint32_t index,
 				 struct readytorun_runtime_function *function)
 {
-	const uint8_t *entry = r2r->runtime_functions + (size_t)index * RUNTIME_FUNCTION_SIZE;
+	const uint8_t *entry = r2r->runtime_functions + (size_t)index * runtime_function_size(r2r);
+	struct windows_unwind_code_at unwind = {0};
 
 	if (index >= r2r->runtime_function_count)
 		return false;
 	function->begin_rva = read_u32(entry);
-	function->end_rva = read_u32(entry + 4);
-	function->unwind_info_rva = read_u32(entry + 8);
+	function->packed_unwind = 0;
+	if (r2r->machine == FRAME_MACHINE_X86_64) {
+		function->end_rva = read_u32(entry + 4);
+		function->unwind_info_rva = read_u32(entry + 8);
+		return true;
+	}
+	/* arm64: the end is where the unwind data says the function ends. */
+	function->unwind_info_rva = read_u32(entry + 4);
+	if (function->unwind_info_rva & 3) {
+		unwind.packed = function->packed_unwind = function->unwind_info_rva;
+		function->unwind_info_rva = 0;
+	} else if (!(unwind.info = arm64_xdata(r2r, function->unwind_info_rva, &unwind.info_size)))
+		unwind.info_size = 0;
+	function->end_rva = function->begin_rva + arm64_unwind_function_length(&unwind);
 	return true;
 }
 
@@ -191,16 +232,19 @@ bool readytorun_unwind_info(const struct readytorun *r2r,
 			    const struct readytorun_runtime_function *function,
 			    const uint8_t **bytes, size_t *size)
 {
-	const uint8_t *header = pe_image_at_rva(r2r->image, function->unwind_info_rva, 4);
+	const uint8_t *header;
 	uint32_t length;
 
+	if (r2r->machine == FRAME_MACHINE_AARCH64)
+		return !function->packed_unwind &&
+		       (*bytes = arm64_xdata(r2r, function->unwind_info_rva, size));
 	/* UNWIND_INFO: 4 bytes, the unwind codes (2 bytes each, an even
 	 * count), then a handler RVA or the chained RUNTIME_FUNCTION. */
-	if (!header)
+	if (!(header = pe_image_at_rva(r2r->image, function->unwind_info_rva, 4)))
 		return false;
 	length = 4 + 2 * ((header[2] + 1u) & ~1u);
 	if (header[0] >> 3 & UNWIND_FLAG_CHAIN_INFO)
-		length += RUNTIME_FUNCTION_SIZE;
+		length += X64_RUNTIME_FUNCTION_SIZE;
 	else if (header[0] >> 3 & (UNWIND_FLAG_EXCEPTION_HANDLER | UNWIND_FLAG_TERMINATION_HANDLER))
 		length += 4;
 	if (!(*bytes = pe_image_at_rva(r2r->image, function->unwind_info_rva, length)))

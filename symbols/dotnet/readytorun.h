@@ -22,6 +22,7 @@
 #ifndef PROFCPU_READYTORUN_H
 #define PROFCPU_READYTORUN_H
 
+#include "call_frame_info.h"
 #include "pe_image.h"
 
 #include <stdbool.h>
@@ -38,6 +39,7 @@ struct readytorun_table {
 
 struct readytorun {
 	const struct pe_image *image;
+	enum frame_machine machine; /* of its code */
 	uint16_t major_version, minor_version;
 	uint32_t flags; /* READYTORUN_FLAG_* */
 	const uint8_t *runtime_functions;
@@ -52,15 +54,17 @@ struct readytorun {
 	char owner_composite[256]; /* "" unless this is a component of a composite image */
 };
 
-/* One code block (x64 RUNTIME_FUNCTION). */
+/* One code block (a RUNTIME_FUNCTION: x64's holds its end, arm64's its
+ * unwind data's function length). */
 struct readytorun_runtime_function {
 	uint32_t begin_rva, end_rva; /* [begin, end) */
-	uint32_t unwind_info_rva;    /* a Windows x64 UNWIND_INFO */
+	uint32_t unwind_info_rva;    /* x64 UNWIND_INFO or arm64 .xdata; 0 when packed */
+	uint32_t packed_unwind;	     /* arm64's packed unwind data, 0 when none */
 };
 
 /* Reads the ReadyToRun header of `image` (which must outlive `r2r`). False
- * when the image has none (IL only) or it is malformed. Only x64 code
- * (12-byte runtime functions) is read. */
+ * when the image has none (IL only) or it is malformed, or its code is for
+ * neither x64 nor arm64. */
 bool readytorun_parse(struct readytorun *r2r, const struct pe_image *image);
 
 bool readytorun_runtime_function(const struct readytorun *r2r, uint32_t index,
@@ -73,9 +77,10 @@ bool readytorun_find_runtime_function(const struct readytorun *r2r, uint32_t rva
  * part; `index` itself otherwise. */
 uint32_t readytorun_hot_part(const struct readytorun *r2r, uint32_t index);
 
-/* The UNWIND_INFO bytes of `function` (Windows x64: header, unwind codes,
- * then the handler RVA or chained function); false when they lie outside
- * the image. */
+/* The unwind info bytes of `function` (x64 UNWIND_INFO: header, unwind
+ * codes, then the handler RVA or chained function; arm64 .xdata: header,
+ * epilog scopes, unwind codes); false when they lie outside the image or
+ * the function's unwind data is packed. */
 bool readytorun_unwind_info(const struct readytorun *r2r,
 			    const struct readytorun_runtime_function *function,
 			    const uint8_t **bytes, size_t *size);

@@ -5,13 +5,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* DWARF numbers of the registers a step reads (System V x86-64 psABI,
- * figure 3.36). */
-enum { DWARF_REGISTER_RBP = 6, DWARF_REGISTER_RSP = 7 };
+/* The DWARF numbers of the registers a step reads, by machine: the
+ * System V x86-64 psABI (figure 3.36) and the DWARF for the Arm 64-bit
+ * Architecture (AADWARF64). */
+struct dwarf_registers {
+	enum frame_machine machine;
+	int stack_pointer, frame_pointer;
+};
+
+static const struct dwarf_registers x86_64_registers = {FRAME_MACHINE_X86_64, 7, 6};
+static const struct dwarf_registers aarch64_registers = {FRAME_MACHINE_AARCH64, 31, 29};
+
+/* User addresses on arm64: 48 bits; above them, a pointer's signature or tag. */
+#define AARCH64_USER_ADDRESS_MASK ((1ULL << 48) - 1)
+
+uint64_t frame_return_address(enum frame_machine machine, uint64_t value)
+{
+	return machine == FRAME_MACHINE_AARCH64 ? value & AARCH64_USER_ADDRESS_MASK : value;
+}
 
 struct call_frame_info {
 	struct elf_file *file;
-	Dwarf_CFI *eh_frame;	   /* dwarf_getcfi_elf's: ended with dwarf_cfi_end */
+	const struct dwarf_registers *registers; /* the file's machine's */
+	Dwarf_CFI *eh_frame;			 /* dwarf_getcfi_elf's: ended with dwarf_cfi_end */
 	Dwarf *debug_info;	   /* owns the .debug_frame CFI when there is no eh_frame */
 	Dwarf_CFI *cfi;		   /* the one in use */
 	struct frame_rules *rules; /* RULES_CACHED of them, by address; NULL until a step */
@@ -40,9 +56,19 @@ struct call_frame_info *call_frame_info_open(struct elf_file *file)
 	struct call_frame_info *info;
 	GElf_Ehdr header;
 
-	if (!file || !gelf_getehdr(file->elf, &header) || header.e_machine != EM_X86_64 ||
-	    !(info = calloc(1, sizeof(*info))))
+	const struct dwarf_registers *registers;
+
+	if (!file || !gelf_getehdr(file->elf, &header))
 		return NULL;
+	if (header.e_machine == EM_X86_64)
+		registers = &x86_64_registers;
+	else if (header.e_machine == EM_AARCH64)
+		registers = &aarch64_registers;
+	else
+		return NULL;
+	if (!(info = calloc(1, sizeof(*info))))
+		return NULL;
+	info->registers = registers;
 	info->cfi = info->eh_frame = dwarf_getcfi_elf(file->elf);
 	if (!info->cfi && (info->debug_info = dwarf_begin_elf(file->elf, DWARF_C_READ, NULL)))
 		info->cfi = dwarf_getcfi(info->debug_info);
@@ -83,12 +109,13 @@ struct register_rule {
  * rest of the walk, so the answers are kept. */
 struct frame_rules {
 	uint64_t file_address;
-	bool known;	      /* the entry holds file_address's rules */
-	uint8_t outcome;      /* FRAME_STEP_NO_RULE, FRAME_STEP_FAILED (a rule not
-				 followed), or FRAME_STEP_DONE: follow the rules */
-	uint8_t cfa_register; /* DWARF_REGISTER_RSP or DWARF_REGISTER_RBP */
+	bool known;	  /* the entry holds file_address's rules */
+	uint8_t outcome;  /* FRAME_STEP_NO_RULE, FRAME_STEP_FAILED (a rule not
+			     followed), or FRAME_STEP_DONE: follow the rules */
+	bool cfa_from_sp; /* the CFA is the stack pointer plus cfa_offset, else
+			     the frame pointer plus it */
 	uint64_t cfa_offset;
-	struct register_rule return_address, rbp;
+	struct register_rule return_address, frame_pointer;
 };
 
 /* Entries per file with CFI, one slot per address (the last one asked
@@ -123,7 +150,7 @@ static struct register_rule register_rule(Dwarf_Frame *frame, int regno)
 }
 
 /* The rules at `file_address`, from libdw. The CFA is followed when it is
- * rsp or rbp plus an offset (one DW_OP_bregx); expressions (PLT entries)
+ * the stack or frame pointer plus an offset (one DW_OP_bregx); expressions (PLT entries)
  * are not. A signal frame's caller is the interrupted state, in a ucontext
  * a step does not read. */
 static void compute_rules(struct call_frame_info *info, uint64_t file_address,
@@ -143,12 +170,13 @@ static void compute_rules(struct call_frame_info *info, uint64_t file_address,
 	regno = dwarf_frame_info(frame, NULL, NULL, &signal_frame);
 	if (regno >= 0 && !signal_frame && dwarf_frame_cfa(frame, &ops, &count) == 0 &&
 	    count == 1 && ops[0].atom == DW_OP_bregx &&
-	    (ops[0].number == DWARF_REGISTER_RSP || ops[0].number == DWARF_REGISTER_RBP)) {
+	    (ops[0].number == (Dwarf_Word)info->registers->stack_pointer ||
+	     ops[0].number == (Dwarf_Word)info->registers->frame_pointer)) {
 		rules->outcome = FRAME_STEP_DONE;
-		rules->cfa_register = (uint8_t)ops[0].number;
+		rules->cfa_from_sp = ops[0].number == (Dwarf_Word)info->registers->stack_pointer;
 		rules->cfa_offset = ops[0].number2;
 		rules->return_address = register_rule(frame, regno);
-		rules->rbp = register_rule(frame, DWARF_REGISTER_RBP);
+		rules->frame_pointer = register_rule(frame, info->registers->frame_pointer);
 	}
 	free(frame);
 }
@@ -192,13 +220,16 @@ enum frame_step call_frame_info_step(struct call_frame_info *info, uint64_t file
 				     const struct stack_copy *stack,
 				     struct frame_registers *registers)
 {
-	const struct frame_rules *rules = rules_at(info, file_address);
+	const struct frame_rules *rules;
 	struct frame_registers caller = *registers;
 	uint64_t cfa;
 
+	if (registers->machine != info->registers->machine)
+		return FRAME_STEP_FAILED;
+	rules = rules_at(info, file_address);
 	if (rules->outcome != FRAME_STEP_DONE)
 		return (enum frame_step)rules->outcome;
-	if (rules->cfa_register == DWARF_REGISTER_RSP)
+	if (rules->cfa_from_sp)
 		cfa = registers->sp + rules->cfa_offset;
 	else if (registers->bp_known)
 		cfa = registers->bp + rules->cfa_offset;
@@ -206,11 +237,20 @@ enum frame_step call_frame_info_step(struct call_frame_info *info, uint64_t file
 		return FRAME_STEP_FAILED;
 	if (rules->return_address.kind == RULE_UNDEFINED)
 		return FRAME_STEP_OUTERMOST;
-	if (!restore(&rules->return_address, cfa, stack, &caller.ip))
+	/* The return address register keeps its value: an arm64 leaf that
+	 * has not saved lr (x86-64's return address column, a pseudo
+	 * register, always has a slot). */
+	if (rules->return_address.kind == RULE_SAME) {
+		if (!registers->lr_known)
+			return FRAME_STEP_FAILED;
+		caller.ip = registers->lr;
+	} else if (!restore(&rules->return_address, cfa, stack, &caller.ip))
 		return FRAME_STEP_FAILED;
-	if (!restore(&rules->rbp, cfa, stack, &caller.bp))
+	if (!restore(&rules->frame_pointer, cfa, stack, &caller.bp))
 		caller.bp_known = false;
+	caller.ip = frame_return_address(caller.machine, caller.ip);
 	caller.sp = cfa;
+	caller.lr_known = false;
 	*registers = caller;
 	return FRAME_STEP_DONE;
 }

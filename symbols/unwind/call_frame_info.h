@@ -6,7 +6,7 @@
  * the walk tracks (stack_walk.h) and to the sample's copy of the user stack.
  *
  * The file and the stack copy are untrusted: a rule this step cannot follow,
- * or a slot outside the copy, gives no answer. x86-64 ELF files only. */
+ * or a slot outside the copy, gives no answer. x86-64 and arm64 ELF files. */
 #ifndef PROFCPU_CALL_FRAME_INFO_H
 #define PROFCPU_CALL_FRAME_INFO_H
 
@@ -16,13 +16,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The registers an x86-64 walk needs: the instruction pointer, the stack
- * pointer and the frame pointer (rbp), which a callee may save and a
- * caller's CFI may use as its frame base. */
+/* The machines whose code a walk follows: the one of the sampled process. */
+enum frame_machine { FRAME_MACHINE_X86_64, FRAME_MACHINE_AARCH64 };
+
+/* The registers a walk needs: the instruction pointer, the stack pointer,
+ * the frame pointer (rbp on x86-64, x29 on arm64), which a callee may save
+ * and a caller's CFI may use as its frame base, and on arm64 the link
+ * register (x30), where a call leaves the return address: a leaf that has
+ * not saved it yet returns there. */
 struct frame_registers {
 	uint64_t ip, sp, bp;
-	bool bp_known; /* false once a frame clobbered rbp without saving it */
+	bool bp_known; /* false once a frame clobbered the frame pointer without saving it */
+	uint64_t lr;
+	bool lr_known; /* the leaf's only (arm64): a caller's was clobbered by its call */
+	enum frame_machine machine;
 };
+
+/* The code address a return address of `machine` stands for. arm64 code
+ * built with pointer authentication signs the return address it saves
+ * (paciasp): the signature sits in the bits above the 48 of a user address
+ * (Linux maps no user memory above 2^48 unless asked to). */
+uint64_t frame_return_address(enum frame_machine machine, uint64_t value);
 
 /* The slots of a copy that walks read: how much of the copy they needed,
  * and what their results depend on. */
@@ -62,9 +76,11 @@ enum frame_step {
 /* Unwinds the frame executing at `file_address` (the virtual address of the
  * file, as its symbols use, of registers->ip; for a caller's frame, of the
  * call instruction, i.e. ip - 1) from `registers` to its caller's: the
- * canonical frame address from rsp or rbp plus an offset, the return address
- * and rbp from their saved slots in `stack`. `registers` change only on
- * FRAME_STEP_DONE. */
+ * canonical frame address from the stack or frame pointer plus an offset,
+ * the return address and the frame pointer from their saved slots in
+ * `stack` (or, in an arm64 leaf, the return address from lr). `registers`
+ * change only on FRAME_STEP_DONE; FRAME_STEP_FAILED when they are another
+ * machine's than the file's. */
 enum frame_step call_frame_info_step(struct call_frame_info *info, uint64_t file_address,
 				     const struct stack_copy *stack,
 				     struct frame_registers *registers);

@@ -2,8 +2,11 @@
 
 #include <string.h>
 
-/* The caller of the frame in `registers` from the rbp chain: the frame
- * pointer points at the saved rbp, with the return address above it. */
+/* The caller of the frame in `registers` from the frame-pointer chain: the
+ * frame pointer points at the saved frame pointer, with the return address
+ * above it (x86-64's rbp frames, arm64's x29 frame records). On x86-64 the
+ * caller's stack pointer lies right above them; on arm64 the record may sit
+ * anywhere in the frame, so that is only the lowest it can be. */
 static enum frame_step frame_pointer_step(const struct stack_copy *stack,
 					  struct frame_registers *registers)
 {
@@ -14,8 +17,9 @@ static enum frame_step frame_pointer_step(const struct stack_copy *stack,
 	    !stack_copy_read(stack, registers->bp + 8, &return_address))
 		return FRAME_STEP_FAILED;
 	registers->sp = registers->bp + 16;
-	registers->ip = return_address;
+	registers->ip = frame_return_address(registers->machine, return_address);
 	registers->bp = saved_bp;
+	registers->lr_known = false;
 	return FRAME_STEP_DONE;
 }
 
@@ -29,7 +33,7 @@ static bool is_code(code_lookup lookup, void *context, uint64_t return_address)
 	return code.kind != CODE_UNMAPPED;
 }
 
-/* A leaf without unwind data (JIT code) that keeps no frame: small
+/* An x86-64 leaf without unwind data (JIT code) that keeps no frame: small
  * optimized methods, any method before its prologue's "mov rbp, rsp" or
  * after its epilogue's "pop rbp". rbp is still the caller's, and the frame
  * pointer step would give the caller's caller, skipping the caller. Seen
@@ -39,8 +43,9 @@ static bool is_code(code_lookup lookup, void *context, uint64_t return_address)
  *   - [sp] equals rbp and [sp + 8] is in code: rbp was just pushed.
  * A method that has set up its frame holds a stack address or a local at
  * [sp], and its rbp lies at or above sp, so neither applies. */
-static enum frame_step frameless_leaf_step(const struct stack_copy *stack, code_lookup lookup,
-					   void *context, struct frame_registers *registers)
+static enum frame_step x86_64_frameless_leaf_step(const struct stack_copy *stack,
+						  code_lookup lookup, void *context,
+						  struct frame_registers *registers)
 {
 	uint64_t at_sp, above, framed_return_address;
 
@@ -61,6 +66,41 @@ static enum frame_step frameless_leaf_step(const struct stack_copy *stack, code_
 	registers->ip = at_sp;
 	registers->sp += 8;
 	return FRAME_STEP_DONE;
+}
+
+/* An arm64 leaf without unwind data (JIT code) that has not saved lr: any
+ * method before its prolog's "stp x29, lr, [sp, #-N]!", after its epilog's
+ * "ldp", or a leaf that never calls. lr holds its return address and x29
+ * its caller's frame record, whose return address the frame pointer step
+ * would give, skipping the caller. A method that has saved its frame record
+ * has x29 pointing at it, with lr's value above; one that has called since
+ * holds a return address into itself in lr (taken for its caller: a known
+ * limit). */
+static enum frame_step aarch64_frameless_leaf_step(const struct stack_copy *stack,
+						   code_lookup lookup, void *context,
+						   struct frame_registers *registers)
+{
+	uint64_t framed_return_address, lr;
+
+	if (!registers->lr_known)
+		return FRAME_STEP_FAILED;
+	lr = frame_return_address(FRAME_MACHINE_AARCH64, registers->lr);
+	if (!is_code(lookup, context, lr) ||
+	    (registers->bp_known && registers->bp >= registers->sp &&
+	     stack_copy_read(stack, registers->bp + 8, &framed_return_address) &&
+	     frame_return_address(FRAME_MACHINE_AARCH64, framed_return_address) == lr))
+		return FRAME_STEP_FAILED;
+	registers->ip = lr;
+	registers->lr_known = false;
+	return FRAME_STEP_DONE;
+}
+
+static enum frame_step frameless_leaf_step(const struct stack_copy *stack, code_lookup lookup,
+					   void *context, struct frame_registers *registers)
+{
+	if (registers->machine == FRAME_MACHINE_AARCH64)
+		return aarch64_frameless_leaf_step(stack, lookup, context, registers);
+	return x86_64_frameless_leaf_step(stack, lookup, context, registers);
 }
 
 static enum frame_step step(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
@@ -84,8 +124,8 @@ static enum frame_step step(enum stack_walk_mode mode, const struct stack_walk_s
 	 * tell an epilog, where part of the frame is gone. */
 	if ((code.kind == CODE_PRECOMPILED ||
 	     (code.kind == CODE_GENERATED && (!leaf || code.unwind.code))) &&
-	    code.unwind.info &&
-	    x64_unwind_step(&code.unwind, leaf, &sample->stack, registers) == FRAME_STEP_DONE)
+	    (code.unwind.info || code.unwind.packed) &&
+	    windows_unwind_step(&code.unwind, leaf, &sample->stack, registers) == FRAME_STEP_DONE)
 		return FRAME_STEP_DONE;
 	if (leaf &&
 	    frameless_leaf_step(&sample->stack, lookup, context, registers) == FRAME_STEP_DONE)
@@ -145,8 +185,10 @@ size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sam
 			return count;
 		}
 		/* A walk that does not climb the stack, or leaves the code, is
-		 * lost; ip 0 ends an rbp chain at the thread's start. */
-		if (result != FRAME_STEP_DONE || registers.ip == 0 || registers.sp <= previous_sp ||
+		 * lost; ip 0 ends a frame-pointer chain at the thread's start.
+		 * An arm64 leaf returns through lr, keeping its stack pointer. */
+		if (result != FRAME_STEP_DONE || registers.ip == 0 || registers.sp < previous_sp ||
+		    (registers.sp == previous_sp && count > 1) ||
 		    !is_code(lookup, context, registers.ip))
 			break;
 		frames[count++] = registers.ip;

@@ -7,11 +7,13 @@
  *   - an ELF file's call frame information (.eh_frame, .debug_frame), read
  *     by call_frame_info_step();
  *   - in hybrid mode, the unwind data of precompiled .NET code (ReadyToRun
- *     images' Windows x64 UNWIND_INFO), read by x64_unwind_step(), and the
- *     same made from the prologs of JIT code (jit_prolog.h) for the frames
- *     of callers;
- *   - in hybrid mode, frame pointers (rbp chains) through code without
- *     either: JIT code, which keeps RBP frames (.NET, node);
+ *     images' Windows x64 UNWIND_INFO or arm64 .xdata), read by
+ *     windows_unwind_step(), and on x86-64 the same made from the prologs
+ *     of JIT code (jit_prolog.h) for the frames of callers;
+ *   - in hybrid mode, frame pointers (rbp chains, arm64's x29 frame
+ *     records) through code without either: JIT code, which keeps such
+ *     frames (.NET, node); an arm64 leaf that has not saved lr returns to
+ *     lr;
  *   - in hybrid mode, the kernel's callchain once the copy ends: where the
  *     walk's last address appears in the callchain, the callchain's frames
  *     above it follow.
@@ -19,12 +21,13 @@
  * In DWARF mode the walk stops at the first frame without CFI, as perf's
  * --call-graph dwarf does. Everything read is untrusted: the walk stops at
  * an address outside mapped code, a stack pointer that does not grow, or
- * memory outside the copy, and is bounded by the caller's frame array. */
+ * memory outside the copy, and is bounded by the caller's frame array.
+ * Return addresses lose their pointer-authentication bits (arm64). */
 #ifndef PROFCPU_STACK_WALK_H
 #define PROFCPU_STACK_WALK_H
 
 #include "call_frame_info.h"
-#include "x64_unwind.h"
+#include "windows_unwind.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -45,7 +48,7 @@ struct code_at {
 	uint64_t file_address;	     /* CODE_WITH_CFI: the address in the file's terms */
 	/* CODE_PRECOMPILED, and CODE_GENERATED whose prolog is known (info NULL
 	   otherwise): owned by the lookup's cache */
-	struct x64_unwind_code_at unwind;
+	struct windows_unwind_code_at unwind;
 	/* A later lookup may know more of this code (a file whose CFI may come
 	 * with its debug file, JIT code whose prolog may come with a jitdump):
 	 * stack_walk_needed_size() then keeps what its walk did not read. */

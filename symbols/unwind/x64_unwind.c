@@ -237,7 +237,7 @@ static bool run_epilog(const uint8_t *code, size_t size, const struct stack_copy
 	return true;
 }
 
-enum frame_step x64_unwind_step(const struct x64_unwind_code_at *at, bool leaf,
+enum frame_step x64_unwind_step(const struct windows_unwind_code_at *at, bool leaf,
 				const struct stack_copy *stack, struct frame_registers *registers)
 {
 	const uint8_t *info = at->info;

@@ -1,4 +1,4 @@
-/* Windows x64 unwind data, which ReadyToRun images carry for every
+/* Windows x64 unwind data, which x64 ReadyToRun images carry for every
  * precompiled .NET method (each RUNTIME_FUNCTION's UNWIND_INFO): one step
  * from a frame to its caller, as the runtime's own unwinder takes it.
  *
@@ -15,24 +15,11 @@
 #ifndef PROFCPU_X64_UNWIND_H
 #define PROFCPU_X64_UNWIND_H
 
-#include "call_frame_info.h"
+#include "windows_unwind.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#define X64_UNWIND_MAX_EPILOG 32 /* code bytes enough to recognize an epilog */
-
-/* The precompiled code at one address. */
-struct x64_unwind_code_at {
-	const uint8_t *info; /* the function's UNWIND_INFO */
-	size_t info_size;
-	uint32_t offset;     /* of the address from the function's start */
-	const uint8_t *code; /* the instructions from the address on (at most
-				X64_UNWIND_MAX_EPILOG bytes, not past the
-				function's end); NULL when unknown */
-	size_t code_size;
-};
 
 /* Unwinds the frame whose registers are `registers` and whose code is `at`.
  * For the leaf the address is the sampled instruction (which may sit in a
@@ -40,7 +27,7 @@ struct x64_unwind_code_at {
  * return address, inside the call. FRAME_STEP_NO_RULE when the info is of a
  * kind this step does not follow (chained, a machine frame), so that the
  * caller can fall back on the frame pointers. */
-enum frame_step x64_unwind_step(const struct x64_unwind_code_at *at, bool leaf,
+enum frame_step x64_unwind_step(const struct windows_unwind_code_at *at, bool leaf,
 				const struct stack_copy *stack, struct frame_registers *registers);
 
 #endif

@@ -1,0 +1,18 @@
+#include "perf_user_registers.h"
+
+#include <asm/perf_regs.h>
+
+/* x0 to x30, sp and pc, as perf takes them (not the SVE vector length).
+ * The walk needs pc, sp, x29 and lr (x30); perf's unwinders read the rest. */
+const uint64_t perf_user_registers = (1ULL << PERF_REG_ARM64_MAX) - 1;
+
+bool perf_sample_frame_registers(const struct perf_sample *sample,
+				 struct frame_registers *registers)
+{
+	*registers = (struct frame_registers){
+	    .machine = FRAME_MACHINE_AARCH64, .bp_known = true, .lr_known = true};
+	return perf_sample_user_register(sample, PERF_REG_ARM64_PC, &registers->ip) &&
+	       perf_sample_user_register(sample, PERF_REG_ARM64_SP, &registers->sp) &&
+	       perf_sample_user_register(sample, PERF_REG_ARM64_X29, &registers->bp) &&
+	       perf_sample_user_register(sample, PERF_REG_ARM64_LR, &registers->lr);
+}
