@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "assembly_pdb.h"
+#include "whole_file.h"
 #include "clr_metadata.h"
 #include "managed_image.h"
 #include "portable_pdb.h"
@@ -162,33 +163,6 @@ static void the_embedded_pdb_gives_each_loop_its_line(void **state)
 		skip();
 	assert_int_not_equal(access(path_in("embedded", "twoloops.pdb"), F_OK), 0);
 	check_two_loops("embedded");
-}
-
-static uint8_t *read_whole(const char *path, size_t *size)
-{
-	FILE *in = fopen(path, "rb");
-	uint8_t *data;
-	long length;
-
-	assert_non_null(in);
-	fseek(in, 0, SEEK_END);
-	length = ftell(in);
-	rewind(in);
-	data = malloc((size_t)length);
-	assert_non_null(data);
-	assert_int_equal(fread(data, 1, (size_t)length, in), (size_t)length);
-	fclose(in);
-	*size = (size_t)length;
-	return data;
-}
-
-static void write_whole(const char *path, const uint8_t *data, size_t size)
-{
-	FILE *out = fopen(path, "wb");
-
-	assert_non_null(out);
-	assert_int_equal(fwrite(data, 1, size, out), size);
-	fclose(out);
 }
 
 /* A copy of the portable build's assembly in its own folder, with `pdb`

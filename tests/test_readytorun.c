@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "arm64_runtime_pack.h"
+#include "whole_file.h"
 #include "clr_metadata.h"
 #include "managed_image.h"
 #include "managed_images.h"
@@ -50,24 +51,6 @@ static char *framework_file(const char *name)
 
 	snprintf(path, sizeof(path), "%s/%s", framework_dir, name);
 	return path;
-}
-
-static uint8_t *read_whole(const char *path, size_t *size)
-{
-	FILE *in = fopen(path, "rb");
-	uint8_t *data;
-	long length;
-
-	assert_non_null(in);
-	fseek(in, 0, SEEK_END);
-	length = ftell(in);
-	rewind(in);
-	data = malloc((size_t)length);
-	assert_non_null(data);
-	assert_int_equal(fread(data, 1, (size_t)length, in), (size_t)length);
-	fclose(in);
-	*size = (size_t)length;
-	return data;
 }
 
 /* Every precompiled code block of the file, named as the resolver names a

@@ -36,7 +36,6 @@ int cmd_lines(int argc, char **argv)
 	const char *dir = NULL, *source_dir = NULL;
 	long top = 10;
 	struct symbol_options symbols = {0};
-	struct string_list positionals = {0};
 	const struct option options[] = {
 	    {"dir", "d", OPTION_STRING, &dir},
 	    {"top", NULL, OPTION_INTEGER, &top},
@@ -48,18 +47,10 @@ int cmd_lines(int argc, char **argv)
 	struct profile profile;
 	int status;
 
-	parsed = options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage);
-	if (parsed != OPTIONS_PARSED) {
-		string_list_clear(&positionals);
+	parsed = options_parse_folder(options, argc, argv, usage, &dir,
+				      "lines needs the capture folder: profcpu lines -dir DIR");
+	if (parsed != OPTIONS_PARSED)
 		return options_exit_status(parsed);
-	}
-	if (!dir && positionals.count == 1)
-		dir = positionals.items[0];
-	string_list_clear(&positionals);
-	if (!dir) {
-		report_error("lines needs the capture folder: profcpu lines -dir DIR");
-		return 2;
-	}
 	if (top < 1) {
 		report_error("invalid --top %ld: give 1 or more functions", top);
 		return 2;

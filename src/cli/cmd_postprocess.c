@@ -35,7 +35,6 @@ int cmd_postprocess(int argc, char **argv)
 	struct symbol_options symbols = {0};
 	struct grouping_options grouping = {0};
 	struct fold_options fold;
-	struct string_list positionals = {0};
 	const struct option options[] = {
 	    {"dir", "d", OPTION_STRING, &dir},
 	    SYMBOL_OPTION_ENTRIES(&symbols),
@@ -47,18 +46,11 @@ int cmd_postprocess(int argc, char **argv)
 	char *log_path;
 	int status;
 
-	parsed = options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage);
-	if (parsed != OPTIONS_PARSED) {
-		string_list_clear(&positionals);
+	parsed = options_parse_folder(
+	    options, argc, argv, usage, &dir,
+	    "postprocess needs the capture folder: profcpu postprocess -dir DIR");
+	if (parsed != OPTIONS_PARSED)
 		return options_exit_status(parsed);
-	}
-	if (!dir && positionals.count == 1)
-		dir = positionals.items[0];
-	string_list_clear(&positionals);
-	if (!dir) {
-		report_error("postprocess needs the capture folder: profcpu postprocess -dir DIR");
-		return 2;
-	}
 	if (!grouping_options_apply(&grouping, &fold))
 		return 2;
 	log_path = xasprintf("%s/profcpu.log", dir);

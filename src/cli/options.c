@@ -138,6 +138,23 @@ enum options_result options_parse(const struct option *options, int argc, char *
 	return OPTIONS_PARSED;
 }
 
+enum options_result options_parse_folder(const struct option *options, int argc, char **argv,
+					 const char *usage, const char **dir, const char *missing)
+{
+	struct string_list positionals = {0};
+	enum options_result parsed =
+	    options_parse(options, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage);
+
+	if (parsed == OPTIONS_PARSED && !*dir && positionals.count == 1)
+		*dir = positionals.items[0];
+	string_list_clear(&positionals);
+	if (parsed == OPTIONS_PARSED && !*dir) {
+		report_error("%s", missing);
+		return OPTIONS_INVALID;
+	}
+	return parsed;
+}
+
 int options_exit_status(enum options_result result)
 {
 	return result == OPTIONS_HELP_SHOWN ? 0 : 2;

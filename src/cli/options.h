@@ -48,6 +48,12 @@ enum options_result options_parse(const struct option *options, int argc, char *
 				  struct string_list *positionals, enum unknown_options unknown,
 				  const char *usage);
 
+/* options_parse() for a command that reads one capture folder: given as
+ * -dir DIR (an entry of `options` filling *dir) or as the one argument. A
+ * parse that leaves no folder prints `missing` and is OPTIONS_INVALID. */
+enum options_result options_parse_folder(const struct option *options, int argc, char **argv,
+					 const char *usage, const char **dir, const char *missing);
+
 /* The exit status of a command that stops on what options_parse() returned
  * (anything but OPTIONS_PARSED): 0 after help, 2 after a usage error. */
 int options_exit_status(enum options_result result);
