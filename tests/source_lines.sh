@@ -11,19 +11,6 @@ source_file=$tests_dir/workloads/two_loops.c
 first=$(grep -n 'TWO THIRDS' "$source_file" | cut -d: -f1)
 second=$(grep -n 'ONE THIRD' "$source_file" | cut -d: -f1)
 
-# about NAME SHARE PERCENT SAMPLES: SHARE (in %) is PERCENT within what
-# chance allows on SAMPLES samples (four standard errors) plus 3 points.
-about() {
-	python3 - "$@" <<'PY' || fail "$1 is $2%, expected about $3%"
-import math, sys
-name, share, expected, samples = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
-p = expected / 100
-margin = 400 * math.sqrt(p * (1 - p) / max(samples, 1)) + 3
-print(f"{name}: {share}% (expected {expected} ± {margin:.1f}% on {samples} samples)")
-sys.exit(0 if abs(share - expected) <= margin else 1)
-PY
-}
-
 start "$WORKLOAD_TWO_LOOPS" 3
 "$PROFCPU" collect -pid "$started_pid" -duration 30 -F 499 --lines -o "$workdir/out" >/dev/null
 wait "$started_pid" || true
