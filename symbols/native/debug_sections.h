@@ -10,6 +10,7 @@
 #define PROFCPU_DEBUG_SECTIONS_H
 
 #include <gelf.h>
+#include <stdint.h>
 
 struct debug_sections;
 
@@ -20,5 +21,12 @@ struct debug_sections;
  * refuses it as before). */
 struct debug_sections *debug_sections_prepare(Elf *elf);
 void debug_sections_free(struct debug_sections *sections);
+
+/* The bytes of the section `name` (".debug_line") of `elf`, inflated when
+ * compressed (`SHF_COMPRESSED` with igzip, or the GNU `.zdebug_line` form
+ * with libelf): NULL when there is none or it does not inflate. `*owned`
+ * is the buffer to free when done, NULL when the bytes are libelf's (they
+ * live as long as `elf`). */
+const uint8_t *debug_section_read(Elf *elf, const char *name, size_t *size, void **owned);
 
 #endif
