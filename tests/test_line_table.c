@@ -96,14 +96,16 @@ static struct comparison compare_with_libdw(struct elf_file *file, size_t count)
 	Elf_Scn *section = NULL;
 	GElf_Shdr header;
 	Elf_Data *data = NULL;
+	size_t symbol_count = 0;
 
 	assert_non_null(table);
 	assert_non_null(units);
 	while ((section = elf_nextscn(file->elf, section)))
-		if (gelf_getshdr(section, &header) && header.sh_type == SHT_SYMTAB)
-			data = elf_getdata(section, NULL);
-	assert_non_null(data);
-	for (size_t i = 0; i < data->d_size / sizeof(Elf64_Sym); i++) {
+		if (gelf_getshdr(section, &header) && header.sh_type == SHT_SYMTAB &&
+		    header.sh_entsize && (data = elf_getdata(section, NULL)))
+			symbol_count = data->d_size / header.sh_entsize;
+	assert_true(symbol_count > 0);
+	for (size_t i = 0; i < symbol_count; i++) {
 		GElf_Sym symbol;
 		uint64_t step;
 
