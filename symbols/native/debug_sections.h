@@ -2,10 +2,11 @@
  * file inflates every compressed .debug_* section it knows with zlib, read
  * or not: Debian's debug packages (libc6-dbg) compress them all, and that
  * was all of the cost of source lines (docs/BENCHMARKS.md). Here the
- * sections that lines and inlined frames read are inflated with ISA-L's
+ * sections that inlined frames read through libdw are inflated with ISA-L's
  * igzip instead (twice zlib's speed on libc's), and those they never read
  * (location lists, address lookup tables, macros, name indexes) are hidden
- * from libdw, which then neither inflates nor keeps them. */
+ * from libdw, which then neither inflates nor keeps them. Source lines read
+ * their few sections one by one (debug_section_read), without libdw. */
 #ifndef PROFCPU_DEBUG_SECTIONS_H
 #define PROFCPU_DEBUG_SECTIONS_H
 
