@@ -122,6 +122,42 @@ struct debug_sections *debug_sections_prepare(Elf *elf)
 	return sections;
 }
 
+const uint8_t *debug_section_read(Elf *elf, const char *name, size_t *size, void **owned)
+{
+	Elf_Scn *section = NULL;
+	size_t names;
+
+	*owned = NULL;
+	*size = 0;
+	if (elf_getshdrstrndx(elf, &names) != 0)
+		return NULL;
+	while ((section = elf_nextscn(elf, section))) {
+		GElf_Shdr header;
+		GElf_Chdr compression;
+		const char *found;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(section, &header) || header.sh_type != SHT_PROGBITS ||
+		    !(found = elf_strptr(elf, names, header.sh_name)))
+			continue;
+		if (!strcmp(found, name) && (header.sh_flags & SHF_COMPRESSED)) {
+			if ((*owned = inflate_section(elf, section, &compression)))
+				*size = compression.ch_size;
+			return *owned;
+		}
+		/* The GNU form (.zdebug_line), which libelf inflates in place. */
+		if (!strcmp(found, name) ||
+		    (!strncmp(found, ".z", 2) && !strcmp(found + 2, name + 1) &&
+		     elf_compress_gnu(section, 0, 0) == 1)) {
+			if (!(data = elf_getdata(section, NULL)) || !data->d_buf)
+				return NULL;
+			*size = data->d_size;
+			return data->d_buf;
+		}
+	}
+	return NULL;
+}
+
 void debug_sections_free(struct debug_sections *sections)
 {
 	if (!sections)

@@ -15,12 +15,11 @@ struct unit_range {
 
 /* A relative source file name and its absolute path. */
 struct joined_path {
-	const char *file; /* libdw's, identified by its address */
+	const char *file; /* libdw's or the line table's, identified by its address */
 	char *path;
 };
 
 struct dwarf_units {
-	struct elf_file *file;
 	struct debug_sections *sections; /* inflated before libdw opened them */
 	Dwarf *dwarf;
 	struct unit_range *ranges;
@@ -40,10 +39,8 @@ struct dwarf_units *dwarf_units_open(struct elf_file *file)
 		if (units)
 			debug_sections_free(units->sections);
 		free(units);
-		elf_file_close(file);
 		return NULL;
 	}
-	units->file = file;
 	return units;
 }
 
@@ -56,7 +53,6 @@ void dwarf_units_free(struct dwarf_units *units)
 	free(units->joined);
 	free(units->ranges);
 	dwarf_end(units->dwarf);
-	elf_file_close(units->file);
 	debug_sections_free(units->sections);
 	free(units);
 }

@@ -12,8 +12,8 @@
 
 struct dwarf_units;
 
-/* Reads DWARF from `file`, taking ownership of it. Returns NULL (and closes
- * `file`) when it has no usable DWARF. */
+/* Reads DWARF from `file`, which must outlive the result. NULL when it has
+ * no usable DWARF. */
 struct dwarf_units *dwarf_units_open(struct elf_file *file);
 void dwarf_units_free(struct dwarf_units *units);
 
@@ -21,10 +21,10 @@ void dwarf_units_free(struct dwarf_units *units);
  * built on the first call. */
 bool dwarf_units_find(struct dwarf_units *units, uint64_t address, Dwarf_Die *unit);
 
-/* `file`, a source file name of `unit`'s tables (owned by libdw), as an
- * absolute path: a relative name (a build that passed relative paths to
- * the compiler, as meson does) joined to the unit's compilation folder.
- * The joined names are owned by `units`. */
+/* `file`, a source file name of `unit`'s tables (libdw's or line_table.h's,
+ * living as long as `units`), as an absolute path: a relative name (a build that passed relative
+ * paths to the compiler, as meson does) joined to the unit's compilation folder. The joined names
+ * are owned by `units`. */
 const char *dwarf_units_source_path(struct dwarf_units *units, Dwarf_Die *unit, const char *file);
 
 #endif

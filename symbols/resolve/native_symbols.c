@@ -30,11 +30,15 @@ struct module {
 	size_t segment_count;
 	struct symbol_table *symbols; /* NULL: nothing names this module */
 	/* The file holding the module's DWARF, kept open from the symbols'
-	 * load until a lookup first hits the module and reads its DWARF: only
-	 * modules whose code was sampled have their line tables read, not those
-	 * only unwound through. */
+	 * load on. A lookup that first hits the module reads its line table:
+	 * only modules whose code was sampled have it read, not those only
+	 * unwound through. */
 	struct elf_file *dwarf_file;
-	struct dwarf_units *dwarf;     /* NULL: no DWARF, or not read yet */
+	bool dwarf_read; /* its line table, and its units when inlined frames are asked for */
+	struct line_table *lines;  /* NULL: none, or not read yet */
+	struct dwarf_units *dwarf; /* libdw's units: for inlined frames, and the compilation
+				      folder of a line table that does not name it */
+	bool units_opened;
 	struct inline_frames *inlines; /* NULL: no DWARF, or not asked for */
 	struct call_frame_info *cfi;   /* loaded on the first leaf unwound here */
 	bool cfi_loaded;
@@ -135,6 +139,7 @@ static void module_free(struct module *module)
 	free(module->path);
 	free(module->segments);
 	symbol_table_free(module->symbols);
+	line_table_free(module->lines);
 	inline_frames_free(module->inlines);
 	dwarf_units_free(module->dwarf);
 	elf_file_close(module->dwarf_file);
@@ -329,16 +334,43 @@ static struct module *find_module(struct native_symbols *symbols, const struct m
 	return symbols->last_hit = module;
 }
 
+/* libdw's units of the module's DWARF, opened on their first use. */
+static struct dwarf_units *units_of(struct module *module)
+{
+	if (!module->units_opened && module->dwarf_file)
+		module->dwarf = dwarf_units_open(module->dwarf_file);
+	module->units_opened = true;
+	return module->dwarf;
+}
+
 /* The module's DWARF, read on the first lookup that hits it. */
 static void load_dwarf(struct native_symbols *symbols, struct module *module)
 {
-	struct elf_file *file = module->dwarf_file;
-
-	module->dwarf_file = NULL;
-	if (!file || !(module->dwarf = dwarf_units_open(file)))
-		return;
-	if (symbols->inline_frames)
+	module->dwarf_read = true;
+	if (symbols->inline_frames && units_of(module))
 		module->inlines = inline_frames_new(module->dwarf);
+	module->lines = line_table_open(module->dwarf_file);
+	if (!module->lines && !module->dwarf) {
+		elf_file_close(module->dwarf_file);
+		module->dwarf_file = NULL;
+	}
+}
+
+/* The line of `address`, its file joined to its unit's compilation folder
+ * when the line table does not name that folder (DWARF 4 and older). */
+static struct source_line line_of(struct module *module, uint64_t address)
+{
+	struct source_line line = {0};
+	struct dwarf_units *units;
+	bool relative_to_unit;
+	Dwarf_Die unit;
+
+	if (!module->lines || !line_table_find(module->lines, address, &line, &relative_to_unit) ||
+	    !relative_to_unit)
+		return line;
+	if ((units = units_of(module)) && dwarf_units_find(units, address, &unit))
+		line.file = dwarf_units_source_path(units, &unit, line.file);
+	return line;
 }
 
 size_t native_symbols_lookup(struct native_symbols *symbols, const struct mapped_file *file,
@@ -347,17 +379,16 @@ size_t native_symbols_lookup(struct native_symbols *symbols, const struct mapped
 	struct module *module = find_module(symbols, file);
 	uint64_t address, offset;
 	const char *name;
-	struct source_line line = {0};
+	struct source_line line;
 	size_t count = 0;
 
 	if (max_frames == 0 || !module ||
 	    !load_segments_find_address(module->segments, module->segment_count, file_offset,
 					&address))
 		return 0;
-	if (module->dwarf_file)
+	if (module->dwarf_file && !module->dwarf_read)
 		load_dwarf(symbols, module);
-	if (module->dwarf)
-		line_table_find(module->dwarf, address, &line);
+	line = line_of(module, address);
 	if (module->inlines)
 		count = inline_frames_find(module->inlines, address, frames, max_frames - 1, &line);
 	if (!module->symbols || !symbol_table_find(module->symbols, address, &name, &offset))
