@@ -5,6 +5,7 @@
 #include "pod_labels.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
