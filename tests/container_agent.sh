@@ -97,6 +97,23 @@ until (($(pushes "$workdir/received-1" "pid=$a_pid}" | wc -l) >= 3)); do
 	sleep 0.5
 done
 
+# A job shorter than a period: started as a period begins and gone before
+# it ends, so its period is sent after it exited; its push still carries
+# its pod's labels, read at its first sample.
+mkdir -p "$workdir/secrets-job"
+echo batch >"$workdir/secrets-job/namespace"
+podman create --network=none --name agent-pod-job --hostname batch-job-x7k2p \
+	-v "$workdir/secrets-job:/var/run/secrets/kubernetes.io/serviceaccount:ro" \
+	localhost/agent-jit-target /bin/workload >/dev/null
+newest_period() { ls -d "$workdir"/spool/period-* 2>/dev/null | tail -1; }
+period=$(newest_period)
+until [[ $(newest_period) > $period ]]; do sleep 0.05; done
+podman start agent-pod-job >/dev/null
+job_pid=$(pid_of agent-pod-job)
+sleep 1
+podman rm -f -t 0 agent-pod-job >/dev/null
+until (($(pushes "$workdir/received-1" "pid=$a_pid}" | wc -l) >= 6)); do sleep 0.5; done
+
 # The receiver goes away for more periods than the buffer holds.
 kill "$receiver_pid"
 wait "$receiver_pid" 2>/dev/null || true
@@ -111,10 +128,12 @@ agent_log >"$workdir/agent.log"
 cat "$workdir/agent.log"
 
 python3 - "$workdir" "$(id_of agent-pod-a)" "$(id_of agent-pod-b)" "$a_pid" "$(pid_of agent-pod-b)" \
-	"$restarted" "$(id_of agent-hostile-inject)" "$(id_of agent-hostile-fifo)" "$(id_of agent-hostile-huge)" <<'PY' ||
+	"$restarted" "$(id_of agent-hostile-inject)" "$(id_of agent-hostile-fifo)" "$(id_of agent-hostile-huge)" \
+	"$job_pid" <<'PY' ||
 import glob, gzip, os, re, sys
 work, a_id, b_id, a_pid, b_pid, restarted = sys.argv[1:7]
 hostile_ids = sys.argv[7:10]
+job_pid = sys.argv[10]
 restarted = int(restarted)
 
 def read(folder):
@@ -157,11 +176,20 @@ for container, pid, service, namespace, pod, mine, other in [
         assert len(starts) == len(set(starts)), f"{pod}: two pushes of one period: {starts}"
     print(f"{pod}: {len(pushes)} pushes as {service}, {named} naming {mine.decode()}")
 
-# The periods sampled while the receiver was away: the buffer's (2, and
-# the one in flight), not more; the rest were dropped.
-late = {start for _, _, start, _ in series(second, a_id) if start < restarted - 2}
+# The periods begun while the receiver was away: the buffer's (2, and the
+# one in flight), not more; the rest were dropped.
+late = {start for _, _, start, _ in series(second, a_id) if start < restarted}
 print(f"periods from the outage that arrived: {len(late)}")
 assert 1 <= len(late) <= 3, late
+
+# The job's push, sent after it exited, carries its pod's labels.
+job = [entry for entry in first if entry[1]["pid"] == job_pid]
+seen = sorted({(e[1]["process"], e[1]["pid"]) for e in first if e[1]["process"] != "dotnet"})
+assert job, f"no push of the job {job_pid}: {seen}"
+for service, labels, _, _ in job:
+    assert service == "batch/batch-job" and labels.get("pod") == "batch-job-x7k2p" and \
+        labels.get("namespace") == "batch", (service, labels)
+print(f"the job: {len(job)} pushes, each with its pod's labels")
 
 # Hostile hostnames add no label and change none; they are left out.
 for container in hostile_ids:

@@ -1,10 +1,8 @@
 #include "agent_send.h"
-#include "dotnet_diagnostics.h"
+#include "http_client.h"
 #include "pod_labels.h"
 #include "process_profiles.h"
 #include "pyroscope_push.h"
-#include "symbol_options.h"
-#include "target_process.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -14,182 +12,213 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#define SEEN_FILE	  "processes-seen"
 #define LABELS_SUFFIX	  ".labels"
+#define PROFILE_SUFFIX	  ".pb.gz"
 #define MAX_PROFILE_BYTES ((size_t)64 << 20)
-/* A process younger than this may not have loaded its runtime yet: it is
- * looked at again in the next period. */
-#define SETTLE_SECONDS 1.0
+/* agent.log starts again past this: the worker lives as long as the agent. */
+#define MAX_LOG_BYTES (1L << 20)
 
-/* A process as the sender saw it: pid reuse gives another start time. */
-struct seen_process {
-	int pid;
-	unsigned long long start_ticks;
+/* What a profile is sent with: its service name and labels. */
+struct profile_labels {
+	char *service;
+	struct string_list labels; /* "key=value", malloc'd */
 };
 
-static double uptime_seconds(void)
+static void add_label(struct profile_labels *labels, const char *key, const char *value)
 {
-	FILE *file = fopen("/proc/uptime", "re");
-	double uptime = 0;
+	char *label = xasprintf("%s=%s", key, value);
 
-	if (file) {
-		if (fscanf(file, "%lf", &uptime) != 1)
-			uptime = 0;
-		fclose(file);
-	}
-	return uptime;
+	make_printable(label); /* a control character would end a line of the labels file */
+	string_list_append(&labels->labels, label);
 }
 
-static size_t read_seen(const char *path, struct seen_process **seen)
+/* The labels of `profile`, whose process is `process`. */
+static void make_labels(const struct agent_send_options *options,
+			const struct process_profile *profile, const struct agent_process *process,
+			struct profile_labels *labels)
 {
-	FILE *file = fopen(path, "re");
-	size_t count = 0, capacity = 0;
-	struct seen_process process;
+	const struct pod_labels *pod = &process->labels;
+	char pid[16];
 
-	*seen = NULL;
-	while (file && fscanf(file, "%d %llu", &process.pid, &process.start_ticks) == 2) {
-		grow_array((void **)seen, &capacity, count + 1, sizeof(**seen));
-		(*seen)[count++] = process;
-	}
-	if (file)
-		fclose(file);
-	return count;
-}
-
-static bool was_seen(const struct seen_process *seen, size_t count,
-		     const struct seen_process *process)
-{
-	for (size_t i = 0; i < count; i++)
-		if (seen[i].pid == process->pid && seen[i].start_ticks == process->start_ticks)
-			return true;
-	return false;
-}
-
-/* Switches on the perf map and jitdump of each .NET process once in its
- * life: SPOOL/processes-seen lists every process looked at (pid and start
- * time, so that a reused pid or a restarted service is looked at anew).
- * The runtime then writes every method it has prepared so far, so the
- * period just sampled is named too. Returns the processes seen before
- * this round (malloc'd in `*seen`). */
-static size_t switch_on_dotnet_perfmaps(const char *spool_dir, FILE *log,
-					struct seen_process **seen)
-{
-	char *path = xasprintf("%s/%s", spool_dir, SEEN_FILE);
-	char *temporary = xasprintf("%s.partial", path);
-	size_t seen_count = read_seen(path, seen);
-	struct process_entry *processes;
-	size_t count = target_process_list(&processes);
-	double uptime = uptime_seconds(), ticks_per_second = (double)sysconf(_SC_CLK_TCK);
-	FILE *out = fopen(temporary, "we");
-
-	for (size_t i = 0; i < count; i++) {
-		struct seen_process process = {processes[i].pid,
-					       target_process_start_ticks(processes[i].pid)};
-		struct target_process target;
-
-		if (!was_seen(*seen, seen_count, &process)) {
-			if (uptime - (double)process.start_ticks / ticks_per_second <
-			    SETTLE_SECONDS)
-				continue;
-			if (target_process_maps_file(process.pid, "libcoreclr.so") &&
-			    target_process_open(process.pid, &target) == 0) {
-				dotnet_ensure_perfmap(&target, log);
-				target_process_close(&target);
-			}
-		}
-		if (out)
-			fprintf(out, "%d %llu\n", process.pid, process.start_ticks);
-	}
-	if (out && fclose(out) == 0)
-		rename(temporary, path);
-	free(processes);
-	free(temporary);
-	free(path);
-	return seen_count;
-}
-
-/* Control characters would end a line of the labels file. */
-static void write_label(FILE *out, const char *key, const char *value)
-{
-	fprintf(out, "%s=", key);
-	for (; *value; value++)
-		fputc((unsigned char)*value < 0x20 || *value == 0x7f ? '?' : *value, out);
-	fputc('\n', out);
-}
-
-/* DIR/PID.labels beside DIR/PID.pb.gz: the service name, then the labels, "key=value" a line. */
-static void write_labels(const struct agent_send_options *options,
-			 const struct process_profile *profile, bool seen_before)
-{
-	struct pod_labels pod;
-	char *path = xasprintf("%.*s" LABELS_SUFFIX,
-			       (int)(strlen(profile->path) - strlen(".pb.gz")), profile->path);
-	char service[POD_NAME_MAX + NAMESPACE_MAX + 2], pid[16];
-	FILE *out;
-
-	pod_labels_read(profile->pid, &pod);
-	if (pod.refused_file && !seen_before) /* once in its life */
-		report_warning("pid %d: %s in its root is %s: its profile has no pod label",
-			       (int)profile->pid, pod.refused_file, pod.refused_why);
-	if (pod.namespace[0]) {
+	*labels = (struct profile_labels){0};
+	if (pod->namespace[0]) {
 		char workload[POD_NAME_MAX + 1];
 
-		pod_labels_workload(pod.pod[0] ? pod.pod : profile->process_name, workload,
+		pod_labels_workload(pod->pod[0] ? pod->pod : profile->process_name, workload,
 				    sizeof(workload));
-		snprintf(service, sizeof(service), "%s/%s", pod.namespace, workload);
+		labels->service = xasprintf("%s/%s", pod->namespace, workload);
+		add_label(labels, "namespace", pod->namespace);
 	} else {
-		snprintf(service, sizeof(service), "%s", profile->process_name);
+		labels->service = xstrdup(profile->process_name);
 	}
+	make_printable(labels->service);
+	if (pod->pod[0])
+		add_label(labels, "pod", pod->pod);
+	if (pod->container[0])
+		add_label(labels, "container", pod->container);
+	add_label(labels, "node", options->node);
+	add_label(labels, "process", profile->process_name);
 	snprintf(pid, sizeof(pid), "%d", (int)profile->pid);
-	out = fopen(path, "we");
-	if (!out) {
-		report_error("cannot write %s: %s", path, strerror(errno));
-		free(path);
-		return;
-	}
-	write_label(out, "service_name", service);
-	if (pod.namespace[0])
-		write_label(out, "namespace", pod.namespace);
-	if (pod.pod[0])
-		write_label(out, "pod", pod.pod);
-	if (pod.container[0])
-		write_label(out, "container", pod.container);
-	write_label(out, "node", options->node);
-	write_label(out, "process", profile->process_name);
-	write_label(out, "pid", pid);
+	add_label(labels, "pid", pid);
 	for (size_t i = 0; i < options->labels.count; i++)
-		fprintf(out, "%s\n", options->labels.items[i]);
-	fclose(out);
+		string_list_append(&labels->labels, xstrdup(options->labels.items[i]));
+}
+
+static void free_labels(struct profile_labels *labels)
+{
+	for (size_t i = 0; i < labels->labels.count; i++)
+		free((char *)labels->labels.items[i]);
+	string_list_clear(&labels->labels);
+	free(labels->service);
+}
+
+/* Returns as pyroscope_push_profile; `span` may be NULL. */
+static int push(const struct agent_send_options *options, const unsigned char *data, size_t size,
+		const struct pprof_span *span, const struct profile_labels *labels, char *why,
+		size_t why_size)
+{
+	return pyroscope_push_profile(data, size,
+				      &(struct push_request){.url = options->url,
+							     .app_name = labels->service,
+							     .labels = labels->labels.items,
+							     .label_count = labels->labels.count,
+							     .timeout = options->timeout,
+							     .tries = 1,
+							     .span = span},
+				      why, why_size);
+}
+
+/* DIR/PID.pb.gz and DIR/PID.labels (the service name, then the labels, a
+ * line each), for a later round. */
+static void keep_profile(const char *dir, const struct process_profile *profile,
+			 const struct profile_labels *labels)
+{
+	char *path = xasprintf("%s/%d" PROFILE_SUFFIX, dir, (int)profile->pid);
+	FILE *out = fopen(path, "we");
+	bool written = out && fwrite(profile->data, 1, profile->size, out) == profile->size;
+
+	if (out && fclose(out) != 0)
+		written = false;
+	if (written) {
+		free(path);
+		path = xasprintf("%s/%d" LABELS_SUFFIX, dir, (int)profile->pid);
+		out = fopen(path, "we");
+		if (out) {
+			fprintf(out, "service_name=%s\n", labels->service);
+			for (size_t i = 0; i < labels->labels.count; i++)
+				fprintf(out, "%s\n", labels->labels.items[i]);
+			written = fclose(out) == 0;
+		}
+	}
+	if (!written)
+		report_error("cannot keep %s for a later push: %s; that profile is dropped", path,
+			     strerror(errno));
 	free(path);
 }
 
-/* DIR/perf.data into DIR/PID.pb.gz and DIR/PID.labels, then perf.data
- * goes. Returns 0, or -1 when it could not be read. */
-static int encode_period(const struct agent_send_options *options, const char *dir, FILE *log,
-			 const struct seen_process *seen, size_t seen_count)
+/* Said once when the receiver stops taking profiles, once when it takes
+ * them again. */
+static void receiver_failed(struct agent_sender *sender, const char *why)
 {
-	struct symbol_options symbols = {0};
-	struct resolver_config config = {.capture_dir = dir, .live_every_process = true};
-	struct process_profile *profiles;
-	char *perf_data = xasprintf("%s/perf.data", dir);
-	long count;
+	if (!sender->receiver_down)
+		fprintf(stderr,
+			"profcpu: cannot push to %s: %s; keeping up to %zu periods in %s until it "
+			"takes them\n",
+			sender->options->url, why, sender->options->max_periods,
+			sender->options->spool_dir);
+	sender->receiver_down = true;
+}
 
-	symbol_options_apply(&symbols, -1, log, &config.native);
-	count = process_profiles_write(dir, &config, &profiles);
-	for (long i = 0; i < count; i++)
-		if (profiles[i].path)
-			write_labels(options, &profiles[i],
-				     was_seen(seen, seen_count,
-					      &(struct seen_process){
-						  profiles[i].pid,
-						  target_process_start_ticks(profiles[i].pid)}));
-	process_profiles_free(profiles, count > 0 ? (size_t)count : 0);
-	symbol_options_release(&symbols);
-	unlink(perf_data);
+static void receiver_took(struct agent_sender *sender)
+{
+	if (sender->receiver_down)
+		fprintf(stderr, "profcpu: %s takes profiles again\n", sender->options->url);
+	sender->receiver_down = false;
+}
+
+/* Pushes one profile, or keeps it in `dir` once this round found the
+ * receiver unable (`*stopped`). */
+static void send_profile(struct agent_sender *sender, const char *dir,
+			 const struct process_profile *profile, const struct profile_labels *labels,
+			 bool *stopped)
+{
+	char why[512] = "";
+	int status;
+
+	if (!*stopped) {
+		status = push(sender->options, profile->data, profile->size, &profile->span, labels,
+			      why, sizeof(why));
+		if (status == 0) {
+			receiver_took(sender);
+			return;
+		}
+		if (status < 0) {
+			report_error("the receiver refused the profile of pid %d: %s",
+				     (int)profile->pid, why);
+			return;
+		}
+		receiver_failed(sender, why);
+		*stopped = true;
+	}
+	keep_profile(dir, profile, labels);
+}
+
+/* The worker's CPU time so far, in seconds. */
+static double cpu_seconds(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+	return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+/* The period's perf.data into one profile per process, pushed or kept in
+ * its folder. */
+static void encode_period(struct agent_sender *sender, const struct agent_period *period,
+			  bool *stopped)
+{
+	char *perf_data = xasprintf("%s/perf.data", period->dir);
+	char *reading = xasprintf("%s/" AGENT_SPOOL_READING, period->dir);
+	struct process_profile *profiles;
+	long count = -1;
+	size_t samples = 0;
+	double start = cpu_seconds(), made;
+
+	if (!sender->resolver)
+		sender->resolver = resolver_new(&sender->config);
+	else
+		resolver_next_capture(sender->resolver);
+	agent_processes_ask_runtimes(&sender->processes, sender->log);
+	if (rename(perf_data, reading) == 0)
+		count = process_profiles_make(reading, sender->resolver, &profiles);
+	made = cpu_seconds();
+	for (long i = 0; i < count; i++) {
+		const struct process_profile *profile = &profiles[i];
+		struct agent_process *process =
+		    agent_processes_note(&sender->processes, profile->pid, period->number);
+		struct profile_labels labels;
+
+		samples += profile->samples;
+		if (!profile->data)
+			continue;
+		make_labels(sender->options, profile, process, &labels);
+		send_profile(sender, period->dir, profile, &labels, stopped);
+		free_labels(&labels);
+	}
+	if (count >= 0)
+		process_profiles_free(profiles, (size_t)count);
+	agent_processes_prune(&sender->processes, period->number, sender->resolver);
+	fprintf(sender->log,
+		"%s: %zu samples of %ld processes named and encoded in %.1f ms of CPU, sent in "
+		"%.1f ms\n",
+		period->dir, samples, count, 1000 * (made - start), 1000 * (cpu_seconds() - made));
+	fflush(sender->log);
+	unlink(reading);
+	free(reading);
 	free(perf_data);
-	return count < 0 ? -1 : 0;
 }
 
 static unsigned char *read_small_file(const char *path, size_t *size)
@@ -211,57 +240,55 @@ static unsigned char *read_small_file(const char *path, size_t *size)
 	return data;
 }
 
-/* Pushes DIR/PID.pb.gz with the labels of DIR/PID.labels. Returns as
- * pyroscope_push_profile. */
-static int push_one(const struct agent_send_options *options, const char *labels_path, char *why,
-		    size_t why_size)
+/* Reads DIR/PID.labels, as keep_profile wrote it. */
+static bool read_labels(const char *path, struct profile_labels *labels)
+{
+	FILE *file = fopen(path, "re");
+	char line[1024];
+
+	*labels = (struct profile_labels){0};
+	while (file && fgets(line, sizeof(line), file)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!labels->service && !strncmp(line, "service_name=", 13))
+			labels->service = xstrdup(line + 13);
+		else
+			string_list_append(&labels->labels, xstrdup(line));
+	}
+	if (file)
+		fclose(file);
+	return labels->service != NULL;
+}
+
+/* Pushes DIR/PID.pb.gz with the labels of DIR/PID.labels; both go once
+ * the receiver answered. False when it could not take it now. */
+static bool push_kept(struct agent_sender *sender, const char *labels_path)
 {
 	char *profile_path = xasprintf(
-	    "%.*s.pb.gz", (int)(strlen(labels_path) - strlen(LABELS_SUFFIX)), labels_path);
-	struct string_list labels = {0};
-	char line[1024], *service = NULL;
-	FILE *file = fopen(labels_path, "re");
+	    "%.*s" PROFILE_SUFFIX, (int)(strlen(labels_path) - strlen(LABELS_SUFFIX)), labels_path);
+	struct profile_labels labels;
+	char why[512] = "";
 	size_t size = 0;
 	unsigned char *data = read_small_file(profile_path, &size);
 	int status = -1;
 
-	while (file && fgets(line, sizeof(line), file)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (!service && !strncmp(line, "service_name=", 13))
-			service = xstrdup(line + 13);
-		else
-			string_list_append(&labels, xstrdup(line));
-	}
-	if (file)
-		fclose(file);
-	if (!data || !service)
-		snprintf(why, why_size, "cannot read %s", data ? labels_path : profile_path);
+	if (!data || !read_labels(labels_path, &labels))
+		snprintf(why, sizeof(why), "cannot read %s", data ? labels_path : profile_path);
 	else
-		status = pyroscope_push_profile(
-		    data, size,
-		    &(struct push_request){.url = options->url,
-					   .app_name = service,
-					   .labels = (const char *const *)labels.items,
-					   .label_count = labels.count,
-					   .timeout = options->timeout,
-					   .tries = 1},
-		    why, why_size);
+		status = push(sender->options, data, size, NULL, &labels, why, sizeof(why));
+	if (status == 0)
+		receiver_took(sender);
+	else if (status > 0)
+		receiver_failed(sender, why);
+	else
+		report_error("the receiver refused %s: %s", profile_path, why);
 	if (status <= 0) {
 		unlink(profile_path);
 		unlink(labels_path);
 	}
-	for (size_t i = 0; i < labels.count; i++)
-		free((char *)labels.items[i]);
-	string_list_clear(&labels);
-	free(service);
+	free_labels(&labels);
 	free(data);
 	free(profile_path);
-	return status;
-}
-
-static int by_name(const struct dirent **a, const struct dirent **b)
-{
-	return strcmp((*a)->d_name, (*b)->d_name);
+	return status <= 0;
 }
 
 static int is_labels_file(const struct dirent *entry)
@@ -272,74 +299,85 @@ static int is_labels_file(const struct dirent *entry)
 	       !strcmp(entry->d_name + length - strlen(LABELS_SUFFIX), LABELS_SUFFIX);
 }
 
-/* Pushes every profile of `dir`, then removes it. Returns 0, or
- * AGENT_SEND_RETRY_LATER with `why` once the receiver cannot take one. */
-static int push_period(const struct agent_send_options *options, const char *dir, char *why,
-		       size_t why_size)
+/* Pushes the profiles kept in `dir` until the receiver cannot take one. */
+static void push_period(struct agent_sender *sender, const char *dir, bool *stopped)
 {
 	struct dirent **entries;
-	int count = scandir(dir, &entries, is_labels_file, by_name), status = 0;
+	int count = scandir(dir, &entries, is_labels_file, alphasort);
 
 	for (int i = 0; i < count; i++) {
 		char *path = xasprintf("%s/%s", dir, entries[i]->d_name);
 
-		if (status == 0) {
-			int pushed = push_one(options, path, why, why_size);
-
-			if (pushed > 0)
-				status = AGENT_SEND_RETRY_LATER;
-			else if (pushed < 0)
-				report_error("the receiver refused %s: %s", path, why);
-		}
+		if (!*stopped)
+			*stopped = !push_kept(sender, path);
 		free(path);
 		free(entries[i]);
 	}
 	free(count >= 0 ? entries : NULL);
-	if (status == 0)
-		rmdir(dir);
-	return status;
 }
 
-static void keep_why(const char *spool_dir, const char *why)
+void agent_sender_open(struct agent_sender *sender, const struct agent_send_options *options,
+		       const char *skip, bool first)
 {
-	char *path = xasprintf("%s/%s", spool_dir, AGENT_SEND_WHY_FILE);
-	FILE *file = fopen(path, "we");
+	char *log_path = xasprintf("%s/agent.log", options->spool_dir);
 
-	if (file) {
-		fprintf(file, "%s\n", why);
-		fclose(file);
-	}
-	free(path);
-}
-
-int agent_send_periods(const struct agent_send_options *options, char *const *periods, size_t count)
-{
-	char *log_path = xasprintf("%s/agent.log", options->spool_dir), why[512] = "";
-	/* The last sender's log only: the symbol lines come again each time. */
-	FILE *log = fopen(log_path, "we");
-	struct seen_process *seen;
-	size_t seen_count;
-	int status = 0;
-
+	*sender = (struct agent_sender){
+	    .options = options,
+	    .spool = {.dir = options->spool_dir,
+		      .max_periods = options->max_periods,
+		      .url = options->url},
+	    .config = {.live_every_process = true},
+	    .log = fopen(log_path, "we"),
+	};
 	free(log_path);
-	if (!log)
-		log = fopen("/dev/null", "we");
-	seen_count = switch_on_dotnet_perfmaps(options->spool_dir, log, &seen);
+	if (!sender->log)
+		sender->log = fopen("/dev/null", "we");
+	symbol_options_apply(&sender->symbols, -1, sender->log, &sender->config.native);
+	agent_spool_take_left(&sender->spool, skip, first);
+}
 
-	for (size_t i = 0; i < count; i++) {
-		char *perf_data = xasprintf("%s/perf.data", periods[i]);
+void agent_sender_note(struct agent_sender *sender, pid_t pid)
+{
+	agent_processes_note(&sender->processes, pid, sender->spool.next_number);
+}
 
-		if (access(perf_data, F_OK) == 0 &&
-		    encode_period(options, periods[i], log, seen, seen_count) < 0)
-			status = 1;
+void agent_sender_add(struct agent_sender *sender, const char *dir)
+{
+	agent_spool_add(&sender->spool, dir);
+}
+
+void agent_sender_round(struct agent_sender *sender)
+{
+	bool stopped = false;
+
+	if (ftell(sender->log) > MAX_LOG_BYTES && fflush(sender->log) == 0 &&
+	    ftruncate(fileno(sender->log), 0) == 0)
+		rewind(sender->log);
+	agent_spool_drop_oldest(&sender->spool);
+	for (size_t i = 0; i < sender->spool.count;) {
+		const struct agent_period *period = &sender->spool.periods[i];
+		char *perf_data = xasprintf("%s/perf.data", period->dir);
+
+		if (access(perf_data, F_OK) == 0)
+			encode_period(sender, period, &stopped);
+		else if (!stopped)
+			push_period(sender, period->dir, &stopped);
 		free(perf_data);
+		/* Sent, or nothing kept to send later. */
+		if (!stopped || rmdir(period->dir) == 0)
+			agent_spool_remove(&sender->spool, i);
+		else
+			i++;
 	}
-	for (size_t i = 0; i < count && status != AGENT_SEND_RETRY_LATER; i++)
-		if (push_period(options, periods[i], why, sizeof(why)) == AGENT_SEND_RETRY_LATER) {
-			keep_why(options->spool_dir, why);
-			status = AGENT_SEND_RETRY_LATER;
-		}
-	fclose(log);
-	free(seen);
-	return status;
+}
+
+void agent_sender_close(struct agent_sender *sender)
+{
+	agent_spool_close(&sender->spool);
+	resolver_free(sender->resolver);
+	agent_processes_release(&sender->processes);
+	symbol_options_release(&sender->symbols);
+	http_client_cleanup();
+	if (sender->log)
+		fclose(sender->log);
 }

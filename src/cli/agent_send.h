@@ -1,14 +1,22 @@
-/* What a sender of the agent does with finished periods (agent_spool.h),
- * in its own process: names every .NET process's JIT code (its perf map
- * switched on once, through its diagnostics socket), turns each period's
+/* What the agent's worker (agent_worker.h) does with finished periods, in
+ * its own process and over its whole life: names every process's frames
+ * with one resolver kept from period to period (each ELF file, .NET image
+ * and perf map is read once, not once a period), turns each period's
  * perf.data into one pprof profile per process with that process's labels
- * (pod_labels.h), and pushes them to the receiver, oldest first. */
+ * (agent_processes.h), and pushes them to the receiver, oldest first.
+ * Profiles the receiver cannot take now wait on disk (agent_spool.h). */
 #ifndef PROFCPU_AGENT_SEND_H
 #define PROFCPU_AGENT_SEND_H
 
+#include "agent_processes.h"
+#include "agent_spool.h"
 #include "options.h"
+#include "resolver.h"
+#include "symbol_options.h"
 
-#include <stddef.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 struct agent_send_options {
 	const char *url;
@@ -16,17 +24,39 @@ struct agent_send_options {
 	const char *node;	   /* the node label */
 	struct string_list labels; /* --label KEY=VALUE: added to every profile */
 	double timeout;		   /* seconds the receiver may stay silent */
+	size_t max_periods;	   /* --buffer-periods */
 };
 
-/* The exit status of a sender that stopped at a push the receiver could
- * not take now; its `why` is in SPOOL/AGENT_SEND_WHY_FILE. */
-#define AGENT_SEND_RETRY_LATER 75
-#define AGENT_SEND_WHY_FILE    "last-push-error"
+struct agent_sender {
+	const struct agent_send_options *options;
+	struct agent_spool spool;
+	struct agent_processes processes;
+	struct symbol_options symbols;
+	struct resolver_config config;
+	struct resolver *resolver; /* made on the first period */
+	FILE *log;		   /* SPOOL/agent.log: what symbols were (not) found */
+	bool receiver_down;	   /* said so, not yet that it takes them again */
+};
 
-/* Encodes and pushes `periods` (folders, oldest first). Returns 0 when all
- * were sent (their folders are gone), AGENT_SEND_RETRY_LATER, or 1 when a
- * period could not be read (its folder is gone, the others stay). */
-int agent_send_periods(const struct agent_send_options *options, char *const *periods,
-		       size_t count);
+/* Takes the periods left in the spool folder but `skip` (the one being
+ * sampled); `first`: this is the agent's first worker (says what an
+ * earlier run left). */
+void agent_sender_open(struct agent_sender *sender, const struct agent_send_options *options,
+		       const char *skip, bool first);
+
+/* A sample of `pid` in the period being sampled: its labels are read now,
+ * while it runs, the first time. */
+void agent_sender_note(struct agent_sender *sender, pid_t pid);
+
+/* The period in `dir` is finished: it waits for the next round. */
+void agent_sender_add(struct agent_sender *sender, const char *dir);
+
+/* Reads every waiting perf.data into profiles and pushes what waits,
+ * oldest first, until the receiver cannot take one now (then the rest
+ * waits on disk for the next round). */
+void agent_sender_round(struct agent_sender *sender);
+
+/* Says what was dropped and what stays behind. */
+void agent_sender_close(struct agent_sender *sender);
 
 #endif

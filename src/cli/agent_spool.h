@@ -1,51 +1,62 @@
 /* The agent's buffer of periods: one folder per period in the spool
- * folder, oldest first, each holding the period's perf.data until a sender
- * turns it into one profile per process, then those profiles until the
- * receiver takes them. At most `max_periods` wait; past that the oldest
- * go, and the first time that happens one line says so.
- *
- * A sender is a child process (fork): it encodes and pushes while the
- * agent samples on, and a crash there, on a hostile file of some process,
- * cannot take the agent down. One runs at a time; each takes every period
- * waiting, oldest first, and stops at the first push the receiver cannot
- * take now (down, too slow, 5xx): those periods stay for the next one. */
+ * folder, named in time order. The sampler makes each (its perf.data);
+ * the worker (agent_worker.h) keeps the list of those waiting, oldest
+ * first: a period waits while its perf.data is not read yet, or while the
+ * receiver does not take its profiles (then kept in the folder as one
+ * profile and one labels file per process). At most `max_periods` wait;
+ * past that the oldest go, and the first time that happens one line says
+ * so. */
 #ifndef PROFCPU_AGENT_SPOOL_H
 #define PROFCPU_AGENT_SPOOL_H
 
-#include "agent_send.h"
-
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/types.h>
+
+/* A worker renames a period's perf.data to this while it reads it: a
+ * folder that still holds it after the worker died killed it, and is
+ * dropped rather than read again. */
+#define AGENT_SPOOL_READING "perf.data.reading"
+
+struct agent_period {
+	char *dir;
+	unsigned long number; /* in the order the periods were sampled */
+};
 
 struct agent_spool {
 	const char *dir;
 	size_t max_periods;
-	const struct agent_send_options *send;
-	char **periods; /* folders waiting, oldest first */
+	const char *url;	      /* the receiver, for the lines said */
+	unsigned sequence;	      /* of the folders this run made */
+	struct agent_period *periods; /* waiting, oldest first */
 	size_t count, capacity;
-	unsigned sequence;
-	pid_t sender; /* 0: none running */
-	bool receiver_down, said_dropping;
-	unsigned long long dropped, sent_rounds;
+	unsigned long next_number;
+	bool said_dropping;
+	unsigned long long dropped;
 };
 
-/* Makes the spool folder and takes the periods an earlier run left there.
- * Returns 0, or -1 after saying why. */
-int agent_spool_open(struct agent_spool *spool);
+/* Makes the spool folder. Returns 0, or -1 after saying why. */
+int agent_spool_make(struct agent_spool *spool);
 
 /* A new folder for the next period's perf.data (malloc'd), or NULL after
  * saying why. */
 char *agent_spool_new_period(struct agent_spool *spool);
 
-/* `dir` (from agent_spool_new_period) is finished: it waits for a sender;
- * one starts unless one runs. */
+/* Takes the periods in the folder but `skip` (the one being sampled):
+ * those a stopped agent or a dead worker left. One that a worker died
+ * reading is dropped, said on stderr. With `say`, says how many were
+ * taken. */
+void agent_spool_take_left(struct agent_spool *spool, const char *skip, bool say);
+
+/* `dir` is finished: it waits. */
 void agent_spool_add(struct agent_spool *spool, const char *dir);
 
-/* At the end: waits for the running sender, then sends what waits once
- * more and waits for that too. Says what stays behind. */
-void agent_spool_finish(struct agent_spool *spool);
+/* Past max_periods the oldest go. */
+void agent_spool_drop_oldest(struct agent_spool *spool);
 
+/* Removes the folder of period `index` with what it holds, and the period. */
+void agent_spool_remove(struct agent_spool *spool, size_t index);
+
+/* Says what was dropped and what stays behind; frees the list. */
 void agent_spool_close(struct agent_spool *spool);
 
 #endif

@@ -1,12 +1,14 @@
 /* profcpu agent: every process of the node, sampled without a pause, one
  * profile per process and period pushed to Pyroscope. */
 #include "agent_spool.h"
+#include "agent_worker.h"
 #include "capture.h"
 #include "commands.h"
 #include "sampling_scope.h"
 #include "stop_signals.h"
 #include "util.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,20 +50,29 @@ static const char usage[] =
  * second with frame-pointer stacks; 64 pages is room for seconds. */
 enum { DEFAULT_FREQUENCY = 49, DEFAULT_BUFFER_PERIODS = 40, AGENT_BUFFER_PAGES = 64 };
 
-/* The spool, and the folder of the period being sampled. */
+/* The spool, the worker, and the folder of the period being sampled. */
 struct agent_run {
 	struct agent_spool spool;
+	struct agent_worker worker;
 	char *current;
 };
 
 static char *next_period(const char *finished_dir, void *context)
 {
 	struct agent_run *run = context;
+	char *next = agent_spool_new_period(&run->spool);
 
-	agent_spool_add(&run->spool, finished_dir);
+	agent_worker_period_done(&run->worker, finished_dir, next);
 	free(run->current);
-	run->current = agent_spool_new_period(&run->spool);
-	return run->current ? xstrdup(run->current) : NULL;
+	run->current = next;
+	return next ? xstrdup(next) : NULL;
+}
+
+static void sampled(uint32_t pid, void *context)
+{
+	struct agent_run *run = context;
+
+	agent_worker_note_sample(&run->worker, pid);
 }
 
 /* $NODE_NAME (the DaemonSet sets it from spec.nodeName), else the
@@ -81,9 +92,8 @@ static char *node_name(const char *given)
 
 int cmd_agent(int argc, char **argv)
 {
-	struct agent_send_options send = {.timeout = 10};
-	struct agent_run run = {.spool = {.dir = "/tmp/profcpu-agent", .send = &send}};
-	struct agent_spool *spool = &run.spool;
+	struct agent_send_options send = {.timeout = 10, .spool_dir = "/tmp/profcpu-agent"};
+	struct agent_run run = {0};
 	long frequency = DEFAULT_FREQUENCY, buffer_periods = DEFAULT_BUFFER_PERIODS;
 	double interval = 15;
 	const char *node = NULL, *call_graph_text = "fp";
@@ -94,7 +104,7 @@ int cmd_agent(int argc, char **argv)
 	    {"push-interval", NULL, OPTION_NUMBER, &interval},
 	    {"frequency", "F", OPTION_INTEGER, &frequency},
 	    {"call-graph", "callgraph", OPTION_STRING, &call_graph_text},
-	    {"spool", NULL, OPTION_STRING, &spool->dir},
+	    {"spool", NULL, OPTION_STRING, &send.spool_dir},
 	    {"buffer-periods", NULL, OPTION_INTEGER, &buffer_periods},
 	    {"node", NULL, OPTION_STRING, &node},
 	    {"label", NULL, OPTION_STRING_LIST, &send.labels},
@@ -122,13 +132,17 @@ int cmd_agent(int argc, char **argv)
 		string_list_clear(&send.labels);
 		return 2;
 	}
-	spool->max_periods = (size_t)buffer_periods;
-	send.spool_dir = spool->dir;
+	send.max_periods = (size_t)buffer_periods;
 	send.node = node_name(node);
-	if (sampling_scope_open(NULL, &target) < 0 || agent_spool_open(spool) < 0 ||
-	    !(run.current = agent_spool_new_period(spool)))
+	run.spool.dir = send.spool_dir;
+	if (sampling_scope_open(NULL, &target) < 0 || agent_spool_make(&run.spool) < 0 ||
+	    !(run.current = agent_spool_new_period(&run.spool)) ||
+	    agent_worker_start(&run.worker, &send, run.current) < 0)
 		goto done;
 	stop_signals_install();
+	/* A worker that died is started again, a receiver that hung up is an
+	 * error: neither stops the agent. */
+	signal(SIGPIPE, SIG_IGN);
 	fprintf(stderr, "profcpu: agent on node %s: every %g s, one profile per process to %s\n",
 		send.node, interval, send.url);
 	status =
@@ -139,16 +153,16 @@ int cmd_agent(int argc, char **argv)
 						     .command_line = "profcpu agent",
 						     .period = interval,
 						     .next_period = next_period,
-						     .period_context = &run},
+						     .period_context = &run,
+						     .sampled = sampled},
 			   &target, run.current, stderr) == 0
 		? 0
 		: 1;
 	/* The last period, cut short by the stop, is sent too. */
 	if (run.current)
-		agent_spool_add(spool, run.current);
+		agent_worker_period_done(&run.worker, run.current, NULL);
+	agent_worker_finish(&run.worker);
 done:
-	agent_spool_finish(spool);
-	agent_spool_close(spool);
 	free(run.current);
 	string_list_clear(&send.labels);
 	free((char *)send.node);

@@ -65,6 +65,8 @@ static const struct perf_event_header *trimmed_record(struct writer_sink *sink,
 	    !(sink->switch_attr &&
 	      perf_sample_parse_with_stack(sink->switch_attr, record, &sample)))
 		return record;
+	if (sink->options->sampled)
+		sink->options->sampled(sample.pid, sink->options->period_context);
 	keep = sink->stack_trim ? stack_trim_needed(sink->stack_trim, &sample) : UINT64_MAX;
 	if (!perf_sample_trim_user_stack(record, &sample, keep, sink->trimmed)) {
 		if (!sink->stack_trim)

@@ -7,6 +7,7 @@
 #include "target_process.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct jitdump;
@@ -43,6 +44,9 @@ struct capture_options {
 	double period;
 	char *(*next_period)(const char *finished_dir, void *context);
 	void *period_context;
+	/* Told the process of each sample as it is written (with
+	 * period_context); may be NULL. */
+	void (*sampled)(uint32_t pid, void *context);
 };
 
 /* Returns 0 when a capture was written (possibly cut short: a full disk,

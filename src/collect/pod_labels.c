@@ -16,7 +16,7 @@
  * rand.String): no vowels, no 0, 1 or 3, so that no word is spelled. */
 #define GENERATED_ALPHABET "bcdfghjklmnpqrstvwxz2456789"
 
-/* /proc/PID/cgroup, its first 4 KiB, as a string. */
+/* /proc/PID/cgroup, its first 4 KiB. */
 static size_t read_cgroup(pid_t pid, char *text, size_t size)
 {
 	char path[64];
@@ -32,28 +32,29 @@ static size_t read_cgroup(pid_t pid, char *text, size_t size)
 	return length > 0 ? (size_t)length : 0;
 }
 
+void pod_labels_parse_cgroup(const char *text, size_t length, char id[13], bool *kubernetes)
+{
+	size_t run = 0;
+
+	id[0] = '\0';
+	*kubernetes = memmem(text, length, "kubepods", strlen("kubepods")) != NULL;
+	for (size_t i = 0; i < length; i++) {
+		run = isxdigit((unsigned char)text[i]) ? run + 1 : 0;
+		if (run == 64 && (i + 1 == length || !isxdigit((unsigned char)text[i + 1]))) {
+			memcpy(id, text + i - 63, 12);
+			id[12] = '\0';
+			return;
+		}
+	}
+}
+
 bool pod_labels_container_id(pid_t pid, char id[13])
 {
 	char text[4096];
-	size_t length = read_cgroup(pid, text, sizeof(text)), run = 0;
+	bool kubernetes;
 
-	for (size_t i = 0; i < length; i++) {
-		run = isxdigit((unsigned char)text[i]) ? run + 1 : 0;
-		if (run == 64 && !isxdigit((unsigned char)text[i + 1])) {
-			memcpy(id, text + i - 63, 12);
-			id[12] = '\0';
-			return true;
-		}
-	}
-	return false;
-}
-
-static bool in_kubepods_cgroup(pid_t pid)
-{
-	char text[4096];
-
-	read_cgroup(pid, text, sizeof(text));
-	return strstr(text, "kubepods") != NULL;
+	pod_labels_parse_cgroup(text, read_cgroup(pid, text, sizeof(text)), id, &kubernetes);
+	return id[0] != '\0';
 }
 
 static bool valid_label(const char *start, size_t length)
@@ -141,16 +142,18 @@ static int read_name(int root_fd, const char *path, bool dots, char *value, size
 void pod_labels_read(pid_t pid, struct pod_labels *labels)
 {
 	int root_fd = target_root_open(pid);
+	char cgroup[4096];
 	bool kubernetes;
 
 	*labels = (struct pod_labels){0};
-	pod_labels_container_id(pid, labels->container);
+	pod_labels_parse_cgroup(cgroup, read_cgroup(pid, cgroup, sizeof(cgroup)), labels->container,
+				&kubernetes);
 	if (root_fd < 0)
 		return;
 	if (read_name(root_fd, NAMESPACE_FILE, false, labels->namespace, sizeof(labels->namespace),
 		      labels->refused_why, sizeof(labels->refused_why)) < 0)
 		labels->refused_file = NAMESPACE_FILE;
-	kubernetes = labels->namespace[0] || in_kubepods_cgroup(pid);
+	kubernetes = kubernetes || labels->namespace[0];
 	if (kubernetes && !labels->refused_file &&
 	    read_name(root_fd, HOSTNAME_FILE, true, labels->pod, sizeof(labels->pod),
 		      labels->refused_why, sizeof(labels->refused_why)) < 0)

@@ -36,6 +36,11 @@ void pod_labels_read(pid_t pid, struct pod_labels *labels);
  * `podman ps` show it; false outside a container. */
 bool pod_labels_container_id(pid_t pid, char id[13]);
 
+/* The same from the `length` bytes of a cgroup file (any bytes): the
+ * container id in `id` ("" when none), and whether a cgroup path names
+ * Kubernetes' pods (kubepods). */
+void pod_labels_parse_cgroup(const char *text, size_t length, char id[13], bool *kubernetes);
+
 /* The service a pod belongs to: its name without the suffixes Kubernetes
  * generates for a Deployment's or a DaemonSet's pods ("checkout" from
  * "checkout-7d9f8b4c6-x2k4q"), written into `service` (size bytes). */

@@ -35,9 +35,24 @@ int emit_flamegraph_styled(const struct folded_profile *folded, const char *titl
  * dates the profile. */
 int emit_pprof(const struct profile *profile, int64_t end_time_nanos, FILE *out);
 
-/* The same of the samples of process `pid` alone (0: every process). */
-int emit_pprof_process(const struct profile *profile, uint32_t pid, int64_t end_time_nanos,
-		       FILE *out);
+/* One process's part of a profile: the indices of its samples (in time
+ * order) and of its locations (ascending) in the profile's arrays. */
+struct profile_part {
+	const uint32_t *samples, *locations;
+	size_t sample_count, location_count;
+};
+
+/* What a pprof profile covers, as written into it: its start (Unix
+ * nanoseconds), its length, and the sampling period (nanoseconds of CPU
+ * time for a clock event). */
+struct pprof_span {
+	int64_t time_nanos, duration_nanos, period;
+};
+
+/* The same of `part` alone, in time and memory proportional to the part,
+ * not to the whole profile; what it covers in `*span`. */
+int emit_pprof_part(const struct profile *profile, const struct profile_part *part,
+		    int64_t end_time_nanos, FILE *out, struct pprof_span *span);
 
 /* speedscope's file format (speedscope.json): one sampled profile per
  * thread in time order, each sample weighted by its period, the gaps

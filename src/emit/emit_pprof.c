@@ -28,7 +28,7 @@ enum { VALUE_SAMPLES, VALUE_CPU, VALUE_COUNT };
 
 struct pprof_builder {
 	const struct profile *profile;
-	uint32_t only_pid; /* 0: every process's samples */
+	const struct profile_part *part; /* NULL: the whole profile */
 	Profile message;
 	size_t string_capacity, mapping_capacity, function_capacity;
 	struct id_map strings;		     /* interned text's address -> string_table index */
@@ -142,24 +142,43 @@ static uint64_t function_id(struct pprof_builder *builder, const char *full_name
 	return index + 1;
 }
 
+/* How many samples, and locations, the builder takes. */
+static size_t sample_count(const struct pprof_builder *builder)
+{
+	return builder->part ? builder->part->sample_count : builder->profile->sample_count;
+}
+
+static size_t location_count(const struct pprof_builder *builder)
+{
+	return builder->part ? builder->part->location_count : builder->profile->location_count;
+}
+
+/* The profile's index of the builder's `i`th sample, and location. */
+static size_t sample_at(const struct pprof_builder *builder, size_t i)
+{
+	return builder->part ? builder->part->samples[i] : i;
+}
+
+static size_t location_at(const struct pprof_builder *builder, size_t i)
+{
+	return builder->part ? builder->part->locations[i] : i;
+}
+
 /* pprof takes the first mapping for the profiled program ("File:"): the
  * executable named as the process is, when a sample ran in it. */
 static void add_main_mapping(struct pprof_builder *builder)
 {
 	const struct profile *profile = builder->profile;
-	const char *process = NULL;
+	const char *process =
+	    sample_count(builder) ? profile->samples[sample_at(builder, 0)].process_name : NULL;
 
-	for (size_t i = 0; !process && i < profile->sample_count; i++)
-		if (!builder->only_pid || profile->samples[i].pid == builder->only_pid)
-			process = profile->samples[i].process_name;
-	for (size_t i = 0; process && i < profile->location_count; i++) {
-		const char *module = profile->locations[i].module;
-		const char *base = strrchr(module, '/');
+	for (size_t i = 0; process && i < location_count(builder); i++) {
+		const struct profile_location *location =
+		    &profile->locations[location_at(builder, i)];
+		const char *base = strrchr(location->module, '/');
 
-		if (builder->only_pid && profile->locations[i].pid != builder->only_pid)
-			continue;
 		if (base && !strcmp(base + 1, process)) {
-			mapping_id(builder, &profile->locations[i]);
+			mapping_id(builder, location);
 			return;
 		}
 	}
@@ -174,17 +193,14 @@ static void add_locations(struct pprof_builder *builder)
 
 	add_main_mapping(builder);
 
-	message->location = xcalloc(profile->location_count, sizeof(*message->location));
-	for (size_t i = 0; i < profile->location_count; i++) {
-		const struct profile_location *source = &profile->locations[i];
-		Location *location;
-
-		if (builder->only_pid && source->pid != builder->only_pid)
-			continue;
-		location = xmalloc(sizeof(*location));
+	message->location = xcalloc(location_count(builder) + 1, sizeof(*message->location));
+	for (size_t i = 0; i < location_count(builder); i++) {
+		size_t index = location_at(builder, i);
+		const struct profile_location *source = &profile->locations[index];
+		Location *location = xmalloc(sizeof(*location));
 
 		perftools__profiles__location__init(location);
-		location->id = i + 1;
+		location->id = index + 1;
 		location->mapping_id = mapping_id(builder, source);
 		location->address = source->address;
 		location->n_line = source->frame_count;
@@ -238,13 +254,11 @@ static void add_samples(struct pprof_builder *builder)
 	const struct profile_sample *first = NULL, *last = NULL;
 	size_t capacity = 0;
 
-	for (size_t i = 0; i < profile->sample_count; i++) {
-		const struct profile_sample *source = &profile->samples[i];
+	for (size_t i = 0; i < sample_count(builder); i++) {
+		const struct profile_sample *source = &profile->samples[sample_at(builder, i)];
 		bool added;
 		uint32_t index;
 
-		if (builder->only_pid && source->pid != builder->only_pid)
-			continue;
 		first = first ? first : source;
 		last = source;
 		index = id_map_get(&builder->samples,
@@ -346,14 +360,16 @@ static void release_message(Profile *message)
 
 int emit_pprof(const struct profile *profile, int64_t end_time_nanos, FILE *out)
 {
-	return emit_pprof_process(profile, 0, end_time_nanos, out);
+	struct pprof_span span;
+
+	return emit_pprof_part(profile, NULL, end_time_nanos, out, &span);
 }
 
-int emit_pprof_process(const struct profile *profile, uint32_t pid, int64_t end_time_nanos,
-		       FILE *out)
+int emit_pprof_part(const struct profile *profile, const struct profile_part *part,
+		    int64_t end_time_nanos, FILE *out, struct pprof_span *span)
 {
 	struct pprof_builder builder = {
-	    .profile = profile, .only_pid = pid, .readable_names = string_table_new()};
+	    .profile = profile, .part = part, .readable_names = string_table_new()};
 	int status;
 
 	perftools__profiles__profile__init(&builder.message);
@@ -363,6 +379,8 @@ int emit_pprof_process(const struct profile *profile, uint32_t pid, int64_t end_
 	add_samples(&builder);
 	if (end_time_nanos > builder.message.duration_nanos)
 		builder.message.time_nanos = end_time_nanos - builder.message.duration_nanos;
+	*span = (struct pprof_span){builder.message.time_nanos, builder.message.duration_nanos,
+				    builder.message.period};
 	status = write_gzipped(&builder.message, out);
 	release_message(&builder.message);
 	id_map_release(&builder.strings);

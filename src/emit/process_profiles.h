@@ -3,25 +3,29 @@
 #ifndef PROFCPU_PROCESS_PROFILES_H
 #define PROFCPU_PROCESS_PROFILES_H
 
+#include "emit.h"
 #include "resolver.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct process_profile {
 	pid_t pid;
 	char process_name[16]; /* its comm, control characters as '?' */
 	size_t samples;
-	char *path; /* DIR/PID.pb.gz, malloc'd */
+	unsigned char *data; /* the gzipped pprof profile (malloc'd), or NULL */
+	size_t size;
+	struct pprof_span span; /* what it covers */
 };
 
-/* Replays DIR/perf.data, naming frames with `config`, and writes
- * DIR/PID.pb.gz for each process that has samples (not the idle task), dated by when
- * perf.data was finished. Returns how many were put in `*profiles`
+/* Replays `perf_data`, naming frames with `resolver`, and makes a pprof
+ * profile for each process that has samples (not the idle task), dated by
+ * when perf.data was finished. Returns how many were put in `*profiles`
  * (malloc'd; free with process_profiles_free), or -1 after printing why
  * the capture could not be read. */
-long process_profiles_write(const char *dir, const struct resolver_config *config,
-			    struct process_profile **profiles);
+long process_profiles_make(const char *perf_data, struct resolver *resolver,
+			   struct process_profile **profiles);
 
 void process_profiles_free(struct process_profile *profiles, size_t count);
 

@@ -78,6 +78,14 @@ static unsigned char *gunzip(const unsigned char *data, size_t size, size_t *len
 	return out;
 }
 
+/* from, until and the rate, from what the profile covers. */
+static void take_span(const struct pprof_span *span, struct profile_facts *facts)
+{
+	facts->from = span->time_nanos / 1000000000;
+	facts->until = (span->time_nanos + span->duration_nanos + 999999999) / 1000000000;
+	facts->sample_rate = span->period > 0 ? (long)(1e9 / (double)span->period + 0.5) : 100;
+}
+
 /* Reads the facts from the pprof encoding itself, decoded by protobuf-c. */
 static bool read_facts(const unsigned char *gzipped, size_t size, struct profile_facts *facts)
 {
@@ -89,10 +97,9 @@ static bool read_facts(const unsigned char *gzipped, size_t size, struct profile
 	free(encoded);
 	if (!profile)
 		return false;
-	facts->from = profile->time_nanos / 1000000000;
-	facts->until = (profile->time_nanos + profile->duration_nanos + 999999999) / 1000000000;
-	facts->sample_rate =
-	    profile->period > 0 ? (long)(1e9 / (double)profile->period + 0.5) : 100;
+	take_span(
+	    &(struct pprof_span){profile->time_nanos, profile->duration_nanos, profile->period},
+	    facts);
 	facts->process_name = NULL;
 	if (profile->n_sample)
 		for (size_t i = 0; i < profile->sample[0]->n_label; i++) {
@@ -281,7 +288,6 @@ static int post_with_retries(const struct push_request *request, const struct pr
 	}
 	free(body);
 	free(url);
-	http_client_cleanup();
 	return result;
 }
 
@@ -291,7 +297,11 @@ int pyroscope_push_profile(const unsigned char *data, size_t size,
 	struct profile_facts facts = {0};
 	int status;
 
-	if (!read_facts(data, size, &facts)) {
+	/* Decoding the profile costs more than encoding it: the caller's span
+	 * when it has one. */
+	if (request->span)
+		take_span(request->span, &facts);
+	else if (!read_facts(data, size, &facts)) {
 		snprintf(why, why_size, "it is not a gzip-compressed pprof profile");
 		return -1;
 	}
@@ -312,6 +322,7 @@ int pyroscope_push(const char *dir, const struct push_request *request)
 	else
 		status =
 		    pyroscope_push_profile(data, size, request, why, sizeof(why)) == 0 ? 0 : -1;
+	http_client_cleanup();
 	if (status == 0)
 		printf("profcpu: pushed %s to %s\n", path, request->url);
 	else

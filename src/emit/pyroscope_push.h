@@ -8,6 +8,8 @@
 #ifndef PROFCPU_PYROSCOPE_PUSH_H
 #define PROFCPU_PYROSCOPE_PUSH_H
 
+#include "emit.h"
+
 #include <stddef.h>
 
 struct push_request {
@@ -17,6 +19,9 @@ struct push_request {
 	size_t label_count;
 	double timeout; /* seconds the server may stay silent in one try; 0: 30 */
 	int tries;	/* 0: 3 */
+	/* What the profile covers, when the caller knows (emit_pprof_part);
+	 * NULL: read from the profile itself. */
+	const struct pprof_span *span;
 };
 
 /* Pushes DIR/profile.pb.gz; from, until and the sample rate come from the
@@ -26,7 +31,8 @@ struct push_request {
 int pyroscope_push(const char *dir, const struct push_request *request);
 
 /* Pushes a gzip-compressed pprof profile held in memory, as pyroscope_push
- * does but printing nothing. Returns 0; 1 when the server could not take
+ * does but printing nothing, with one try, and keeping what TLS loaded for
+ * the next push (http_client_cleanup() at the end). Returns 0; 1 when the server could not take
  * it now (unreachable, too slow, 5xx, 429: worth another try later); or -1
  * when the profile is not pprof or the server refused it. `why` then says
  * what went wrong. */

@@ -44,6 +44,7 @@ struct module {
 	bool cfi_loaded;
 	struct build_id build_id; /* the binary's; size 0: none, or not loaded yet */
 	pid_t mapped_by;	  /* the mapped_file's: a live process mapping it */
+	unsigned last_round;	  /* of native_symbols_forget_unused, when last asked about */
 };
 
 struct native_symbols {
@@ -59,6 +60,7 @@ struct native_symbols {
 	bool kernel_copy_finished; /* a replay ended it: the next one starts anew */
 	struct kernel_symbols *kernel;
 	bool kernel_loaded;
+	unsigned round; /* native_symbols_forget_unused's calls */
 };
 
 static bool append_dir(char ***dirs, size_t *count, const char *dir, size_t length)
@@ -316,11 +318,15 @@ static struct module *find_module(struct native_symbols *symbols, const struct m
 	size_t bucket = bucket_of(file->path);
 	struct module *module;
 
-	if (symbols->last_hit && is_module_of(symbols->last_hit, file))
+	if (symbols->last_hit && is_module_of(symbols->last_hit, file)) {
+		symbols->last_hit->last_round = symbols->round;
 		return symbols->last_hit;
+	}
 	for (module = symbols->buckets[bucket]; module; module = module->next_in_bucket)
-		if (is_module_of(module, file))
+		if (is_module_of(module, file)) {
+			module->last_round = symbols->round;
 			return symbols->last_hit = module;
+		}
 	module = calloc(1, sizeof(*module));
 	if (!module || !(module->path = strdup(file->path))) {
 		free(module);
@@ -328,6 +334,7 @@ static struct module *find_module(struct native_symbols *symbols, const struct m
 	}
 	module->identity = file->identity;
 	module->mapped_by = file->mapped_by;
+	module->last_round = symbols->round;
 	load_module(symbols, module);
 	module->next_in_bucket = symbols->buckets[bucket];
 	symbols->buckets[bucket] = module;
@@ -371,6 +378,28 @@ static struct source_line line_of(struct module *module, uint64_t address)
 	if ((units = units_of(module)) && dwarf_units_find(units, address, &unit))
 		line.file = dwarf_units_source_path(units, &unit, line.file);
 	return line;
+}
+
+void native_symbols_forget_unused(struct native_symbols *symbols, unsigned rounds)
+{
+	if (!symbols)
+		return;
+	symbols->last_hit = NULL;
+	for (size_t i = 0; i < MODULE_BUCKETS; i++) {
+		struct module **link = &symbols->buckets[i];
+
+		while (*link) {
+			struct module *module = *link;
+
+			if (symbols->round - module->last_round >= rounds) {
+				*link = module->next_in_bucket;
+				module_free(module);
+			} else {
+				link = &module->next_in_bucket;
+			}
+		}
+	}
+	symbols->round++;
 }
 
 size_t native_symbols_lookup(struct native_symbols *symbols, const struct mapped_file *file,

@@ -78,6 +78,11 @@ struct call_frame_info *native_symbols_call_frame_info(struct native_symbols *sy
 						       uint64_t file_offset,
 						       uint64_t *file_address);
 
+/* Ends a round of lookups (a capture of a long-lived resolver): the files
+ * no lookup asked about in the last `rounds` rounds are freed, and read
+ * again when asked about later. */
+void native_symbols_forget_unused(struct native_symbols *symbols, unsigned rounds);
+
 /* The GNU build-id of the mapped ELF `file`, in hex, once a lookup loaded it.
  * False when it has none or was not looked up. */
 bool native_symbols_build_id(struct native_symbols *symbols, const struct mapped_file *file,

@@ -20,6 +20,13 @@
  * doing. A busy ASP.NET Core service's is a few MB. */
 #define JITDUMP_READ_LIMIT (256ull << 20)
 
+/* A long-lived resolver (resolver_next_capture) frees the ELF files no
+ * capture asked about in this many captures, and reads its .NET images
+ * anew after this many: a redeployed service may bring another file at
+ * the same path. */
+#define UNUSED_CAPTURES_KEPT	4
+#define MANAGED_IMAGES_CAPTURES 20
+
 struct process {
 	pid_t pid;
 	struct address_space *space;
@@ -42,11 +49,17 @@ struct resolver {
 	bool managed_borrowed;		/* config.managed_images: freed by its owner */
 	struct process *processes;
 	size_t process_count, process_capacity;
+	/* Open addressing by pid over processes: index + 1, 0 when empty. A
+	 * capture of every process asks for hundreds of pids, sample by
+	 * sample. */
+	uint32_t *slots;
+	size_t slot_count;     /* a power of two, at least twice process_count */
 	char module_name[256]; /* "[libfoo.so]" for unnamed frames */
 	char stub_name[512];   /* "[stub] ..." */
 	uint64_t time;	       /* of the addresses asked for */
 	char build_id[BUILD_ID_HEX_MAX];
 	struct code_cache *code_cache; /* resolver_code_at's answers; NULL: none kept */
+	unsigned captures;	       /* resolver_next_capture's calls */
 };
 
 static struct native_symbols_config native_config(const struct resolver_config *config)
@@ -88,24 +101,27 @@ struct resolver *resolver_new(const struct resolver_config *config)
 	return resolver;
 }
 
+static void process_free(struct process *process)
+{
+	address_space_free(process->space);
+	perfmap_free(process->perfmap);
+	jitdump_free(process->jitdump);
+	code_ranges_free(process->runtime_methods);
+	managed_lines_free(process->managed_lines);
+	if (process->perfmap_fd >= 0)
+		close(process->perfmap_fd);
+	if (process->jitdump_fd >= 0)
+		close(process->jitdump_fd);
+}
+
 void resolver_free(struct resolver *resolver)
 {
 	if (!resolver)
 		return;
-	for (size_t i = 0; i < resolver->process_count; i++) {
-		struct process *process = &resolver->processes[i];
-
-		address_space_free(process->space);
-		perfmap_free(process->perfmap);
-		jitdump_free(process->jitdump);
-		code_ranges_free(process->runtime_methods);
-		managed_lines_free(process->managed_lines);
-		if (process->perfmap_fd >= 0)
-			close(process->perfmap_fd);
-		if (process->jitdump_fd >= 0)
-			close(process->jitdump_fd);
-	}
+	for (size_t i = 0; i < resolver->process_count; i++)
+		process_free(&resolver->processes[i]);
 	free(resolver->processes);
+	free(resolver->slots);
 	managed_images_report(resolver->managed, resolver->config.native.log);
 	if (!resolver->managed_borrowed)
 		managed_images_free(resolver->managed);
@@ -115,13 +131,37 @@ void resolver_free(struct resolver *resolver)
 	free(resolver);
 }
 
+static size_t slot_of(const struct resolver *resolver, pid_t pid)
+{
+	return ((uint32_t)pid * 2654435761u) & (resolver->slot_count - 1);
+}
+
+/* Indexes every process anew, in `slot_count` slots. */
+static void rebuild_index(struct resolver *resolver, size_t slot_count)
+{
+	free(resolver->slots);
+	resolver->slots = calloc(slot_count, sizeof(*resolver->slots));
+	if (!resolver->slots)
+		abort();
+	resolver->slot_count = slot_count;
+	for (size_t i = 0; i < resolver->process_count; i++) {
+		size_t slot = slot_of(resolver, resolver->processes[i].pid);
+
+		while (resolver->slots[slot])
+			slot = (slot + 1) & (slot_count - 1);
+		resolver->slots[slot] = (uint32_t)i + 1;
+	}
+}
+
 static struct process *find_process(struct resolver *resolver, pid_t pid)
 {
 	struct process *process;
 
-	for (size_t i = 0; i < resolver->process_count; i++)
-		if (resolver->processes[i].pid == pid)
-			return &resolver->processes[i];
+	for (size_t slot = resolver->slot_count ? slot_of(resolver, pid) : 0;
+	     resolver->slot_count && resolver->slots[slot];
+	     slot = (slot + 1) & (resolver->slot_count - 1))
+		if (resolver->processes[resolver->slots[slot] - 1].pid == pid)
+			return &resolver->processes[resolver->slots[slot] - 1];
 	if (resolver->process_count == resolver->process_capacity) {
 		size_t capacity = resolver->process_capacity ? resolver->process_capacity * 2 : 8;
 		struct process *grown = realloc(resolver->processes, capacity * sizeof(*grown));
@@ -134,6 +174,15 @@ static struct process *find_process(struct resolver *resolver, pid_t pid)
 	process = &resolver->processes[resolver->process_count++];
 	*process = (struct process){
 	    .pid = pid, .space = address_space_new(), .perfmap_fd = -1, .jitdump_fd = -1};
+	if (resolver->slot_count < 2 * resolver->process_count) {
+		rebuild_index(resolver, 2 * resolver->process_capacity); /* a power of two */
+	} else {
+		size_t slot = slot_of(resolver, pid);
+
+		while (resolver->slots[slot])
+			slot = (slot + 1) & (resolver->slot_count - 1);
+		resolver->slots[slot] = (uint32_t)resolver->process_count;
+	}
 	return process;
 }
 
@@ -149,6 +198,55 @@ void resolver_add_mapping(struct resolver *resolver, pid_t pid, uint64_t start, 
 {
 	address_space_add(find_process(resolver, pid)->space, start, length, page_offset, file);
 	forget_code(resolver);
+}
+
+/* Frees process `index`; the last one takes its place (rebuild_index()
+ * after). */
+static void remove_process(struct resolver *resolver, size_t index)
+{
+	process_free(&resolver->processes[index]);
+	resolver->processes[index] = resolver->processes[--resolver->process_count];
+}
+
+void resolver_forget_process(struct resolver *resolver, pid_t pid)
+{
+	for (size_t i = 0; i < resolver->process_count; i++)
+		if (resolver->processes[i].pid == pid) {
+			remove_process(resolver, i);
+			rebuild_index(resolver, resolver->slot_count);
+			break;
+		}
+	forget_code(resolver);
+}
+
+void resolver_next_capture(struct resolver *resolver)
+{
+	for (size_t i = 0; i < resolver->process_count;) {
+		struct process *process = &resolver->processes[i];
+
+		/* Without runtime files found, they are looked for again: a
+		 * .NET process may have been asked to write them since. */
+		if (!process->perfmap && !process->jitdump && !process->runtime_methods) {
+			remove_process(resolver, i);
+			continue;
+		}
+		address_space_free(process->space);
+		process->space = address_space_new();
+		if (process->jitdump_fd >= 0)
+			jitdump_read_more(process->jitdump, process->jitdump_fd,
+					  JITDUMP_READ_LIMIT);
+		i++;
+	}
+	if (resolver->slot_count)
+		rebuild_index(resolver, resolver->slot_count);
+	forget_code(resolver);
+	native_symbols_forget_unused(resolver->native, UNUSED_CAPTURES_KEPT);
+	if (++resolver->captures % MANAGED_IMAGES_CAPTURES == 0 && resolver->managed &&
+	    !resolver->managed_borrowed) {
+		managed_images_report(resolver->managed, resolver->config.native.log);
+		managed_images_free(resolver->managed);
+		resolver->managed = managed_images_new(resolver->config.native.target_root_fd);
+	}
 }
 
 void resolver_fork(struct resolver *resolver, pid_t child, pid_t parent)

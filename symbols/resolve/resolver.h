@@ -106,6 +106,17 @@ void resolver_fork(struct resolver *resolver, pid_t child, pid_t parent);
 /* `pid` called exec(): its old mappings are gone. */
 void resolver_exec(struct resolver *resolver, pid_t pid);
 
+/* A long-lived resolver over captures of the same live processes, one
+ * after the other (profcpu agent's periods, each of which describes every
+ * process's mappings anew): resolver_next_capture() before each capture
+ * after the first drops every process's mappings, reads what the runtime
+ * files kept open gained, forgets processes that found none (they are
+ * looked for again), and frees the ELF files no recent capture asked
+ * about. resolver_forget_process() drops all of a process that exited, so
+ * its pid may be reused. */
+void resolver_next_capture(struct resolver *resolver);
+void resolver_forget_process(struct resolver *resolver, pid_t pid);
+
 /* The time (the samples' clock) of the addresses asked for next. */
 void resolver_set_time(struct resolver *resolver, uint64_t time);
 

@@ -1,0 +1,109 @@
+#include "agent_processes.h"
+#include "dotnet_diagnostics.h"
+#include "target_process.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+/* A process younger than this may not have loaded its runtime yet, nor
+ * entered its container: it is looked at again in the next period. */
+#define SETTLE_SECONDS 1.0
+
+static double uptime_seconds(void)
+{
+	FILE *file = fopen("/proc/uptime", "re");
+	double uptime = 0;
+
+	if (file) {
+		if (fscanf(file, "%lf", &uptime) != 1)
+			uptime = 0;
+		fclose(file);
+	}
+	return uptime;
+}
+
+/* A process's seconds since it started. */
+static double age_seconds(const struct agent_process *process)
+{
+	return uptime_seconds() - (double)process->start_ticks / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Its labels, settled once found or once it ran a second. */
+static void read_labels(struct agent_process *process)
+{
+	pod_labels_read(process->pid, &process->labels);
+	process->labels_settled = process->labels.container[0] || process->labels.namespace[0] ||
+				  age_seconds(process) >= SETTLE_SECONDS;
+}
+
+struct agent_process *agent_processes_note(struct agent_processes *processes, pid_t pid,
+					   unsigned long period)
+{
+	struct agent_process *process;
+
+	for (size_t i = 0; i < processes->count; i++)
+		if (processes->items[i].pid == pid) {
+			process = &processes->items[i];
+			if (process->last_period < period)
+				process->last_period = period;
+			/* Read while its runtime still set it up (runc's init before
+			 * it enters the container's root): once more, if it runs. */
+			if (!process->labels_settled && process->start_ticks &&
+			    target_process_start_ticks(pid) == process->start_ticks)
+				read_labels(process);
+			return process;
+		}
+	grow_array((void **)&processes->items, &processes->capacity, processes->count + 1,
+		   sizeof(*processes->items));
+	process = &processes->items[processes->count++];
+	*process = (struct agent_process){
+	    .pid = pid, .start_ticks = target_process_start_ticks(pid), .last_period = period};
+	read_labels(process);
+	if (process->labels.refused_file)
+		report_warning("pid %d: %s in its root is %s: its profile has no pod label",
+			       (int)pid, process->labels.refused_file, process->labels.refused_why);
+	return process;
+}
+
+void agent_processes_ask_runtimes(struct agent_processes *processes, FILE *log)
+{
+	for (size_t i = 0; i < processes->count; i++) {
+		struct agent_process *process = &processes->items[i];
+		struct target_process target;
+
+		if (process->runtime_asked || !process->start_ticks ||
+		    age_seconds(process) < SETTLE_SECONDS)
+			continue;
+		process->runtime_asked = true;
+		if (target_process_maps_file(process->pid, "libcoreclr.so") &&
+		    target_process_open(process->pid, &target) == 0) {
+			dotnet_ensure_perfmap(&target, log);
+			target_process_close(&target);
+		}
+	}
+}
+
+void agent_processes_prune(struct agent_processes *processes, unsigned long period,
+			   struct resolver *resolver)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < processes->count; i++) {
+		struct agent_process *process = &processes->items[i];
+
+		if (process->last_period > period ||
+		    (process->start_ticks &&
+		     target_process_start_ticks(process->pid) == process->start_ticks))
+			processes->items[kept++] = *process;
+		else
+			resolver_forget_process(resolver, process->pid);
+	}
+	processes->count = kept;
+}
+
+void agent_processes_release(struct agent_processes *processes)
+{
+	free(processes->items);
+	*processes = (struct agent_processes){0};
+}

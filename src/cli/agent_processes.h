@@ -1,0 +1,51 @@
+/* The processes a worker of profcpu agent has seen sampled, each known by
+ * pid and start time (a reused pid is another process), with what is read
+ * once in its life: its pod labels (pod_labels.h), read when its first
+ * sample is seen, so a process that exits before its period is sent keeps
+ * them; and, for a .NET process, its perf map switched on. An entry goes
+ * when its process exits, with what the resolver kept of it, so memory
+ * follows the processes that run. */
+#ifndef PROFCPU_AGENT_PROCESSES_H
+#define PROFCPU_AGENT_PROCESSES_H
+
+#include "pod_labels.h"
+#include "resolver.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct agent_process {
+	pid_t pid;
+	unsigned long long start_ticks; /* 0: gone before it was seen */
+	struct pod_labels labels;
+	bool labels_settled;	   /* read when it had run a second, or found */
+	bool runtime_asked;	   /* its perf map switched on, or not .NET */
+	unsigned long last_period; /* the last period it was seen sampled in */
+};
+
+struct agent_processes {
+	struct agent_process *items;
+	size_t count, capacity;
+};
+
+/* The entry of `pid`, sampled in period number `period`, made on its
+ * first call: its labels read, and a refused pod file said on stderr. */
+struct agent_process *agent_processes_note(struct agent_processes *processes, pid_t pid,
+					   unsigned long period);
+
+/* Switches on the perf map and jitdump of each .NET process seen, once in
+ * its life and once it has run a second (its runtime loaded): the runtime
+ * then writes every method it has prepared so far, so the period just
+ * sampled is named too. */
+void agent_processes_ask_runtimes(struct agent_processes *processes, FILE *log);
+
+/* Once period number `period` is sent: drops the processes last seen in
+ * it or before that exited (or whose pid another took), and what
+ * `resolver` kept of them. */
+void agent_processes_prune(struct agent_processes *processes, unsigned long period,
+			   struct resolver *resolver);
+
+void agent_processes_release(struct agent_processes *processes);
+
+#endif
