@@ -19,6 +19,7 @@
 #define PROFCPU_CGROUP_PATH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define CGROUP_ID_SIZE 65 /* 64 hex digits, or a 36-character UUID, and a NUL */
 
@@ -26,6 +27,12 @@
  * Kubernetes pod uid (with '-') or the podman pod id, "" when it is in no
  * pod. False, both "", when `path` names no container. */
 bool cgroup_path_container(const char *path, char container[CGROUP_ID_SIZE],
+			   char pod[CGROUP_ID_SIZE]);
+
+/* The same from the `length` bytes of a cgroup file (/proc/PID/cgroup, any
+ * bytes): the first of its lines ("ID:CONTROLLERS:PATH") whose path names a
+ * container. */
+bool cgroup_file_container(const char *text, size_t length, char container[CGROUP_ID_SIZE],
 			   char pod[CGROUP_ID_SIZE]);
 
 #endif

@@ -1,4 +1,6 @@
 #include "pod_labels.h"
+
+#include "cgroup_path.h"
 #include "target_file.h"
 #include "target_root.h"
 
@@ -34,18 +36,12 @@ static size_t read_cgroup(pid_t pid, char *text, size_t size)
 
 void pod_labels_parse_cgroup(const char *text, size_t length, char id[13], bool *kubernetes)
 {
-	size_t run = 0;
+	char container[CGROUP_ID_SIZE], pod[CGROUP_ID_SIZE];
 
-	id[0] = '\0';
-	*kubernetes = memmem(text, length, "kubepods", strlen("kubepods")) != NULL;
-	for (size_t i = 0; i < length; i++) {
-		run = isxdigit((unsigned char)text[i]) ? run + 1 : 0;
-		if (run == 64 && (i + 1 == length || !isxdigit((unsigned char)text[i + 1]))) {
-			memcpy(id, text + i - 63, 12);
-			id[12] = '\0';
-			return;
-		}
-	}
+	cgroup_file_container(text, length, container, pod);
+	snprintf(id, 13, "%.12s", container);
+	/* A Kubernetes pod's uid is a UUID; a podman pod's id is hex alone. */
+	*kubernetes = strchr(pod, '-') != NULL;
 }
 
 bool pod_labels_container_id(pid_t pid, char id[13])

@@ -19,23 +19,19 @@
  * Kubernetes uid whole or its podman id in 12 digits. */
 static void read_container(pid_t pid, struct process_facts *facts)
 {
-	char path[64], line[1024], container[CGROUP_ID_SIZE], pod[CGROUP_ID_SIZE];
-	FILE *cgroup;
+	char path[64], text[4096], container[CGROUP_ID_SIZE], pod[CGROUP_ID_SIZE];
+	ssize_t length;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	cgroup = fopen(path, "re");
-	while (cgroup && fgets(line, sizeof(line), cgroup)) {
-		const char *controllers = strchr(line, ':');
-		const char *cgroup_path = controllers ? strchr(controllers + 1, ':') : NULL;
-
-		if (!cgroup_path || !cgroup_path_container(cgroup_path + 1, container, pod))
-			continue;
-		snprintf(facts->container, sizeof(facts->container), "%.12s", container);
-		snprintf(facts->pod, sizeof(facts->pod), "%.*s", strlen(pod) == 64 ? 12 : 36, pod);
-		break;
-	}
-	if (cgroup)
-		fclose(cgroup);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	length = fd >= 0 ? read(fd, text, sizeof(text)) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (length <= 0 || !cgroup_file_container(text, (size_t)length, container, pod))
+		return;
+	snprintf(facts->container, sizeof(facts->container), "%.12s", container);
+	snprintf(facts->pod, sizeof(facts->pod), "%.*s", strlen(pod) == 64 ? 12 : 36, pod);
 }
 
 /* Whether /tmp/perf-<namespace pid>.map is a regular file in its root. */
