@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,6 +370,9 @@ void agent_sender_round(struct agent_sender *sender)
 		else
 			i++;
 	}
+	/* The symbols of processes gone were freed: the worker lives for
+	 * days, so its heap goes back to the machine. */
+	malloc_trim(0);
 }
 
 void agent_sender_close(struct agent_sender *sender)
