@@ -1,10 +1,13 @@
 #include "util.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static FILE *message_log;
 
@@ -140,4 +143,17 @@ void make_printable(char *text)
 	for (; *text; text++)
 		if (is_control((unsigned char)*text))
 			*text = '?';
+}
+
+void remove_flat_folder(const char *dir)
+{
+	DIR *directory = opendir(dir);
+	struct dirent *entry;
+
+	while (directory && (entry = readdir(directory)))
+		if (strcmp(entry->d_name, ".") && strcmp(entry->d_name, ".."))
+			unlinkat(dirfd(directory), entry->d_name, 0);
+	if (directory)
+		closedir(directory);
+	rmdir(dir);
 }

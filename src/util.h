@@ -37,4 +37,8 @@ char *xasprintf(const char *format, ...) __attribute__((format(printf, 1, 2)));
  * least `needed` elements. */
 void grow_array(void **array, size_t *capacity, size_t needed, size_t element_size);
 
+/* Removes the folder `dir` and the files in it (no subfolders: a capture
+ * folder or a spooled period). Errors are ignored. */
+void remove_flat_folder(const char *dir);
+
 #endif

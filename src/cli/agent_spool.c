@@ -13,19 +13,6 @@
 
 #define PERIOD_PREFIX "period-"
 
-static void remove_folder(const char *dir)
-{
-	DIR *directory = opendir(dir);
-	struct dirent *entry;
-
-	while (directory && (entry = readdir(directory)))
-		if (strcmp(entry->d_name, ".") && strcmp(entry->d_name, ".."))
-			unlinkat(dirfd(directory), entry->d_name, 0);
-	if (directory)
-		closedir(directory);
-	rmdir(dir);
-}
-
 int agent_spool_make(struct agent_spool *spool)
 {
 	if (mkdir(spool->dir, 0700) < 0 && errno != EEXIST) {
@@ -70,7 +57,7 @@ void agent_spool_take_left(struct agent_spool *spool, const char *skip, bool say
 		if (fd >= 0 && faccessat(fd, AGENT_SPOOL_READING, F_OK, 0) == 0) {
 			report_error(
 			    "a worker of the agent died reading %s: that period is dropped", dir);
-			remove_folder(dir);
+			remove_flat_folder(dir);
 		} else if (!skip || strcmp(dir, skip)) {
 			agent_spool_add(spool, dir);
 			taken++;
@@ -95,7 +82,7 @@ void agent_spool_add(struct agent_spool *spool, const char *dir)
 
 void agent_spool_remove(struct agent_spool *spool, size_t index)
 {
-	remove_folder(spool->periods[index].dir);
+	remove_flat_folder(spool->periods[index].dir);
 	free(spool->periods[index].dir);
 	memmove(&spool->periods[index], &spool->periods[index + 1],
 		(spool->count - index - 1) * sizeof(*spool->periods));

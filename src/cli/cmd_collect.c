@@ -15,7 +15,6 @@
 #include "util.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -340,20 +339,6 @@ static char *make_temporary_dir(const char *name)
 	return template;
 }
 
-/* Removes the flat capture folder this run made. */
-static void remove_capture_dir(const char *dir)
-{
-	DIR *directory = opendir(dir);
-	struct dirent *entry;
-
-	while (directory && (entry = readdir(directory)))
-		if (strcmp(entry->d_name, ".") && strcmp(entry->d_name, ".."))
-			unlinkat(dirfd(directory), entry->d_name, 0);
-	if (directory)
-		closedir(directory);
-	rmdir(dir);
-}
-
 /* perfcollect's form starts with the trace NAME: collect NAME -pid N. */
 /* Writes every output of the capture in `dir` and, with --push, sends its
  * profile. Returns the exit status: 0, or 1 when an output or the push
@@ -630,7 +615,7 @@ done:
 	if (log)
 		fclose(log);
 	if (dir && !keep_dir)
-		remove_capture_dir(dir);
+		remove_flat_folder(dir);
 	managed_images_free(images);
 	native_symbols_free(native);
 	target_process_close(&target);
