@@ -1,7 +1,9 @@
 #include "cgroup_path.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { ID_LENGTH = 64, UID_LENGTH = 36 };
 
@@ -149,4 +151,19 @@ bool cgroup_file_container(const char *text, size_t length, char container[CGROU
 	}
 	container[0] = pod[0] = '\0';
 	return false;
+}
+
+size_t cgroup_file_read(pid_t pid, char *text, size_t size)
+{
+	char path[64];
+	int fd;
+	ssize_t length;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	length = fd >= 0 ? read(fd, text, size - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	text[length > 0 ? length : 0] = '\0';
+	return length > 0 ? (size_t)length : 0;
 }

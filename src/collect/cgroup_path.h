@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define CGROUP_ID_SIZE 65 /* 64 hex digits, or a 36-character UUID, and a NUL */
 
@@ -34,5 +35,9 @@ bool cgroup_path_container(const char *path, char container[CGROUP_ID_SIZE],
  * container. */
 bool cgroup_file_container(const char *text, size_t length, char container[CGROUP_ID_SIZE],
 			   char pod[CGROUP_ID_SIZE]);
+
+/* The first `size` - 1 bytes of /proc/PID/cgroup into `text`, NUL-ended.
+ * Returns how many; 0 when it cannot be read. */
+size_t cgroup_file_read(pid_t pid, char *text, size_t size);
 
 #endif

@@ -18,22 +18,6 @@
  * rand.String): no vowels, no 0, 1 or 3, so that no word is spelled. */
 #define GENERATED_ALPHABET "bcdfghjklmnpqrstvwxz2456789"
 
-/* /proc/PID/cgroup, its first 4 KiB. */
-static size_t read_cgroup(pid_t pid, char *text, size_t size)
-{
-	char path[64];
-	int fd;
-	ssize_t length;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	length = fd >= 0 ? read(fd, text, size - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	text[length > 0 ? length : 0] = '\0';
-	return length > 0 ? (size_t)length : 0;
-}
-
 void pod_labels_parse_cgroup(const char *text, size_t length, char id[13], bool *kubernetes)
 {
 	char container[CGROUP_ID_SIZE], pod[CGROUP_ID_SIZE];
@@ -49,7 +33,7 @@ bool pod_labels_container_id(pid_t pid, char id[13])
 	char text[4096];
 	bool kubernetes;
 
-	pod_labels_parse_cgroup(text, read_cgroup(pid, text, sizeof(text)), id, &kubernetes);
+	pod_labels_parse_cgroup(text, cgroup_file_read(pid, text, sizeof(text)), id, &kubernetes);
 	return id[0] != '\0';
 }
 
@@ -142,8 +126,8 @@ void pod_labels_read(pid_t pid, struct pod_labels *labels)
 	bool kubernetes;
 
 	*labels = (struct pod_labels){0};
-	pod_labels_parse_cgroup(cgroup, read_cgroup(pid, cgroup, sizeof(cgroup)), labels->container,
-				&kubernetes);
+	pod_labels_parse_cgroup(cgroup, cgroup_file_read(pid, cgroup, sizeof(cgroup)),
+				labels->container, &kubernetes);
 	if (root_fd < 0)
 		return;
 	if (read_name(root_fd, NAMESPACE_FILE, false, labels->namespace, sizeof(labels->namespace),

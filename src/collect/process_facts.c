@@ -19,16 +19,10 @@
  * Kubernetes uid whole or its podman id in 12 digits. */
 static void read_container(pid_t pid, struct process_facts *facts)
 {
-	char path[64], text[4096], container[CGROUP_ID_SIZE], pod[CGROUP_ID_SIZE];
-	ssize_t length;
-	int fd;
+	char text[4096], container[CGROUP_ID_SIZE], pod[CGROUP_ID_SIZE];
+	size_t length = cgroup_file_read(pid, text, sizeof(text));
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	length = fd >= 0 ? read(fd, text, sizeof(text)) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (length <= 0 || !cgroup_file_container(text, (size_t)length, container, pod))
+	if (!cgroup_file_container(text, length, container, pod))
 		return;
 	snprintf(facts->container, sizeof(facts->container), "%.12s", container);
 	snprintf(facts->pod, sizeof(facts->pod), "%.*s", strlen(pod) == 64 ? 12 : 36, pod);
