@@ -56,21 +56,24 @@ grep -q 'nothing to install' install.out || fail "install does not say nothing i
 grep -q "ignoring unknown option '-graphtype'" err || fail "no warning for -graphtype"
 [[ -s unknown.trace.zip ]] || fail "an unknown option stopped the collection"
 
-# -threadtime and -offcpu record the scheduler's switches (or say in one line
-# why they cannot); what profcpu cannot honour is said, on stderr and in the log.
+# -threadtime and -offcpu record the scheduler's switches, through the
+# tracepoint where tracefs is readable and the context-switches event where
+# it is not (this host as it is: nothing mounted for the test); what profcpu
+# cannot honour is said, on stderr and in the log.
 "$PERFCOLLECT" collect limits -pid "$pid" -collectsec 1 -threadtime -offcpu -hwevents 2>err || true
 cat err
-if [[ ! -r /sys/kernel/tracing/events/sched/sched_switch/id ]]; then
-	grep -q 'sched:sched_switch .*mount -t tracefs' err || fail "no one-line error about tracefs"
+unzip -p limits.trace.zip limits.trace/perfcollect.log >limits.log
+if [[ -r /sys/kernel/tracing/events/sched/sched_switch/id ]]; then
+	route='sched:sched_switch'
 else
-	unzip -p limits.trace.zip limits.trace/perfcollect.log >limits.log
-	grep -q '^off-CPU: sched:sched_switch' limits.log || fail "-threadtime recorded no scheduler switches"
-	if grep -q -- '-hwevents: this machine cannot sample CPU cycles' err; then
-		grep -q '^event: cpu-clock' limits.log || fail "-hwevents fell back but the log says otherwise"
-		grep -q 'warning: -hwevents' limits.log || fail "perfcollect.log lacks the -hwevents warning"
-	else
-		grep -q '^event: cycles' limits.log || fail "-hwevents neither sampled cycles nor warned"
-	fi
+	route='context-switches'
+fi
+grep -q "^off-CPU: $route" limits.log || fail "-threadtime recorded no scheduler switches through $route"
+if grep -q -- '-hwevents: this machine cannot sample CPU cycles' err; then
+	grep -q '^event: cpu-clock' limits.log || fail "-hwevents fell back but the log says otherwise"
+	grep -q 'warning: -hwevents' limits.log || fail "perfcollect.log lacks the -hwevents warning"
+else
+	grep -q '^event: cycles' limits.log || fail "-hwevents neither sampled cycles nor warned"
 fi
 
 # -buffersize as perf --mmap-pages: pages or a size; a power of two.
