@@ -2,6 +2,7 @@
 #include "clr_metadata.h"
 #include "clr_signature.h"
 #include "little_endian.h"
+#include "readytorun_bounds.h"
 #include "sparse_file.h"
 #include "target_file.h"
 
@@ -12,6 +13,7 @@
 #define MAX_NAME		   1024
 #define NO_METHOD		   UINT32_MAX
 #define ELEMENT_TYPE_MODULE_ZAPSIG 0x3f
+#define METHOD_DEF_TOKEN	   0x06000000u
 
 /* ReadyToRun method signature flags (readytorun-format.md, "Method Signatures"). */
 enum {
@@ -102,8 +104,8 @@ static bool load_file_range(void *context, uint64_t file_offset, uint64_t length
 	return sparse_file_load(context, file_offset, length);
 }
 
-/* Loads what lookups will read once the file is closed: the method index
- * and every function's unwind info. */
+/* Loads what lookups will read once the file is closed: the method index,
+ * every function's unwind info and the debug info. */
 static void load_for_lookups(struct managed_image *image)
 {
 	struct readytorun_runtime_function function;
@@ -113,6 +115,7 @@ static void load_for_lookups(struct managed_image *image)
 	index_methods(image);
 	for (uint32_t i = 0; readytorun_runtime_function(&image->r2r, i, &function); i++)
 		readytorun_unwind_info(&image->r2r, &function, &unwind_info, &unwind_size);
+	readytorun_load_debug_info(&image->r2r);
 }
 
 struct managed_image *managed_image_open(int root_fd, const char *path, bool keep_open)
@@ -511,6 +514,42 @@ bool managed_image_lookup(struct managed_image *image, uint64_t file_offset, con
 		return false;
 	*offset = rva >= start.begin_rva ? rva - start.begin_rva : 0;
 	return true;
+}
+
+bool managed_image_il_offset(struct managed_image *image, uint64_t file_offset,
+			     uint32_t *method_token, uint32_t *il_offset)
+{
+	struct readytorun_runtime_function start;
+	struct readytorun_bounds bounds;
+	struct managed_line_map_entry entry, last = {0};
+	struct method_start *method;
+	const uint8_t *debug_info;
+	size_t available;
+	uint32_t rva, index, native_offset;
+	bool found = false;
+
+	if (!runtime_function_at(image, file_offset, &rva, &index))
+		return false;
+	if (!image->indexed)
+		index_methods(image);
+	/* A cold part's offsets are not from its method's start. */
+	if (readytorun_hot_part(&image->r2r, index) != index ||
+	    !(method = method_of(image, index)) || method->instance || method->component ||
+	    !readytorun_runtime_function(&image->r2r, method->runtime_function, &start) ||
+	    rva < start.begin_rva ||
+	    !readytorun_debug_info(&image->r2r, method->runtime_function, &debug_info,
+				   &available) ||
+	    !readytorun_bounds_start(&bounds, debug_info, available, image->r2r.major_version))
+		return false;
+	/* The last entry at or before the offset (funclets' offsets are from
+	 * their method's start too). */
+	native_offset = rva - start.begin_rva;
+	while (readytorun_bounds_next(&bounds, &entry) && entry.native_offset <= native_offset) {
+		last = entry;
+		found = true;
+	}
+	*method_token = METHOD_DEF_TOKEN | method->source;
+	return found && managed_il_offset_of(&last, il_offset);
 }
 
 bool managed_image_unwind_at(const struct managed_image *image, uint64_t file_offset,

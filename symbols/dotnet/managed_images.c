@@ -133,6 +133,15 @@ bool managed_images_lookup(struct managed_images *images, const char *path, uint
 	return true;
 }
 
+bool managed_images_il_offset(struct managed_images *images, const char *path, uint64_t file_offset,
+			      uint32_t *method_token, uint32_t *il_offset)
+{
+	struct managed_image *image = managed_images_get(images, path);
+
+	return image && managed_image_has_native_code(image) &&
+	       managed_image_il_offset(image, file_offset, method_token, il_offset);
+}
+
 void managed_images_report(const struct managed_images *images, FILE *log)
 {
 	size_t with_code = 0;

@@ -31,6 +31,12 @@ struct managed_image *managed_images_get(struct managed_images *images, const ch
 bool managed_images_lookup(struct managed_images *images, const char *path, uint64_t file_offset,
 			   const char **name, uint64_t *offset);
 
+/* The method and IL offset of the precompiled code at `file_offset` in the
+ * assembly at `path` (managed_image_il_offset), for its source line
+ * (managed_lines_lookup_il). */
+bool managed_images_il_offset(struct managed_images *images, const char *path, uint64_t file_offset,
+			      uint32_t *method_token, uint32_t *il_offset);
+
 /* Writes one line to `log` (symbols_log): how many images with ReadyToRun
  * code were read and how many lookups they answered. Nothing when no
  * lookup was made or `images` is NULL. */

@@ -163,8 +163,7 @@ static const struct code *find_code(struct managed_lines *lines, uint64_t addres
 }
 
 /* The IL offset of the code at `native_offset`: that of the last map entry
- * at or before it. The prolog counts as the method's start; the epilog and
- * code no IL holds have none. */
+ * at or before it. */
 static bool il_offset_at(const struct managed_lines *lines, const struct code *code,
 			 uint32_t native_offset, uint32_t *il_offset)
 {
@@ -179,9 +178,12 @@ static bool il_offset_at(const struct managed_lines *lines, const struct code *c
 		else
 			high = middle;
 	}
-	if (low == 0)
-		return false;
-	*il_offset = map[low - 1].il_offset == MANAGED_IL_PROLOG ? 0 : map[low - 1].il_offset;
+	return low > 0 && managed_il_offset_of(&map[low - 1], il_offset);
+}
+
+bool managed_il_offset_of(const struct managed_line_map_entry *entry, uint32_t *il_offset)
+{
+	*il_offset = entry->il_offset == MANAGED_IL_PROLOG ? 0 : entry->il_offset;
 	return *il_offset != MANAGED_IL_EPILOG && *il_offset != MANAGED_IL_NO_MAPPING;
 }
 
@@ -197,6 +199,23 @@ static struct portable_pdb *pdb_of(struct managed_lines *lines, struct assembly 
 				    assembly->path, why);
 	}
 	return assembly->pdb;
+}
+
+bool managed_lines_has_pdb(struct managed_lines *lines, const char *assembly_path)
+{
+	long assembly = assembly_index(lines, assembly_path);
+
+	return assembly >= 0 && pdb_of(lines, &lines->assemblies[assembly]);
+}
+
+bool managed_lines_lookup_il(struct managed_lines *lines, const char *assembly_path,
+			     uint32_t method_token, uint32_t il_offset, struct source_line *line)
+{
+	long assembly = assembly_index(lines, assembly_path);
+	struct portable_pdb *pdb;
+
+	return assembly >= 0 && (pdb = pdb_of(lines, &lines->assemblies[assembly])) &&
+	       portable_pdb_line(pdb, method_token, il_offset, line);
 }
 
 bool managed_lines_lookup(struct managed_lines *lines, uint64_t address, struct source_line *line)

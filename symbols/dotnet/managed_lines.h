@@ -1,7 +1,9 @@
 /* The source lines of .NET JIT code: each piece of code the runtime
  * described (its start, size, method token and assembly) with the JIT's map
  * of native offsets to IL offsets, and the assembly's portable PDB, which
- * maps IL offsets to lines (assembly_pdb.h).
+ * maps IL offsets to lines (assembly_pdb.h). Precompiled (ReadyToRun) code
+ * brings its own IL offsets (managed_images_il_offset()) and asks for their
+ * lines by assembly.
  *
  * The maps come from the runtime's events (the IL-to-native map of each
  * piece of code, every tier of a method at its own address); each
@@ -26,6 +28,10 @@
 struct managed_line_map_entry {
 	uint32_t native_offset, il_offset;
 };
+
+/* The IL offset that map entry `entry` gives its code: the prolog counts as
+ * the method's start; the epilog and code no IL holds have none (false). */
+bool managed_il_offset_of(const struct managed_line_map_entry *entry, uint32_t *il_offset);
 
 struct managed_lines;
 
@@ -54,5 +60,15 @@ void managed_lines_read_files_in(struct managed_lines *lines, int root_fd, FILE 
  * offset there, or the assembly has no PDB that names a line for it. The
  * file name stays valid until managed_lines_free(). */
 bool managed_lines_lookup(struct managed_lines *lines, uint64_t address, struct source_line *line);
+
+/* Whether the assembly at `assembly_path` has a PDB to read lines from
+ * (read on the first call; the log hears once why not). */
+bool managed_lines_has_pdb(struct managed_lines *lines, const char *assembly_path);
+
+/* The source line of IL offset `il_offset` of the method `method_token` of
+ * the assembly at `assembly_path`, from its PDB; false when it has none or
+ * the PDB names no line there. */
+bool managed_lines_lookup_il(struct managed_lines *lines, const char *assembly_path,
+			     uint32_t method_token, uint32_t il_offset, struct source_line *line);
 
 #endif

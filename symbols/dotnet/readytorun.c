@@ -11,6 +11,7 @@
 enum section_type {
 	SECTION_RUNTIME_FUNCTIONS = 102,
 	SECTION_METHOD_DEF_ENTRY_POINTS = 103,
+	SECTION_DEBUG_INFO = 105,
 	SECTION_INSTANCE_ENTRY_POINTS = 109,
 	SECTION_MANIFEST_METADATA = 112,
 	SECTION_COMPONENT_ASSEMBLIES = 115,
@@ -120,6 +121,10 @@ bool readytorun_parse(struct readytorun *r2r, const struct pe_image *image)
 			break;
 		case SECTION_INSTANCE_ENTRY_POINTS:
 			table_at(image, rva, size, &r2r->instance_entry_points);
+			break;
+		case SECTION_DEBUG_INFO: /* loaded when a line is first asked for */
+			r2r->debug_info_rva = rva;
+			r2r->debug_info_size = size;
 			break;
 		case SECTION_COMPONENT_ASSEMBLIES:
 			if ((r2r->components = pe_image_at_rva(image, rva, size)))
@@ -370,15 +375,15 @@ uint32_t readytorun_method_entry_count(const struct readytorun_table *entry_poin
 	return count < most ? count : most;
 }
 
-bool readytorun_method_entry_point(const struct readytorun *r2r,
-				   const struct readytorun_table *entry_points, uint32_t method_row,
-				   uint32_t *runtime_function)
+/* The element `index` of the NativeArray `table` (readytorun-format.md,
+ * "NativeArray"): the RVA of its data; false when the array has none. */
+static bool native_array_element(const struct readytorun_table *table, uint32_t index,
+				 uint32_t *element_rva)
 {
-	const struct readytorun_table *table = entry_points;
-	uint32_t rva = table->start_rva, header, count, index = method_row - 1, block_offset;
+	uint32_t rva = table->start_rva, header, count, block_offset, node;
 	unsigned entry_size;
 
-	if (!table->end_rva || method_row == 0 || !decode_unsigned(table, &rva, &header))
+	if (!table->end_rva || !decode_unsigned(table, &rva, &header))
 		return false;
 	count = header >> 2;
 	entry_size = 1u << (header & 3);
@@ -387,32 +392,74 @@ bool readytorun_method_entry_point(const struct readytorun *r2r,
 			&block_offset))
 		return false;
 	/* A block of 16 elements is a binary tree on the index's low 4 bits. */
-	{
-		uint32_t node = rva + block_offset;
+	node = rva + block_offset;
+	for (uint32_t bit = NATIVE_ARRAY_BLOCK_SIZE / 2; bit > 0; bit >>= 1) {
+		uint32_t next = node, value;
 
-		for (uint32_t bit = NATIVE_ARRAY_BLOCK_SIZE / 2; bit > 0; bit >>= 1) {
-			uint32_t next = node, value;
-
-			if (!decode_unsigned(table, &next, &value))
-				return false;
-			if ((index & bit) && (value & 2)) {
-				node += value >> 2;
-				continue;
-			}
-			if (!(index & bit) && (value & 1)) {
-				node = next;
-				continue;
-			}
-			/* A leaf standing for one element of the block. */
-			if ((value & 3) == 0 &&
-			    (value >> 2) == (index & (NATIVE_ARRAY_BLOCK_SIZE - 1))) {
-				node = next;
-				break;
-			}
+		if (!decode_unsigned(table, &next, &value))
 			return false;
+		if ((index & bit) && (value & 2)) {
+			node += value >> 2;
+			continue;
 		}
-		return decode_entry_point(r2r, table, node, runtime_function);
+		if (!(index & bit) && (value & 1)) {
+			node = next;
+			continue;
+		}
+		/* A leaf standing for one element of the block. */
+		if ((value & 3) == 0 && (value >> 2) == (index & (NATIVE_ARRAY_BLOCK_SIZE - 1))) {
+			*element_rva = next;
+			return true;
+		}
+		return false;
 	}
+	*element_rva = node;
+	return true;
+}
+
+bool readytorun_method_entry_point(const struct readytorun *r2r,
+				   const struct readytorun_table *entry_points, uint32_t method_row,
+				   uint32_t *runtime_function)
+{
+	uint32_t element;
+
+	return method_row > 0 && native_array_element(entry_points, method_row - 1, &element) &&
+	       decode_entry_point(r2r, entry_points, element, runtime_function);
+}
+
+bool readytorun_load_debug_info(struct readytorun *r2r)
+{
+	if (!r2r->debug_info_tried) {
+		r2r->debug_info_tried = true;
+		if (r2r->debug_info_size && !table_at(r2r->image, r2r->debug_info_rva,
+						      r2r->debug_info_size, &r2r->debug_info))
+			r2r->debug_info = (struct readytorun_table){0};
+	}
+	return r2r->debug_info.end_rva != 0;
+}
+
+bool readytorun_debug_info(struct readytorun *r2r, uint32_t runtime_function, const uint8_t **bytes,
+			   size_t *available)
+{
+	const struct readytorun_table *table = &r2r->debug_info;
+	uint32_t element, lookback, start;
+
+	/* The element is a count of bytes back to an identical method's
+	 * info, or 0 and the info right after it. */
+	if (!readytorun_load_debug_info(r2r) ||
+	    !native_array_element(table, runtime_function, &element))
+		return false;
+	start = element;
+	if (!decode_unsigned(table, &start, &lookback))
+		return false;
+	if (lookback)
+		start = element - lookback;
+	if (lookback > element || start < table->section_start_rva ||
+	    start >= table->section_end_rva)
+		return false;
+	*bytes = table->section_base + start;
+	*available = table->section_end_rva - start;
+	return true;
 }
 
 bool readytorun_next_instance_entry(const struct readytorun *r2r, uint32_t *cursor,

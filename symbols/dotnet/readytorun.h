@@ -10,6 +10,9 @@
  *                                    (a NativeArray)
  *   InstanceMethodEntryPoints (109)  generic instantiations: method signature
  *                                    -> first runtime function (a NativeHashtable)
+ *   DebugInfo (105)                  runtime function -> its native to IL
+ *                                    offset map (a NativeArray;
+ *                                    readytorun_bounds.h reads the maps)
  *   HotColdMap (120)                 cold parts of split methods -> hot part
  *   ComponentAssemblies (115)        a composite image (the code of many
  *                                    assemblies in one file): per assembly, its
@@ -52,6 +55,9 @@ struct readytorun {
 	const uint8_t *manifest_metadata; /* ECMA-335 metadata; NULL when absent */
 	uint32_t manifest_metadata_size;
 	char owner_composite[256]; /* "" unless this is a component of a composite image */
+	uint32_t debug_info_rva, debug_info_size; /* the DebugInfo section; 0 when none */
+	struct readytorun_table debug_info;	  /* it, once loaded */
+	bool debug_info_tried;
 };
 
 /* One code block (a RUNTIME_FUNCTION: x64's holds its end, arm64's its
@@ -101,6 +107,17 @@ uint32_t readytorun_method_entry_count(const struct readytorun_table *entry_poin
 bool readytorun_method_entry_point(const struct readytorun *r2r,
 				   const struct readytorun_table *entry_points, uint32_t method_row,
 				   uint32_t *runtime_function);
+
+/* Loads the DebugInfo section, on the first call (a tenth of an image: read
+ * only when a line is asked for); false when the image has none. */
+bool readytorun_load_debug_info(struct readytorun *r2r);
+
+/* The debug info of runtime function `index` (a method's first: its
+ * funclets and cold part have none of their own): `bytes`, with `available`
+ * bytes up to the end of the section, that readytorun_bounds_start() reads.
+ * False when the image has none for it. */
+bool readytorun_debug_info(struct readytorun *r2r, uint32_t index, const uint8_t **bytes,
+			   size_t *available);
 
 /* Walks the InstanceMethodEntryPoints hashtable. Start with *cursor = 0;
  * each call gives the next entry's method signature (`signature`, with

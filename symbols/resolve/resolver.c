@@ -597,6 +597,34 @@ static pid_t live_process(const struct resolver *resolver, const struct process 
 	return resolver->config.live_every_process ? process->pid : 0;
 }
 
+/* The source line of precompiled code at `lookup_address` in the assembly
+ * `mapping` maps, when the runtime's maps gave it none: its IL offset from
+ * the image's debug info, its line from the assembly's PDB. The PDB is
+ * looked for first: an assembly without one (the framework's) has its
+ * debug info left unread. */
+static void add_precompiled_line(struct resolver *resolver, struct process *process,
+				 const struct mapping *mapping, uint64_t lookup_address,
+				 struct resolved_frame *frame)
+{
+	uint32_t method_token, il_offset;
+
+	if (frame->line.file || !resolver->managed)
+		return;
+	if (!process->managed_lines) {
+		if (!(process->managed_lines = managed_lines_new()))
+			return;
+		managed_lines_read_files_in(process->managed_lines,
+					    resolver->config.native.target_root_fd,
+					    resolver->config.native.log);
+	}
+	if (managed_lines_has_pdb(process->managed_lines, mapping->path) &&
+	    managed_images_il_offset(resolver->managed, mapping->path,
+				     lookup_address - mapping->start + mapping->page_offset,
+				     &method_token, &il_offset))
+		managed_lines_lookup_il(process->managed_lines, mapping->path, method_token,
+					il_offset, &frame->line);
+}
+
 static void lookup_native(struct resolver *resolver, struct process *process,
 			  const struct mapping *mapping, uint64_t address, uint64_t lookup_address,
 			  struct resolved_location *location)
@@ -612,10 +640,15 @@ static void lookup_native(struct resolver *resolver, struct process *process,
 		 * image itself names the rest (no jitdump, or not whole). */
 		if (lookup_jit(resolver, process, lookup_address, location)) {
 			location->frames[0].offset += address - lookup_address;
+			add_precompiled_line(resolver, process, mapping, lookup_address,
+					     &location->frames[0]);
 			return;
 		}
-		if (lookup_managed_image(resolver, mapping, address, lookup_address, location))
+		if (lookup_managed_image(resolver, mapping, address, lookup_address, location)) {
+			add_precompiled_line(resolver, process, mapping, lookup_address,
+					     &location->frames[0]);
 			return;
+		}
 	}
 	count = native_symbols_lookup(resolver->native, &file,
 				      lookup_address - mapping->start + mapping->page_offset,
