@@ -23,6 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct stack_copy stack = {.start = 0x10000, .bytes = data, .size = size};
 	const char *name;
 	uint64_t offset;
+	uint32_t method_token, il_offset;
 
 	if (!copy)
 		return 0;
@@ -35,6 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (managed_image_lookup(image, file_offset, &name, &offset))
 			(void)strlen(name);
+		managed_image_il_offset(image, file_offset, &method_token, &il_offset);
 		if (managed_image_unwind_at(image, file_offset, &unwind))
 			for (int machine = FRAME_MACHINE_X86_64; machine <= FRAME_MACHINE_AARCH64;
 			     machine++) {

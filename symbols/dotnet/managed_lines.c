@@ -162,10 +162,10 @@ static const struct code *find_code(struct managed_lines *lines, uint64_t addres
 	return address - found->start < found->size ? found : NULL;
 }
 
-/* The IL offset of the code at `native_offset`: that of the last map entry
- * at or before it. */
-static bool il_offset_at(const struct managed_lines *lines, const struct code *code,
-			 uint32_t native_offset, uint32_t *il_offset)
+/* The map entry of the code at `native_offset`: the last at or before it;
+ * NULL when none is. */
+static const struct managed_line_map_entry *
+entry_at(const struct managed_lines *lines, const struct code *code, uint32_t native_offset)
 {
 	const struct managed_line_map_entry *map = lines->entries + code->first_entry;
 	size_t low = 0, high = code->entry_count;
@@ -178,7 +178,15 @@ static bool il_offset_at(const struct managed_lines *lines, const struct code *c
 		else
 			high = middle;
 	}
-	return low > 0 && managed_il_offset_of(&map[low - 1], il_offset);
+	return low ? &map[low - 1] : NULL;
+}
+
+static bool il_offset_at(const struct managed_lines *lines, const struct code *code,
+			 uint32_t native_offset, uint32_t *il_offset)
+{
+	const struct managed_line_map_entry *entry = entry_at(lines, code, native_offset);
+
+	return entry && managed_il_offset_of(entry, il_offset);
 }
 
 bool managed_il_offset_of(const struct managed_line_map_entry *entry, uint32_t *il_offset)
@@ -216,6 +224,23 @@ bool managed_lines_lookup_il(struct managed_lines *lines, const char *assembly_p
 
 	return assembly >= 0 && (pdb = pdb_of(lines, &lines->assemblies[assembly])) &&
 	       portable_pdb_line(pdb, method_token, il_offset, line);
+}
+
+bool managed_lines_lookup_return(struct managed_lines *lines, uint64_t return_address,
+				 struct source_line *line)
+{
+	const struct code *code = find_code(lines, return_address - 1);
+	const struct managed_line_map_entry *call;
+	struct portable_pdb *pdb;
+	uint32_t il_offset;
+
+	if (!code || return_address - code->start >= code->size)
+		return false;
+	call = entry_at(lines, code, (uint32_t)(return_address - 1 - code->start));
+	return call && call->il_offset == MANAGED_IL_NO_MAPPING &&
+	       il_offset_at(lines, code, (uint32_t)(return_address - code->start), &il_offset) &&
+	       (pdb = pdb_of(lines, &lines->assemblies[code->assembly])) &&
+	       portable_pdb_line(pdb, code->method_token, il_offset, line);
 }
 
 bool managed_lines_lookup(struct managed_lines *lines, uint64_t address, struct source_line *line)

@@ -61,6 +61,14 @@ void managed_lines_read_files_in(struct managed_lines *lines, int root_fd, FILE 
  * file name stays valid until managed_lines_free(). */
 bool managed_lines_lookup(struct managed_lines *lines, uint64_t address, struct source_line *line);
 
+/* The line of a caller's frame whose call, returning to `return_address`,
+ * the JIT maps to no IL offset (a call of the runtime's: the transition to
+ * on-stack-replaced code that a quick-JIT frame waits in below it): that of
+ * the code it returns to (the loop head where the replacement entered).
+ * False for any other call, or when no map covers it. */
+bool managed_lines_lookup_return(struct managed_lines *lines, uint64_t return_address,
+				 struct source_line *line);
+
 /* Whether the assembly at `assembly_path` has a PDB to read lines from
  * (read on the first call; the log hears once why not). */
 bool managed_lines_has_pdb(struct managed_lines *lines, const char *assembly_path);

@@ -708,6 +708,10 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
 	if (!mapping || holds_generated_code(mapping->path)) {
 		if (lookup_jit(resolver, process, lookup_address, location)) {
 			location->frames[0].offset += address - lookup_address;
+			if (return_address && process->managed_lines &&
+			    !location->frames[0].line.file)
+				managed_lines_lookup_return(process->managed_lines, address,
+							    &location->frames[0].line);
 		} else if (mapping) {
 			/* Generated code no map names: the module [JIT], not a
 			 * path such as "/memfd:doublemapper (deleted)" whose
