@@ -7,6 +7,9 @@
 #define IL_OFFSET_BIAS	   3 /* IL offsets are written plus 3: the JIT's marks are -3 to -1 */
 /* Packed entries are gathered in 64 bits a byte at a time. */
 #define MAX_PACKED_ENTRY_BITS 56
+/* A method's bounds take a few bytes per IL statement; more is a damaged
+ * image, whose every lookup would read them all. */
+#define MAX_BOUNDS_SIZE (1u << 20)
 
 struct nibbles {
 	const uint8_t *bytes;
@@ -56,7 +59,8 @@ static bool find_bounds(const uint8_t *bytes, size_t available, uint16_t major_v
 	} else if (!read_number(&header, &skipped)) {
 		return false;
 	}
-	if (bounds_size == 0 || bounds_size > available - next_byte(&header))
+	if (bounds_size == 0 || bounds_size > MAX_BOUNDS_SIZE ||
+	    bounds_size > available - next_byte(&header))
 		return false;
 	*bounds = (struct nibbles){bytes + next_byte(&header), bounds_size, 0};
 	return true;

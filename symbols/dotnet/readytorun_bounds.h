@@ -21,8 +21,8 @@
  * (managed_lines.h).
  *
  * The bytes are the target's: every read stays inside the bytes given and
- * the bounds' own size, counts are bounded by the bits there, and an
- * encoding this reader does not know reads as no map. */
+ * the bounds' own size (at most 1 MiB), counts are bounded by the bits
+ * there, and an encoding this reader does not know reads as no map. */
 #ifndef PROFCPU_READYTORUN_BOUNDS_H
 #define PROFCPU_READYTORUN_BOUNDS_H
 
