@@ -3,7 +3,8 @@
  * this machine (ReadyToRun major version 16 on .NET 10: bit-packed
  * entries): nearly every method's map starts with its prolog at offset 0,
  * its offsets grow and stay inside the method's code, and the code at each
- * method's start is found at IL offset 0 of that method's token. Damaged
+ * method's start is found at IL offset 0 of that method's token, generic
+ * instantiations at that of their generic method's token. Damaged
  * and cut maps read as shorter maps or none, never out of their bytes.
  * The other encodings (up to major version 15, and 17's header and 3-bit
  * source types) have no image on this machine: they are checked on maps
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "whole_file.h"
+#include "clr_metadata.h"
 #include "managed_image.h"
 #include "pe_image.h"
 #include "readytorun.h"
@@ -164,6 +166,55 @@ static void test_method_starts_are_their_methods_il_offset_0(void **state)
 	}
 	printf("%u of %u method starts have an IL offset\n", found, checked);
 	assert_true(found >= checked * 9 / 10);
+	managed_image_free(managed);
+	free(image.data);
+}
+
+/* Every code block's start, named as the resolver names it, is IL offset 0
+ * of the method whose MethodDef the name names: instantiations of generic
+ * types and methods (the image's instance entry points) too. */
+static void test_tokens_are_those_of_the_named_methods(void **state)
+{
+	struct corelib_image image;
+	struct managed_image *managed;
+	struct readytorun_runtime_function function;
+	uint32_t checked = 0, generic = 0, wrong = 0;
+
+	(void)state;
+	if (!find_corelib())
+		skip();
+	open_corelib(&image);
+	managed = managed_image_open(-1, corelib, true);
+	assert_non_null(managed);
+	for (uint32_t i = 0; readytorun_runtime_function(&image.r2r, i, &function); i++) {
+		const uint8_t *code = pe_image_at_rva(&image.pe, function.begin_rva, 1);
+		uint64_t file_offset = (uint64_t)(code - image.data), offset;
+		struct clr_method_def method;
+		uint32_t token, il_offset;
+		const char *name, *method_name;
+		char expected[512];
+
+		if (!code || !managed_image_lookup(managed, file_offset, &name, &offset) ||
+		    offset != 0 ||
+		    !managed_image_il_offset(managed, file_offset, &token, &il_offset))
+			continue;
+		assert_int_equal(il_offset, 0);
+		assert_true(clr_metadata_method_def(managed_image_metadata(managed),
+						    token & 0xffffff, &method));
+		/* "... Type::Method(PARAMS)[PreJIT]"; a generic method's
+		 * instantiation: "Type::Method<ARGS>(PARAMS)". */
+		method_name = strstr(name, "::");
+		snprintf(expected, sizeof(expected), "::%s", method.name);
+		if (!method_name || strncmp(method_name, expected, strlen(expected)) ||
+		    !strchr("(<", method_name[strlen(expected)]))
+			wrong++;
+		checked++;
+		generic += strchr(name, '`') != NULL;
+	}
+	printf("%u method starts with a token (%u of generic types), %u of another name\n", checked,
+	       generic, wrong);
+	assert_true(generic > 1000);
+	assert_true(wrong <= checked / 100);
 	managed_image_free(managed);
 	free(image.data);
 }
@@ -329,6 +380,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_corelib_maps_are_whole_and_inside_their_code),
 	    cmocka_unit_test(test_method_starts_are_their_methods_il_offset_0),
+	    cmocka_unit_test(test_tokens_are_those_of_the_named_methods),
 	    cmocka_unit_test(test_cut_and_damaged_maps_stay_in_their_bytes),
 	    cmocka_unit_test(test_nibble_encoded_maps_of_older_images),
 	    cmocka_unit_test(test_packed_maps_with_a_fat_header),

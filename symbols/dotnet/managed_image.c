@@ -266,10 +266,12 @@ static const struct clr_metadata *composite_token_module(struct managed_image *i
 }
 
 /* Reads a ReadyToRun method signature (readytorun-format.md, "Method
- * Signatures"); with `name` given, writes the method's full name into it.
- * Returns the signature's length, 0 when it is malformed. */
+ * Signatures"); with `name` given, writes the method's full name into it;
+ * with `own_row` given, sets it to the method's MethodDef row when that is
+ * one of this image's own assembly (0 otherwise). Returns the signature's
+ * length, 0 when it is malformed. */
 static size_t read_instance_signature(struct managed_image *image, const uint8_t *bytes,
-				      size_t size, struct name_text *name)
+				      size_t size, struct name_text *name, uint32_t *own_row)
 {
 	struct clr_signature_reader reader = {bytes, size, 0, false};
 	struct clr_type_scope scope = {&image->metadata, module_override, image};
@@ -301,6 +303,13 @@ static size_t read_instance_signature(struct managed_image *image, const uint8_t
 		return 0;
 	if (reader.failed)
 		return 0;
+	if (own_row)
+		*own_row =
+		    flags & (METHOD_SIGNATURE_UPDATE_CONTEXT | METHOD_SIGNATURE_MEMBER_REF_TOKEN |
+			     METHOD_SIGNATURE_SLOT_INSTEAD_OF_TOKEN) ||
+			    image->r2r.component_count
+			? 0
+			: row;
 	if (name && scope.metadata && !(flags & METHOD_SIGNATURE_SLOT_INSTEAD_OF_TOKEN)) {
 		const uint8_t *signature = NULL;
 		uint32_t signature_size = 0;
@@ -445,7 +454,7 @@ static void index_methods(struct managed_image *image)
 	 * table whose offsets loop. */
 	while (entries_left-- > 0 &&
 	       readytorun_next_instance_entry(&image->r2r, &cursor, &signature, &available)) {
-		size_t length = read_instance_signature(image, signature, available, NULL);
+		size_t length = read_instance_signature(image, signature, available, NULL, NULL);
 
 		if (length &&
 		    readytorun_instance_entry_point(&image->r2r, signature, length,
@@ -480,7 +489,8 @@ static const char *method_name(struct managed_image *image, struct method_start 
 			const struct readytorun_table *table = &image->r2r.instance_entry_points;
 
 			read_instance_signature(image, table->section_base + method->source,
-						table->section_end_rva - method->source, &name);
+						table->section_end_rva - method->source, &name,
+						NULL);
 		} else {
 			name_method_def(image, method->component, method->source, &name);
 		}
@@ -516,6 +526,22 @@ bool managed_image_lookup(struct managed_image *image, uint64_t file_offset, con
 	return true;
 }
 
+/* The MethodDef row of `method` in this image's own metadata, whose PDB
+ * has its lines; 0 for a method of another assembly of a composite image,
+ * or an instantiation of a method its signature does not name by a
+ * MethodDef token here. */
+static uint32_t own_method_row(struct managed_image *image, const struct method_start *method)
+{
+	const struct readytorun_table *table = &image->r2r.instance_entry_points;
+	uint32_t row = 0;
+
+	if (!method->instance)
+		return method->component ? 0 : method->source;
+	read_instance_signature(image, table->section_base + method->source,
+				table->section_end_rva - method->source, NULL, &row);
+	return row;
+}
+
 bool managed_image_il_offset(struct managed_image *image, uint64_t file_offset,
 			     uint32_t *method_token, uint32_t *il_offset)
 {
@@ -525,7 +551,7 @@ bool managed_image_il_offset(struct managed_image *image, uint64_t file_offset,
 	struct method_start *method;
 	const uint8_t *debug_info;
 	size_t available;
-	uint32_t rva, index, native_offset;
+	uint32_t rva, index, native_offset, row;
 	bool found = false;
 
 	if (!runtime_function_at(image, file_offset, &rva, &index))
@@ -534,7 +560,7 @@ bool managed_image_il_offset(struct managed_image *image, uint64_t file_offset,
 		index_methods(image);
 	/* A cold part's offsets are not from its method's start. */
 	if (readytorun_hot_part(&image->r2r, index) != index ||
-	    !(method = method_of(image, index)) || method->instance || method->component ||
+	    !(method = method_of(image, index)) || !(row = own_method_row(image, method)) ||
 	    !readytorun_runtime_function(&image->r2r, method->runtime_function, &start) ||
 	    rva < start.begin_rva ||
 	    !readytorun_debug_info(&image->r2r, method->runtime_function, &debug_info,
@@ -548,7 +574,7 @@ bool managed_image_il_offset(struct managed_image *image, uint64_t file_offset,
 		last = entry;
 		found = true;
 	}
-	*method_token = METHOD_DEF_TOKEN | method->source;
+	*method_token = METHOD_DEF_TOKEN | row;
 	return found && managed_il_offset_of(&last, il_offset);
 }
 
