@@ -76,12 +76,15 @@ static int teardown(void **state)
 	return system(command);
 }
 
-/* The log goes into the zip under another name: the tar.gz deflates it. */
+/* The log goes into the zip under another name: the tar.gz deflates it.
+ * perf.data is stored, as the trace zip stores perf.data.txt. */
 static const struct archive_member zip_members[] = {
     {"perf-1.map", NULL, false},
     {"profcpu.log", "perfcollect.log", false},
     {"missing", NULL, false},
+    {"perf.data", NULL, true},
 };
+#define ZIP_MEMBER_COUNT (sizeof(zip_members) / sizeof(*zip_members))
 /* perf.data, compressed already, is stored. */
 static const struct archive_member tar_members[] = {
     {"perf-1.map", NULL, false},
@@ -95,8 +98,8 @@ static void write_both(int *zip_status, int *tar_status)
 	struct deflated_members deflated = {zip_path, "prof.trace"};
 
 	snprintf(zip_path, sizeof(zip_path), "%s", path_in("prof.trace.zip"));
-	*zip_status =
-	    emit_archive(folder, zip_members, 3, "prof.trace", ARCHIVE_ZIP, zip_path, NULL);
+	*zip_status = emit_archive(folder, zip_members, ZIP_MEMBER_COUNT, "prof.trace", ARCHIVE_ZIP,
+				   zip_path, NULL);
 	*tar_status = emit_archive(folder, tar_members, 3, "capture", ARCHIVE_TAR_GZ,
 				   path_in("prof.tar.gz"), &deflated);
 }
@@ -140,6 +143,31 @@ static void test_tar_gz_takes_zip_members(void **state)
 
 /* A file that changed after the zip was written is not put into the tar.gz
  * with the zip's old bytes: the tar.gz fails. */
+/* unzip reads every member back whole, the stored one stored, with the
+ * files' permissions; Python's zipfile agrees (its CRC-32s included). */
+static void test_zip_members(void **state)
+{
+	char command[1024];
+	int zip_status, tar_status;
+
+	(void)state;
+	write_both(&zip_status, &tar_status);
+	assert_int_equal(zip_status, 0);
+	snprintf(command, sizeof(command),
+		 "cd %s && unzip -tq prof.trace.zip >/dev/null && "
+		 "unzip -v prof.trace.zip | grep -qE ' Stored .* prof\\.trace/perf\\.data$' && "
+		 "unzip -v prof.trace.zip | grep -qE ' Defl:.* prof\\.trace/perf-1\\.map$' && "
+		 "mkdir out && unzip -q prof.trace.zip -d out && cmp perf.data "
+		 "out/prof.trace/perf.data && "
+		 "rm -r out && python3 -c \"import os, sys, zipfile; "
+		 "z = zipfile.ZipFile('prof.trace.zip'); "
+		 "mode = z.getinfo('prof.trace/perf.data').external_attr >> 16; "
+		 "sys.exit(z.testzip() is not None or len(z.namelist()) != 3 or "
+		 "mode != os.stat('perf.data').st_mode)\"",
+		 folder);
+	assert_int_equal(system(command), 0);
+}
+
 static void test_changed_file_fails(void **state)
 {
 	char zip_path[256];
@@ -148,8 +176,9 @@ static void test_changed_file_fails(void **state)
 
 	(void)state;
 	snprintf(zip_path, sizeof(zip_path), "%s", path_in("prof.trace.zip"));
-	assert_int_equal(
-	    emit_archive(folder, zip_members, 3, "prof.trace", ARCHIVE_ZIP, zip_path, NULL), 0);
+	assert_int_equal(emit_archive(folder, zip_members, ZIP_MEMBER_COUNT, "prof.trace",
+				      ARCHIVE_ZIP, zip_path, NULL),
+			 0);
 	map = fopen(path_in("perf-1.map"), "r+");
 	fputs("8", map); /* same size, other bytes */
 	fclose(map);
@@ -163,6 +192,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_tar_gz_takes_zip_members),
+	    cmocka_unit_test(test_zip_members),
 	    cmocka_unit_test(test_changed_file_fails),
 	};
 

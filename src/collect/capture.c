@@ -345,7 +345,7 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	sink.runtime_files =
 	    options->jitdump ? runtime_files_follow(target, dir, options->jitdump, log) : NULL;
 	sink.stack_trim = stack_trim_new(
-	    target, options->call_graph, options->managed_images, options->native_symbols,
+	    target, &attr, options->call_graph, options->managed_images, options->native_symbols,
 	    sink.runtime_files ? &(struct borrowed_jitdump){target->pid, options->jitdump,
 							    read_target_jitdump, sink.runtime_files}
 			       : NULL);

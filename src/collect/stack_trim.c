@@ -1,5 +1,6 @@
 #include "stack_trim.h"
 #include "perf_record_mapping.h"
+#include "perf_records.h"
 #include "perf_user_registers.h"
 #include "resolver.h"
 #include "util.h"
@@ -11,6 +12,9 @@
  * the callchain length one is remembered with. */
 #define MEMO_THREADS	  256
 #define MEMO_CHAIN_LENGTH 128
+/* Processes whose last exec is remembered: past this many, all are
+ * forgotten (a fork then found late is followed, as before). */
+#define EXECS_REMEMBERED 65536
 
 /* A thread's last answer. A thread that blocks or spins in the same place
  * again and again has the same registers and the same return addresses and
@@ -30,8 +34,15 @@ struct remembered_walk {
 	uint64_t values[STACK_READS_LISTED];
 };
 
+/* When a process last called exec(), by pid (0: an empty slot). */
+struct exec_time {
+	uint32_t pid;
+	uint64_t time;
+};
+
 struct stack_trim {
 	struct resolver *resolver;
+	const struct perf_event_attr *attr; /* of the side records */
 	enum stack_walk_mode mode;
 	pid_t pid;     /* of the sample walked */
 	uint64_t time; /* of the sample walked */
@@ -44,9 +55,17 @@ struct stack_trim {
 	struct remembered_walk memo[MEMO_THREADS];
 	/* The last answer's walk, when a later walk reads only its slots. */
 	const struct remembered_walk *last;
+	/* The ring buffers are drained one CPU after the other, so a child's
+	 * exec and mappings, written on the CPU it runs on, may come before
+	 * the fork that made it, written on its parent's: that fork must not
+	 * put the parent's mappings back (every walk of the child would fail
+	 * and keep its whole copy). Open addressing, a power of two. */
+	struct exec_time *execs;
+	size_t exec_slots, exec_count;
 };
 
-struct stack_trim *stack_trim_new(const struct target_process *target, enum call_graph_mode mode,
+struct stack_trim *stack_trim_new(const struct target_process *target,
+				  const struct perf_event_attr *attr, enum call_graph_mode mode,
 				  struct managed_images *images, struct native_symbols *native,
 				  const struct borrowed_jitdump *jitdump)
 {
@@ -72,6 +91,7 @@ struct stack_trim *stack_trim_new(const struct target_process *target, enum call
 		return NULL;
 	trim = xcalloc(1, sizeof(*trim));
 	trim->resolver = resolver_new(&config);
+	trim->attr = attr;
 	trim->mode = mode == CALL_GRAPH_DWARF ? STACK_WALK_DWARF : STACK_WALK_HYBRID;
 	return trim;
 }
@@ -81,20 +101,68 @@ void stack_trim_free(struct stack_trim *trim)
 	if (!trim)
 		return;
 	resolver_free(trim->resolver);
+	free(trim->execs);
 	free(trim);
+}
+
+static struct exec_time *exec_slot(const struct stack_trim *trim, uint32_t pid)
+{
+	size_t slot = (pid * 2654435761u) & (trim->exec_slots - 1);
+
+	while (trim->execs[slot].pid && trim->execs[slot].pid != pid)
+		slot = (slot + 1) & (trim->exec_slots - 1);
+	return &trim->execs[slot];
+}
+
+static void remember_exec(struct stack_trim *trim, uint32_t pid, uint64_t time)
+{
+	struct exec_time *slot;
+
+	if (!pid)
+		return;
+	if (trim->exec_count == EXECS_REMEMBERED) {
+		memset(trim->execs, 0, trim->exec_slots * sizeof(*trim->execs));
+		trim->exec_count = 0;
+	} else if (2 * (trim->exec_count + 1) > trim->exec_slots) {
+		struct exec_time *old = trim->execs;
+		size_t old_slots = trim->exec_slots;
+
+		trim->exec_slots = old_slots ? 2 * old_slots : 64;
+		trim->execs = xcalloc(trim->exec_slots, sizeof(*trim->execs));
+		for (size_t i = 0; i < old_slots; i++)
+			if (old[i].pid)
+				*exec_slot(trim, old[i].pid) = old[i];
+		free(old);
+	}
+	slot = exec_slot(trim, pid);
+	trim->exec_count += !slot->pid;
+	*slot = (struct exec_time){pid, time};
+}
+
+/* Whether `pid` called exec() after `time`: a record of its earlier
+ * image (its fork, its exec, a mapping) found late. */
+static bool execed_after(const struct stack_trim *trim, uint32_t pid, uint64_t time)
+{
+	const struct exec_time *slot = trim->exec_slots ? exec_slot(trim, pid) : NULL;
+
+	return slot && slot->pid == pid && slot->time > time;
 }
 
 void stack_trim_follow(struct stack_trim *trim, const struct perf_event_header *record)
 {
 	struct perf_mapping mapping;
 	uint32_t pid, parent;
+	uint64_t time = 0; /* a record without one (synthesized): before any exec */
 
+	perf_record_time(trim->attr, record, &time);
 	if (perf_record_mapping(record, &mapping)) {
 		struct mapped_file file = {
 		    .path = mapping.path,
 		    .identity = {mapping.major, mapping.minor, mapping.inode},
 		};
 
+		if (execed_after(trim, mapping.pid, time))
+			return;
 		resolver_add_mapping(trim->resolver, (pid_t)mapping.pid, mapping.address,
 				     mapping.length, mapping.page_offset, &file);
 		trim->generation++;
@@ -102,10 +170,15 @@ void stack_trim_follow(struct stack_trim *trim, const struct perf_event_header *
 	}
 	switch (perf_record_process_change(record, &pid, &parent)) {
 	case PERF_PROCESS_FORKED:
+		if (execed_after(trim, pid, ((const struct perf_record_task *)record)->time))
+			break;
 		resolver_fork(trim->resolver, (pid_t)pid, (pid_t)parent);
 		trim->generation++;
 		break;
 	case PERF_PROCESS_EXECED:
+		if (execed_after(trim, pid, time))
+			break;
+		remember_exec(trim, pid, time);
 		resolver_exec(trim->resolver, (pid_t)pid);
 		trim->generation++;
 		break;

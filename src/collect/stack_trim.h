@@ -23,11 +23,12 @@ struct native_symbols;
 struct stack_trim;
 
 /* NULL when `mode` copies no stacks (fp), or PROFCPU_KEEP_STACK_COPIES is
- * set. `images` and `native`, the target's .NET images and ELF files the
- * replay reads too, and `jitdump`, the target's jitdump as its copier parses
- * it, are borrowed (resolver.h); NULL: the walk reads its own. A borrowed
+ * set. `attr`, the sampling event's, lays out the side records' trailers. `images` and `native`,
+ * the target's .NET images and ELF files the replay reads too, and `jitdump`, the target's jitdump
+ * as its copier parses it, are borrowed (resolver.h); NULL: the walk reads its own. A borrowed
  * `native` must not download. */
-struct stack_trim *stack_trim_new(const struct target_process *target, enum call_graph_mode mode,
+struct stack_trim *stack_trim_new(const struct target_process *target,
+				  const struct perf_event_attr *attr, enum call_graph_mode mode,
 				  struct managed_images *images, struct native_symbols *native,
 				  const struct borrowed_jitdump *jitdump);
 void stack_trim_free(struct stack_trim *trim);

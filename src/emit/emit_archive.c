@@ -1,11 +1,12 @@
 /* prof.tar.gz and NAME.trace.zip. Both deflate with ISA-L
  * (deflate_stream.h): libarchive writes the tar stream, which is gzipped
- * here, and minizip the zip, given members deflated here (its raw mode).
+ * here, and zip_writer.h the zip; minizip reads it back for the tar.gz.
  * The two hold the same large files (the runtime's jitdump, perf map and
  * events): written after the zip, the tar.gz takes their deflated bytes
  * from it instead of deflating them again. */
 #include "deflate_stream.h"
 #include "emit.h"
+#include "zip_writer.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -13,11 +14,9 @@
 #include <fcntl.h>
 #include <isa-l/crc.h>
 #include <minizip/unzip.h>
-#include <minizip/zip.h>
 #include <string.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define READ_SIZE 65536
@@ -42,112 +41,41 @@ static void format_path(char *path, size_t size, const char *top,
 	snprintf(path, size, "%s/%s", top, member->name ? member->name : member->file);
 }
 
-/* A zip member's bytes on their way to minizip. */
-static int write_to_zip(void *zip, const void *bytes, size_t size)
-{
-	if (zipWriteInFileInZip(zip, bytes, (unsigned)size) == ZIP_OK)
-		return 0;
-	if (!errno)
-		errno = EIO;
-	return -1;
-}
-
-/* Copies `fd` into the zip's current member, deflated unless `store`, and
- * tells its CRC-32 and size. Returns 0, or -1 with errno set. */
-static int copy_into_zip(zipFile zip, int fd, bool store, uint32_t *crc, uint64_t *size)
-{
-	static uint8_t buffer[READ_SIZE];
-	struct deflate_stream *deflater = NULL;
-	ssize_t length;
-	int status = 0;
-
-	*crc = 0;
-	*size = 0;
-	if (!store) {
-		deflater = malloc(sizeof(*deflater));
-		if (!deflater)
-			return -1;
-		deflate_stream_start(deflater, false, write_to_zip, zip);
-	}
-	while (status == 0 && (length = read(fd, buffer, sizeof(buffer))) > 0) {
-		if (deflater) {
-			status = deflate_stream_write(deflater, buffer, (size_t)length);
-			continue;
-		}
-		*crc = crc32_gzip_refl(*crc, buffer, (uint64_t)length);
-		*size += (uint64_t)length;
-		status = write_to_zip(zip, buffer, (size_t)length);
-	}
-	if (status == 0 && length < 0)
-		status = -1;
-	if (deflater) {
-		int error = errno;
-
-		if (deflate_stream_finish(deflater) < 0)
-			status = -1;
-		else
-			errno = error;
-		*crc = deflater->crc;
-		*size = deflater->size;
-		free(deflater);
-	}
-	return status;
-}
-
 /* One member of a zip: deflated at level 1 (several times faster than
  * zlib's default, and an archive for moving a capture can spare a few more
  * bytes), or stored as the member asks; with the file's time and Unix
  * permissions. */
-static int add_zip_member(zipFile zip, int dir_fd, const struct archive_member *member,
+static int add_zip_member(struct zip_writer *zip, int dir_fd, const struct archive_member *member,
 			  const char *top)
 {
 	char path_in_archive[4096];
 	struct stat status;
-	zip_fileinfo info = {0};
-	struct tm time;
-	uint32_t crc;
-	uint64_t size;
-	int fd = open_member(dir_fd, member, &status), result;
+	int fd = open_member(dir_fd, member, &status), result, error;
 
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -1;
-	errno = 0; /* minizip fails with errno set only when the system did */
 	format_path(path_in_archive, sizeof(path_in_archive), top, member);
-	localtime_r(&status.st_mtime, &time);
-	info.tmz_date = (tm_zip){(uInt)time.tm_sec,  (uInt)time.tm_min, (uInt)time.tm_hour,
-				 (uInt)time.tm_mday, (uInt)time.tm_mon, (uInt)time.tm_year + 1900};
-	info.external_fa = (uLong)status.st_mode << 16;
-	/* Made on Unix (3), zip 2.0; zip64 only for a member that needs it. */
-	result = zipOpenNewFileInZip4_64(zip, path_in_archive, &info, NULL, 0, NULL, 0, NULL,
-					 member->stored ? 0 : Z_DEFLATED, 1, 1, -MAX_WBITS,
-					 DEF_MEM_LEVEL, Z_DEFAULT_STRATEGY, NULL, 0, 3 << 8 | 20, 0,
-					 status.st_size >= 0xffffffffLL);
-	if (result == ZIP_OK && copy_into_zip(zip, fd, member->stored, &crc, &size) == 0 &&
-	    zipCloseFileInZipRaw64(zip, size, crc) == ZIP_OK) {
-		close(fd);
-		return 0;
-	}
-	result = errno ? errno : EIO;
+	result = zip_writer_add(zip, path_in_archive, fd, &status, member->stored);
+	error = errno;
 	close(fd);
-	errno = result;
-	return -1;
+	errno = error;
+	return result;
 }
 
 static int write_zip(int dir_fd, const struct archive_member *members, size_t member_count,
 		     const char *top, const char *archive_path)
 {
-	zipFile zip = zipOpen64(archive_path, APPEND_STATUS_CREATE);
-	int status = 0;
+	struct zip_writer *zip = zip_writer_open(archive_path);
+	int status = 0, error;
 
 	if (!zip)
 		return -1;
 	for (size_t i = 0; status == 0 && i < member_count; i++)
 		status = add_zip_member(zip, dir_fd, &members[i], top);
-	if (zipClose(zip, NULL) != ZIP_OK && status == 0) {
-		if (!errno)
-			errno = EIO;
-		status = -1;
-	}
+	error = errno;
+	if (zip_writer_close(zip) < 0 && status == 0)
+		return -1;
+	errno = error;
 	return status;
 }
 

@@ -38,6 +38,11 @@ enum perf_process_change {
 enum perf_process_change perf_record_process_change(const struct perf_event_header *record,
 						    uint32_t *pid, uint32_t *parent);
 
+/* The time in the sample_id trailer of `record`, a side record (not a
+ * sample) of the event `attr` describes: false when it has none. */
+bool perf_record_time(const struct perf_event_attr *attr, const struct perf_event_header *record,
+		      uint64_t *time);
+
 /* Copies the NUL-terminated string `field` of `record` into `out`, cut to
  * the record's end and to `out_size` - 1 bytes. */
 void perf_record_copy_string(const struct perf_event_header *record, const char *field, char *out,

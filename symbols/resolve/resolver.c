@@ -39,6 +39,7 @@ struct process {
 	bool jitdump_searched;
 	struct code_ranges *runtime_methods; /* the runtime's method events */
 	struct managed_lines *managed_lines; /* their code's lines, by IL offset */
+	uint64_t code_generation;	     /* of its mappings, in code_cache */
 };
 
 struct resolver {
@@ -153,6 +154,14 @@ static void rebuild_index(struct resolver *resolver, size_t slot_count)
 	}
 }
 
+/* The process's mappings are new or changed: resolver_code_at's answers
+ * about it are asked again. */
+static void forget_code(struct resolver *resolver, struct process *process)
+{
+	if (resolver->code_cache)
+		process->code_generation = code_cache_new_generation(resolver->code_cache);
+}
+
 static struct process *find_process(struct resolver *resolver, pid_t pid)
 {
 	struct process *process;
@@ -174,6 +183,7 @@ static struct process *find_process(struct resolver *resolver, pid_t pid)
 	process = &resolver->processes[resolver->process_count++];
 	*process = (struct process){
 	    .pid = pid, .space = address_space_new(), .perfmap_fd = -1, .jitdump_fd = -1};
+	forget_code(resolver, process);
 	if (resolver->slot_count < 2 * resolver->process_count) {
 		rebuild_index(resolver, 2 * resolver->process_capacity); /* a power of two */
 	} else {
@@ -186,18 +196,13 @@ static struct process *find_process(struct resolver *resolver, pid_t pid)
 	return process;
 }
 
-/* The mappings changed: resolver_code_at's answers are asked again. */
-static void forget_code(struct resolver *resolver)
-{
-	if (resolver->code_cache)
-		code_cache_forget(resolver->code_cache);
-}
-
 void resolver_add_mapping(struct resolver *resolver, pid_t pid, uint64_t start, uint64_t length,
 			  uint64_t page_offset, const struct mapped_file *file)
 {
-	address_space_add(find_process(resolver, pid)->space, start, length, page_offset, file);
-	forget_code(resolver);
+	struct process *process = find_process(resolver, pid);
+
+	address_space_add(process->space, start, length, page_offset, file);
+	forget_code(resolver, process);
 }
 
 /* Frees process `index`; the last one takes its place (rebuild_index()
@@ -216,7 +221,6 @@ void resolver_forget_process(struct resolver *resolver, pid_t pid)
 			rebuild_index(resolver, resolver->slot_count);
 			break;
 		}
-	forget_code(resolver);
 }
 
 void resolver_next_capture(struct resolver *resolver)
@@ -232,6 +236,7 @@ void resolver_next_capture(struct resolver *resolver)
 		}
 		address_space_free(process->space);
 		process->space = address_space_new();
+		forget_code(resolver, process);
 		if (process->jitdump_fd >= 0)
 			jitdump_read_more(process->jitdump, process->jitdump_fd,
 					  JITDUMP_READ_LIMIT);
@@ -239,7 +244,6 @@ void resolver_next_capture(struct resolver *resolver)
 	}
 	if (resolver->slot_count)
 		rebuild_index(resolver, resolver->slot_count);
-	forget_code(resolver);
 	native_symbols_forget_unused(resolver->native, UNUSED_CAPTURES_KEPT);
 	if (++resolver->captures % MANAGED_IMAGES_CAPTURES == 0 && resolver->managed &&
 	    !resolver->managed_borrowed) {
@@ -256,7 +260,7 @@ void resolver_fork(struct resolver *resolver, pid_t child, pid_t parent)
 
 	address_space_free(process->space);
 	process->space = copy;
-	forget_code(resolver);
+	forget_code(resolver, process);
 }
 
 void resolver_exec(struct resolver *resolver, pid_t pid)
@@ -265,7 +269,7 @@ void resolver_exec(struct resolver *resolver, pid_t pid)
 
 	address_space_free(process->space);
 	process->space = address_space_new();
-	forget_code(resolver);
+	forget_code(resolver, process);
 }
 
 /* Whether `pid` may still run and write its runtime files: the live
@@ -725,9 +729,9 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
 	lookup_native(resolver, process, mapping, address, lookup_address, location);
 }
 
-static void find_code(struct resolver *resolver, pid_t pid, uint64_t address, struct code_at *code)
+static void find_code(struct resolver *resolver, struct process *process, uint64_t address,
+		      struct code_at *code)
 {
-	struct process *process = find_process(resolver, pid);
 	const struct mapping *mapping = address_space_find(process->space, address);
 
 	*code = (struct code_at){.kind = CODE_UNMAPPED};
@@ -764,10 +768,13 @@ static void find_code(struct resolver *resolver, pid_t pid, uint64_t address, st
 
 void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, struct code_at *code)
 {
-	if (resolver->code_cache && code_cache_find(resolver->code_cache, pid, address, code))
+	struct process *process = find_process(resolver, pid);
+
+	if (resolver->code_cache &&
+	    code_cache_find(resolver->code_cache, process->code_generation, address, code))
 		return;
-	find_code(resolver, pid, address, code);
+	find_code(resolver, process, address, code);
 	/* Only mapped files' answers hold until the mappings change. */
 	if (resolver->code_cache && code->kind != CODE_UNMAPPED && code->kind != CODE_GENERATED)
-		code_cache_keep(resolver->code_cache, pid, address, code);
+		code_cache_keep(resolver->code_cache, process->code_generation, address, code);
 }

@@ -8,23 +8,18 @@
 
 struct code_cache_slot {
 	uint64_t address;
-	uint32_t pid;
-	uint32_t generation; /* the slot holds an answer of this generation */
+	uint64_t generation; /* 0: empty; 64 bits never come round */
 	struct code_at code;
 };
 
 struct code_cache {
-	uint32_t generation; /* from 1; slots of other generations are empty */
+	uint64_t last_generation;
 	struct code_cache_slot slots[CODE_CACHE_SLOTS];
 };
 
 struct code_cache *code_cache_new(void)
 {
-	struct code_cache *cache = calloc(1, sizeof(*cache));
-
-	if (cache)
-		cache->generation = 1;
-	return cache;
+	return calloc(1, sizeof(struct code_cache));
 }
 
 void code_cache_free(struct code_cache *cache)
@@ -32,36 +27,30 @@ void code_cache_free(struct code_cache *cache)
 	free(cache);
 }
 
-void code_cache_forget(struct code_cache *cache)
+uint64_t code_cache_new_generation(struct code_cache *cache)
 {
-	/* After 2^32 changes the numbers would come round: empty every slot. */
-	if (++cache->generation == 0) {
-		for (size_t i = 0; i < CODE_CACHE_SLOTS; i++)
-			cache->slots[i].generation = 0;
-		cache->generation = 1;
-	}
+	return ++cache->last_generation;
 }
 
-static size_t slot_of(pid_t pid, uint64_t address)
+static size_t slot_of(uint64_t generation, uint64_t address)
 {
-	return (size_t)(((address ^ (uint64_t)(uint32_t)pid << 40) * 0x9e3779b97f4a7c15ull) >> 51);
+	return (size_t)(((address ^ generation << 40) * 0x9e3779b97f4a7c15ull) >> 51);
 }
 
-bool code_cache_find(const struct code_cache *cache, pid_t pid, uint64_t address,
+bool code_cache_find(const struct code_cache *cache, uint64_t generation, uint64_t address,
 		     struct code_at *code)
 {
-	const struct code_cache_slot *slot = &cache->slots[slot_of(pid, address)];
+	const struct code_cache_slot *slot = &cache->slots[slot_of(generation, address)];
 
-	if (slot->generation != cache->generation || slot->address != address ||
-	    slot->pid != (uint32_t)pid)
+	if (slot->generation != generation || slot->address != address)
 		return false;
 	*code = slot->code;
 	return true;
 }
 
-void code_cache_keep(struct code_cache *cache, pid_t pid, uint64_t address,
+void code_cache_keep(struct code_cache *cache, uint64_t generation, uint64_t address,
 		     const struct code_at *code)
 {
-	cache->slots[slot_of(pid, address)] =
-	    (struct code_cache_slot){address, (uint32_t)pid, cache->generation, *code};
+	cache->slots[slot_of(generation, address)] =
+	    (struct code_cache_slot){address, generation, *code};
 }

@@ -5,8 +5,11 @@
  * postprocess.
  *
  * The resolver keeps only answers about mapped files (ELF files, ReadyToRun
- * images): they hold until the process's mappings change, which it says
- * with code_cache_forget() at every mapping, fork and exec. Generated code
+ * images): they hold until the process's mappings change. Answers are kept
+ * per generation, a number the process takes anew at every mapping, fork
+ * and exec (code_cache_new_generation()), so that a change forgets that
+ * process's answers alone: a capture of the whole machine sees more
+ * mappings than samples (builds start processes all the time). Generated code
  * and addresses outside every mapping are asked again each time: JIT code
  * is reused (the jitdump's answer depends on the time) and a perf map that
  * grows may name an address later. */
@@ -17,7 +20,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 struct code_cache;
 
@@ -25,16 +27,17 @@ struct code_cache;
 struct code_cache *code_cache_new(void);
 void code_cache_free(struct code_cache *cache);
 
-/* The answer kept for `address` of `pid`, if any. */
-bool code_cache_find(const struct code_cache *cache, pid_t pid, uint64_t address,
+/* A generation no earlier call returned (from 1): a process's answers
+ * kept under its earlier generations are not found again. */
+uint64_t code_cache_new_generation(struct code_cache *cache);
+
+/* The answer kept for `address` in `generation`, if any. */
+bool code_cache_find(const struct code_cache *cache, uint64_t generation, uint64_t address,
 		     struct code_at *code);
 
-/* Keeps `code` as the answer for `address` of `pid`, in place of an older
- * answer for another address. */
-void code_cache_keep(struct code_cache *cache, pid_t pid, uint64_t address,
+/* Keeps `code` as the answer for `address` in `generation`, in place of an
+ * older answer for another address. */
+void code_cache_keep(struct code_cache *cache, uint64_t generation, uint64_t address,
 		     const struct code_at *code);
-
-/* Mappings changed: every answer is asked again. */
-void code_cache_forget(struct code_cache *cache);
 
 #endif
