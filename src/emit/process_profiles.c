@@ -32,14 +32,14 @@ static void append_index(uint32_t **indices, size_t *count, size_t *capacity, si
 	(*indices)[(*count)++] = (uint32_t)index;
 }
 
-/* The processes with samples, in the order their first sample came, each
- * with its part of the profile; not the idle task (pid 0), which runs
+/* The processes (pid and generation) with samples, in the order their
+ * first sample came, each with its part of the profile; not the idle task (pid 0), which runs
  * while the CPU has nothing to do. One pass over the samples and one over
  * the locations, whatever the number of processes. */
 static size_t list_processes(const struct profile *profile, struct process_profile **profiles,
 			     struct process_part **parts)
 {
-	struct id_map pids = {0};
+	struct id_map processes = {0}; /* by (pid, generation) */
 	size_t capacity = 0, part_capacity = 0, count;
 
 	*profiles = NULL;
@@ -52,11 +52,12 @@ static size_t list_processes(const struct profile *profile, struct process_profi
 
 		if (sample->pid == 0) /* the idle task, not a process */
 			continue;
-		index = id_map_get(&pids, sample->pid, 0, &added);
+		index = id_map_get(&processes, sample->pid, sample->generation, &added);
 		if (added) {
 			grow_array((void **)profiles, &capacity, index + 1, sizeof(**profiles));
 			grow_array((void **)parts, &part_capacity, index + 1, sizeof(**parts));
-			(*profiles)[index] = (struct process_profile){.pid = (pid_t)sample->pid};
+			(*profiles)[index] = (struct process_profile){
+			    .pid = (pid_t)sample->pid, .generation = sample->generation};
 			(*parts)[index] = (struct process_part){0};
 			snprintf((*profiles)[index].process_name,
 				 sizeof((*profiles)[index].process_name), "%s",
@@ -66,9 +67,10 @@ static size_t list_processes(const struct profile *profile, struct process_profi
 		part = &(*parts)[index];
 		append_index(&part->samples, &part->sample_count, &part->sample_capacity, i);
 	}
-	count = pids.count;
+	count = processes.count;
 	for (size_t i = 0; i < profile->location_count; i++) {
-		uint32_t index = id_map_get(&pids, profile->locations[i].pid, 0, NULL);
+		const struct profile_location *location = &profile->locations[i];
+		uint32_t index = id_map_get(&processes, location->pid, location->generation, NULL);
 
 		/* Another id: a process without samples (the idle task). */
 		if (index < count) {
@@ -78,7 +80,15 @@ static size_t list_processes(const struct profile *profile, struct process_profi
 				     &part->location_capacity, i);
 		}
 	}
-	id_map_release(&pids);
+	id_map_release(&processes);
+	/* A pid's processes are listed in the order they ran. */
+	for (size_t i = count; i-- > 0;) {
+		bool added;
+
+		id_map_get(&processes, (uint64_t)(*profiles)[i].pid, 0, &added);
+		(*profiles)[i].latest = added;
+	}
+	id_map_release(&processes);
 	return count;
 }
 

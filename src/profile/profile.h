@@ -26,8 +26,12 @@ struct profile_frame {
 	uint32_t line;
 };
 
+/* A pid names several processes in one capture when it is reused, or when
+ * its process execs another program: `generation` tells them apart (0 for
+ * the process the capture first saw, then one more at each fork or exec
+ * that starts a process under that pid). */
 struct profile_location {
-	uint32_t pid;
+	uint32_t pid, generation;
 	uint64_t address;
 	bool kernel;
 	enum frame_kind kind;
@@ -42,7 +46,7 @@ struct profile_stack {
 
 struct profile_sample {
 	uint64_t time, period;
-	uint32_t pid, tid, cpu;
+	uint32_t pid, generation, tid, cpu;
 	uint32_t stack;
 	const char *process_name, *thread_name; /* interned */
 };
