@@ -84,7 +84,7 @@ struct agent_process *agent_processes_of_profile(struct agent_processes *process
 		if (process->pid != profile->pid || process->first_period > period)
 			continue;
 		found = process;
-		if (!profile->latest)
+		if (!profile->last_of_pid)
 			break; /* the oldest */
 	}
 	if (!found)
@@ -92,7 +92,7 @@ struct agent_process *agent_processes_of_profile(struct agent_processes *process
 	seen_in(found, period);
 	/* Its pid began anew in the period, not with another start time: it
 	 * exec'd another program, maybe another .NET service. */
-	if (profile->generation > 0 && found->first_period < period && profile->latest) {
+	if (profile->generation > 0 && found->first_period < period && profile->last_of_pid) {
 		found->runtime_asked = false;
 		found->labels_settled = false;
 	}

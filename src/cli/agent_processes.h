@@ -39,9 +39,9 @@ struct agent_process *agent_processes_note(struct agent_processes *processes, pi
 
 /* The entry of the process whose profile of period number `period` is
  * `profile`: of the processes seen with its pid by then, the newest for
- * the pid's latest profile, else the oldest (its pid was reused within
- * the period). A process that exec'd in the period is asked for its perf
- * map again and its labels read again. */
+ * the pid's last process, else the oldest (its pid was reused within the
+ * period). A process that exec'd in the period is asked for its perf map
+ * again and its labels read again. */
 struct agent_process *agent_processes_of_profile(struct agent_processes *processes,
 						 const struct process_profile *profile,
 						 unsigned long period);

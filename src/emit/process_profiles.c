@@ -32,6 +32,16 @@ static void append_index(uint32_t **indices, size_t *count, size_t *capacity, si
 	(*indices)[(*count)++] = (uint32_t)index;
 }
 
+/* Whether a fork gave `process`'s pid to another process after it. */
+static bool forked_later(const struct profile *profile, const struct process_profile *process)
+{
+	for (size_t i = 0; i < profile->forks.count; i++)
+		if (profile->forks.keys[i].first == (uint64_t)process->pid &&
+		    profile->forks.keys[i].second > process->generation)
+			return true;
+	return false;
+}
+
 /* The processes (pid and generation) with samples, in the order their
  * first sample came, each with its part of the profile; not the idle task (pid 0), which runs
  * while the CPU has nothing to do. One pass over the samples and one over
@@ -81,14 +91,8 @@ static size_t list_processes(const struct profile *profile, struct process_profi
 		}
 	}
 	id_map_release(&processes);
-	/* A pid's processes are listed in the order they ran. */
-	for (size_t i = count; i-- > 0;) {
-		bool added;
-
-		id_map_get(&processes, (uint64_t)(*profiles)[i].pid, 0, &added);
-		(*profiles)[i].latest = added;
-	}
-	id_map_release(&processes);
+	for (size_t i = 0; i < count; i++)
+		(*profiles)[i].last_of_pid = !forked_later(profile, &(*profiles)[i]);
 	return count;
 }
 

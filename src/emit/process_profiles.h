@@ -17,7 +17,7 @@
 struct process_profile {
 	pid_t pid;
 	uint32_t generation;   /* 0: the capture's first process of the pid */
-	bool latest;	       /* no later process of its pid in the capture */
+	bool last_of_pid;      /* no other process took its pid later in the capture */
 	char process_name[16]; /* its comm, control characters as '?' */
 	size_t samples;
 	unsigned char *data; /* the gzipped pprof profile (malloc'd), or NULL */

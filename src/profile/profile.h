@@ -8,6 +8,7 @@
 #ifndef PROFCPU_PROFILE_H
 #define PROFCPU_PROFILE_H
 
+#include "id_map.h"
 #include "resolver.h"
 #include "string_table.h"
 
@@ -85,6 +86,9 @@ struct profile {
 	unsigned max_stack_depth; /* that limit */
 	uint64_t rooted_stacks;	  /* samples whose stack reaches a thread's start */
 	bool compressed_capture;  /* perf.data's records are zstd-compressed */
+	/* The (pid, generation) that a fork began: another process under the
+	 * pid, where the other generations began with an exec. */
+	struct id_map forks;
 
 	struct profile_frame *frames;
 	size_t frame_count, frame_capacity;

@@ -520,7 +520,8 @@ static void follow_code(struct replay *replay, const struct perf_event_header *r
 	switch (perf_record_process_change(record, &pid, &parent)) {
 	case PERF_PROCESS_FORKED:
 		resolver_fork(replay->resolver, (pid_t)pid, (pid_t)parent);
-		thread_slot(replay, pid)->generation++;
+		id_map_get(&replay->profile->forks, pid, ++thread_slot(replay, pid)->generation,
+			   NULL);
 		break;
 	case PERF_PROCESS_EXECED:
 		resolver_exec(replay->resolver, (pid_t)pid);
