@@ -80,6 +80,7 @@ struct replay {
 	long switch_event;	/* the index of the event recording switches, or -1 */
 	bool switch_tracepoint; /* that event is sched:sched_switch, not context-switches */
 	uint64_t time;		/* of the sample being replayed */
+	uint32_t generation;	/* of its process (profile.h) */
 	uint32_t stack[MAX_STACK_DEPTH];
 	uint64_t user_frames[MAX_STACK_DEPTH]; /* a stack walk's addresses */
 };
@@ -288,18 +289,17 @@ static uint32_t locate(struct replay *replay, uint32_t pid, uint64_t address, bo
 		       bool return_address)
 {
 	uint32_t first = profile_find_location(replay->profile, pid, address, kernel), id;
-	uint32_t generation = generation_of(replay, pid);
 	struct resolved_location resolved;
 
 	if (first != PROFILE_NOT_FOUND) {
 		id = replay->versions[first].newest;
 		if (replay->time < replay->versions[id].valid_until &&
-		    replay->profile->locations[id].generation == generation)
+		    replay->profile->locations[id].generation == replay->generation)
 			return id;
 	}
 	resolver_resolve(replay->resolver, (pid_t)pid, address, kernel, return_address, &resolved);
 	id = profile_add_location(replay->profile, pid, address, kernel, &resolved);
-	replay->profile->locations[id].generation = generation;
+	replay->profile->locations[id].generation = replay->generation;
 	grow_array((void **)&replay->versions, &replay->version_capacity, (size_t)id + 1,
 		   sizeof(*replay->versions));
 	replay->versions[id] = (struct location_version){id, resolved.valid_until};
@@ -438,6 +438,7 @@ static void replay_sample(struct replay *replay, const struct kept_sample *kept)
 	struct perf_sched_switch fields;
 
 	replay->time = sample->time;
+	replay->generation = generation_of(replay, sample->pid);
 	resolver_set_time(replay->resolver, sample->time);
 	mode = call_graph_of_attr(perf_data_reader_attr(replay->reader, sample->event));
 	if (sample->callchain_length == 0 && mode == CALL_GRAPH_FP)
@@ -479,7 +480,7 @@ static void replay_sample(struct replay *replay, const struct kept_sample *kept)
 	    .time = sample->time,
 	    .period = sample->period,
 	    .pid = sample->pid,
-	    .generation = generation_of(replay, sample->pid),
+	    .generation = replay->generation,
 	    .tid = sample->tid,
 	    .cpu = sample->cpu,
 	    .stack = profile_intern_stack(replay->profile, replay->stack, depth),
