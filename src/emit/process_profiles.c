@@ -128,6 +128,7 @@ long process_profiles_make(const char *perf_data, struct resolver *resolver,
 
 	*profiles = NULL;
 	profile_init(&profile);
+	profile.without_pid_0 = true; /* no process's */
 	if (replay_capture(perf_data, resolver, &profile) == 0) {
 		int64_t end = end_time_nanos(perf_data);
 		struct process_part *parts;

@@ -89,6 +89,10 @@ struct profile {
 	/* The (pid, generation) that a fork began: another process under the
 	 * pid, where the other generations began with an exec. */
 	struct id_map forks;
+	/* Set before the replay to leave out pid 0: the idle task, and in a
+	 * PID namespace every task outside it (the kernel names them 0), whose
+	 * user stacks would be named from all their mappings at once. */
+	bool without_pid_0;
 
 	struct profile_frame *frames;
 	size_t frame_count, frame_capacity;

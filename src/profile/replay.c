@@ -437,6 +437,8 @@ static void replay_sample(struct replay *replay, const struct kept_sample *kept)
 	bool whole = false;
 	struct perf_sched_switch fields;
 
+	if (sample->pid == 0 && replay->profile->without_pid_0)
+		return;
 	replay->time = sample->time;
 	replay->generation = generation_of(replay, sample->pid);
 	resolver_set_time(replay->resolver, sample->time);
@@ -510,6 +512,8 @@ static void follow_code(struct replay *replay, const struct perf_event_header *r
 	uint32_t pid, parent;
 
 	if (perf_record_mapping(record, &mapping)) {
+		if (mapping.pid == 0 && replay->profile->without_pid_0)
+			return;
 		resolver_add_mapping(
 		    replay->resolver, (pid_t)mapping.pid, mapping.address, mapping.length,
 		    mapping.page_offset,
