@@ -6,7 +6,10 @@
 # - the pushes of a period share one connection to the receiver (HTTP
 #   keep-alive), which the receiver counts;
 # - a receiver that closes the connection after each answer, without
-#   saying so, still gets every push.
+#   saying so, still gets every push;
+# - a shell that execs a .NET app (an entrypoint script's `exec dotnet`),
+#   after the agent looked at the shell, is asked for its perf map once it
+#   runs .NET: the app's JIT frames are named, and no profile mixes the two.
 #
 # The agent runs in a PID namespace of its own, with its workloads: it
 # samples and asks only them, not the machine's other processes (an agent
@@ -18,12 +21,12 @@ if [[ ${AGENT_LIFECYCLE_INSIDE:-} != 1 ]]; then
 fi
 source "$(dirname "$0")/lib.sh"
 
-# receiver MODE: the stand-in in $workdir/received-MODE, its URL in $url.
+# receiver NAME MODE: the stand-in in $workdir/received-NAME, its URL in $url.
 receiver() {
 	local port
 	port=$(free_port)
 	mkdir -p "$workdir/received-$1"
-	start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received-$1" "$1"
+	start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received-$1" "$2"
 	until [[ -e $workdir/received-$1/ready ]]; do sleep 0.1; done
 	url=http://127.0.0.1:$port
 }
@@ -67,7 +70,7 @@ PY
 }
 
 echo "--- a shell that execs another program within one period; keep-alive"
-receiver ok
+receiver keep ok
 agent keep 6
 newest_period() { ls -d "$workdir"/keep/period-* 2>/dev/null | tail -1; }
 until [[ -n $(newest_period) ]]; do sleep 0.1; done
@@ -82,7 +85,7 @@ shell_pid=$(cat "$workdir/shell.pid")
 period=$(newest_period)
 until [[ $(newest_period) > $period ]]; do sleep 0.1; done
 stop_agent keep
-pushes "$workdir/received-ok" | tee "$workdir/keep.pushes"
+pushes "$workdir/received-keep" | tee "$workdir/keep.pushes"
 
 python3 - "$workdir/keep.pushes" "$shell_pid" <<'PY' || fail "the exec or the connections are not as they should"
 import collections, gzip, sys
@@ -119,7 +122,7 @@ print(f"{len(lines)} pushes in {len(connections)} rounds on "
 PY
 
 echo "--- a receiver that closes the connection after each answer"
-receiver close
+receiver close close
 start "$WORKLOAD_SPLIT" 600
 start "$WORKLOAD_TWO_LOOPS" 600
 agent close 2
@@ -135,4 +138,31 @@ connections=$(cut -d' ' -f2 "$workdir/close.pushes" | sort -u | wc -l)
 echo "$sent profiles made, $received received on $connections connections"
 ((received == sent && received >= 3)) || fail "the receiver got $received of $sent pushes"
 ((connections == received)) || fail "the receiver did not close each connection"
+
+echo "--- a shell that execs a .NET app"
+build_hotloop
+receiver dotnet ok
+agent dotnet 2
+# Three periods of the shell (the agent looks at it once it is a second
+# old: no runtime), then HotLoop under its pid.
+start bash -c 'echo $$ >"$0"; end=$((SECONDS + 6)); while ((SECONDS < end)); do :; done
+	exec dotnet "$1" 10' "$workdir/dotnet-shell.pid" "$workdir/bin/hotloop.dll"
+wait "$started_pid" || fail "the shell or HotLoop failed"
+stop_agent dotnet
+pushes "$workdir/received-dotnet" >"$workdir/dotnet.pushes"
+python3 - "$workdir/dotnet.pushes" "$(cat "$workdir/dotnet-shell.pid")" <<'PY' ||
+import gzip, sys
+profiles = [(process, gzip.open(path[:-len(".query")] + ".pb.gz").read())
+            for _, _, pid, process, path in (line.split() for line in open(sys.argv[1]))
+            if pid == sys.argv[2]]
+shell = [profile for process, profile in profiles if process == "bash"]
+app = [profile for process, profile in profiles if process == "dotnet"]
+named = sum(b"HotMethod" in profile for profile in app)
+print(f"pid {sys.argv[2]}: {len(shell)} profiles of the shell, {len(app)} of HotLoop, "
+      f"{named} naming HotMethod")
+assert shell and app, "the shell or HotLoop was not sent"
+assert named, "HotLoop's JIT frames are not named"
+assert not any(b"HotMethod" in profile for profile in shell), "the shell's profile names HotMethod"
+PY
+	fail "the exec'd .NET app is not named as it should"
 echo "ok"
