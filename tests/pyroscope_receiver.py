@@ -3,17 +3,24 @@
 takes POST /ingest as Pyroscope's HTTP ingest API does (query parameters
 name, from, until, sampleRate, format; the pprof profile in the multipart
 field "profile") and keeps each request in OUT_DIR: N.query (the decoded
-query, one key=value a line) and N.pb.gz (the profile). The test decodes
-the profiles with `go tool pprof`.
+query, one key=value a line; then connection=K: the request came on the
+Kth connection the receiver accepted, and received=SECONDS: when, as Unix
+time) and N.pb.gz (the profile). The test
+decodes the profiles with `go tool pprof`. It speaks HTTP/1.1 and keeps a
+connection open for the next request, as Pyroscope's server does.
 
 usage: pyroscope_receiver.py PORT OUT_DIR MODE
-MODE: ok (answers 200), slow (answers after 10 s), error (answers 500).
+MODE: ok (answers 200), close (answers 200 and closes the connection
+without saying so, as a server whose idle timeout has passed), slow
+(answers after 10 s), error (answers 500).
 Serves until killed; writes OUT_DIR/ready once it listens.
 """
 import email.parser
 import http.server
+import itertools
 import os
 import sys
+import threading
 import time
 import urllib.parse
 
@@ -21,18 +28,28 @@ port, out_dir, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 
 
 class Ingest(http.server.BaseHTTPRequestHandler):
-    count = 0
+    protocol_version = "HTTP/1.1"
+    requests = itertools.count(1)
+    connections = itertools.count(1)
+    lock = threading.Lock()
+
+    def setup(self):
+        super().setup()
+        with Ingest.lock:
+            self.connection_number = next(Ingest.connections)
 
     def do_POST(self):
         url = urllib.parse.urlsplit(self.path)
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        Ingest.count += 1
-        number = Ingest.count
+        with Ingest.lock:
+            number = next(Ingest.requests)
         query = urllib.parse.parse_qs(url.query)
         with open(os.path.join(out_dir, f"{number}.query"), "w") as out:
             out.write(f"path={url.path}\n")
             for key, values in query.items():
                 out.write(f"{key}={values[0]}\n")
+            out.write(f"connection={self.connection_number}\n")
+            out.write(f"received={time.time():.3f}\n")
         message = email.parser.BytesParser().parsebytes(
             b"Content-Type: " + self.headers["Content-Type"].encode() + b"\r\n\r\n" + body)
         for part in message.walk():
@@ -49,6 +66,8 @@ class Ingest(http.server.BaseHTTPRequestHandler):
             self.wfile.write(answer)
         except BrokenPipeError:  # the client gave up waiting, as it should
             pass
+        if mode == "close":
+            self.close_connection = True
 
     def log_message(self, *args):
         pass

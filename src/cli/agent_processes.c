@@ -37,20 +37,26 @@ static void read_labels(struct agent_process *process)
 				  age_seconds(process) >= SETTLE_SECONDS;
 }
 
+static void seen_in(struct agent_process *process, unsigned long period)
+{
+	if (process->last_period < period)
+		process->last_period = period;
+}
+
 struct agent_process *agent_processes_note(struct agent_processes *processes, pid_t pid,
 					   unsigned long period)
 {
+	unsigned long long start_ticks = target_process_start_ticks(pid);
 	struct agent_process *process;
 
 	for (size_t i = 0; i < processes->count; i++)
-		if (processes->items[i].pid == pid) {
+		if (processes->items[i].pid == pid &&
+		    processes->items[i].start_ticks == start_ticks) {
 			process = &processes->items[i];
-			if (process->last_period < period)
-				process->last_period = period;
+			seen_in(process, period);
 			/* Read while its runtime still set it up (runc's init before
 			 * it enters the container's root): once more, if it runs. */
-			if (!process->labels_settled && process->start_ticks &&
-			    target_process_start_ticks(pid) == process->start_ticks)
+			if (!process->labels_settled && start_ticks)
 				read_labels(process);
 			return process;
 		}
@@ -58,7 +64,7 @@ struct agent_process *agent_processes_note(struct agent_processes *processes, pi
 		   sizeof(*processes->items));
 	process = &processes->items[processes->count++];
 	*process = (struct agent_process){
-	    .pid = pid, .start_ticks = target_process_start_ticks(pid), .last_period = period};
+	    .pid = pid, .start_ticks = start_ticks, .first_period = period, .last_period = period};
 	read_labels(process);
 	if (process->labels.refused_file)
 		report_warning("pid %d: %s in its root is %s: its profile has no pod label",
@@ -66,7 +72,35 @@ struct agent_process *agent_processes_note(struct agent_processes *processes, pi
 	return process;
 }
 
-void agent_processes_ask_runtimes(struct agent_processes *processes, FILE *log)
+struct agent_process *agent_processes_of_profile(struct agent_processes *processes,
+						 const struct process_profile *profile,
+						 unsigned long period)
+{
+	struct agent_process *found = NULL;
+
+	for (size_t i = 0; i < processes->count; i++) {
+		struct agent_process *process = &processes->items[i];
+
+		if (process->pid != profile->pid || process->first_period > period)
+			continue;
+		found = process;
+		if (!profile->last_of_pid)
+			break; /* the oldest */
+	}
+	if (!found)
+		return agent_processes_note(processes, profile->pid, period);
+	seen_in(found, period);
+	/* Its pid began anew in the period, not with another start time: it
+	 * exec'd another program, maybe another .NET service. */
+	if (profile->generation > 0 && found->first_period < period && profile->last_of_pid) {
+		found->runtime_asked = false;
+		found->labels_settled = false;
+	}
+	return found;
+}
+
+void agent_processes_ask_runtimes(struct agent_processes *processes, struct resolver *resolver,
+				  FILE *log)
 {
 	for (size_t i = 0; i < processes->count; i++) {
 		struct agent_process *process = &processes->items[i];
@@ -80,6 +114,8 @@ void agent_processes_ask_runtimes(struct agent_processes *processes, FILE *log)
 		    target_process_open(process->pid, &target) == 0) {
 			dotnet_ensure_perfmap(&target, log);
 			target_process_close(&target);
+			/* The runtime writes its perf map anew: read from the start. */
+			resolver_forget_process(resolver, process->pid);
 		}
 	}
 }

@@ -2,13 +2,14 @@
  * pid and start time (a reused pid is another process), with what is read
  * once in its life: its pod labels (pod_labels.h), read when its first
  * sample is seen, so a process that exits before its period is sent keeps
- * them; and, for a .NET process, its perf map switched on. An entry goes
- * when its process exits, with what the resolver kept of it, so memory
- * follows the processes that run. */
+ * them; and, for a .NET process, its perf map switched on (again after it
+ * exec'd: another runtime). An entry goes when its process exits, with
+ * what the resolver kept of it, so memory follows the processes that run. */
 #ifndef PROFCPU_AGENT_PROCESSES_H
 #define PROFCPU_AGENT_PROCESSES_H
 
 #include "pod_labels.h"
+#include "process_profiles.h"
 #include "resolver.h"
 
 #include <stdbool.h>
@@ -19,9 +20,10 @@ struct agent_process {
 	pid_t pid;
 	unsigned long long start_ticks; /* 0: gone before it was seen */
 	struct pod_labels labels;
-	bool labels_settled;	   /* read when it had run a second, or found */
-	bool runtime_asked;	   /* its perf map switched on, or not .NET */
-	unsigned long last_period; /* the last period it was seen sampled in */
+	bool labels_settled;	    /* read when it had run a second, or found */
+	bool runtime_asked;	    /* its perf map switched on, or not .NET */
+	unsigned long first_period; /* the first period it was seen sampled in */
+	unsigned long last_period;  /* the last one */
 };
 
 struct agent_processes {
@@ -29,16 +31,27 @@ struct agent_processes {
 	size_t count, capacity;
 };
 
-/* The entry of `pid`, sampled in period number `period`, made on its
- * first call: its labels read, and a refused pod file said on stderr. */
+/* The entry of the process that has `pid` now, sampled in period number
+ * `period`, made on its first call: its labels read, and a refused pod
+ * file said on stderr. */
 struct agent_process *agent_processes_note(struct agent_processes *processes, pid_t pid,
 					   unsigned long period);
+
+/* The entry of the process whose profile of period number `period` is
+ * `profile`: of the processes seen with its pid by then, the newest for
+ * the pid's last process, else the oldest (its pid was reused within the
+ * period). A process that exec'd in the period is asked for its perf map
+ * again and its labels read again. */
+struct agent_process *agent_processes_of_profile(struct agent_processes *processes,
+						 const struct process_profile *profile,
+						 unsigned long period);
 
 /* Switches on the perf map and jitdump of each .NET process seen, once in
  * its life and once it has run a second (its runtime loaded): the runtime
  * then writes every method it has prepared so far, so the period just
- * sampled is named too. */
-void agent_processes_ask_runtimes(struct agent_processes *processes, FILE *log);
+ * sampled is named too; `resolver` reads that map from its start. */
+void agent_processes_ask_runtimes(struct agent_processes *processes, struct resolver *resolver,
+				  FILE *log);
 
 /* Once period number `period` is sent: drops the processes last seen in
  * it or before that exited (or whose pid another took), and what

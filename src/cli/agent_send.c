@@ -76,11 +76,14 @@ static void free_labels(struct profile_labels *labels)
 	free(labels->service);
 }
 
-/* Returns as pyroscope_push_profile; `span` may be NULL. */
-static int push(const struct agent_send_options *options, const unsigned char *data, size_t size,
+/* Returns as pyroscope_push_profile; `span` may be NULL. Every push goes
+ * on the sender's one connection, kept open while the receiver keeps it. */
+static int push(struct agent_sender *sender, const unsigned char *data, size_t size,
 		const struct pprof_span *span, const struct profile_labels *labels, char *why,
 		size_t why_size)
 {
+	const struct agent_send_options *options = sender->options;
+
 	return pyroscope_push_profile(data, size,
 				      &(struct push_request){.url = options->url,
 							     .app_name = labels->service,
@@ -88,16 +91,18 @@ static int push(const struct agent_send_options *options, const unsigned char *d
 							     .label_count = labels->labels.count,
 							     .timeout = options->timeout,
 							     .tries = 1,
-							     .span = span},
+							     .span = span,
+							     .keep = &sender->connection},
 				      why, why_size);
 }
 
-/* DIR/PID.pb.gz and DIR/PID.labels (the service name, then the labels, a
- * line each), for a later round. */
+/* DIR/PID-GENERATION.pb.gz and DIR/PID-GENERATION.labels (the service
+ * name, then the labels, a line each), for a later round. */
 static void keep_profile(const char *dir, const struct process_profile *profile,
 			 const struct profile_labels *labels)
 {
-	char *path = xasprintf("%s/%d" PROFILE_SUFFIX, dir, (int)profile->pid);
+	char *path = xasprintf("%s/%d-%u" PROFILE_SUFFIX, dir, (int)profile->pid,
+			       (unsigned)profile->generation);
 	FILE *out = fopen(path, "we");
 	bool written = out && fwrite(profile->data, 1, profile->size, out) == profile->size;
 
@@ -105,7 +110,8 @@ static void keep_profile(const char *dir, const struct process_profile *profile,
 		written = false;
 	if (written) {
 		free(path);
-		path = xasprintf("%s/%d" LABELS_SUFFIX, dir, (int)profile->pid);
+		path = xasprintf("%s/%d-%u" LABELS_SUFFIX, dir, (int)profile->pid,
+				 (unsigned)profile->generation);
 		out = fopen(path, "we");
 		if (out) {
 			fprintf(out, "service_name=%s\n", labels->service);
@@ -150,8 +156,8 @@ static void send_profile(struct agent_sender *sender, const char *dir,
 	int status;
 
 	if (!*stopped) {
-		status = push(sender->options, profile->data, profile->size, &profile->span, labels,
-			      why, sizeof(why));
+		status = push(sender, profile->data, profile->size, &profile->span, labels, why,
+			      sizeof(why));
 		if (status == 0) {
 			receiver_took(sender);
 			return;
@@ -192,14 +198,14 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 		sender->resolver = resolver_new(&sender->config);
 	else
 		resolver_next_capture(sender->resolver);
-	agent_processes_ask_runtimes(&sender->processes, sender->log);
+	agent_processes_ask_runtimes(&sender->processes, sender->resolver, sender->log);
 	if (rename(perf_data, reading) == 0)
 		count = process_profiles_make(reading, sender->resolver, &profiles);
 	made = cpu_seconds();
 	for (long i = 0; i < count; i++) {
 		const struct process_profile *profile = &profiles[i];
 		struct agent_process *process =
-		    agent_processes_note(&sender->processes, profile->pid, period->number);
+		    agent_processes_of_profile(&sender->processes, profile, period->number);
 		struct profile_labels labels;
 
 		samples += profile->samples;
@@ -275,7 +281,7 @@ static bool push_kept(struct agent_sender *sender, const char *labels_path)
 	if (!data || !read_labels(labels_path, &labels))
 		snprintf(why, sizeof(why), "cannot read %s", data ? labels_path : profile_path);
 	else
-		status = push(sender->options, data, size, NULL, &labels, why, sizeof(why));
+		status = push(sender, data, size, NULL, &labels, why, sizeof(why));
 	if (status == 0)
 		receiver_took(sender);
 	else if (status > 0)
@@ -381,6 +387,7 @@ void agent_sender_close(struct agent_sender *sender)
 	resolver_free(sender->resolver);
 	agent_processes_release(&sender->processes);
 	symbol_options_release(&sender->symbols);
+	http_connection_close(&sender->connection);
 	http_client_cleanup();
 	if (sender->log)
 		fclose(sender->log);

@@ -10,6 +10,7 @@
 
 #include "agent_processes.h"
 #include "agent_spool.h"
+#include "http_client.h"
 #include "options.h"
 #include "resolver.h"
 #include "symbol_options.h"
@@ -33,9 +34,10 @@ struct agent_sender {
 	struct agent_processes processes;
 	struct symbol_options symbols;
 	struct resolver_config config;
-	struct resolver *resolver; /* made on the first period */
-	FILE *log;		   /* SPOOL/agent.log: what symbols were (not) found */
-	bool receiver_down;	   /* said so, not yet that it takes them again */
+	struct resolver *resolver;	    /* made on the first period */
+	FILE *log;			    /* SPOOL/agent.log: what symbols were (not) found */
+	bool receiver_down;		    /* said so, not yet that it takes them again */
+	struct http_connection *connection; /* to the receiver, kept from push to push */
 };
 
 /* Takes the periods left in the spool folder but `skip` (the one being

@@ -32,14 +32,24 @@ static void append_index(uint32_t **indices, size_t *count, size_t *capacity, si
 	(*indices)[(*count)++] = (uint32_t)index;
 }
 
-/* The processes with samples, in the order their first sample came, each
- * with its part of the profile; not the idle task (pid 0), which runs
+/* Whether a fork gave `process`'s pid to another process after it. */
+static bool forked_later(const struct profile *profile, const struct process_profile *process)
+{
+	for (size_t i = 0; i < profile->forks.count; i++)
+		if (profile->forks.keys[i].first == (uint64_t)process->pid &&
+		    profile->forks.keys[i].second > process->generation)
+			return true;
+	return false;
+}
+
+/* The processes (pid and generation) with samples, in the order their
+ * first sample came, each with its part of the profile; not the idle task (pid 0), which runs
  * while the CPU has nothing to do. One pass over the samples and one over
  * the locations, whatever the number of processes. */
 static size_t list_processes(const struct profile *profile, struct process_profile **profiles,
 			     struct process_part **parts)
 {
-	struct id_map pids = {0};
+	struct id_map processes = {0}; /* by (pid, generation) */
 	size_t capacity = 0, part_capacity = 0, count;
 
 	*profiles = NULL;
@@ -52,11 +62,12 @@ static size_t list_processes(const struct profile *profile, struct process_profi
 
 		if (sample->pid == 0) /* the idle task, not a process */
 			continue;
-		index = id_map_get(&pids, sample->pid, 0, &added);
+		index = id_map_get(&processes, sample->pid, sample->generation, &added);
 		if (added) {
 			grow_array((void **)profiles, &capacity, index + 1, sizeof(**profiles));
 			grow_array((void **)parts, &part_capacity, index + 1, sizeof(**parts));
-			(*profiles)[index] = (struct process_profile){.pid = (pid_t)sample->pid};
+			(*profiles)[index] = (struct process_profile){
+			    .pid = (pid_t)sample->pid, .generation = sample->generation};
 			(*parts)[index] = (struct process_part){0};
 			snprintf((*profiles)[index].process_name,
 				 sizeof((*profiles)[index].process_name), "%s",
@@ -66,9 +77,10 @@ static size_t list_processes(const struct profile *profile, struct process_profi
 		part = &(*parts)[index];
 		append_index(&part->samples, &part->sample_count, &part->sample_capacity, i);
 	}
-	count = pids.count;
+	count = processes.count;
 	for (size_t i = 0; i < profile->location_count; i++) {
-		uint32_t index = id_map_get(&pids, profile->locations[i].pid, 0, NULL);
+		const struct profile_location *location = &profile->locations[i];
+		uint32_t index = id_map_get(&processes, location->pid, location->generation, NULL);
 
 		/* Another id: a process without samples (the idle task). */
 		if (index < count) {
@@ -78,7 +90,9 @@ static size_t list_processes(const struct profile *profile, struct process_profi
 				     &part->location_capacity, i);
 		}
 	}
-	id_map_release(&pids);
+	id_map_release(&processes);
+	for (size_t i = 0; i < count; i++)
+		(*profiles)[i].last_of_pid = !forked_later(profile, &(*profiles)[i]);
 	return count;
 }
 
@@ -114,6 +128,7 @@ long process_profiles_make(const char *perf_data, struct resolver *resolver,
 
 	*profiles = NULL;
 	profile_init(&profile);
+	profile.without_pid_0 = true; /* no process's */
 	if (replay_capture(perf_data, resolver, &profile) == 0) {
 		int64_t end = end_time_nanos(perf_data);
 		struct process_part *parts;

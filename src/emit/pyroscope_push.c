@@ -223,8 +223,8 @@ static char *form_body(const unsigned char *data, size_t size, size_t *length)
 
 /* One POST. Returns 0, 1 when another try may do better, or -1; `why`
  * says what went wrong. */
-static int post_once(const char *url, const char *body, size_t size, double timeout, char *why,
-		     size_t why_size)
+static int post_once(const struct push_request *push, const char *url, const char *body,
+		     size_t size, double timeout, char *why, size_t why_size)
 {
 	struct answer answer = {{0}, 0};
 	const struct http_request request = {
@@ -236,6 +236,7 @@ static int post_once(const char *url, const char *body, size_t size, double time
 	    .timeout_ms = (int)(timeout * 1000),
 	    .sink = keep_answer,
 	    .sink_context = &answer,
+	    .keep = push->keep,
 	};
 	int status;
 
@@ -280,7 +281,7 @@ static int post_with_retries(const struct push_request *request, const struct pr
 	int result = -1;
 
 	for (int try = 1; try <= tries; try++) {
-		result = post_once(url, body, body_size, timeout, why, why_size);
+		result = post_once(request, url, body, body_size, timeout, why, why_size);
 		if (result <= 0)
 			break;
 		if (try < tries)

@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+struct http_connection; /* http_client.h */
+
 struct push_request {
 	const char *url;	   /* the server, e.g. http://pyroscope:4040 */
 	const char *app_name;	   /* NULL: the profile's process name */
@@ -22,6 +24,9 @@ struct push_request {
 	/* What the profile covers, when the caller knows (emit_pprof_part);
 	 * NULL: read from the profile itself. */
 	const struct pprof_span *span;
+	/* NULL: a connection for this push alone; else the connection kept
+	 * from push to push (http_client.h), closed by the caller. */
+	struct http_connection **keep;
 };
 
 /* Pushes DIR/profile.pb.gz; from, until and the sample rate come from the

@@ -27,6 +27,7 @@ void profile_release(struct profile *profile)
 	free(profile->off_cpu);
 	free(profile->location_index);
 	free(profile->stack_index);
+	id_map_release(&profile->forks);
 	*profile = (struct profile){0};
 }
 

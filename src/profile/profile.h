@@ -8,6 +8,7 @@
 #ifndef PROFCPU_PROFILE_H
 #define PROFCPU_PROFILE_H
 
+#include "id_map.h"
 #include "resolver.h"
 #include "string_table.h"
 
@@ -26,8 +27,12 @@ struct profile_frame {
 	uint32_t line;
 };
 
+/* A pid names several processes in one capture when it is reused, or when
+ * its process execs another program: `generation` tells them apart (0 for
+ * the process the capture first saw, then one more at each fork or exec
+ * that starts a process under that pid). */
 struct profile_location {
-	uint32_t pid;
+	uint32_t pid, generation;
 	uint64_t address;
 	bool kernel;
 	enum frame_kind kind;
@@ -42,7 +47,7 @@ struct profile_stack {
 
 struct profile_sample {
 	uint64_t time, period;
-	uint32_t pid, tid, cpu;
+	uint32_t pid, generation, tid, cpu;
 	uint32_t stack;
 	const char *process_name, *thread_name; /* interned */
 };
@@ -81,6 +86,13 @@ struct profile {
 	unsigned max_stack_depth; /* that limit */
 	uint64_t rooted_stacks;	  /* samples whose stack reaches a thread's start */
 	bool compressed_capture;  /* perf.data's records are zstd-compressed */
+	/* The (pid, generation) that a fork began: another process under the
+	 * pid, where the other generations began with an exec. */
+	struct id_map forks;
+	/* Set before the replay to leave out pid 0: the idle task, and in a
+	 * PID namespace every task outside it (the kernel names them 0), whose
+	 * user stacks would be named from all their mappings at once. */
+	bool without_pid_0;
 
 	struct profile_frame *frames;
 	size_t frame_count, frame_capacity;

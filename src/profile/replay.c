@@ -40,6 +40,7 @@ struct kept_side_record {
 struct thread_name {
 	uint32_t tid;
 	const char *name;
+	uint32_t generation; /* of the process, when tid is its pid (profile.h) */
 };
 
 /* Kept records live in large blocks, reused once every record in them is
@@ -53,9 +54,10 @@ struct record_block {
 };
 
 /* For each location: the newest one made for the same (pid, address), and
- * until when its name holds. JIT code is reused: an address whose name has
- * changed gets a new location, and the profile's index keeps finding the
- * first. */
+ * until when its name holds. JIT code is reused, and a pid is reused or
+ * execs another program: an address whose name has changed, or whose
+ * process has, gets a new location, and the profile's index keeps finding
+ * the first. */
 struct location_version {
 	uint32_t newest;
 	uint64_t valid_until;
@@ -78,6 +80,7 @@ struct replay {
 	long switch_event;	/* the index of the event recording switches, or -1 */
 	bool switch_tracepoint; /* that event is sched:sched_switch, not context-switches */
 	uint64_t time;		/* of the sample being replayed */
+	uint32_t generation;	/* of its process (profile.h) */
 	uint32_t stack[MAX_STACK_DEPTH];
 	uint64_t user_frames[MAX_STACK_DEPTH]; /* a stack walk's addresses */
 };
@@ -276,6 +279,12 @@ static void set_thread_name(struct replay *replay, uint32_t tid, const char *nam
 	thread_slot(replay, tid)->name = profile_intern_printable(replay->profile, name);
 }
 
+/* Which process of `pid` runs now (profile.h). */
+static uint32_t generation_of(struct replay *replay, uint32_t pid)
+{
+	return pid ? thread_slot(replay, pid)->generation : 0;
+}
+
 static uint32_t locate(struct replay *replay, uint32_t pid, uint64_t address, bool kernel,
 		       bool return_address)
 {
@@ -284,11 +293,13 @@ static uint32_t locate(struct replay *replay, uint32_t pid, uint64_t address, bo
 
 	if (first != PROFILE_NOT_FOUND) {
 		id = replay->versions[first].newest;
-		if (replay->time < replay->versions[id].valid_until)
+		if (replay->time < replay->versions[id].valid_until &&
+		    replay->profile->locations[id].generation == replay->generation)
 			return id;
 	}
 	resolver_resolve(replay->resolver, (pid_t)pid, address, kernel, return_address, &resolved);
 	id = profile_add_location(replay->profile, pid, address, kernel, &resolved);
+	replay->profile->locations[id].generation = replay->generation;
 	grow_array((void **)&replay->versions, &replay->version_capacity, (size_t)id + 1,
 		   sizeof(*replay->versions));
 	replay->versions[id] = (struct location_version){id, resolved.valid_until};
@@ -426,7 +437,10 @@ static void replay_sample(struct replay *replay, const struct kept_sample *kept)
 	bool whole = false;
 	struct perf_sched_switch fields;
 
+	if (sample->pid == 0 && replay->profile->without_pid_0)
+		return;
 	replay->time = sample->time;
+	replay->generation = generation_of(replay, sample->pid);
 	resolver_set_time(replay->resolver, sample->time);
 	mode = call_graph_of_attr(perf_data_reader_attr(replay->reader, sample->event));
 	if (sample->callchain_length == 0 && mode == CALL_GRAPH_FP)
@@ -468,6 +482,7 @@ static void replay_sample(struct replay *replay, const struct kept_sample *kept)
 	    .time = sample->time,
 	    .period = sample->period,
 	    .pid = sample->pid,
+	    .generation = replay->generation,
 	    .tid = sample->tid,
 	    .cpu = sample->cpu,
 	    .stack = profile_intern_stack(replay->profile, replay->stack, depth),
@@ -497,6 +512,8 @@ static void follow_code(struct replay *replay, const struct perf_event_header *r
 	uint32_t pid, parent;
 
 	if (perf_record_mapping(record, &mapping)) {
+		if (mapping.pid == 0 && replay->profile->without_pid_0)
+			return;
 		resolver_add_mapping(
 		    replay->resolver, (pid_t)mapping.pid, mapping.address, mapping.length,
 		    mapping.page_offset,
@@ -508,9 +525,12 @@ static void follow_code(struct replay *replay, const struct perf_event_header *r
 	switch (perf_record_process_change(record, &pid, &parent)) {
 	case PERF_PROCESS_FORKED:
 		resolver_fork(replay->resolver, (pid_t)pid, (pid_t)parent);
+		id_map_get(&replay->profile->forks, pid, ++thread_slot(replay, pid)->generation,
+			   NULL);
 		break;
 	case PERF_PROCESS_EXECED:
 		resolver_exec(replay->resolver, (pid_t)pid);
+		thread_slot(replay, pid)->generation++;
 		break;
 	case PERF_PROCESS_UNCHANGED:
 		break;
@@ -575,12 +595,15 @@ static void replay_side_record(struct replay *replay, const struct perf_event_he
 	}
 	case PERF_RECORD_FORK: {
 		const struct perf_record_task *task = (const void *)record;
+		const char *parent_name;
 
 		if (record->size < sizeof(*task))
 			break;
-		if (!thread_slot(replay, task->tid)->name)
-			thread_slot(replay, task->tid)->name =
-			    thread_slot(replay, task->parent_tid)->name;
+		/* A new process is its parent's copy, also where its pid
+		 * named another before. */
+		parent_name = thread_slot(replay, task->parent_tid)->name;
+		if (!thread_slot(replay, task->tid)->name || task->pid != task->parent_pid)
+			thread_slot(replay, task->tid)->name = parent_name;
 		break;
 	}
 	case PERF_RECORD_SWITCH:

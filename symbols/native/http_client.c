@@ -72,6 +72,11 @@ static bool load(void)
 	return lib.loaded;
 }
 
+struct http_connection {
+	wget_http_connection_t *connection;
+	char *origin; /* "scheme://host:port" it was opened to */
+};
+
 /* One request on one connection. */
 struct exchange {
 	const struct http_request *request;
@@ -139,22 +144,24 @@ static void describe_open_failure(int code, const wget_iri_t *iri, char *why, si
 	}
 }
 
-/* One request to `iri`, no redirection followed. Returns the response (also
- * one cut short), or NULL with `why` written. */
-static wget_http_response_t *exchange_once(struct exchange *exchange, const wget_iri_t *iri)
+static bool open_connection(struct exchange *exchange, const wget_iri_t *iri)
+{
+	int code = lib.wget_http_open(&exchange->connection, iri);
+
+	if (code != WGET_E_SUCCESS)
+		describe_open_failure(code, iri, exchange->why, exchange->why_size);
+	return code == WGET_E_SUCCESS;
+}
+
+/* One request to `iri` on the open exchange->connection, begun at `start`.
+ * Returns the response (also one cut short), or NULL with `why` written. */
+static wget_http_response_t *request_once(struct exchange *exchange, const wget_iri_t *iri,
+					  const struct timespec *start)
 {
 	const struct http_request *request = exchange->request;
 	wget_http_request_t *message = NULL;
 	wget_http_response_t *response = NULL;
-	struct timespec start;
-	int code;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	code = lib.wget_http_open(&exchange->connection, iri);
-	if (code != WGET_E_SUCCESS) {
-		describe_open_failure(code, iri, exchange->why, exchange->why_size);
-		return NULL;
-	}
 	message = lib.wget_http_create_request(iri, request->method);
 	lib.wget_http_add_header(message, "User-Agent", "profcpu/" PROFCPU_VERSION);
 	if (request->body) {
@@ -176,14 +183,14 @@ static wget_http_response_t *exchange_once(struct exchange *exchange, const wget
 	errno = 0;
 	if (lib.wget_http_send_request(exchange->connection, message) != 0) {
 		/* A refused connection shows here: the socket connects as it sends. */
-		if (errno && seconds_since(&start) * 1000 < request->timeout_ms)
+		if (errno && seconds_since(start) * 1000 < request->timeout_ms)
 			snprintf(exchange->why, exchange->why_size, "cannot connect to %s:%u: %s",
 				 iri->host, iri->port, strerror(errno));
 		else
 			snprintf(exchange->why, exchange->why_size,
 				 "no connection to %s:%u in time", iri->host, iri->port);
 	} else if (!(response = lib.wget_http_get_response(exchange->connection))) {
-		if (seconds_since(&start) * 1000 >= request->timeout_ms)
+		if (seconds_since(start) * 1000 >= request->timeout_ms)
 			snprintf(exchange->why, exchange->why_size, "no answer from %s in %.1f s",
 				 iri->host, request->timeout_ms / 1000.0);
 		else
@@ -192,6 +199,69 @@ static wget_http_response_t *exchange_once(struct exchange *exchange, const wget
 	}
 	lib.wget_http_free_request(&message);
 	return response;
+}
+
+/* "scheme://host:port" of `iri` (malloc'd): whom a connection goes to. */
+static char *origin_of(const wget_iri_t *iri)
+{
+	char *origin = NULL;
+
+	if (asprintf(&origin, "%s://%s:%u", iri->scheme, iri->host, (unsigned)iri->port) < 0)
+		return NULL;
+	return origin;
+}
+
+/* One request to `iri`, no redirection followed: on the connection kept in
+ * `*keep` when it goes to the same server (which may have closed it while
+ * idle: then on a new one), else on a new one. Returns as request_once. */
+static wget_http_response_t *exchange_once(struct exchange *exchange, const wget_iri_t *iri,
+					   struct http_connection **keep)
+{
+	char *origin = keep ? origin_of(iri) : NULL;
+	bool reused = keep && *keep && origin && !strcmp((*keep)->origin, origin);
+	wget_http_response_t *response;
+	struct timespec start;
+
+	free(origin);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	exchange->connection = NULL;
+	if (reused) {
+		exchange->connection = (*keep)->connection;
+		(*keep)->connection = NULL;
+	}
+	http_connection_close(keep);
+	if (!reused && !open_connection(exchange, iri))
+		return NULL;
+	response = request_once(exchange, iri, &start);
+	/* Nothing came back at once: the server closed the kept connection
+	 * (its idle timeout, or one request a connection). Not after a
+	 * silence, which another try would only double. */
+	if (!response && reused && exchange->received_length == 0 && !exchange->stopped &&
+	    seconds_since(&start) * 1000 < exchange->request->timeout_ms) {
+		lib.wget_http_close(&exchange->connection);
+		clock_gettime(CLOCK_MONOTONIC, &start);
+		if (!open_connection(exchange, iri))
+			return NULL;
+		response = request_once(exchange, iri, &start);
+	}
+	return response;
+}
+
+/* Leaves the exchange's connection to `iri` in `*keep` for the next
+ * request (closes it when there is nowhere to keep it). */
+static void keep_connection(struct exchange *exchange, const wget_iri_t *iri,
+			    struct http_connection **keep)
+{
+	struct http_connection *kept = keep ? calloc(1, sizeof(*kept)) : NULL;
+
+	if (kept && (kept->origin = origin_of(iri))) {
+		kept->connection = exchange->connection;
+		exchange->connection = NULL;
+		*keep = kept;
+		return;
+	}
+	free(kept);
+	lib.wget_http_close(&exchange->connection);
 }
 
 /* Whether the answer came whole; otherwise `why` says what happened. */
@@ -230,20 +300,30 @@ static bool send_following(struct exchange *exchange, int *status)
 			break;
 		}
 		exchange->may_follow = redirects < request->max_redirects;
-		response = exchange_once(exchange, iri);
-		lib.wget_http_close(&exchange->connection);
-		if (!response)
-			break;
-		*status = response->code;
-		if (!complete(exchange)) {
-			lib.wget_http_free_response(&response);
+		/* The kept connection serves the request's own URL, not where it
+		 * is sent on to. */
+		response = exchange_once(exchange, iri, redirects == 0 ? request->keep : NULL);
+		if (!response || !complete(exchange)) {
+			lib.wget_http_close(&exchange->connection);
+			if (response) {
+				*status = response->code;
+				lib.wget_http_free_response(&response);
+			}
 			break;
 		}
+		*status = response->code;
 		if (response->code / 100 != 3 || !response->location || !exchange->may_follow) {
+			/* An HTTP/1.0 server closes after each answer. */
+			if (redirects == 0 &&
+			    (response->major > 1 || response->minor > 0 || response->keep_alive))
+				keep_connection(exchange, iri, request->keep);
+			else
+				lib.wget_http_close(&exchange->connection);
 			lib.wget_http_free_response(&response);
 			answered = true;
 			break;
 		}
+		lib.wget_http_close(&exchange->connection);
 		location = lib.wget_buffer_alloc(256);
 		lib.wget_iri_relative_to_abs(iri, response->location, strlen(response->location),
 					     location);
@@ -298,6 +378,17 @@ char *http_escape(const char *text)
 	escaped = strdup(buffer->data);
 	lib.wget_buffer_free(&buffer);
 	return escaped;
+}
+
+void http_connection_close(struct http_connection **connection)
+{
+	if (!connection || !*connection)
+		return;
+	if ((*connection)->connection)
+		lib.wget_http_close(&(*connection)->connection);
+	free((*connection)->origin);
+	free(*connection);
+	*connection = NULL;
 }
 
 void http_client_cleanup(void)

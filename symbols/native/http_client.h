@@ -15,6 +15,11 @@
 typedef bool http_body_sink(void *context, const char *data, size_t size, char *why,
 			    size_t why_size);
 
+/* A connection kept open from one request to the next (HTTP/1.1
+ * keep-alive), to the scheme, host and port it was opened to: many
+ * requests to one server pay one TCP (and TLS) set-up. */
+struct http_connection;
+
 struct http_request {
 	const char *method;	  /* "GET" or "POST" */
 	const char *url;	  /* http:// or https:// */
@@ -25,6 +30,12 @@ struct http_request {
 	int max_redirects; /* 3xx answers followed to http(s) URLs; 0: none */
 	http_body_sink *sink;
 	void *sink_context;
+	/* NULL: a connection for this request alone. Else where the
+	 * connection is kept (NULL at first): the request goes on it when it
+	 * is to the same server, and leaves it there for the next one. A kept
+	 * connection the server has closed since (its idle timeout) is opened
+	 * again and the request sent once more. */
+	struct http_connection **keep;
 };
 
 /* Sends `request`. True when the server answered whole: its HTTP status is
@@ -33,6 +44,9 @@ struct http_request {
  * reached, the certificate is not trusted, no answer in time, the answer was
  * cut short, the sink stopped it). */
 bool http_send(const struct http_request *request, int *status, char *why, size_t why_size);
+
+/* Closes a kept connection (NULL: nothing to close); sets it to NULL. */
+void http_connection_close(struct http_connection **connection);
 
 /* `text` with every byte but RFC 3986's unreserved characters
  * percent-encoded, for a query value (malloc'd); NULL when libwget cannot be

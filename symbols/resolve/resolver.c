@@ -253,6 +253,24 @@ void resolver_next_capture(struct resolver *resolver)
 	}
 }
 
+/* A new process under `process`'s pid (a reused pid, an exec): the perf
+ * map and jitdump read so far were another program's; its own are looked
+ * for when first needed. What the caller gave (runtime methods, lines)
+ * stays. */
+static void forget_runtime_files(struct process *process)
+{
+	perfmap_free(process->perfmap);
+	jitdump_free(process->jitdump);
+	if (process->perfmap_fd >= 0)
+		close(process->perfmap_fd);
+	if (process->jitdump_fd >= 0)
+		close(process->jitdump_fd);
+	process->perfmap = NULL;
+	process->jitdump = NULL;
+	process->perfmap_fd = process->jitdump_fd = -1;
+	process->perfmap_searched = process->jitdump_searched = false;
+}
+
 void resolver_fork(struct resolver *resolver, pid_t child, pid_t parent)
 {
 	struct address_space *copy = address_space_clone(find_process(resolver, parent)->space);
@@ -260,6 +278,7 @@ void resolver_fork(struct resolver *resolver, pid_t child, pid_t parent)
 
 	address_space_free(process->space);
 	process->space = copy;
+	forget_runtime_files(process);
 	forget_code(resolver, process);
 }
 
@@ -269,6 +288,7 @@ void resolver_exec(struct resolver *resolver, pid_t pid)
 
 	address_space_free(process->space);
 	process->space = address_space_new();
+	forget_runtime_files(process);
 	forget_code(resolver, process);
 }
 

@@ -101,9 +101,11 @@ void resolver_free(struct resolver *resolver);
 /* A mapping of `file` (its path and identity, mapped_file.h) in `pid`. */
 void resolver_add_mapping(struct resolver *resolver, pid_t pid, uint64_t start, uint64_t length,
 			  uint64_t page_offset, const struct mapped_file *file);
-/* A new process `child` made by fork(): it starts with the parent's mappings. */
+/* A new process `child` made by fork(): it starts with the parent's mappings
+ * (and its own perf map and jitdump, not what an earlier process of the
+ * pid left). */
 void resolver_fork(struct resolver *resolver, pid_t child, pid_t parent);
-/* `pid` called exec(): its old mappings are gone. */
+/* `pid` called exec(): its old mappings, perf map and jitdump are gone. */
 void resolver_exec(struct resolver *resolver, pid_t pid);
 
 /* A long-lived resolver over captures of the same live processes, one

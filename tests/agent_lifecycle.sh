@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# profcpu agent over processes' lives and the receiver's connections:
+# - a process that execs another program within one period is two
+#   processes: two profiles, each with its own `process` label and frames
+#   (a shell busy in its loop, then the two_loops workload under its pid);
+# - the pushes of a period share one connection to the receiver (HTTP
+#   keep-alive), which the receiver counts;
+# - a receiver that closes the connection after each answer, without
+#   saying so, still gets every push;
+# - a shell that execs a .NET app (an entrypoint script's `exec dotnet`),
+#   after the agent looked at the shell, is asked for its perf map once it
+#   runs .NET: the app's JIT frames are named, and no profile mixes the two.
+#
+# The agent runs in a PID namespace of its own, with its workloads: it
+# samples and asks only them, not the machine's other processes (an agent
+# switches on the perf map of every .NET process it sees). No Pyroscope
+# server can be installed on this machine: the receiver is the tests'
+# stand-in (tests/pyroscope_receiver.py).
+if [[ ${AGENT_LIFECYCLE_INSIDE:-} != 1 ]]; then
+	AGENT_LIFECYCLE_INSIDE=1 exec unshare --pid --fork --mount-proc bash "$0" "$@"
+fi
+source "$(dirname "$0")/lib.sh"
+
+# receiver NAME MODE: the stand-in in $workdir/received-NAME, its URL in $url.
+receiver() {
+	local port
+	port=$(free_port)
+	mkdir -p "$workdir/received-$1"
+	start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received-$1" "$2"
+	until [[ -e $workdir/received-$1/ready ]]; do sleep 0.1; done
+	url=http://127.0.0.1:$port
+}
+
+# agent NAME INTERVAL: an agent pushing to $url, spooling in $workdir/NAME,
+# its stderr in $workdir/NAME.err; its pid in $agent_pid.
+agent() {
+	start "$PROFCPU" agent --push "$url" --push-interval "$2" --push-timeout 60 \
+		--spool "$workdir/$1" 2>"$workdir/$1.err"
+	agent_pid=$started_pid
+}
+
+# stop_agent NAME: stops it (it sends its last period) and shows its log.
+stop_agent() {
+	kill -INT "$agent_pid"
+	wait "$agent_pid" || fail "the agent exited with status $?"
+	cat "$workdir/$1.err"
+}
+
+# pushes DIR: a line per push, in the order they came: the round of pushes
+# it came in (the worker sends a period's profiles one after the other,
+# then waits for the next period), its connection, pid, process and file.
+pushes() {
+	python3 - "$1" <<'PY'
+import glob, re, sys
+found = []
+for path in glob.glob(sys.argv[1] + "/*.query"):
+    query = dict(line.rstrip("\n").split("=", 1) for line in open(path))
+    labels = dict(pair.split("=", 1) for pair in
+                  re.fullmatch(r".*\.cpu\{(.*)\}", query["name"]).group(1).split(","))
+    found.append((float(query["received"]), query["connection"], labels["pid"],
+                  labels["process"], path))
+found.sort()
+round_number, last = 0, None
+for received, *rest in found:
+    if last is not None and received - last > 1:
+        round_number += 1
+    last = received
+    print(round_number, *rest)
+PY
+}
+
+echo "--- a shell that execs another program within one period; keep-alive"
+receiver keep ok
+agent keep 6
+newest_period() { ls -d "$workdir"/keep/period-* 2>/dev/null | tail -1; }
+until [[ -n $(newest_period) ]]; do sleep 0.1; done
+period=$(newest_period)
+until [[ $(newest_period) > $period ]]; do sleep 0.05; done
+# Busy in the shell's own loop for a second or two, then the same pid is
+# two_loops for 2 s: both early in this 6-second period.
+start bash -c 'echo $$ >"$0"; end=$((SECONDS + 2)); while ((SECONDS < end)); do :; done
+	exec "$WORKLOAD_TWO_LOOPS" 2' "$workdir/shell.pid"
+wait "$started_pid"
+shell_pid=$(cat "$workdir/shell.pid")
+period=$(newest_period)
+until [[ $(newest_period) > $period ]]; do sleep 0.1; done
+stop_agent keep
+pushes "$workdir/received-keep" | tee "$workdir/keep.pushes"
+
+python3 - "$workdir/keep.pushes" "$shell_pid" <<'PY' || fail "the exec or the connections are not as they should"
+import collections, gzip, sys
+lines = [line.split() for line in open(sys.argv[1])]
+shell_pid = sys.argv[2]
+
+# The shell and what it exec'd: one round, two profiles, own frames.
+# (The fork before the shell's exec may give a third, short profile.)
+rounds = collections.defaultdict(lambda: collections.defaultdict(list))
+for number, _, pid, process, path in lines:
+    if pid == shell_pid:
+        rounds[number][process].append(gzip.open(path[:-len(".query")] + ".pb.gz").read())
+shown = [{process: len(profiles) for process, profiles in pushed.items()}
+         for pushed in rounds.values()]
+both = [pushed for pushed in rounds.values() if {"bash", "workload_two_lo"} <= set(pushed)]
+assert both, f"no round with the shell and two_loops apart: {shown}"
+for pushed in both:
+    assert len(pushed["workload_two_lo"]) == 1, f"two_loops twice in one round: {shown}"
+    assert b"two_loops" in pushed["workload_two_lo"][0], "two_loops' profile does not name it"
+    assert not any(b"two_loops" in profile for profile in pushed["bash"]), \
+        "the shell's profile names two_loops"
+print(f"pid {shell_pid}: the shell and two_loops apart in one round: {shown}")
+
+# Each round's pushes on one connection.
+connections = collections.defaultdict(set)
+for number, connection, *_ in lines:
+    connections[number].add(connection)
+shared = [number for number in connections if sum(line[0] == number for line in lines) >= 2]
+assert shared, "no round of two pushes"
+for number in shared:
+    assert len(connections[number]) == 1, f"round {number} used connections {connections[number]}"
+print(f"{len(lines)} pushes in {len(connections)} rounds on "
+      f"{len({line[1] for line in lines})} connection(s)")
+PY
+
+echo "--- a receiver that closes the connection after each answer"
+receiver close close
+start "$WORKLOAD_SPLIT" 600
+start "$WORKLOAD_TWO_LOOPS" 600
+agent close 2
+periods() { cat "$workdir/close/agent.log" 2>/dev/null | grep -c "named and encoded" || true; }
+until (($(periods) >= 3)); do sleep 0.2; done
+stop_agent close
+! grep -E "cannot push|refused" "$workdir/close.err" || fail "a push failed"
+sent=$(sed -nE 's/.* samples of ([0-9]+) processes named and encoded.*/\1/p' "$workdir/close/agent.log" |
+	paste -sd+ | bc)
+pushes "$workdir/received-close" >"$workdir/close.pushes"
+received=$(wc -l <"$workdir/close.pushes")
+connections=$(cut -d' ' -f2 "$workdir/close.pushes" | sort -u | wc -l)
+echo "$sent profiles made, $received received on $connections connections"
+((received == sent && received >= 3)) || fail "the receiver got $received of $sent pushes"
+((connections == received)) || fail "the receiver did not close each connection"
+
+echo "--- a shell that execs a .NET app"
+build_hotloop
+receiver dotnet ok
+agent dotnet 2
+# Three periods of the shell (the agent looks at it once it is a second
+# old: no runtime), then HotLoop under its pid.
+start bash -c 'echo $$ >"$0"; end=$((SECONDS + 6)); while ((SECONDS < end)); do :; done
+	exec dotnet "$1" 10' "$workdir/dotnet-shell.pid" "$workdir/bin/hotloop.dll"
+wait "$started_pid" || fail "the shell or HotLoop failed"
+stop_agent dotnet
+pushes "$workdir/received-dotnet" >"$workdir/dotnet.pushes"
+python3 - "$workdir/dotnet.pushes" "$(cat "$workdir/dotnet-shell.pid")" <<'PY' ||
+import gzip, sys
+profiles = [(process, gzip.open(path[:-len(".query")] + ".pb.gz").read())
+            for _, _, pid, process, path in (line.split() for line in open(sys.argv[1]))
+            if pid == sys.argv[2]]
+shell = [profile for process, profile in profiles if process == "bash"]
+app = [profile for process, profile in profiles if process == "dotnet"]
+named = sum(b"HotMethod" in profile for profile in app)
+print(f"pid {sys.argv[2]}: {len(shell)} profiles of the shell, {len(app)} of HotLoop, "
+      f"{named} naming HotMethod")
+assert shell and app, "the shell or HotLoop was not sent"
+assert named, "HotLoop's JIT frames are not named"
+assert not any(b"HotMethod" in profile for profile in shell), "the shell's profile names HotMethod"
+PY
+	fail "the exec'd .NET app is not named as it should"
+echo "ok"
