@@ -29,12 +29,21 @@ static double age_seconds(const struct agent_process *process)
 	return uptime_seconds() - (double)process->start_ticks / (double)sysconf(_SC_CLK_TCK);
 }
 
-/* Its labels, settled once found or once it ran a second. */
-static void read_labels(struct agent_process *process)
+/* Its labels, settled once its pod is found or once it ran a second: runc's
+ * init is in its container's cgroup before it enters the container's root,
+ * where the pod's files are. False when it is gone: a read after it exited
+ * finds nothing, and what was read before stays. */
+static bool read_labels(struct agent_process *process)
 {
-	pod_labels_read(process->pid, &process->labels);
-	process->labels_settled = process->labels.container[0] || process->labels.namespace[0] ||
-				  age_seconds(process) >= SETTLE_SECONDS;
+	struct pod_labels labels;
+
+	pod_labels_read(process->pid, &labels);
+	if (target_process_start_ticks(process->pid) != process->start_ticks)
+		return false;
+	process->labels = labels;
+	process->labels_settled =
+	    labels.namespace[0] || !process->start_ticks || age_seconds(process) >= SETTLE_SECONDS;
+	return true;
 }
 
 static void seen_in(struct agent_process *process, unsigned long period)
@@ -97,6 +106,22 @@ struct agent_process *agent_processes_of_profile(struct agent_processes *process
 		found->labels_settled = false;
 	}
 	return found;
+}
+
+bool agent_processes_settle_labels(struct agent_processes *processes)
+{
+	bool unsettled = false;
+
+	for (size_t i = 0; i < processes->count; i++) {
+		struct agent_process *process = &processes->items[i];
+
+		if (process->labels_settled)
+			continue;
+		if (!read_labels(process))
+			process->labels_settled = true;
+		unsettled = unsettled || !process->labels_settled;
+	}
+	return unsettled;
 }
 
 void agent_processes_ask_runtimes(struct agent_processes *processes, struct resolver *resolver,

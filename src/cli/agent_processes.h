@@ -20,7 +20,7 @@ struct agent_process {
 	pid_t pid;
 	unsigned long long start_ticks; /* 0: gone before it was seen */
 	struct pod_labels labels;
-	bool labels_settled;	    /* read when it had run a second, or found */
+	bool labels_settled;	    /* read when it had run a second, or its pod found */
 	bool runtime_asked;	    /* its perf map switched on, or not .NET */
 	unsigned long first_period; /* the first period it was seen sampled in */
 	unsigned long last_period;  /* the last one */
@@ -45,6 +45,11 @@ struct agent_process *agent_processes_note(struct agent_processes *processes, pi
 struct agent_process *agent_processes_of_profile(struct agent_processes *processes,
 						 const struct process_profile *profile,
 						 unsigned long period);
+
+/* Reads again the labels of the processes younger than a second whose pod
+ * was not found yet (a container's process before it entered the
+ * container's root). Returns whether some are still unsettled. */
+bool agent_processes_settle_labels(struct agent_processes *processes);
 
 /* Switches on the perf map and jitdump of each .NET process seen, once in
  * its life and once it has run a second (its runtime loaded): the runtime

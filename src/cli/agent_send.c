@@ -348,6 +348,11 @@ void agent_sender_note(struct agent_sender *sender, pid_t pid)
 	agent_processes_note(&sender->processes, pid, sender->spool.next_number);
 }
 
+bool agent_sender_settle_labels(struct agent_sender *sender)
+{
+	return agent_processes_settle_labels(&sender->processes);
+}
+
 void agent_sender_add(struct agent_sender *sender, const char *dir)
 {
 	agent_spool_add(&sender->spool, dir);

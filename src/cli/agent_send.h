@@ -50,6 +50,10 @@ void agent_sender_open(struct agent_sender *sender, const struct agent_send_opti
  * while it runs, the first time. */
 void agent_sender_note(struct agent_sender *sender, pid_t pid);
 
+/* Reads again the labels of new processes whose pod was not found yet
+ * (agent_processes_settle_labels); whether some are still unsettled. */
+bool agent_sender_settle_labels(struct agent_sender *sender);
+
 /* The period in `dir` is finished: it waits for the next round. */
 void agent_sender_add(struct agent_sender *sender, const char *dir);
 

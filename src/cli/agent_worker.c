@@ -15,6 +15,8 @@
 /* Room for hours of periods while a worker is held up (a receiver too
  * slow); samples' notes take at most half of it. */
 #define PIPE_BYTES (1 << 20)
+/* How often a new process's pod labels are read while still unfound. */
+#define LABELS_AGAIN_MS 100
 
 enum message_kind { MESSAGE_SAMPLED = 1, MESSAGE_PERIOD = 2 };
 
@@ -42,11 +44,12 @@ static bool read_message(int fd, struct message *message)
 	return true;
 }
 
-static bool more_to_read(int fd)
+/* Whether a message comes within `milliseconds`. */
+static bool message_within(int fd, int milliseconds)
 {
 	struct pollfd polled = {.fd = fd, .events = POLLIN};
 
-	return poll(&polled, 1, 0) > 0;
+	return poll(&polled, 1, milliseconds) != 0;
 }
 
 /* The worker's life: a round after each period (and the notes that came
@@ -56,7 +59,7 @@ static _Noreturn void worker_main(int fd, const struct agent_send_options *optio
 {
 	struct agent_sender sender;
 	struct message message;
-	bool pending;
+	bool pending, unsettled = false;
 
 	/* A stop of the agent is for the sampler: the worker finishes. A
 	 * receiver that hung up is an error of that push. */
@@ -66,14 +69,21 @@ static _Noreturn void worker_main(int fd, const struct agent_send_options *optio
 	agent_sender_open(&sender, options, current, first);
 	pending = sender.spool.count > 0;
 	while (true) {
-		if (pending && !more_to_read(fd)) {
+		if (pending && !message_within(fd, 0)) {
 			agent_sender_round(&sender);
 			pending = false;
+		}
+		/* A new process's pod labels may not be readable yet: asked again
+		 * while the sampler has nothing to say. */
+		if (unsettled && !message_within(fd, LABELS_AGAIN_MS)) {
+			unsettled = agent_sender_settle_labels(&sender);
+			continue;
 		}
 		if (!read_message(fd, &message))
 			break;
 		if (message.kind == MESSAGE_SAMPLED) {
 			agent_sender_note(&sender, message.pid);
+			unsettled = true;
 		} else if (message.kind == MESSAGE_PERIOD && !strchr(message.folder, '/')) {
 			char *dir = xasprintf("%s/%s", options->spool_dir, message.folder);
 
