@@ -162,12 +162,52 @@ static void test_arm64_frame_records_and_lr(void **state)
 	assert_int_equal(frames[1], CODE + 0x100);
 }
 
+/* The lookup the walk was given, noting what it is asked. */
+struct asked {
+	uint64_t addresses[64];
+	size_t count;
+};
+
+static void look_up_and_note(void *context, uint64_t address, struct code_at *code)
+{
+	struct asked *asked = context;
+
+	if (asked->count < sizeof(asked->addresses) / sizeof(*asked->addresses))
+		asked->addresses[asked->count++] = address;
+	look_up(NULL, address, code);
+}
+
+/* A caller's return address is asked about once: whether it is code, and
+ * how to unwind its frame, from the same answer (a lookup is a hash probe
+ * at least, twice per frame of every sample and of its replay). */
+static void test_asks_once_per_caller(void **state)
+{
+	struct stack_walk_sample sample = sample_of(kernel_chain, 5);
+	struct asked asked = {0};
+	uint64_t frames[16];
+	bool whole;
+
+	(void)state;
+	code_kind = CODE_PRECOMPILED;
+	assert_int_equal(
+	    stack_walk(STACK_WALK_HYBRID, &sample, look_up_and_note, &asked, frames, 16, &whole),
+	    5);
+	for (size_t count = 1; count < 4; count++) {
+		size_t times = 0;
+
+		for (size_t i = 0; i < asked.count; i++)
+			times += asked.addresses[i] == frames[count] - 1;
+		assert_int_equal(times, 1);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_joins_the_callchain_at_the_first_frame),
 	    cmocka_unit_test(test_keeps_the_copy_when_nothing_is_sure),
 	    cmocka_unit_test(test_arm64_frame_records_and_lr),
+	    cmocka_unit_test(test_asks_once_per_caller),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

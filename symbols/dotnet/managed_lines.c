@@ -144,9 +144,8 @@ static const struct code *find_code(struct managed_lines *lines, uint64_t addres
 	size_t low = 0, high = lines->code_count;
 	const struct code *found;
 
-	if (lines->code_count == 0)
-		return NULL;
-	if (!lines->sorted) {
+	/* No code yet: no array to sort (qsort() must not be given NULL). */
+	if (!lines->sorted && lines->code_count) {
 		qsort(lines->code, lines->code_count, sizeof(*lines->code), by_start_then_order);
 		lines->sorted = true;
 	}

@@ -163,10 +163,37 @@ static size_t join_kernel_chain(const struct stack_walk_sample *sample, uint64_t
 	return count;
 }
 
-size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
-		  code_lookup lookup, void *context, uint64_t *frames, size_t max_frames,
-		  bool *whole)
+/* The walk asks about each caller's address twice in a row: whether the
+ * return address is code (is_code(), ip - 1), then how to unwind it
+ * (step(), ip - 1 again). The second answer is the first: nothing came
+ * between them that could change what the lookup knows. */
+struct last_lookup {
+	code_lookup lookup;
+	void *context;
+	bool known;
+	uint64_t address;
+	struct code_at code;
+};
+
+static void look_up_again(void *context, uint64_t address, struct code_at *code)
 {
+	struct last_lookup *last = context;
+
+	if (!last->known || last->address != address) {
+		last->lookup(last->context, address, &last->code);
+		last->address = address;
+		last->known = true;
+	}
+	*code = last->code;
+}
+
+size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
+		  code_lookup original_lookup, void *original_context, uint64_t *frames,
+		  size_t max_frames, bool *whole)
+{
+	struct last_lookup last = {.lookup = original_lookup, .context = original_context};
+	code_lookup lookup = look_up_again;
+	void *context = &last;
 	struct frame_registers registers = sample->registers;
 	uint64_t last_sp = registers.sp; /* of frames[count - 1] */
 	size_t count = 0;
