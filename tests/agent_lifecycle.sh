@@ -9,7 +9,10 @@
 #   saying so, still gets every push;
 # - a shell that execs a .NET app (an entrypoint script's `exec dotnet`),
 #   after the agent looked at the shell, is asked for its perf map once it
-#   runs .NET: the app's JIT frames are named, and no profile mixes the two.
+#   runs .NET: the app's JIT frames are named, and no profile mixes the two;
+# - a process whose pod's files appear after it was first sampled (runc's
+#   init is in the container's cgroup before it enters the container's
+#   root) is pushed with its pod's labels.
 #
 # The agent runs in a PID namespace of its own, with its workloads: it
 # samples and asks only them, not the machine's other processes (an agent
@@ -120,6 +123,34 @@ for number in shared:
 print(f"{len(lines)} pushes in {len(connections)} rounds on "
       f"{len({line[1] for line in lines})} connection(s)")
 PY
+
+echo "--- a process whose pod's files appear after it was first sampled"
+receiver late ok
+agent late 6
+newest_period() { ls -d "$workdir"/late/period-* 2>/dev/null | tail -1; }
+until [[ -n $(newest_period) ]]; do sleep 0.1; done
+period=$(newest_period)
+until [[ $(newest_period) > $period ]]; do sleep 0.05; done
+# Busy from its start; after 0.3 s its mount namespace gets the pod's
+# hostname and service account namespace file, as a container's root.
+echo late-7d9f8b4c6-x2k4q >"$workdir/late-hostname"
+start unshare --mount bash -c 'echo $$ >"$0"; busy() { local end=$((${EPOCHREALTIME/./} + $1))
+		while ((${EPOCHREALTIME/./} < end)); do :; done; }
+	busy 300000
+	mount --bind "$1" /etc/hostname && mount -t tmpfs pod /run &&
+		mkdir -p /run/secrets/kubernetes.io/serviceaccount &&
+		echo late >/run/secrets/kubernetes.io/serviceaccount/namespace || exit 1
+	busy 2000000' "$workdir/late.pid" "$workdir/late-hostname"
+wait "$started_pid" || fail "the late pod's process could not set up its files"
+period=$(newest_period)
+until [[ $(newest_period) > $period ]]; do sleep 0.1; done
+stop_agent late
+late_pid=$(cat "$workdir/late.pid")
+late_labels=$(grep -l "pid=$late_pid[,}]" "$workdir"/received-late/*.query | xargs -r grep -h '^name=')
+echo "$late_labels"
+[[ -n $late_labels ]] || fail "no push of pid $late_pid"
+! grep -v 'namespace=late,pod=late-7d9f8b4c6-x2k4q' <<<"$late_labels" ||
+	fail "a push of pid $late_pid lacks its pod's labels"
 
 echo "--- a receiver that closes the connection after each answer"
 receiver close close

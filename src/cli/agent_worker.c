@@ -5,11 +5,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Room for hours of periods while a worker is held up (a receiver too
@@ -52,6 +54,22 @@ static bool message_within(int fd, int milliseconds)
 	return poll(&polled, 1, milliseconds) != 0;
 }
 
+static int64_t monotonic_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/* Milliseconds until `due`, none once it is past. */
+static int milliseconds_until(int64_t due)
+{
+	int64_t left = due - monotonic_ms();
+
+	return left > 0 ? (int)left : 0;
+}
+
 /* The worker's life: a round after each period (and the notes that came
  * with it), a last one once the sampler closes the pipe. */
 static _Noreturn void worker_main(int fd, const struct agent_send_options *options,
@@ -59,7 +77,8 @@ static _Noreturn void worker_main(int fd, const struct agent_send_options *optio
 {
 	struct agent_sender sender;
 	struct message message;
-	bool pending, unsettled = false;
+	bool pending;
+	int64_t labels_due = 0; /* when new processes' labels are read again; 0: none wait */
 
 	/* A stop of the agent is for the sampler: the worker finishes. A
 	 * receiver that hung up is an error of that push. */
@@ -73,17 +92,21 @@ static _Noreturn void worker_main(int fd, const struct agent_send_options *optio
 			agent_sender_round(&sender);
 			pending = false;
 		}
-		/* A new process's pod labels may not be readable yet: asked again
-		 * while the sampler has nothing to say. */
-		if (unsettled && !message_within(fd, LABELS_AGAIN_MS)) {
-			unsettled = agent_sender_settle_labels(&sender);
+		/* A new process's pod labels may not be readable yet: read again
+		 * every LABELS_AGAIN_MS, however many notes come. */
+		if (labels_due && (milliseconds_until(labels_due) == 0 ||
+				   !message_within(fd, milliseconds_until(labels_due)))) {
+			labels_due = agent_sender_settle_labels(&sender)
+					 ? monotonic_ms() + LABELS_AGAIN_MS
+					 : 0;
 			continue;
 		}
 		if (!read_message(fd, &message))
 			break;
 		if (message.kind == MESSAGE_SAMPLED) {
 			agent_sender_note(&sender, message.pid);
-			unsettled = true;
+			if (!labels_due)
+				labels_due = monotonic_ms() + LABELS_AGAIN_MS;
 		} else if (message.kind == MESSAGE_PERIOD && !strchr(message.folder, '/')) {
 			char *dir = xasprintf("%s/%s", options->spool_dir, message.folder);
 
