@@ -1,6 +1,7 @@
 #include "util.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -156,4 +157,21 @@ void remove_flat_folder(const char *dir)
 	if (directory)
 		closedir(directory);
 	rmdir(dir);
+}
+
+int write_whole(int fd, const void *bytes, size_t size)
+{
+	const char *next = bytes;
+
+	while (size) {
+		ssize_t written = write(fd, next, size);
+
+		if (written < 0 && errno == EINTR)
+			continue;
+		if (written < 0)
+			return -1;
+		next += written;
+		size -= (size_t)written;
+	}
+	return 0;
 }

@@ -5,7 +5,6 @@
 
 #include <stddef.h>
 #include <stdio.h>
-#include <stdio.h>
 
 /* One line on stderr, prefixed with "profcpu: " ("profcpu: warning: "). */
 void report_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -40,5 +39,9 @@ void grow_array(void **array, size_t *capacity, size_t needed, size_t element_si
 /* Removes the folder `dir` and the files in it (no subfolders: a capture
  * folder or a spooled period). Errors are ignored. */
 void remove_flat_folder(const char *dir);
+
+/* Writes all `size` bytes to `fd`, again after a signal. Returns 0, or -1
+ * with errno set. */
+int write_whole(int fd, const void *bytes, size_t size);
 
 #endif

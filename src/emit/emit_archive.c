@@ -6,6 +6,7 @@
  * from it instead of deflating them again. */
 #include "deflate_stream.h"
 #include "emit.h"
+#include "util.h"
 #include "zip_writer.h"
 
 #include <archive.h>
@@ -96,19 +97,8 @@ struct gzip_output {
 static int write_all(void *context, const void *bytes, size_t size)
 {
 	struct gzip_output *output = context;
-	const char *next = bytes;
 
-	while (size) {
-		ssize_t written = write(output->fd, next, size);
-
-		if (written < 0 && errno == EINTR)
-			continue;
-		if (written < 0)
-			return -1;
-		next += written;
-		size -= (size_t)written;
-	}
-	return 0;
+	return write_whole(output->fd, bytes, size);
 }
 
 /* `size` bytes as stored deflate blocks, after a full flush. */

@@ -68,20 +68,9 @@ static uint32_t clamp32(uint64_t value)
 static int write_bytes(void *context, const void *bytes, size_t size)
 {
 	struct zip_writer *zip = context;
-	const char *next = bytes;
 
 	zip->offset += size;
-	while (size) {
-		ssize_t written = write(zip->fd, next, size);
-
-		if (written < 0 && errno == EINTR)
-			continue;
-		if (written < 0)
-			return -1;
-		next += written;
-		size -= (size_t)written;
-	}
-	return 0;
+	return write_whole(zip->fd, bytes, size);
 }
 
 struct zip_writer *zip_writer_open(const char *path)
