@@ -102,17 +102,30 @@ struct resolver *resolver_new(const struct resolver_config *config)
 	return resolver;
 }
 
-static void process_free(struct process *process)
+/* A new process under `process`'s pid (a reused pid, an exec): the perf
+ * map and jitdump read so far were another program's; its own are looked
+ * for when first needed. What the caller gave (runtime methods, lines)
+ * stays. */
+static void forget_runtime_files(struct process *process)
 {
-	address_space_free(process->space);
 	perfmap_free(process->perfmap);
 	jitdump_free(process->jitdump);
-	code_ranges_free(process->runtime_methods);
-	managed_lines_free(process->managed_lines);
 	if (process->perfmap_fd >= 0)
 		close(process->perfmap_fd);
 	if (process->jitdump_fd >= 0)
 		close(process->jitdump_fd);
+	process->perfmap = NULL;
+	process->jitdump = NULL;
+	process->perfmap_fd = process->jitdump_fd = -1;
+	process->perfmap_searched = process->jitdump_searched = false;
+}
+
+static void process_free(struct process *process)
+{
+	address_space_free(process->space);
+	forget_runtime_files(process);
+	code_ranges_free(process->runtime_methods);
+	managed_lines_free(process->managed_lines);
 }
 
 void resolver_free(struct resolver *resolver)
@@ -251,24 +264,6 @@ void resolver_next_capture(struct resolver *resolver)
 		managed_images_free(resolver->managed);
 		resolver->managed = managed_images_new(resolver->config.native.target_root_fd);
 	}
-}
-
-/* A new process under `process`'s pid (a reused pid, an exec): the perf
- * map and jitdump read so far were another program's; its own are looked
- * for when first needed. What the caller gave (runtime methods, lines)
- * stays. */
-static void forget_runtime_files(struct process *process)
-{
-	perfmap_free(process->perfmap);
-	jitdump_free(process->jitdump);
-	if (process->perfmap_fd >= 0)
-		close(process->perfmap_fd);
-	if (process->jitdump_fd >= 0)
-		close(process->jitdump_fd);
-	process->perfmap = NULL;
-	process->jitdump = NULL;
-	process->perfmap_fd = process->jitdump_fd = -1;
-	process->perfmap_searched = process->jitdump_searched = false;
 }
 
 void resolver_fork(struct resolver *resolver, pid_t child, pid_t parent)
@@ -486,14 +481,19 @@ void resolver_add_runtime_methods(struct resolver *resolver, pid_t pid, struct c
 	process->runtime_methods = methods;
 }
 
-void resolver_add_managed_lines(struct resolver *resolver, pid_t pid, struct managed_lines *lines)
+/* `lines` become `process`'s, their PDBs read inside the target's root. */
+static void set_managed_lines(struct resolver *resolver, struct process *process,
+			      struct managed_lines *lines)
 {
-	struct process *process = find_process(resolver, pid);
-
 	managed_lines_free(process->managed_lines);
 	process->managed_lines = lines;
 	managed_lines_read_files_in(lines, resolver->config.native.target_root_fd,
 				    resolver->config.native.log);
+}
+
+void resolver_add_managed_lines(struct resolver *resolver, pid_t pid, struct managed_lines *lines)
+{
+	set_managed_lines(resolver, find_process(resolver, pid), lines);
 }
 
 struct perfmap *resolver_perfmap(struct resolver *resolver, pid_t pid)
@@ -630,16 +630,15 @@ static void add_precompiled_line(struct resolver *resolver, struct process *proc
 				 const struct mapping *mapping, uint64_t lookup_address,
 				 struct resolved_frame *frame)
 {
+	struct managed_lines *no_runtime_maps;
 	uint32_t method_token, il_offset;
 
 	if (frame->line.file || !resolver->managed)
 		return;
 	if (!process->managed_lines) {
-		if (!(process->managed_lines = managed_lines_new()))
+		if (!(no_runtime_maps = managed_lines_new()))
 			return;
-		managed_lines_read_files_in(process->managed_lines,
-					    resolver->config.native.target_root_fd,
-					    resolver->config.native.log);
+		set_managed_lines(resolver, process, no_runtime_maps);
 	}
 	if (managed_lines_has_pdb(process->managed_lines, mapping->path) &&
 	    managed_images_il_offset(resolver->managed, mapping->path,
