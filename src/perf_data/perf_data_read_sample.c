@@ -3,6 +3,7 @@
 #include "perf_data_reader_internal.h"
 
 #include "perf_data_format.h"
+#include "perf_record_mapping.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -280,21 +281,18 @@ size_t perf_sample_trim_user_stack(const struct perf_event_header *record,
 static uint64_t find_trailer(const struct perf_data_reader *reader,
 			     const struct perf_event_header *record, struct words *words)
 {
-	static const uint64_t trailer_fields = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
-					       PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
-					       PERF_SAMPLE_IDENTIFIER;
 	const struct perf_event_attr *attr;
+	size_t trailer;
 	long event;
 
 	if (record->type >= PERF_RECORD_USER_TYPE_START ||
 	    (event = event_of_trailer(reader, record)) < 0)
 		return 0;
 	attr = &reader->events[event].attr;
-	if (!attr->sample_id_all ||
-	    (size_t)__builtin_popcountll(attr->sample_type & trailer_fields) > words->count)
+	trailer = perf_record_trailer_words(attr);
+	if (!trailer || trailer > words->count)
 		return 0;
-	words->next =
-	    words->count - (size_t)__builtin_popcountll(attr->sample_type & trailer_fields);
+	words->next = words->count - trailer;
 	return attr->sample_type;
 }
 

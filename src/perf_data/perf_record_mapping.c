@@ -4,18 +4,26 @@
 #include <string.h>
 #include <sys/mman.h>
 
-bool perf_record_time(const struct perf_event_attr *attr, const struct perf_event_header *record,
-		      uint64_t *time)
+size_t perf_record_trailer_words(const struct perf_event_attr *attr)
 {
-	/* The trailer's words, those the attr samples: TID, TIME, ID,
-	 * STREAM_ID, CPU, IDENTIFIER. */
+	/* The trailer's words, those the attr samples, in this order: TID,
+	 * TIME, ID, STREAM_ID, CPU, IDENTIFIER. */
 	static const uint64_t trailer_fields = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
 					       PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
 					       PERF_SAMPLE_IDENTIFIER;
-	size_t words = (size_t)__builtin_popcountll(attr->sample_type & trailer_fields);
+
+	return attr->sample_id_all
+		   ? (size_t)__builtin_popcountll(attr->sample_type & trailer_fields)
+		   : 0;
+}
+
+bool perf_record_time(const struct perf_event_attr *attr, const struct perf_event_header *record,
+		      uint64_t *time)
+{
+	size_t words = perf_record_trailer_words(attr);
 	size_t from_end = words - !!(attr->sample_type & PERF_SAMPLE_TID);
 
-	if (!attr->sample_id_all || !(attr->sample_type & PERF_SAMPLE_TIME) ||
+	if (!words || !(attr->sample_type & PERF_SAMPLE_TIME) ||
 	    record->type == PERF_RECORD_SAMPLE ||
 	    record->size < sizeof(*record) + words * sizeof(uint64_t))
 		return false;

@@ -38,6 +38,10 @@ enum perf_process_change {
 enum perf_process_change perf_record_process_change(const struct perf_event_header *record,
 						    uint32_t *pid, uint32_t *parent);
 
+/* How many 8-byte words end each side record (not a sample) of the event
+ * `attr` describes: its sample_id trailer; 0 when it has none. */
+size_t perf_record_trailer_words(const struct perf_event_attr *attr);
+
 /* The time in the sample_id trailer of `record`, a side record (not a
  * sample) of the event `attr` describes: false when it has none. */
 bool perf_record_time(const struct perf_event_attr *attr, const struct perf_event_header *record,
