@@ -143,7 +143,10 @@ static int complete_local_header(struct zip_writer *zip, const struct zip_member
 	return pwrite(zip->fd, fields, 16, at) == 16 ? 0 : -1;
 }
 
-static int copy_stored(struct zip_writer *zip, int fd, struct zip_member *member)
+/* Reads the file at `fd` to its end into the zip: through `deflater`, or
+ * as it is when that is NULL (its size and CRC-32 counted here). */
+static int copy_file(struct zip_writer *zip, int fd, struct deflate_stream *deflater,
+		     struct zip_member *member)
 {
 	uint8_t *buffer = xmalloc(COPY_SIZE);
 	ssize_t length;
@@ -156,11 +159,22 @@ static int copy_stored(struct zip_writer *zip, int fd, struct zip_member *member
 			status = -1;
 			break;
 		}
+		if (deflater) {
+			status = deflate_stream_write(deflater, buffer, (size_t)length);
+			continue;
+		}
 		member->crc = crc32_gzip_refl(member->crc, buffer, (uint64_t)length);
 		member->size += (uint64_t)length;
 		status = write_bytes(zip, buffer, (size_t)length);
 	}
 	free(buffer);
+	return status;
+}
+
+static int copy_stored(struct zip_writer *zip, int fd, struct zip_member *member)
+{
+	int status = copy_file(zip, fd, NULL, member);
+
 	member->compressed_size = member->size;
 	return status;
 }
@@ -168,21 +182,11 @@ static int copy_stored(struct zip_writer *zip, int fd, struct zip_member *member
 static int copy_deflated(struct zip_writer *zip, int fd, struct zip_member *member)
 {
 	struct deflate_stream *deflater = xmalloc(sizeof(*deflater));
-	uint8_t *buffer = xmalloc(COPY_SIZE);
 	uint64_t start = zip->offset;
-	ssize_t length;
-	int status = 0, error;
+	int status, error;
 
 	deflate_stream_start(deflater, false, write_bytes, zip);
-	while (status == 0 && (length = read(fd, buffer, COPY_SIZE)) != 0) {
-		if (length < 0 && errno == EINTR)
-			continue;
-		if (length < 0) {
-			status = -1;
-			break;
-		}
-		status = deflate_stream_write(deflater, buffer, (size_t)length);
-	}
+	status = copy_file(zip, fd, deflater, member);
 	error = errno;
 	if (deflate_stream_finish(deflater) < 0)
 		status = -1;
@@ -192,7 +196,6 @@ static int copy_deflated(struct zip_writer *zip, int fd, struct zip_member *memb
 	member->size = deflater->size;
 	member->compressed_size = zip->offset - start;
 	free(deflater);
-	free(buffer);
 	return status;
 }
 
