@@ -96,13 +96,19 @@ static int push(struct agent_sender *sender, const unsigned char *data, size_t s
 				      why, why_size);
 }
 
+/* DIR/PID-GENERATION followed by `suffix` (malloc'd). */
+static char *kept_path(const char *dir, const struct process_profile *profile, const char *suffix)
+{
+	return xasprintf("%s/%d-%u%s", dir, (int)profile->pid, (unsigned)profile->generation,
+			 suffix);
+}
+
 /* DIR/PID-GENERATION.pb.gz and DIR/PID-GENERATION.labels (the service
  * name, then the labels, a line each), for a later round. */
 static void keep_profile(const char *dir, const struct process_profile *profile,
 			 const struct profile_labels *labels)
 {
-	char *path = xasprintf("%s/%d-%u" PROFILE_SUFFIX, dir, (int)profile->pid,
-			       (unsigned)profile->generation);
+	char *path = kept_path(dir, profile, PROFILE_SUFFIX);
 	FILE *out = fopen(path, "we");
 	bool written = out && fwrite(profile->data, 1, profile->size, out) == profile->size;
 
@@ -110,8 +116,7 @@ static void keep_profile(const char *dir, const struct process_profile *profile,
 		written = false;
 	if (written) {
 		free(path);
-		path = xasprintf("%s/%d-%u" LABELS_SUFFIX, dir, (int)profile->pid,
-				 (unsigned)profile->generation);
+		path = kept_path(dir, profile, LABELS_SUFFIX);
 		out = fopen(path, "we");
 		if (out) {
 			fprintf(out, "service_name=%s\n", labels->service);
