@@ -1,18 +1,22 @@
 #include "capture.h"
+#include "copied_images.h"
 #include "perf_data.h"
 #include "perf_event_names.h"
+#include "perf_record_mapping.h"
 #include "record.h"
 #include "resolver.h"
 #include "runtime_files.h"
 #include "stack_trim.h"
 #include "stop_signals.h"
 #include "switch_events.h"
+#include "synthesize.h"
 #include "util.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +30,7 @@ struct writer_sink {
 	const struct perf_event_attr *attr;	   /* of the samples */
 	const struct perf_event_attr *switch_attr; /* of the switches, or NULL */
 	struct stack_trim *stack_trim;		   /* NULL: copies kept whole */
+	struct copied_images *copied_images;	   /* copied_images.h */
 	int error;
 	time_t last_flush; /* CLOCK_MONOTONIC seconds */
 	/* For a new perf.data each period (capture_options.period). */
@@ -89,6 +94,31 @@ static bool read_target_jitdump(void *runtime_files, uint64_t time)
 	return runtime_files_read_jitdump(runtime_files, time);
 }
 
+static int add_record(const struct perf_event_header *record, void *context)
+{
+	struct writer_sink *sink = context;
+
+	return perf_data_writer_add(sink->writer, trimmed_record(sink, record));
+}
+
+/* After the kernel's record of new anonymous code: when that code is a
+ * .NET image's copy, records that describe it as the image's file, with
+ * the kernel record's time (synthesize_copied_image()). */
+static int describe_copied_image(struct writer_sink *sink, const struct perf_event_header *record)
+{
+	const struct perf_record_mmap2 *mapping = (const struct perf_record_mmap2 *)record;
+	size_t trailer_size = perf_record_trailer_words(sink->attr) * 8;
+
+	if (record->type != PERF_RECORD_MMAP2 || !(mapping->protection & PROT_EXEC) ||
+	    record->size < sizeof(*mapping) + 8 + trailer_size ||
+	    memcmp(mapping->filename, "//anon", 7))
+		return 0;
+	return synthesize_copied_image((pid_t)mapping->pid, mapping->address,
+				       mapping->address + mapping->length,
+				       (const char *)record + record->size - trailer_size,
+				       trailer_size, sink->copied_images, add_record, sink);
+}
+
 static int write_record(const struct perf_event_header *record, void *context)
 {
 	struct writer_sink *sink = context;
@@ -97,7 +127,9 @@ static int write_record(const struct perf_event_header *record, void *context)
 	/* While records flow, so do the JIT runtime's files: a perf map line
 	 * is dated by the poll that first sees it. */
 	runtime_files_poll(sink->runtime_files);
-	status = perf_data_writer_add(sink->writer, trimmed_record(sink, record));
+	status = add_record(record, sink);
+	if (status == 0)
+		status = describe_copied_image(sink, record);
 	if (status == 0 && monotonic_seconds() - sink->last_flush >= FLUSH_INTERVAL_SECONDS) {
 		sink->last_flush = monotonic_seconds();
 		status = perf_data_writer_flush(sink->writer);
@@ -349,8 +381,10 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	    sink.runtime_files ? &(struct borrowed_jitdump){target->pid, options->jitdump,
 							    read_target_jitdump, sink.runtime_files}
 			       : NULL);
+	sink.copied_images = copied_images_new();
 	record_run(session, &record_options, write_record, &sink, &summary);
 	record_close(session);
+	copied_images_free(sink.copied_images);
 	stack_trim_free(sink.stack_trim);
 	runtime_files_finish(sink.runtime_files);
 	if (sink.writer && perf_data_writer_finish(sink.writer) < 0 && !sink.error)

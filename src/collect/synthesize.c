@@ -1,4 +1,5 @@
 #include "synthesize.h"
+#include "copied_images.h"
 #include "target_process.h"
 
 #include <dirent.h>
@@ -19,19 +20,34 @@ struct sample_id_trailer {
 	uint32_t cpu, reserved;
 };
 
-/* Appends `name` (NUL-terminated, padded to 8 bytes) and the trailer after
+/* The bytes that end a record: its sample_id trailer. */
+struct trailer {
+	const void *bytes;
+	size_t size;
+};
+
+/* Appends `name` (NUL-terminated, padded to 8 bytes) and `trailer` after
  * the record's fixed part; returns the record's total size. */
-static uint16_t finish_record(char *record, size_t fixed_size, const char *name, pid_t pid,
-			      pid_t tid)
+static uint16_t finish_record_with(char *record, size_t fixed_size, const char *name,
+				   struct trailer trailer)
 {
 	size_t name_length = strnlen(name, PATH_MAX - 1);
 	size_t name_size = (name_length + 1 + 7) & ~(size_t)7;
-	struct sample_id_trailer trailer = {.pid = (uint32_t)pid, .tid = (uint32_t)tid};
 
 	memset(record + fixed_size, 0, name_size);
 	memcpy(record + fixed_size, name, name_length);
-	memcpy(record + fixed_size + name_size, &trailer, sizeof(trailer));
-	return (uint16_t)(fixed_size + name_size + sizeof(trailer));
+	memcpy(record + fixed_size + name_size, trailer.bytes, trailer.size);
+	return (uint16_t)(fixed_size + name_size + trailer.size);
+}
+
+/* finish_record_with() this capture's trailer for `pid` and `tid`, time 0. */
+static uint16_t finish_record(char *record, size_t fixed_size, const char *name, pid_t pid,
+			      pid_t tid)
+{
+	struct sample_id_trailer trailer = {.pid = (uint32_t)pid, .tid = (uint32_t)tid};
+
+	return finish_record_with(record, fixed_size, name,
+				  (struct trailer){&trailer, sizeof(trailer)});
 }
 
 static int emit_comm(pid_t pid, pid_t tid, const char *comm, record_sink sink, void *context)
@@ -71,46 +87,88 @@ static int synthesize_threads(pid_t pid, record_sink sink, void *context)
 	return status;
 }
 
-/* One line of /proc/<pid>/maps:
- * "start-end perms offset major:minor inode   path", path optional. */
-static int emit_mapping(pid_t pid, const char *line, bool file_data, record_sink sink,
-			void *context)
-{
-	_Alignas(8) char buffer[RECORD_BUFFER_SIZE];
-	struct perf_record_mmap2 *record = (struct perf_record_mmap2 *)buffer;
+/* A mapping as a line of /proc/<pid>/maps shows it. */
+struct maps_line {
 	uint64_t start, end, offset, inode;
 	unsigned major, minor;
 	char permissions[5];
-	int path_start = 0;
-	const char *path;
-	bool executable;
+	const char *path; /* "" for anonymous memory */
+};
 
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n", &start,
-		   &end, permissions, &offset, &major, &minor, &inode, &path_start) < 7)
-		return 0;
-	path = line + path_start;
-	executable = permissions[2] == 'x';
-	if (!executable && (!file_data || *path != '/'))
-		return 0;
-	if (*path == '\0')
-		path = "//anon"; /* perf's name for anonymous memory */
+static int emit_mmap2(pid_t pid, const struct maps_line *mapping, bool executable,
+		      const struct trailer *trailer, record_sink sink, void *context)
+{
+	_Alignas(8) char buffer[RECORD_BUFFER_SIZE];
+	struct perf_record_mmap2 *record = (struct perf_record_mmap2 *)buffer;
+	const char *permissions = mapping->permissions;
 
 	record->header.type = PERF_RECORD_MMAP2;
 	record->header.misc = PERF_RECORD_MISC_USER | (executable ? 0 : PERF_RECORD_MISC_MMAP_DATA);
 	record->pid = record->tid = (uint32_t)pid;
-	record->address = start;
-	record->length = end - start;
-	record->page_offset = offset;
-	record->major = major;
-	record->minor = minor;
-	record->inode = inode;
+	record->address = mapping->start;
+	record->length = mapping->end - mapping->start;
+	record->page_offset = mapping->offset;
+	record->major = mapping->major;
+	record->minor = mapping->minor;
+	record->inode = mapping->inode;
 	record->inode_generation = 0;
 	record->protection = (permissions[0] == 'r' ? PROT_READ : 0) |
 			     (permissions[1] == 'w' ? PROT_WRITE : 0) |
 			     (executable ? PROT_EXEC : 0);
 	record->flags = permissions[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
-	record->header.size = finish_record(buffer, sizeof(*record), path, pid, pid);
+	const char *name = *mapping->path ? mapping->path : "//anon";
+
+	record->header.size = trailer ? finish_record_with(buffer, sizeof(*record), name, *trailer)
+				      : finish_record(buffer, sizeof(*record), name, pid, pid);
 	return sink(&record->header, context);
+}
+
+/* Anonymous code that is a .NET image's copy (copied_images.h), described
+ * as the image's file mapped there; false when it is not one. */
+static bool emit_copied_image(pid_t pid, const struct maps_line *mapping,
+			      struct copied_images *images, const struct trailer *trailer,
+			      record_sink sink, void *context, int *status)
+{
+	struct copied_image_part parts[COPIED_IMAGE_MAX_PARTS];
+	struct copied_image_file file;
+	size_t count = copied_images_parts(images, pid, mapping->start, mapping->end, parts, &file);
+
+	for (size_t i = 0; i < count && *status == 0; i++) {
+		struct maps_line part = *mapping;
+
+		part.start = parts[i].start;
+		part.end = parts[i].end;
+		part.offset = parts[i].file_offset;
+		part.major = file.major;
+		part.minor = file.minor;
+		part.inode = file.inode;
+		part.path = file.path;
+		*status = emit_mmap2(pid, &part, true, trailer, sink, context);
+	}
+	return count > 0;
+}
+
+/* One line of /proc/<pid>/maps:
+ * "start-end perms offset major:minor inode   path", path optional. */
+static int emit_mapping(pid_t pid, const char *line, bool file_data, struct copied_images *images,
+			record_sink sink, void *context)
+{
+	struct maps_line mapping;
+	int path_start = 0, status = 0;
+	bool executable;
+
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
+		   &mapping.start, &mapping.end, mapping.permissions, &mapping.offset,
+		   &mapping.major, &mapping.minor, &mapping.inode, &path_start) < 7)
+		return 0;
+	mapping.path = line + path_start;
+	executable = mapping.permissions[2] == 'x';
+	if (!executable && (!file_data || *mapping.path != '/'))
+		return 0;
+	if (executable && *mapping.path == '\0' &&
+	    emit_copied_image(pid, &mapping, images, NULL, sink, context, &status))
+		return status;
+	return emit_mmap2(pid, &mapping, executable, NULL, sink, context);
 }
 
 static int synthesize_mappings(pid_t pid, bool file_data, record_sink sink, void *context)
@@ -119,19 +177,34 @@ static int synthesize_mappings(pid_t pid, bool file_data, record_sink sink, void
 	size_t line_capacity = 0;
 	ssize_t length;
 	FILE *maps;
+	struct copied_images *images;
 	int status = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	maps = fopen(path, "re");
 	if (!maps)
 		return 0; /* the process is gone: nothing to describe */
+	images = copied_images_new();
 	while (status == 0 && (length = getline(&line, &line_capacity, maps)) > 0) {
 		if (line[length - 1] == '\n')
 			line[length - 1] = '\0';
-		status = emit_mapping(pid, line, file_data, sink, context);
+		status = emit_mapping(pid, line, file_data, images, sink, context);
 	}
+	copied_images_free(images);
 	free(line);
 	fclose(maps);
+	return status;
+}
+
+int synthesize_copied_image(pid_t pid, uint64_t start, uint64_t end, const void *trailer,
+			    size_t trailer_size, struct copied_images *images, record_sink sink,
+			    void *context)
+{
+	struct maps_line mapping = {.start = start, .end = end, .permissions = "r-xp", .path = ""};
+	struct trailer kernel_trailer = {trailer, trailer_size};
+	int status = 0;
+
+	emit_copied_image(pid, &mapping, images, &kernel_trailer, sink, context, &status);
 	return status;
 }
 

@@ -1,11 +1,14 @@
 /* Records for what existed before sampling started, built the way perf
  * synthesizes them from /proc: a COMM per thread, an MMAP2 per executable
  * mapping, and an MMAP for the kernel image. Without them, samples in code
- * mapped before the start could not be named. */
+ * mapped before the start could not be named. Anonymous code that is a
+ * .NET image's copy is described as the image's file (copied_images.h). */
 #ifndef PROFCPU_SYNTHESIZE_H
 #define PROFCPU_SYNTHESIZE_H
 
 #include "perf_records.h"
+
+struct copied_images;
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -18,6 +21,15 @@
  * process that is gone has nothing to describe. Returns 0, or -1 when the
  * sink stopped. */
 int synthesize_process(pid_t pid, bool file_data, record_sink sink, void *context);
+
+/* Follows the kernel's record of anonymous code [start, end) of `pid`:
+ * when it holds a .NET image's copy, MMAP2 records that describe it as
+ * the image's file (copied_images.h), each ending with `trailer`, the
+ * kernel record's sample_id (`trailer_size` bytes). Returns 0 (also when
+ * it emits nothing), or -1 when the sink stopped. */
+int synthesize_copied_image(pid_t pid, uint64_t start, uint64_t end, const void *trailer,
+			    size_t trailer_size, struct copied_images *images, record_sink sink,
+			    void *context);
 
 /* synthesize_process() for every process in /proc. */
 int synthesize_every_process(bool file_data, record_sink sink, void *context);

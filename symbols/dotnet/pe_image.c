@@ -134,3 +134,26 @@ bool pe_image_rva_of_file_offset(const struct pe_image *image, uint64_t file_off
 	}
 	return false;
 }
+
+bool pe_image_same_build(const struct pe_image *a, const struct pe_image *b)
+{
+	return a->machine == b->machine && a->timestamp == b->timestamp &&
+	       a->section_count == b->section_count &&
+	       !memcmp(a->sections, b->sections, a->section_count * sizeof(a->sections[0])) &&
+	       a->directory_count == b->directory_count &&
+	       !memcmp(a->directories, b->directories, a->directory_count * 8);
+}
+
+uint64_t pe_image_memory_size(const struct pe_image *image)
+{
+	uint64_t end = 0;
+
+	for (size_t i = 0; i < image->section_count; i++) {
+		const struct pe_section *section = &image->sections[i];
+		uint64_t size = section->virtual_size ? section->virtual_size : section->raw_size;
+
+		if ((uint64_t)section->virtual_address + size > end)
+			end = (uint64_t)section->virtual_address + size;
+	}
+	return end;
+}

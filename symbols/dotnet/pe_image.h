@@ -67,4 +67,12 @@ const uint8_t *pe_image_at_rva(const struct pe_image *image, uint32_t rva, uint3
  * that holds it; false when no section does (headers, padding). */
 bool pe_image_rva_of_file_offset(const struct pe_image *image, uint64_t file_offset, uint32_t *rva);
 
+/* Whether `a` and `b` are the headers of one build of one image: the same
+ * machine, build stamp, sections and data directories (a copy the runtime
+ * made in memory keeps them; it may change the preferred base). */
+bool pe_image_same_build(const struct pe_image *a, const struct pe_image *b);
+
+/* The size the image takes in memory: the end of its last section. */
+uint64_t pe_image_memory_size(const struct pe_image *image);
+
 #endif

@@ -1,0 +1,213 @@
+#include "copied_images.h"
+#include "pe_image.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/uio.h>
+
+/* The runtime places a copy at a 64 KiB boundary (its allocation
+ * granularity). Its code starts within MAX_STEPS_BELOW of that: the images
+ * .NET ships have their code at RVA 0x10000. */
+#define ALIGNMENT	0x10000
+#define MAX_STEPS_BELOW 16
+#define HEADER_BYTES	4096 /* an image's headers: a page */
+#define MAX_FILES	1024 /* .dll files of one process whose headers are read */
+
+struct image_file {
+	struct copied_image_file file;
+	uint8_t headers[HEADER_BYTES];
+	struct pe_image image; /* parsed from `headers` */
+};
+
+struct copied_images {
+	pid_t pid; /* whose files are read; 0: none yet */
+	struct image_file **files;
+	size_t count;
+};
+
+struct copied_images *copied_images_new(void)
+{
+	return xcalloc(1, sizeof(struct copied_images));
+}
+
+static void forget_files(struct copied_images *images)
+{
+	for (size_t i = 0; i < images->count; i++)
+		free(images->files[i]);
+	free(images->files);
+	images->files = NULL;
+	images->count = 0;
+	images->pid = 0;
+}
+
+void copied_images_free(struct copied_images *images)
+{
+	if (!images)
+		return;
+	forget_files(images);
+	free(images);
+}
+
+static size_t read_memory(pid_t pid, uint64_t address, void *buffer, size_t length)
+{
+	struct iovec local = {buffer, length}, remote = {(void *)(uintptr_t)address, length};
+	ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	return got < 0 ? 0 : (size_t)got;
+}
+
+/* Reads the headers at `address` into `buffer` and parses them. */
+static bool read_headers(pid_t pid, uint64_t address, uint64_t length, uint8_t *buffer,
+			 struct pe_image *image)
+{
+	size_t got =
+	    read_memory(pid, address, buffer, length < HEADER_BYTES ? length : HEADER_BYTES);
+
+	return got > 0 && pe_image_parse(image, buffer, got, NULL);
+}
+
+static bool is_dll(const char *path)
+{
+	size_t length = strlen(path);
+
+	return length > 4 && !strcasecmp(path + length - 4, ".dll");
+}
+
+static bool known_file(const struct copied_images *images, uint32_t major, uint32_t minor,
+		       uint64_t inode)
+{
+	for (size_t i = 0; i < images->count; i++) {
+		const struct copied_image_file *file = &images->files[i]->file;
+
+		if (file->inode == inode && file->major == major && file->minor == minor)
+			return true;
+	}
+	return false;
+}
+
+/* The headers of each .dll the process maps from its start, read through
+ * that mapping. */
+static void read_files(struct copied_images *images, pid_t pid)
+{
+	char path[64], *line = NULL;
+	size_t line_capacity = 0, capacity = 0;
+	FILE *maps;
+
+	forget_files(images);
+	images->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (!(maps = fopen(path, "re")))
+		return;
+	while (getline(&line, &line_capacity, maps) > 0 && images->count < MAX_FILES) {
+		uint64_t start, end, offset, inode;
+		unsigned major, minor;
+		char permissions[5];
+		int path_start = 0;
+		struct image_file *file;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
+			   &start, &end, permissions, &offset, &major, &minor, &inode,
+			   &path_start) < 7 ||
+		    offset != 0 || permissions[0] != 'r' || !is_dll(line + path_start) ||
+		    known_file(images, major, minor, inode))
+			continue;
+		file = xcalloc(1, sizeof(*file));
+		if (!read_headers(pid, start, end - start, file->headers, &file->image)) {
+			free(file);
+			continue;
+		}
+		snprintf(file->file.path, sizeof(file->file.path), "%s", line + path_start);
+		file->file.major = major;
+		file->file.minor = minor;
+		file->file.inode = inode;
+		if (images->count == capacity) {
+			capacity = capacity ? 2 * capacity : 64;
+			images->files = xrealloc(images->files, capacity * sizeof(*images->files));
+		}
+		images->files[images->count++] = file;
+	}
+	free(line);
+	fclose(maps);
+}
+
+static const struct image_file *find_file(const struct copied_images *images,
+					  const struct pe_image *copy)
+{
+	for (size_t i = 0; i < images->count; i++)
+		if (pe_image_same_build(&images->files[i]->image, copy))
+			return images->files[i];
+	return NULL;
+}
+
+/* The base of the image whose copy holds [start, end), and its headers:
+ * the nearest PE header at a 64 KiB boundary at or below `start`, read in
+ * one call (it stops at the first address that cannot be read, below which
+ * no copy can reach up to `start`). */
+static bool find_copy(pid_t pid, uint64_t start, uint64_t end, uint8_t *buffer,
+		      struct pe_image *copy, uint64_t *base)
+{
+	struct iovec local[MAX_STEPS_BELOW], remote[MAX_STEPS_BELOW];
+	char magic[MAX_STEPS_BELOW][2];
+	uint64_t top = start & ~(uint64_t)(ALIGNMENT - 1);
+	size_t count = 0;
+	ssize_t got;
+
+	for (; count < MAX_STEPS_BELOW && top >= count * ALIGNMENT && top - count * ALIGNMENT;
+	     count++) {
+		local[count] = (struct iovec){magic[count], 2};
+		remote[count] = (struct iovec){(void *)(uintptr_t)(top - count * ALIGNMENT), 2};
+	}
+	got = count ? process_vm_readv(pid, local, count, remote, count, 0) : -1;
+	for (size_t i = 0; got > 0 && i < (size_t)got / 2; i++) {
+		if (memcmp(magic[i], "MZ", 2))
+			continue;
+		*base = (uint64_t)(uintptr_t)remote[i].iov_base;
+		return read_headers(pid, *base, HEADER_BYTES, buffer, copy) &&
+		       *base + pe_image_memory_size(copy) >= end;
+	}
+	return false;
+}
+
+size_t copied_images_parts(struct copied_images *images, pid_t pid, uint64_t start, uint64_t end,
+			   struct copied_image_part *parts, struct copied_image_file *file)
+{
+	uint8_t buffer[HEADER_BYTES];
+	const struct image_file *found;
+	struct pe_image copy;
+	uint64_t base;
+	size_t count = 0;
+
+	if (!find_copy(pid, start, end, buffer, &copy, &base))
+		return 0;
+	if (images->pid != pid)
+		read_files(images, pid);
+	/* A file mapped since the last reading: read them again, once. */
+	if (!(found = find_file(images, &copy))) {
+		read_files(images, pid);
+		if (!(found = find_file(images, &copy)))
+			return 0;
+	}
+	for (size_t i = 0; i < copy.section_count && count < COPIED_IMAGE_MAX_PARTS; i++) {
+		const struct pe_section *section = &copy.sections[i];
+		uint64_t bytes = section->raw_size, section_start = base + section->virtual_address;
+		uint64_t part_start, part_end;
+
+		if (section->virtual_size && section->virtual_size < bytes)
+			bytes = section->virtual_size;
+		part_start = start > section_start ? start : section_start;
+		part_end = end < section_start + bytes ? end : section_start + bytes;
+		if (part_start < part_end)
+			parts[count++] = (struct copied_image_part){
+			    part_start, part_end,
+			    section->raw_offset + (part_start - section_start)};
+	}
+	if (count)
+		*file = found->file;
+	return count;
+}
