@@ -34,7 +34,7 @@ int cmd_lines(int argc, char **argv)
 {
 	enum options_result parsed;
 	const char *dir = NULL, *source_dir = NULL;
-	long top = 10;
+	long top = HOT_LINES_FUNCTIONS;
 	struct symbol_options symbols = {0};
 	const struct option options[] = {
 	    {"dir", "d", OPTION_STRING, &dir},
@@ -60,7 +60,8 @@ int cmd_lines(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	status = postprocess_read_profile(dir, &config, &profile);
 	if (status == 0)
-		status = emit_hot_lines(&profile, (size_t)top, source_dir, stdout);
+		status = emit_hot_lines(&profile, (size_t)top,
+					&(struct hot_lines_source){source_dir}, stdout);
 	profile_release(&profile);
 	symbol_options_release(&symbols);
 	return status == 0 ? 0 : 1;

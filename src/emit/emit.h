@@ -60,12 +60,20 @@ int emit_pprof_part(const struct profile *profile, const struct profile_part *pa
  * each thread ran. */
 int emit_speedscope(const struct profile *profile, FILE *out);
 
+/* Where emit_hot_lines() reads source text: from each file's path, or
+ * under `dir` (NULL: the path alone) by that path or a tail of it. */
+struct hot_lines_source {
+	const char *dir;
+};
+
+#define HOT_LINES_FUNCTIONS 10 /* how many functions the listing shows by default */
+
 /* The hottest source lines, as `perf annotate --stdio` lists them: the
  * `top` functions with the most samples on a known line of their own (self
- * time), each with its lines' share of all samples and the source text
- * around them, read from the file's path or under `source_dir` (NULL: the
- * path alone) by that path or a tail of it. */
-int emit_hot_lines(const struct profile *profile, size_t top, const char *source_dir, FILE *out);
+ * time), each with its lines' share of all samples, and with `source`
+ * (NULL: none) the source text around them. */
+int emit_hot_lines(const struct profile *profile, size_t top, const struct hot_lines_source *source,
+		   FILE *out);
 
 enum archive_format {
 	ARCHIVE_TAR_GZ, /* prof.tar.gz */

@@ -177,16 +177,17 @@ static void write_source_text(const char *text, FILE *out)
 }
 
 static void write_function(const struct hot_function *function, const struct hot_line *lines,
-			   size_t count, uint64_t total, const char *source_dir, FILE *out)
+			   size_t count, uint64_t total, const struct hot_lines_source *source_at,
+			   FILE *out)
 {
 	size_t size = 0, line_count = 0, shown_to = 0;
-	char *text = read_source(function->file, source_dir, &size);
+	char *text = source_at ? read_source(function->file, source_at->dir, &size) : NULL;
 	const char **source = NULL;
 
 	if (text)
 		line_count = split_lines(text, size, &source);
 	fprintf(out, "\n%6.2f%% %s  %s%s\n", 100.0 * (double)function->samples / (double)total,
-		function->name, function->file, text ? "" : "  (source not found)");
+		function->name, function->file, text || !source_at ? "" : "  (source not found)");
 	fputs(" Percent |  Line | Source\n---------+-------+-------\n", out);
 	for (size_t i = 0; i < count; i++) {
 		uint32_t from = lines[i].line > CONTEXT_LINES ? lines[i].line - CONTEXT_LINES : 1;
@@ -220,7 +221,8 @@ static void write_function(const struct hot_function *function, const struct hot
 	free(text);
 }
 
-int emit_hot_lines(const struct profile *profile, size_t top, const char *source_dir, FILE *out)
+int emit_hot_lines(const struct profile *profile, size_t top, const struct hot_lines_source *source,
+		   FILE *out)
 {
 	struct hot_lines hot = {0};
 	uint32_t *order;
@@ -250,7 +252,7 @@ int emit_hot_lines(const struct profile *profile, size_t top, const char *source
 		       hot.lines[first + count].function == order[i])
 			count++;
 		write_function(&hot.functions[order[i]], hot.lines + first, count,
-			       profile->sample_count, source_dir, out);
+			       profile->sample_count, source, out);
 	}
 	free(order);
 	free(hot.functions);

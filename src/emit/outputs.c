@@ -82,6 +82,15 @@ static int write_perf_script(const void *data, FILE *out)
 	return emit_perf_script(input->profile, input->source_lines, out);
 }
 
+/* hot_lines.txt: `profcpu lines` without the source text, which the
+ * capture's debug information names by paths of the machine that built
+ * the code: read here, with the profiler's rights, they could show any of
+ * this machine's files. */
+static int write_hot_lines(const void *profile, FILE *out)
+{
+	return emit_hot_lines(profile, HOT_LINES_FUNCTIONS, NULL, out);
+}
+
 struct pprof_input {
 	const struct profile *profile;
 	int64_t end_time_nanos;
@@ -189,7 +198,7 @@ static int write_tar_gz(const char *dir, bool perf_data_compressed,
 	static const char *const outputs[] = {
 	    "perf.data",       "folded_stacks.out", "flamegraph.svg", "profile.pb.gz",
 	    "speedscope.json", "profcpu.log",	    OFF_CPU_FOLDED,   OFF_CPU_FLAMEGRAPH,
-	    WALL_FOLDED,       WALL_FLAMEGRAPH};
+	    WALL_FOLDED,       WALL_FLAMEGRAPH,	    "hot_lines.txt"};
 	struct member_list list = {0};
 	char *dir_copy = xstrdup(dir), *path = xasprintf("%s/prof.tar.gz", dir);
 	int status;
@@ -312,6 +321,8 @@ int outputs_write(const char *dir, const struct profile *profile, const struct t
 	status |= write_output(dir, "folded_stacks.out", write_folded, &folded);
 	status |= write_output(dir, "perf_script.out", write_perf_script,
 			       &(struct perf_script_input){profile, fold && fold->by_line});
+	if (fold && fold->by_line)
+		status |= write_output(dir, "hot_lines.txt", write_hot_lines, profile);
 	status |= write_output(dir, "profile.pb.gz", write_pprof,
 			       &(struct pprof_input){profile, capture_end_time(dir)});
 	status |= write_output(dir, "speedscope.json", write_speedscope, profile);
