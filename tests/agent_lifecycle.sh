@@ -10,6 +10,8 @@
 # - a shell that execs a .NET app (an entrypoint script's `exec dotnet`),
 #   after the agent looked at the shell, is asked for its perf map once it
 #   runs .NET: the app's JIT frames are named, and no profile mixes the two;
+# - a pid that a second process gets after the first exited, within one
+#   period, gives two profiles, each with its own process and frames;
 # - a process whose pod's files appear after it was first sampled (runc's
 #   init is in the container's cgroup before it enters the container's
 #   root) is pushed with its pod's labels.
@@ -151,6 +153,48 @@ echo "$late_labels"
 [[ -n $late_labels ]] || fail "no push of pid $late_pid"
 ! grep -v 'namespace=late,pod=late-7d9f8b4c6-x2k4q' <<<"$late_labels" ||
 	fail "a push of pid $late_pid lacks its pod's labels"
+
+echo "--- a pid that another process gets within one period"
+receiver reuse ok
+agent reuse 6
+newest_period() { ls -d "$workdir"/reuse/period-* 2>/dev/null | tail -1; }
+until [[ -n $(newest_period) ]]; do sleep 0.1; done
+period=$(newest_period)
+until [[ $(newest_period) > $period ]]; do sleep 0.05; done
+# two_loops for a second; once it has exited, this PID namespace hands its
+# pid out again (ns_last_pid), to split for a second. A child that got
+# another pid (a thread took it first) exits at once and is tried again.
+"$WORKLOAD_TWO_LOOPS" 1 &
+reused_pid=$!
+wait "$reused_pid"
+for _ in $(seq 50); do
+	echo $((reused_pid - 1)) >/proc/sys/kernel/ns_last_pid
+	bash -c '(($$ == $0)) || exit 3; exec "$1" 1' "$reused_pid" "$WORKLOAD_SPLIT" &
+	wait $! && break
+done
+(($? == 0)) || fail "pid $reused_pid was not handed out again"
+period=$(newest_period)
+until [[ $(newest_period) > $period ]]; do sleep 0.1; done
+stop_agent reuse
+pushes "$workdir/received-reuse" >"$workdir/reuse.pushes"
+python3 - "$workdir/reuse.pushes" "$reused_pid" <<'PY' || fail "the reused pid's processes are not apart"
+import collections, gzip, sys
+rounds = collections.defaultdict(lambda: collections.defaultdict(list))
+for number, _, pid, process, path in (line.split() for line in open(sys.argv[1])):
+    if pid == sys.argv[2]:
+        rounds[number][process].append(gzip.open(path[:-len(".query")] + ".pb.gz").read())
+shown = [{process: len(profiles) for process, profiles in pushed.items()}
+         for pushed in rounds.values()]
+both = [pushed for pushed in rounds.values() if {"workload_two_lo", "workload_split"} <= set(pushed)]
+assert both, f"no round with two_loops and split apart under pid {sys.argv[2]}: {shown}"
+for pushed in both:
+    assert len(pushed["workload_two_lo"]) == 1 and len(pushed["workload_split"]) == 1, shown
+    assert b"two_loops" in pushed["workload_two_lo"][0] and b"spin_sixty" not in pushed["workload_two_lo"][0], \
+        "two_loops' profile is not its own"
+    assert b"spin_sixty" in pushed["workload_split"][0] and b"two_loops" not in pushed["workload_split"][0], \
+        "split's profile is not its own"
+print(f"pid {sys.argv[2]}: two_loops and then split apart in one round: {shown}")
+PY
 
 echo "--- a receiver that closes the connection after each answer"
 receiver close close
