@@ -44,6 +44,15 @@ agent() {
 	agent_pid=$started_pid
 }
 
+# next_period NAME: waits until the agent NAME starts a new period (what
+# follows falls early in it); the first call also waits for its first.
+next_period() {
+	local period
+	until period=$(newest_period "$1") && [[ -n $period ]]; do sleep 0.05; done
+	until [[ $(newest_period "$1") > $period ]]; do sleep 0.05; done
+}
+newest_period() { ls -d "$workdir/$1"/period-* 2>/dev/null | tail -1; }
+
 # stop_agent NAME: stops it (it sends its last period) and shows its log.
 stop_agent() {
 	kill -INT "$agent_pid"
@@ -77,18 +86,14 @@ PY
 echo "--- a shell that execs another program within one period; keep-alive"
 receiver keep ok
 agent keep 6
-newest_period() { ls -d "$workdir"/keep/period-* 2>/dev/null | tail -1; }
-until [[ -n $(newest_period) ]]; do sleep 0.1; done
-period=$(newest_period)
-until [[ $(newest_period) > $period ]]; do sleep 0.05; done
+next_period keep
 # Busy in the shell's own loop for a second or two, then the same pid is
 # two_loops for 2 s: both early in this 6-second period.
 start bash -c 'echo $$ >"$0"; end=$((SECONDS + 2)); while ((SECONDS < end)); do :; done
 	exec "$WORKLOAD_TWO_LOOPS" 2' "$workdir/shell.pid"
 wait "$started_pid"
 shell_pid=$(cat "$workdir/shell.pid")
-period=$(newest_period)
-until [[ $(newest_period) > $period ]]; do sleep 0.1; done
+next_period keep
 stop_agent keep
 pushes "$workdir/received-keep" | tee "$workdir/keep.pushes"
 
@@ -129,10 +134,7 @@ PY
 echo "--- a process whose pod's files appear after it was first sampled"
 receiver late ok
 agent late 6
-newest_period() { ls -d "$workdir"/late/period-* 2>/dev/null | tail -1; }
-until [[ -n $(newest_period) ]]; do sleep 0.1; done
-period=$(newest_period)
-until [[ $(newest_period) > $period ]]; do sleep 0.05; done
+next_period late
 # Busy from its start; after 0.3 s its mount namespace gets the pod's
 # hostname and service account namespace file, as a container's root.
 echo late-7d9f8b4c6-x2k4q >"$workdir/late-hostname"
@@ -144,8 +146,7 @@ start unshare --mount bash -c 'echo $$ >"$0"; busy() { local end=$((${EPOCHREALT
 		echo late >/run/secrets/kubernetes.io/serviceaccount/namespace || exit 1
 	busy 2000000' "$workdir/late.pid" "$workdir/late-hostname"
 wait "$started_pid" || fail "the late pod's process could not set up its files"
-period=$(newest_period)
-until [[ $(newest_period) > $period ]]; do sleep 0.1; done
+next_period late
 stop_agent late
 late_pid=$(cat "$workdir/late.pid")
 late_labels=$(grep -l "pid=$late_pid[,}]" "$workdir"/received-late/*.query | xargs -r grep -h '^name=')
@@ -157,10 +158,7 @@ echo "$late_labels"
 echo "--- a pid that another process gets within one period"
 receiver reuse ok
 agent reuse 6
-newest_period() { ls -d "$workdir"/reuse/period-* 2>/dev/null | tail -1; }
-until [[ -n $(newest_period) ]]; do sleep 0.1; done
-period=$(newest_period)
-until [[ $(newest_period) > $period ]]; do sleep 0.05; done
+next_period reuse
 # two_loops for a second; once it has exited, this PID namespace hands its
 # pid out again (ns_last_pid), to split for a second. A child that got
 # another pid (a thread took it first) exits at once and is tried again.
@@ -173,8 +171,7 @@ for _ in $(seq 50); do
 	wait $! && break
 done
 (($? == 0)) || fail "pid $reused_pid was not handed out again"
-period=$(newest_period)
-until [[ $(newest_period) > $period ]]; do sleep 0.1; done
+next_period reuse
 stop_agent reuse
 pushes "$workdir/received-reuse" >"$workdir/reuse.pushes"
 python3 - "$workdir/reuse.pushes" "$reused_pid" <<'PY' || fail "the reused pid's processes are not apart"

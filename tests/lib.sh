@@ -264,6 +264,36 @@ exec "$@"' sh "$@" || status=$?
 	return "$status"
 }
 
+# twoloops_pprof_lines DIR: "LINE SAMPLES" for each line of a TwoLoops
+# app's TwoLoops (tests/dotnet/TwoLoops, R2RTwoLoops) in go tool pprof
+# -top -lines of DIR/profile.pb.gz ("flat flat% sum% cum cum% NAME
+# FILE:LINE"), and "none SAMPLES" for its samples on no line.
+twoloops_pprof_lines() {
+	go tool pprof -top -lines -sample_index=samples "$1/profile.pb.gz" >"$workdir/top.txt" 2>&1 ||
+		{ cat "$workdir/top.txt"; fail "go tool pprof cannot read profile.pb.gz"; }
+	grep -E 'Program::(TwoLoops|Main)' "$workdir/top.txt" >&2
+	awk '$6 ~ /Program::TwoLoops$/ && $1 > 0 {
+		line = $7 ~ /\/Program\.cs:[0-9]+$/ ? $7 : "none"; sub(/.*:/, "", line); count[line] += $1 }
+		END { for (line in count) print line, count[line] }' "$workdir/top.txt"
+}
+
+# assert_twoloops_split LINES: of TwoLoops' samples in LINES (what
+# twoloops_pprof_lines wrote), 95% or more are on its loops' lines $first
+# and $second, about two thirds and a third; their sum in $on_lines.
+assert_twoloops_split() {
+	local first_samples second_samples method_samples
+	first_samples=$(awk -v line="$first" '$1 == line { print $2 }' "$1")
+	second_samples=$(awk -v line="$second" '$1 == line { print $2 }' "$1")
+	method_samples=$(awk '{ total += $2 } END { print total + 0 }' "$1")
+	[[ -n $first_samples && -n $second_samples ]] ||
+		fail "pprof shows no samples of TwoLoops on Program.cs:$first and :$second"
+	on_lines=$((first_samples + second_samples))
+	((on_lines * 100 >= method_samples * 95)) ||
+		fail "only $on_lines of TwoLoops' $method_samples samples are on its two lines"
+	about "pprof, line $first" "$(python3 -c "print(round(100 * $first_samples / $on_lines, 1))")" 66.7 "$on_lines"
+	about "pprof, line $second" "$(python3 -c "print(round(100 * $second_samples / $on_lines, 1))")" 33.3 "$on_lines"
+}
+
 # about NAME SHARE PERCENT SAMPLES: SHARE (in %) is PERCENT within what
 # chance allows on SAMPLES samples (four standard errors) plus 3 points.
 about() {

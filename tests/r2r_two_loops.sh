@@ -34,7 +34,7 @@ export DOTNET_TC_CallCounting=0
 
 # check_lines OUT: the checks of every output of the capture in OUT.
 check_lines() {
-	local out=$1 top=$workdir/top.txt
+	local out=$1
 	echo "--- every sample of TwoLoops is in its precompiled code (perf_script.out)"
 	python3 - "$out/perf_script.out" <<'PY' || fail "TwoLoops ran other code than its precompiled code"
 import re, sys
@@ -46,22 +46,8 @@ sys.exit(0 if leaves and precompiled == len(leaves) else 1)
 PY
 
 	echo "--- go tool pprof -top -lines"
-	go tool pprof -top -lines -sample_index=samples "$out/profile.pb.gz" >"$top" 2>&1 ||
-		{ cat "$top"; fail "go tool pprof cannot read profile.pb.gz"; }
-	grep -E 'Program::(TwoLoops|Main)' "$top" >&2
-	awk '$6 ~ /Program::TwoLoops$/ && $1 > 0 {
-		line = $7 ~ /\/Program\.cs:[0-9]+$/ ? $7 : "none"; sub(/.*:/, "", line); count[line] += $1 }
-		END { for (line in count) print line, count[line] }' "$top" >"$workdir/lines.txt"
-	first_samples=$(awk -v line="$first" '$1 == line { print $2 }' "$workdir/lines.txt")
-	second_samples=$(awk -v line="$second" '$1 == line { print $2 }' "$workdir/lines.txt")
-	method_samples=$(awk '{ total += $2 } END { print total + 0 }' "$workdir/lines.txt")
-	[[ -n $first_samples && -n $second_samples ]] ||
-		fail "pprof shows no samples of TwoLoops on Program.cs:$first and :$second"
-	on_lines=$((first_samples + second_samples))
-	((on_lines * 100 >= method_samples * 95)) ||
-		fail "only $on_lines of TwoLoops' $method_samples samples are on its two lines"
-	about "pprof, line $first" "$(python3 -c "print(round(100 * $first_samples / $on_lines, 1))")" 66.7 "$on_lines"
-	about "pprof, line $second" "$(python3 -c "print(round(100 * $second_samples / $on_lines, 1))")" 33.3 "$on_lines"
+	twoloops_pprof_lines "$out" >"$workdir/lines.txt"
+	assert_twoloops_split "$workdir/lines.txt"
 
 	echo "--- --lines: folded stacks, perf script text; the caller at its call"
 	assert_share_about "$out/folded_stacks.out" "Demo\.Program::Main Program\.cs:[0-9]+;r2rtwoloops!Demo\.Program::TwoLoops Program\.cs:$first\$" 66.7

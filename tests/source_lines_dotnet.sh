@@ -34,30 +34,9 @@ kill "$app_pid"
 grep -E 'pieces of JIT code of pid [0-9]+ mapped to IL offsets' "$out/profcpu.log" ||
 	fail "the log does not say the rundown's IL maps were read"
 
-# pprof_lines FILE: "LINE SAMPLES" for each line of TwoLoops in go tool
-# pprof -top -lines ("flat flat% sum% cum cum% NAME FILE:LINE"), and
-# "none SAMPLES" for its samples on no line.
-pprof_lines() {
-	go tool pprof -top -lines -sample_index=samples "$out/profile.pb.gz" >"$workdir/top.txt" 2>&1 ||
-		{ cat "$workdir/top.txt"; fail "go tool pprof cannot read profile.pb.gz"; }
-	grep -E 'Program::(TwoLoops|Main)' "$workdir/top.txt" >&2
-	awk '$6 ~ /Program::TwoLoops$/ && $1 > 0 {
-		line = $7 ~ /\/Program\.cs:[0-9]+$/ ? $7 : "none"; sub(/.*:/, "", line); count[line] += $1 }
-		END { for (line in count) print line, count[line] }' "$workdir/top.txt"
-}
-
 echo "--- go tool pprof -top -lines"
-pprof_lines >"$workdir/lines.txt"
-on_line() { awk -v line="$1" '$1 == line { print $2 }' "$workdir/lines.txt"; }
-first_samples=$(on_line "$first") second_samples=$(on_line "$second")
-method_samples=$(awk '{ total += $2 } END { print total + 0 }' "$workdir/lines.txt")
-[[ -n $first_samples && -n $second_samples ]] ||
-	fail "pprof shows no samples of TwoLoops on Program.cs:$first and :$second"
-on_lines=$((first_samples + second_samples))
-((on_lines * 100 >= method_samples * 95)) ||
-	fail "only $on_lines of TwoLoops' $method_samples samples are on its two lines"
-about "pprof, line $first" "$(python3 -c "print(round(100 * $first_samples / $on_lines, 1))")" 66.7 "$on_lines"
-about "pprof, line $second" "$(python3 -c "print(round(100 * $second_samples / $on_lines, 1))")" 33.3 "$on_lines"
+twoloops_pprof_lines "$out" >"$workdir/lines.txt"
+assert_twoloops_split "$workdir/lines.txt"
 
 echo "--- every tier of TwoLoops has its lines (perf_script.out with --lines)"
 python3 - "$out/perf_script.out" <<'PY' || fail "a tier of TwoLoops has samples without lines"
@@ -88,7 +67,7 @@ postprocess_without() {
 	"$PROFCPU" postprocess -dir "$out" 2>"$workdir/postprocess.err" >/dev/null ||
 		{ cat "$workdir/postprocess.err"; fail "postprocess failed"; }
 	assert_share "$out/folded_stacks.out" 'Demo\.Program::TwoLoops' 80 100
-	pprof_lines >"$workdir/lines.txt"
+	twoloops_pprof_lines "$out" >"$workdir/lines.txt"
 	cat "$workdir/lines.txt"
 	[[ $(cut -d' ' -f1 "$workdir/lines.txt") == none ]] || fail "TwoLoops has lines without its PDB"
 	tail -n +$((before + 1)) "$out/profcpu.log" >"$workdir/run.log"
