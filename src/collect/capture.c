@@ -111,7 +111,8 @@ static int describe_copied_image(struct writer_sink *sink, const struct perf_eve
 
 	if (record->type != PERF_RECORD_MMAP2 || !(mapping->protection & PROT_EXEC) ||
 	    record->size < sizeof(*mapping) + 8 + trailer_size ||
-	    memcmp(mapping->filename, "//anon", 7))
+	    !memchr(mapping->filename, '\0', record->size - sizeof(*mapping) - trailer_size) ||
+	    !copied_images_may_hold(mapping->filename))
 		return 0;
 	return synthesize_copied_image((pid_t)mapping->pid, mapping->address,
 				       mapping->address + mapping->length,

@@ -3,7 +3,6 @@
 #include "util.h"
 
 #include <inttypes.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +28,12 @@ struct copied_images {
 	struct image_file **files;
 	size_t count;
 };
+
+bool copied_images_may_hold(const char *path)
+{
+	return !*path || !strcmp(path, "//anon") || !strncmp(path, "[anon:", 6) ||
+	       !strncmp(path, "/memfd:doublemapper", 19);
+}
 
 struct copied_images *copied_images_new(void)
 {

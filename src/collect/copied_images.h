@@ -17,6 +17,7 @@
 #define PROFCPU_COPIED_IMAGES_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,6 +35,12 @@ struct copied_image_file {
 	uint32_t major, minor;
 	uint64_t inode;
 };
+
+/* Whether a mapping named `path` may hold a copy: anonymous memory ("" as
+ * /proc/<pid>/maps shows it, "//anon" as the kernel's records name it,
+ * "[anon:NAME]"), or the runtime's double mapping of its executable
+ * memory ("/memfd:doublemapper", with W^X on). */
+bool copied_images_may_hold(const char *path);
 
 /* What was read of one process's .dll files (their headers), kept between
  * calls for that process. */

@@ -123,8 +123,8 @@ static int emit_mmap2(pid_t pid, const struct maps_line *mapping, bool executabl
 	return sink(&record->header, context);
 }
 
-/* Anonymous code that is a .NET image's copy (copied_images.h), described
- * as the image's file mapped there; false when it is not one. */
+/* Code in anonymous memory that is a .NET image's copy (copied_images.h),
+ * described as the image's file mapped there; false when it is not one. */
 static bool emit_copied_image(pid_t pid, const struct maps_line *mapping,
 			      struct copied_images *images, const struct trailer *trailer,
 			      record_sink sink, void *context, int *status)
@@ -165,7 +165,7 @@ static int emit_mapping(pid_t pid, const char *line, bool file_data, struct copi
 	executable = mapping.permissions[2] == 'x';
 	if (!executable && (!file_data || *mapping.path != '/'))
 		return 0;
-	if (executable && *mapping.path == '\0' &&
+	if (executable && copied_images_may_hold(mapping.path) &&
 	    emit_copied_image(pid, &mapping, images, NULL, sink, context, &status))
 		return status;
 	return emit_mmap2(pid, &mapping, executable, NULL, sink, context);
