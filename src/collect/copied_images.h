@@ -1,7 +1,7 @@
 /* .NET images the runtime copied into anonymous memory instead of mapping
  * their file. It does so when it cannot map an image as the loader would
- * (DOTNET_PELoader_DisableMapping=1, an assembly compressed in a
- * single-file bundle, a file it failed to map): its "converted" layout, a
+ * (a file it failed to map, DOTNET_PELoader_DisableMapping=1): its
+ * "converted" layout, a
  * copy of each section at its RVA. The image's precompiled (ReadyToRun)
  * code then runs from anonymous mappings that name no file, so neither the
  * image's names for it nor its source lines could be found.
