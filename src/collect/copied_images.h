@@ -1,10 +1,10 @@
 /* .NET images the runtime copied into anonymous memory instead of mapping
  * their file. It does so when it cannot map an image as the loader would
  * (a file it failed to map, DOTNET_PELoader_DisableMapping=1): its
- * "converted" layout, a
- * copy of each section at its RVA. The image's precompiled (ReadyToRun)
- * code then runs from anonymous mappings that name no file, so neither the
- * image's names for it nor its source lines could be found.
+ * "converted" layout, a copy of each section at its RVA. The image's
+ * precompiled (ReadyToRun) code then runs from anonymous mappings that
+ * name no file, so neither the image's names for it nor its source lines
+ * could be found.
  *
  * Such a mapping is described instead as what it holds: the bytes of the
  * image's file at known offsets, as if the file were mapped there. The copy
