@@ -39,6 +39,13 @@ void stack_trim_follow(struct stack_trim *trim, const struct perf_event_header *
 /* How many bytes of `sample`'s stack copy to keep. */
 uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sample);
 
+/* The user frames of the last sample stack_trim_needed() was asked about,
+ * leaf first, when its walk is certain to be the replay's (walked_stack in
+ * stack_walk.h) and the side records followed hold no change to its
+ * process's code from after the sample: the collector may write them in
+ * place of the kernel's user callchain, and no copy. False otherwise. */
+bool stack_trim_walked(const struct stack_trim *trim, const uint64_t **frames, size_t *count);
+
 /* Zeroes the bytes of `copy`, the first `size` bytes kept of the last
  * sample stack_trim_needed() was asked about, that its walk did not read:
  * the leaf's locals (a hash's state, a buffer) cost the most to compress
