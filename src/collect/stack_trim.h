@@ -9,7 +9,8 @@
  * The walk follows the capture's side records as the replay does, with the
  * target's files and its jitdump as it grows, but without its perf map or a
  * debug file from a symbol server, which the replay may read; a walk that
- * stops early keeps the whole copy, as the replay may get further. */
+ * stops early keeps the whole copy, as the replay may get further. A walk
+ * certain to be the replay's stands for the copy (stack_trim_walked()). */
 #ifndef PROFCPU_STACK_TRIM_H
 #define PROFCPU_STACK_TRIM_H
 
