@@ -10,7 +10,7 @@
  *   perf_data_tool summary FILE
  *	reads FILE with profcpu's reader and prints what it holds, one fact a
  *	line ("samples: N", "comm: PID TID NAME", "mmap: PID START FILENAME",
- *	"sample: TID CPU TIME DEPTH").
+ *	"sample: TID CPU TIME DEPTH COPY", COPY the bytes of its user stack copy).
  */
 #include "perf_data.h"
 
@@ -250,8 +250,8 @@ static int print_record(const struct perf_event_header *record, void *context)
 			return -1;
 		}
 		summary->samples++;
-		printf("sample: %u %u %" PRIu64 " %" PRIu64 "\n", sample.tid, sample.cpu,
-		       sample.time, sample.callchain_length);
+		printf("sample: %u %u %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", sample.tid,
+		       sample.cpu, sample.time, sample.callchain_length, sample.user_stack_size);
 	} else if (record->type == PERF_RECORD_COMM) {
 		const struct perf_record_comm *comm = (const void *)record;
 

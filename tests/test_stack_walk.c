@@ -3,7 +3,8 @@
  * callchain walks to the same frames; a callchain that disagrees with the
  * copy, a walk that stops early, or code a later walk may know better (JIT
  * code without its prolog) keeps the whole copy; the slots read are
- * listed. */
+ * listed; the walk's frames are certain (may stand for the copy) only
+ * through code known for good. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -65,14 +66,21 @@ static void test_joins_the_callchain_at_the_first_frame(void **state)
 	uint64_t whole_frames[16], cut_frames[16];
 	struct stack_reads reads;
 	size_t count = walk(&sample, whole_frames), needed;
+	static struct walked_stack walked;
 	bool exact;
 
 	(void)state;
 	code_kind = CODE_PRECOMPILED;
 	assert_int_equal(count, 5);
-	needed = stack_walk_needed_size(STACK_WALK_HYBRID, &sample, look_up, NULL, &reads, &exact);
+	needed = stack_walk_needed_size(STACK_WALK_HYBRID, &sample, look_up, NULL, &reads, &exact,
+					&walked);
 	assert_int_equal(needed, 0x20); /* the first frame's saved rbp and return address */
 	assert_true(exact);
+	/* The walk joined the callchain through code known for good: it may
+	 * stand for the copy. */
+	assert_true(walked.certain);
+	assert_int_equal(walked.count, count);
+	assert_memory_equal(walked.frames, whole_frames, count * sizeof(*whole_frames));
 	cut = sample;
 	cut.stack.size = needed;
 	assert_int_equal(walk(&cut, cut_frames), count);
@@ -95,27 +103,61 @@ static void test_keeps_the_copy_when_nothing_is_sure(void **state)
 	static const uint64_t other_chain[] = {CODE, CODE + 0x100, CODE + 0x999, CODE + 0x300};
 	struct stack_walk_sample sample = sample_of(other_chain, 4);
 	struct stack_reads reads;
+	static struct walked_stack walked;
 	bool exact;
 
 	(void)state;
 	code_kind = CODE_PRECOMPILED;
-	assert_int_equal(
-	    stack_walk_needed_size(STACK_WALK_HYBRID, &sample, look_up, NULL, &reads, &exact),
-	    sizeof(slots));
+	assert_int_equal(stack_walk_needed_size(STACK_WALK_HYBRID, &sample, look_up, NULL, &reads,
+						&exact, &walked),
+			 sizeof(slots));
 	assert_false(exact);
+	/* The whole copy walks to the frames the walk found, and the
+	 * callchain ends where they do: they may stand for the copy. */
+	assert_true(walked.certain);
+	assert_int_equal(walked.count, 4);
 	/* DWARF mode stops at the first frame without CFI: nothing is sure. */
 	sample = sample_of(kernel_chain, 5);
-	assert_int_equal(
-	    stack_walk_needed_size(STACK_WALK_DWARF, &sample, look_up, NULL, &reads, &exact),
-	    sizeof(slots));
+	assert_int_equal(stack_walk_needed_size(STACK_WALK_DWARF, &sample, look_up, NULL, &reads,
+						&exact, &walked),
+			 sizeof(slots));
 	assert_false(exact);
+	assert_false(walked.certain);
 	/* JIT code whose prolog the jitdump did not give yet: the replay's
 	 * walk may find frameless callers the frame pointers skip. */
 	code_kind = CODE_GENERATED;
-	assert_int_equal(
-	    stack_walk_needed_size(STACK_WALK_HYBRID, &sample, look_up, NULL, &reads, &exact),
-	    sizeof(slots));
+	assert_int_equal(stack_walk_needed_size(STACK_WALK_HYBRID, &sample, look_up, NULL, &reads,
+						&exact, &walked),
+			 sizeof(slots));
 	assert_false(exact);
+	assert_false(walked.certain);
+}
+
+/* A frameless leaf's check asks whether the value at sp is code: a value
+ * outside the code known may lie in a mapping whose record comes later,
+ * where the replay would take it for the leaf's caller; a small number or
+ * an address in the copied stack never is. */
+static void test_an_unknown_address_leaves_the_walk_uncertain(void **state)
+{
+	static const uint64_t stack_pointers[] = {0x1234, STACK + 0x40};
+	struct stack_walk_sample sample = sample_of(kernel_chain, 5);
+	static struct walked_stack walked;
+	struct stack_reads reads;
+	bool exact;
+
+	(void)state;
+	code_kind = CODE_PRECOMPILED;
+	slots[0] = 0x7f0000001000; /* a heap's address, or code mapped late */
+	stack_walk_needed_size(STACK_WALK_HYBRID, &sample, look_up, NULL, &reads, &exact, &walked);
+	assert_int_equal(walked.count, 5);
+	assert_false(walked.certain);
+	for (size_t i = 0; i < 2; i++) {
+		slots[0] = stack_pointers[i];
+		stack_walk_needed_size(STACK_WALK_HYBRID, &sample, look_up, NULL, &reads, &exact,
+				       &walked);
+		assert_true(walked.certain);
+	}
+	slots[0] = 0x1234;
 }
 
 /* arm64 JIT code (frame records of x29 and lr, no unwind info): a leaf that
@@ -206,6 +248,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_joins_the_callchain_at_the_first_frame),
 	    cmocka_unit_test(test_keeps_the_copy_when_nothing_is_sure),
+	    cmocka_unit_test(test_an_unknown_address_leaves_the_walk_uncertain),
 	    cmocka_unit_test(test_arm64_frame_records_and_lr),
 	    cmocka_unit_test(test_asks_once_per_caller),
 	};

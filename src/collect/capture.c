@@ -49,16 +49,19 @@ static time_t monotonic_seconds(void)
 	return now.tv_sec;
 }
 
-/* `record` as it goes into perf.data: a sample's stack copy cut to what
- * the replay's walk needs (stack_trim.h), and never longer than the kernel
- * filled it; a copy that ended early (at the top of the stack, or an
- * unmapped page) is padded to its full size with stale ring buffer bytes.
- * A switch's record is laid out by its own attr (its raw fields, a smaller
- * copy). */
+/* `record` as it goes into perf.data: a sample whose walk the collector is
+ * certain of with the walked frames as its user callchain and no stack copy
+ * (stack_trim_walked()); another's stack copy cut to what the replay's walk
+ * needs (stack_trim.h), and never longer than the kernel filled it; a copy
+ * that ended early (at the top of the stack, or an unmapped page) is padded
+ * to its full size with stale ring buffer bytes. A switch's record is laid
+ * out by its own attr (its raw fields, a smaller copy). */
 static const struct perf_event_header *trimmed_record(struct writer_sink *sink,
 						      const struct perf_event_header *record)
 {
 	struct perf_sample sample;
+	const uint64_t *frames;
+	size_t frame_count;
 	uint64_t keep;
 
 	if (record->type != PERF_RECORD_SAMPLE) {
@@ -73,6 +76,10 @@ static const struct perf_event_header *trimmed_record(struct writer_sink *sink,
 	if (sink->options->sampled)
 		sink->options->sampled(sample.pid, sink->options->period_context);
 	keep = sink->stack_trim ? stack_trim_needed(sink->stack_trim, &sample) : UINT64_MAX;
+	if (sink->stack_trim && sample.callchain &&
+	    stack_trim_walked(sink->stack_trim, &frames, &frame_count) &&
+	    perf_sample_with_user_frames(record, &sample, frames, frame_count, sink->trimmed))
+		return (const struct perf_event_header *)sink->trimmed;
 	if (!perf_sample_trim_user_stack(record, &sample, keep, sink->trimmed)) {
 		if (!sink->stack_trim)
 			return record;

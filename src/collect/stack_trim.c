@@ -12,9 +12,12 @@
  * the callchain length one is remembered with. */
 #define MEMO_THREADS	  256
 #define MEMO_CHAIN_LENGTH 128
-/* Processes whose last exec is remembered: past this many, all are
- * forgotten (a fork then found late is followed, as before). */
-#define EXECS_REMEMBERED 65536
+/* The frames of a remembered walk kept, to write them again. */
+#define MEMO_FRAMES 128
+/* Processes whose last exec and code change are remembered: past this
+ * many, all are forgotten (a fork then found late is followed, as before;
+ * a sample older than the changes forgotten keeps its copy). */
+#define PROCESSES_REMEMBERED 65536
 
 /* A thread's last answer. A thread that blocks or spins in the same place
  * again and again has the same registers and the same return addresses and
@@ -32,12 +35,16 @@ struct remembered_walk {
 	size_t slot_count; /* the slots read, and their values */
 	uint32_t offsets[STACK_READS_LISTED];
 	uint64_t values[STACK_READS_LISTED];
+	bool certain; /* frames: what every later walk finds (walked_stack) */
+	uint64_t frames[MEMO_FRAMES];
+	size_t frame_count;
 };
 
-/* When a process last called exec(), by pid (0: an empty slot). */
-struct exec_time {
+/* When a process last called exec(), and when a side record last changed
+ * its code (a mapping, its fork, its exec), by pid (0: an empty slot). */
+struct process_times {
 	uint32_t pid;
-	uint64_t time;
+	uint64_t exec, changed;
 };
 
 struct stack_trim {
@@ -55,13 +62,22 @@ struct stack_trim {
 	struct remembered_walk memo[MEMO_THREADS];
 	/* The last answer's walk, when a later walk reads only its slots. */
 	const struct remembered_walk *last;
+	/* The last sample's frames, when certain to be what the replay's walk
+	 * finds (stack_trim_walked()); NULL otherwise. */
+	const uint64_t *walked_frames;
+	size_t walked_count;
+	struct walked_stack walked;
 	/* The ring buffers are drained one CPU after the other, so a child's
 	 * exec and mappings, written on the CPU it runs on, may come before
 	 * the fork that made it, written on its parent's: that fork must not
 	 * put the parent's mappings back (every walk of the child would fail
 	 * and keep its whole copy). Open addressing, a power of two. */
-	struct exec_time *execs;
-	size_t exec_slots, exec_count;
+	struct process_times *processes;
+	size_t process_slots, process_count;
+	/* The same order may bring a mapping from after a sample before it:
+	 * its walk then saw code the process did not have yet. The latest
+	 * change followed, and the latest of those forgotten. */
+	uint64_t latest_change, forgotten_before;
 };
 
 struct stack_trim *stack_trim_new(const struct target_process *target,
@@ -101,56 +117,92 @@ void stack_trim_free(struct stack_trim *trim)
 	if (!trim)
 		return;
 	resolver_free(trim->resolver);
-	free(trim->execs);
+	free(trim->processes);
 	free(trim);
 }
 
-static struct exec_time *exec_slot(const struct stack_trim *trim, uint32_t pid)
+static struct process_times *process_slot(const struct stack_trim *trim, uint32_t pid)
 {
-	size_t slot = (pid * 2654435761u) & (trim->exec_slots - 1);
+	size_t slot = (pid * 2654435761u) & (trim->process_slots - 1);
 
-	while (trim->execs[slot].pid && trim->execs[slot].pid != pid)
-		slot = (slot + 1) & (trim->exec_slots - 1);
-	return &trim->execs[slot];
+	while (trim->processes[slot].pid && trim->processes[slot].pid != pid)
+		slot = (slot + 1) & (trim->process_slots - 1);
+	return &trim->processes[slot];
 }
 
-static void remember_exec(struct stack_trim *trim, uint32_t pid, uint64_t time)
+/* `pid`'s times, or NULL when none are remembered. */
+static const struct process_times *times_of(const struct stack_trim *trim, uint32_t pid)
 {
-	struct exec_time *slot;
+	const struct process_times *slot = trim->process_slots ? process_slot(trim, pid) : NULL;
 
-	if (!pid)
-		return;
-	if (trim->exec_count == EXECS_REMEMBERED) {
-		memset(trim->execs, 0, trim->exec_slots * sizeof(*trim->execs));
-		trim->exec_count = 0;
-	} else if (2 * (trim->exec_count + 1) > trim->exec_slots) {
-		struct exec_time *old = trim->execs;
-		size_t old_slots = trim->exec_slots;
+	return slot && slot->pid == pid ? slot : NULL;
+}
 
-		trim->exec_slots = old_slots ? 2 * old_slots : 64;
-		trim->execs = xcalloc(trim->exec_slots, sizeof(*trim->execs));
+/* `pid`'s times, made when new. */
+static struct process_times *remembered_times(struct stack_trim *trim, uint32_t pid)
+{
+	struct process_times *slot;
+
+	if (trim->process_count == PROCESSES_REMEMBERED) {
+		memset(trim->processes, 0, trim->process_slots * sizeof(*trim->processes));
+		trim->process_count = 0;
+		trim->forgotten_before = trim->latest_change;
+	} else if (2 * (trim->process_count + 1) > trim->process_slots) {
+		struct process_times *old = trim->processes;
+		size_t old_slots = trim->process_slots;
+
+		trim->process_slots = old_slots ? 2 * old_slots : 64;
+		trim->processes = xcalloc(trim->process_slots, sizeof(*trim->processes));
 		for (size_t i = 0; i < old_slots; i++)
 			if (old[i].pid)
-				*exec_slot(trim, old[i].pid) = old[i];
+				*process_slot(trim, old[i].pid) = old[i];
 		free(old);
 	}
-	slot = exec_slot(trim, pid);
-	trim->exec_count += !slot->pid;
-	*slot = (struct exec_time){pid, time};
+	slot = process_slot(trim, pid);
+	if (!slot->pid) {
+		*slot = (struct process_times){.pid = pid};
+		trim->process_count++;
+	}
+	return slot;
 }
 
 /* Whether `pid` called exec() after `time`: a record of its earlier
  * image (its fork, its exec, a mapping) found late. */
 static bool execed_after(const struct stack_trim *trim, uint32_t pid, uint64_t time)
 {
-	const struct exec_time *slot = trim->exec_slots ? exec_slot(trim, pid) : NULL;
+	const struct process_times *times = times_of(trim, pid);
 
-	return slot && slot->pid == pid && slot->time > time;
+	return times && times->exec > time;
+}
+
+/* A side record of `time` changed `pid`'s code. */
+static struct process_times *changed(struct stack_trim *trim, uint32_t pid, uint64_t time)
+{
+	struct process_times *times;
+
+	if (!pid)
+		return NULL;
+	times = remembered_times(trim, pid);
+	if (time > times->changed)
+		times->changed = time;
+	if (time > trim->latest_change)
+		trim->latest_change = time;
+	return times;
+}
+
+/* Whether the code followed for `pid` is what it had at `time`, as far as
+ * the records followed tell: none of them came from later. */
+static bool code_as_at(const struct stack_trim *trim, uint32_t pid, uint64_t time)
+{
+	const struct process_times *times = times_of(trim, pid);
+
+	return time >= trim->forgotten_before && (!times || times->changed <= time);
 }
 
 void stack_trim_follow(struct stack_trim *trim, const struct perf_event_header *record)
 {
 	struct perf_mapping mapping;
+	const struct process_times *parent_times;
 	uint32_t pid, parent;
 	uint64_t time = 0; /* a record without one (synthesized): before any exec */
 
@@ -165,23 +217,36 @@ void stack_trim_follow(struct stack_trim *trim, const struct perf_event_header *
 			return;
 		resolver_add_mapping(trim->resolver, (pid_t)mapping.pid, mapping.address,
 				     mapping.length, mapping.page_offset, &file);
+		changed(trim, mapping.pid, time);
 		trim->generation++;
 		return;
 	}
 	switch (perf_record_process_change(record, &pid, &parent)) {
 	case PERF_PROCESS_FORKED:
-		if (execed_after(trim, pid, ((const struct perf_record_task *)record)->time))
-			break;
-		resolver_fork(trim->resolver, (pid_t)pid, (pid_t)parent);
-		trim->generation++;
-		break;
-	case PERF_PROCESS_EXECED:
+		time = ((const struct perf_record_task *)record)->time;
 		if (execed_after(trim, pid, time))
 			break;
-		remember_exec(trim, pid, time);
+		resolver_fork(trim->resolver, (pid_t)pid, (pid_t)parent);
+		/* The child takes the parent's code as followed, which may
+		 * hold changes from after the fork. */
+		parent_times = times_of(trim, parent);
+		changed(trim, pid,
+			parent_times && parent_times->changed > time ? parent_times->changed
+								     : time);
+		trim->generation++;
+		break;
+	case PERF_PROCESS_EXECED: {
+		struct process_times *times;
+
+		if (execed_after(trim, pid, time))
+			break;
+		times = changed(trim, pid, time);
+		if (times)
+			times->exec = time;
 		resolver_exec(trim->resolver, (pid_t)pid);
 		trim->generation++;
 		break;
+	}
 	case PERF_PROCESS_UNCHANGED:
 		break;
 	}
@@ -258,6 +323,14 @@ static void remember(const struct stack_trim *trim, struct remembered_walk *memo
 	}
 }
 
+/* Keeps the walk's frames in `memo` when they are certain and fit. */
+static void remember_frames(struct remembered_walk *memo, const struct walked_stack *walked)
+{
+	memo->certain = walked->certain && walked->count <= MEMO_FRAMES;
+	memo->frame_count = memo->certain ? walked->count : 0;
+	memcpy(memo->frames, walked->frames, memo->frame_count * sizeof(*memo->frames));
+}
+
 uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sample)
 {
 	struct stack_walk_sample walk = {
@@ -266,8 +339,10 @@ uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sa
 	struct remembered_walk *memo;
 	struct stack_reads reads;
 	size_t needed;
-	bool exact;
+	bool exact, code_known;
 
+	trim->last = NULL;
+	trim->walked_frames = NULL;
 	if (!perf_sample_frame_registers(sample, &walk.registers))
 		return sample->user_stack_size;
 	walk.stack.start = walk.registers.sp;
@@ -278,21 +353,42 @@ uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sa
 			walk.kernel_chain_length = sample->callchain_length - i - 1;
 			break;
 		}
+	code_known = code_as_at(trim, sample->pid, sample->time);
 	memo = &trim->memo[sample->tid % MEMO_THREADS];
-	trim->last = NULL;
 	if (remembers(trim, memo, sample->tid, &walk)) {
 		trim->last = memo->exact ? memo : NULL;
+		if (memo->certain && code_known) {
+			trim->walked_frames = memo->frames;
+			trim->walked_count = memo->frame_count;
+		}
 		return memo->needed;
 	}
 	trim->pid = (pid_t)sample->pid;
 	trim->time = sample->time;
 	resolver_set_time(trim->resolver, sample->time);
-	needed = stack_walk_needed_size(trim->mode, &walk, look_up_code, trim, &reads, &exact);
+	needed = stack_walk_needed_size(trim->mode, &walk, look_up_code, trim, &reads, &exact,
+					&trim->walked);
 	remember(trim, memo, sample->tid, &walk, needed, &reads);
 	memo->exact = exact;
-	if (memo->known && exact)
-		trim->last = memo;
+	if (memo->known) {
+		remember_frames(memo, &trim->walked);
+		if (exact)
+			trim->last = memo;
+	}
+	if (trim->walked.certain && code_known) {
+		trim->walked_frames = trim->walked.frames;
+		trim->walked_count = trim->walked.count;
+	}
 	return needed;
+}
+
+bool stack_trim_walked(const struct stack_trim *trim, const uint64_t **frames, size_t *count)
+{
+	if (!trim->walked_frames)
+		return false;
+	*frames = trim->walked_frames;
+	*count = trim->walked_count;
+	return true;
 }
 
 void stack_trim_clear_unread(const struct stack_trim *trim, uint8_t *copy, size_t size)

@@ -9,7 +9,8 @@
  * The walk follows the capture's side records as the replay does, with the
  * target's files and its jitdump as it grows, but without its perf map or a
  * debug file from a symbol server, which the replay may read; a walk that
- * stops early keeps the whole copy, as the replay may get further. */
+ * stops early keeps the whole copy, as the replay may get further. A walk
+ * certain to be the replay's stands for the copy (stack_trim_walked()). */
 #ifndef PROFCPU_STACK_TRIM_H
 #define PROFCPU_STACK_TRIM_H
 
@@ -38,6 +39,13 @@ void stack_trim_follow(struct stack_trim *trim, const struct perf_event_header *
 
 /* How many bytes of `sample`'s stack copy to keep. */
 uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sample);
+
+/* The user frames of the last sample stack_trim_needed() was asked about,
+ * leaf first, when its walk is certain to be the replay's (walked_stack in
+ * stack_walk.h) and the side records followed hold no change to its
+ * process's code from after the sample: the collector may write them in
+ * place of the kernel's user callchain, and no copy. False otherwise. */
+bool stack_trim_walked(const struct stack_trim *trim, const uint64_t **frames, size_t *count);
 
 /* Zeroes the bytes of `copy`, the first `size` bytes kept of the last
  * sample stack_trim_needed() was asked about, that its walk did not read:

@@ -176,6 +176,17 @@ bool perf_sample_parse_with_stack(const struct perf_event_attr *attr,
 size_t perf_sample_trim_user_stack(const struct perf_event_header *record,
 				   const struct perf_sample *sample, uint64_t keep, void *out);
 
+/* Copies `record`, decoded into `sample` by perf_sample_parse_with_stack()
+ * with a callchain, into `out` (room for UINT16_MAX bytes, 8-byte aligned)
+ * with the user part of its callchain, after PERF_CONTEXT_USER, replaced by
+ * `frames` (leaf first, then return addresses, as the kernel's walk lays
+ * them out) and no stack copy ({ u64 0; }, as the kernel writes a sample it
+ * could not copy). Returns the new record's size, or 0 when it would not fit
+ * a record. */
+size_t perf_sample_with_user_frames(const struct perf_event_header *record,
+				    const struct perf_sample *sample, const uint64_t *frames,
+				    size_t count, void *out);
+
 /* The user register numbered `perf_register` (PERF_REG_X86_IP, ... of
  * <asm/perf_regs.h>) of a parsed sample. False when the sample has not
  * recorded it. */

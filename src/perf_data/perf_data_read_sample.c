@@ -275,6 +275,46 @@ size_t perf_sample_trim_user_stack(const struct perf_event_header *record,
 	return (size_t)(to - (uint8_t *)out);
 }
 
+size_t perf_sample_with_user_frames(const struct perf_event_header *record,
+				    const struct perf_sample *sample, const uint64_t *frames,
+				    size_t count, void *out)
+{
+	const uint8_t *bytes = (const uint8_t *)record;
+	const uint8_t *after_chain =
+	    (const uint8_t *)(sample->callchain + sample->callchain_length);
+	const uint8_t *size_word = sample->user_stack - sizeof(uint64_t);
+	uint64_t kernel_part = 0, length, no_copy = 0;
+	size_t size;
+	uint8_t *to = out;
+
+	while (kernel_part < sample->callchain_length &&
+	       sample->callchain[kernel_part] != PERF_CONTEXT_USER)
+		kernel_part++;
+	length = kernel_part + 1 + count;
+	size = (size_t)((const uint8_t *)sample->callchain - bytes) + length * sizeof(uint64_t) +
+	       (size_t)(size_word - after_chain) + sizeof(no_copy);
+	if (size > UINT16_MAX)
+		return 0;
+	/* The fields before the callchain and its length; the kernel's part
+	 * of it and the user marker; the frames; the fields after it (the
+	 * registers); an empty copy. */
+	memcpy(to, bytes, (size_t)((const uint8_t *)sample->callchain - bytes) - sizeof(length));
+	to += (const uint8_t *)sample->callchain - bytes - sizeof(length);
+	memcpy(to, &length, sizeof(length));
+	to += sizeof(length);
+	memcpy(to, sample->callchain, kernel_part * sizeof(uint64_t));
+	to += kernel_part * sizeof(uint64_t);
+	memcpy(to, &(uint64_t){PERF_CONTEXT_USER}, sizeof(uint64_t));
+	to += sizeof(uint64_t);
+	memcpy(to, frames, count * sizeof(*frames));
+	to += count * sizeof(*frames);
+	memcpy(to, after_chain, (size_t)(size_word - after_chain));
+	to += size_word - after_chain;
+	memcpy(to, &no_copy, sizeof(no_copy));
+	((struct perf_event_header *)out)->size = (uint16_t)size;
+	return size;
+}
+
 /* Puts `words` at the sample_id trailer of a non-sample record (its last
  * words: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER, those the attr has)
  * and returns its event's sample_type, or 0 when it has no trailer. */

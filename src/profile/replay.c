@@ -342,6 +342,27 @@ static uint64_t skipped_leaf_caller(struct replay *replay, const struct perf_sam
 	return return_address;
 }
 
+/* Appends the user callchain of a hybrid sample without a stack copy as it
+ * is: the collector's walk, written in place of the kernel's callchain when
+ * it was certain (docs/UNWINDING.md), or the kernel's own when it could not
+ * copy. `whole` tells whether it ends at the thread's outermost frame. */
+static size_t add_user_chain(struct replay *replay, const struct perf_sample *sample,
+			     const uint64_t *user_chain, size_t user_chain_length, size_t depth,
+			     bool *whole)
+{
+	struct code_lookup_context process = {replay->resolver, (pid_t)sample->pid};
+	struct frame_registers registers;
+	size_t count = 0;
+
+	for (; count < user_chain_length && depth < MAX_STACK_DEPTH; count++)
+		replay->stack[depth++] =
+		    locate(replay, sample->pid, user_chain[count], false, count > 0);
+	*whole = count > 0 && perf_sample_frame_registers(sample, &registers) &&
+		 stack_walk_is_outermost(registers.machine, user_chain[count - 1], count == 1,
+					 look_up_code, &process);
+	return depth;
+}
+
 /* Appends the user stack the walk finds (stack_walk.h) from the sample's
  * registers and stack copy, and in hybrid mode the kernel's callchain of
  * user space (`user_chain`), at replay->stack[depth]. Returns the new depth;
@@ -359,6 +380,8 @@ static size_t add_walked_stack(struct replay *replay, const struct perf_sample *
 	};
 	size_t count;
 
+	if (mode == CALL_GRAPH_HYBRID && !sample->user_stack && user_chain_length)
+		return add_user_chain(replay, sample, user_chain, user_chain_length, depth, whole);
 	if (!perf_sample_frame_registers(sample, &walk.registers)) {
 		*whole = false;
 		return depth;

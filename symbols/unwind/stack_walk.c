@@ -134,31 +134,33 @@ static enum frame_step step(enum stack_walk_mode mode, const struct stack_walk_s
 }
 
 /* Goes on with the kernel's callchain above the walk's last frame, whose
- * stack pointer is `last_sp`. The kernel read callchain[k] at rbp + 8 of
- * the rbp chain that starts at the sample's rbp; where that chain lies in
- * the copy, an entry joins the walk when it was read from the very slot of
- * the walk's last return address (an address alone is ambiguous in a
- * recursion). Beyond the copy, the entry holding the walk's last address
- * joins it. A walk that found only the leaf takes the callchain as it is. */
+ * stack pointer is `last_sp`, and tells whether it found where. The kernel
+ * read callchain[k] at rbp + 8 of the rbp chain that starts at the sample's
+ * rbp; where that chain lies in the copy, an entry joins the walk when it
+ * was read from the very slot of the walk's last return address (an address
+ * alone is ambiguous in a recursion). Beyond the copy, the entry holding
+ * the walk's last address joins it. A walk that found only the leaf takes
+ * the callchain as it is. */
 static size_t join_kernel_chain(const struct stack_walk_sample *sample, uint64_t last_sp,
-				uint64_t *frames, size_t count, size_t max_frames)
+				uint64_t *frames, size_t count, size_t max_frames, bool *joined)
 {
 	const uint64_t *chain = sample->kernel_chain;
-	size_t length = sample->kernel_chain_length, next = count == 1 ? 1 : length;
+	size_t length = sample->kernel_chain_length, next = 1;
 	uint64_t bp = sample->registers.bp, slot_value;
 	bool in_copy = sample->registers.bp_known;
 
-	for (size_t k = 1; k < length && next == length; k++) {
+	*joined = count == 1 && length > 0;
+	for (size_t k = 1; k < length && count > 1 && !*joined; k++) {
 		in_copy = in_copy && stack_copy_read(&sample->stack, bp + 8, &slot_value) &&
 			  slot_value == chain[k];
 		if (in_copy) {
-			if (bp + 16 == last_sp)
-				next = k + 1;
+			*joined = bp + 16 == last_sp;
 			in_copy = stack_copy_read(&sample->stack, bp, &bp);
-		} else if (chain[k] == frames[count - 1])
-			next = k + 1;
+		} else
+			*joined = chain[k] == frames[count - 1];
+		next = k + 1;
 	}
-	while (next < length && count < max_frames)
+	while (*joined && next < length && count < max_frames)
 		frames[count++] = chain[next++];
 	return count;
 }
@@ -187,9 +189,13 @@ static void look_up_again(void *context, uint64_t address, struct code_at *code)
 	*code = last->code;
 }
 
-size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
-		  code_lookup original_lookup, void *original_context, uint64_t *frames,
-		  size_t max_frames, bool *whole)
+/* How a walk ended: at the thread's outermost frame, where it joined the
+ * kernel's callchain, or lost (its last frame's caller not found). */
+enum walk_end { WALK_LOST, WALK_OUTERMOST, WALK_JOINED };
+
+static size_t walk(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
+		   code_lookup original_lookup, void *original_context, uint64_t *frames,
+		   size_t max_frames, enum walk_end *end)
 {
 	struct last_lookup last = {.lookup = original_lookup, .context = original_context};
 	code_lookup lookup = look_up_again;
@@ -197,8 +203,9 @@ size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sam
 	struct frame_registers registers = sample->registers;
 	uint64_t last_sp = registers.sp; /* of frames[count - 1] */
 	size_t count = 0;
+	bool joined;
 
-	*whole = false;
+	*end = WALK_LOST;
 	if (max_frames == 0)
 		return 0;
 	frames[count++] = registers.ip;
@@ -208,7 +215,7 @@ size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sam
 		    step(mode, sample, lookup, context, count == 1, &registers);
 
 		if (result == FRAME_STEP_OUTERMOST) {
-			*whole = true;
+			*end = WALK_OUTERMOST;
 			return count;
 		}
 		/* A walk that does not climb the stack, or leaves the code, is
@@ -221,14 +228,25 @@ size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sam
 		frames[count++] = registers.ip;
 		last_sp = registers.sp;
 	}
-	if (mode == STACK_WALK_HYBRID && registers.ip != 0)
-		count = join_kernel_chain(sample, last_sp, frames, count, max_frames);
+	if (mode == STACK_WALK_HYBRID && registers.ip != 0) {
+		count = join_kernel_chain(sample, last_sp, frames, count, max_frames, &joined);
+		if (joined)
+			*end = WALK_JOINED;
+	}
 	return count;
 }
 
-/* Frames compared by stack_walk_needed_size(): a walk that fills them
- * may have more, and keeps its whole copy. */
-#define NEEDED_SIZE_FRAMES 512
+size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
+		  code_lookup lookup, void *context, uint64_t *frames, size_t max_frames,
+		  bool *whole)
+{
+	enum walk_end end;
+	size_t count = walk(mode, sample, lookup, context, frames, max_frames, &end);
+
+	*whole = end == WALK_OUTERMOST;
+	return count;
+}
+
 /* The rbp chain's frames tried as the end of a shorter copy. */
 #define JOIN_CANDIDATES 3
 
@@ -239,7 +257,7 @@ static size_t joining_size(enum stack_walk_mode mode, const struct stack_walk_sa
 			   size_t read_end)
 {
 	struct stack_walk_sample shorter = *sample;
-	uint64_t tried[NEEDED_SIZE_FRAMES], bp = sample->registers.bp;
+	uint64_t tried[STACK_WALK_MAX_FRAMES], bp = sample->registers.bp;
 	const uint64_t start = sample->stack.start;
 	bool whole;
 
@@ -251,7 +269,7 @@ static size_t joining_size(enum stack_walk_mode mode, const struct stack_walk_sa
 		    bp - start + 16 >= read_end)
 			return 0;
 		shorter.stack.size = (size_t)(bp - start) + 16;
-		if (stack_walk(mode, &shorter, lookup, context, tried, NEEDED_SIZE_FRAMES,
+		if (stack_walk(mode, &shorter, lookup, context, tried, STACK_WALK_MAX_FRAMES,
 			       &whole) == count &&
 		    !memcmp(tried, frames, count * sizeof(*frames)))
 			return shorter.stack.size;
@@ -261,14 +279,32 @@ static size_t joining_size(enum stack_walk_mode mode, const struct stack_walk_sa
 	return 0;
 }
 
-/* A lookup that notes whether the walk met provisional code: JIT code
+/* A lookup that notes whether the walk met provisional code (JIT code
  * whose prolog a later lookup knows may hold a frameless caller the frame
- * pointers skip. */
+ * pointers skip), or an address outside the code it knows (which a later
+ * lookup may find in a mapping whose record came late). */
 struct watched_lookup {
 	code_lookup lookup;
 	void *context;
-	bool met_provisional;
+	const struct stack_copy *stack;
+	bool met_provisional, met_unmapped;
 };
+
+/* Linux maps nothing below vm.mmap_min_addr (64 KiB unless an
+ * administrator lowers it). */
+#define LOWEST_MAPPED_ADDRESS 0x10000
+
+/* Whether `address`, asked about as a return address's call (one below
+ * it), can be in no mapping: a small number, or a value pointing into the
+ * stack memory the copy came from (a frameless leaf's check asks about its
+ * locals), which the kernel read as one stack. */
+static bool never_code(const struct stack_copy *stack, uint64_t address)
+{
+	uint64_t value = address + 1;
+
+	return value < LOWEST_MAPPED_ADDRESS ||
+	       (value >= stack->start && value - stack->start < stack->size);
+}
 
 static void watch_lookup(void *context, uint64_t address, struct code_at *code)
 {
@@ -276,27 +312,33 @@ static void watch_lookup(void *context, uint64_t address, struct code_at *code)
 
 	watched->lookup(watched->context, address, code);
 	watched->met_provisional |= code->provisional;
+	watched->met_unmapped |=
+	    code->kind == CODE_UNMAPPED && !never_code(watched->stack, address);
 }
 
 size_t stack_walk_needed_size(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
 			      code_lookup lookup, void *context, struct stack_reads *reads,
-			      bool *exact)
+			      bool *exact, struct walked_stack *walked)
 {
 	struct stack_walk_sample traced = *sample;
-	struct watched_lookup watched = {lookup, context, false};
-	uint64_t frames[NEEDED_SIZE_FRAMES];
+	struct watched_lookup watched = {lookup, context, &sample->stack, false, false};
+	uint64_t *frames = walked->frames;
 	size_t count, joining, read_end;
-	bool whole;
+	enum walk_end end;
 
 	*reads = (struct stack_reads){0};
 	*exact = false;
+	walked->count = 0;
+	walked->certain = false;
 	if (sample->stack.size < 16)
 		return sample->stack.size;
 	traced.stack.reads = reads;
-	count =
-	    stack_walk(mode, &traced, watch_lookup, &watched, frames, NEEDED_SIZE_FRAMES, &whole);
-	if (count == NEEDED_SIZE_FRAMES)
+	count = walk(mode, &traced, watch_lookup, &watched, frames, STACK_WALK_MAX_FRAMES, &end);
+	if (count == STACK_WALK_MAX_FRAMES)
 		return sample->stack.size;
+	walked->count = count;
+	walked->certain = mode == STACK_WALK_HYBRID && end != WALK_LOST &&
+			  !watched.met_provisional && !watched.met_unmapped;
 	/* A walk that knows more may read other slots below the outermost
 	 * frame, never above it; and may not join where this one did. */
 	*exact = !watched.met_provisional;
@@ -305,9 +347,9 @@ size_t stack_walk_needed_size(enum stack_walk_mode mode, const struct stack_walk
 	if (mode == STACK_WALK_HYBRID && *exact && sample->kernel_chain_length &&
 	    (joining = joining_size(mode, &traced, lookup, context, frames, count, read_end)))
 		return joining;
-	if (!whole)
+	if (end != WALK_OUTERMOST)
 		*exact = false;
-	return whole ? read_end : sample->stack.size;
+	return end == WALK_OUTERMOST ? read_end : sample->stack.size;
 }
 
 bool stack_walk_leaf_caller(uint64_t leaf, const uint8_t *stack, size_t size, code_lookup lookup,
@@ -324,4 +366,19 @@ bool stack_walk_leaf_caller(uint64_t leaf, const uint8_t *stack, size_t size, co
 		return false;
 	*caller = frames[1];
 	return true;
+}
+
+bool stack_walk_is_outermost(enum frame_machine machine, uint64_t address, bool leaf,
+			     code_lookup lookup, void *context)
+{
+	/* The rules that say a frame has no caller need no slot of the stack,
+	 * and no register's value. */
+	struct frame_registers registers = {.ip = address, .bp_known = true, .machine = machine};
+	struct stack_copy empty = {0};
+	struct code_at code;
+
+	lookup(context, leaf ? address : address - 1, &code);
+	return code.kind == CODE_WITH_CFI &&
+	       call_frame_info_step(code.cfi, code.file_address, &empty, &registers) ==
+		   FRAME_STEP_OUTERMOST;
 }

@@ -77,6 +77,23 @@ size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sam
 		  code_lookup lookup, void *context, uint64_t *frames, size_t max_frames,
 		  bool *whole);
 
+/* The most frames stack_walk_needed_size() walks: a walk that fills them
+ * may have more, and keeps its whole copy. */
+#define STACK_WALK_MAX_FRAMES 512
+
+/* The frames stack_walk_needed_size()'s walk found, leaf first, as
+ * stack_walk() gives them. `certain` when every later walk of the copy
+ * finds the same: in hybrid mode, the walk reached the outermost frame or
+ * joined the kernel's callchain, met no provisional code, and every address
+ * it asked about lay in code the lookup knows (an address it does not may
+ * lie in a mapping whose record comes later). A collector may then write
+ * these frames in place of the copy. */
+struct walked_stack {
+	uint64_t frames[STACK_WALK_MAX_FRAMES];
+	size_t count;
+	bool certain;
+};
+
 /* How many bytes of `sample`'s stack copy, from its start, the walk of
  * stack_walk() needs to find the same frames: so a collector may keep no
  * more. When the walk reached the outermost frame, the bytes it read: a
@@ -91,10 +108,18 @@ size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sam
  * `reads` gets the slots the walks read: a copy of the same size with the
  * same values there, the same registers, callchain and code gets the same
  * answer. `exact` tells whether a later walk reads only those slots of the
- * bytes kept, so that the others may be cleared. */
+ * bytes kept, so that the others may be cleared. `walked` gets the walk's
+ * frames. */
 size_t stack_walk_needed_size(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
 			      code_lookup lookup, void *context, struct stack_reads *reads,
-			      bool *exact);
+			      bool *exact, struct walked_stack *walked);
+
+/* Whether the frame at `address` (a return address, or the leaf's
+ * instruction pointer) is a thread's outermost, as its CFI says: where a
+ * walk written down before (a collector's, without its stack copy) ends
+ * when it reached the thread's start. */
+bool stack_walk_is_outermost(enum frame_machine machine, uint64_t address, bool leaf,
+			     code_lookup lookup, void *context);
 
 /* The frame-pointer mode's leaf repair: the return address of the leaf at
  * `leaf`, from its CFI and `stack`, a copy of `size` bytes from the stack
