@@ -3,7 +3,8 @@
 # PublishReadyToRunComposite, its code compiled into r2rloop.r2r.dll beside an
 # IL-only r2rloop.dll. Started with DOTNET_EnableDiagnostics=0, its methods
 # are named from the composite image through its component's metadata, each
-# as the runtime's own jitdump names it. Publishing needs crossgen2 from
+# as the runtime's own jitdump names it, and with --lines they get their
+# lines from the component's PDB. Publishing needs crossgen2 from
 # NuGet: where it cannot be had (offline, no cache), the test is skipped.
 source "$(dirname "$0")/lib.sh"
 
@@ -30,6 +31,17 @@ assert_share "$workdir/capture/folded_stacks.out" '\[[^];]*\.dll\]' 0 5
 grep 'ReadyToRun' "$workdir/capture/profcpu.log" || fail "the log says nothing of ReadyToRun images"
 python3 "$tests_dir/r2r_jitdump_check.py" "$workdir/capture/perf_script.out" "$jitdumps"/jit-*.dump ||
 	fail "frames named otherwise than the runtime names them"
+# Lines: the composite image's debug info maps its code to IL offsets of
+# the component's methods, whose PDB (r2rloop.pdb, beside r2rloop.dll)
+# has their lines: SortRound at its calls, Main at a line of its own.
+[[ -f $workdir/app/r2rloop.pdb ]] || fail "the publish wrote no r2rloop.pdb"
+"$PROFCPU" postprocess -dir "$workdir/capture" --lines >/dev/null
+source_file=$tests_dir/dotnet/R2RLoop/Program.cs
+copy_line=$(grep -n 'Array.Copy(source' "$source_file" | cut -d: -f1)
+sort_line=$(grep -n 'Array.Sort(scratch)' "$source_file" | cut -d: -f1)
+folded top "$workdir/capture/folded_stacks.out" 2
+assert_share "$workdir/capture/folded_stacks.out" \
+	"Demo\.Program::Main Program\.cs:[0-9]+;r2rloop!Demo\.Program::SortRound Program\.cs:($copy_line|$sort_line)(;|\$)" 50 100
 # The names came from the images: without them, the frames are [X.dll].
 PROFCPU_NO_READYTORUN=1 "$PROFCPU" postprocess -dir "$workdir/capture" >/dev/null
 assert_share "$workdir/capture/folded_stacks.out" '\[[^];]*\.dll\]' 50 100

@@ -526,17 +526,33 @@ bool managed_image_lookup(struct managed_image *image, uint64_t file_offset, con
 	return true;
 }
 
-/* The MethodDef row of `method` in this image's own metadata, whose PDB
- * has its lines; 0 for a method of another assembly of a composite image,
- * or an instantiation of a method its signature does not name by a
- * MethodDef token here. */
+const char *managed_image_component_at(struct managed_image *image, uint64_t file_offset)
+{
+	struct method_start *method;
+	uint32_t rva, index;
+
+	if (!image->r2r.component_count || !runtime_function_at(image, file_offset, &rva, &index))
+		return NULL;
+	if (!image->indexed)
+		index_methods(image);
+	method = method_of(image, readytorun_hot_part(&image->r2r, index));
+	if (!method || method->instance || !method->component)
+		return NULL;
+	return clr_metadata_assembly_ref_name(
+	    image->has_manifest ? &image->manifest : &image->metadata, method->component);
+}
+
+/* The MethodDef row of `method` in its assembly's metadata (this image's,
+ * or its component's in a composite image), whose PDB has its lines; 0 for
+ * an instantiation of a method its signature does not name by a MethodDef
+ * token here. */
 static uint32_t own_method_row(struct managed_image *image, const struct method_start *method)
 {
 	const struct readytorun_table *table = &image->r2r.instance_entry_points;
 	uint32_t row = 0;
 
 	if (!method->instance)
-		return method->component ? 0 : method->source;
+		return method->source;
 	read_instance_signature(image, table->section_base + method->source,
 				table->section_end_rva - method->source, NULL, &row);
 	return row;

@@ -65,13 +65,19 @@ void managed_image_identity(const struct managed_image *image, uint32_t *timesta
 bool managed_image_lookup(struct managed_image *image, uint64_t file_offset, const char **name,
 			  uint64_t *offset);
 
-/* The method (its MethodDef token; for a generic instantiation, its
- * generic method's) and IL offset of the precompiled code holding the byte
- * at `file_offset` (for a caller's frame, its call), from the image's debug
- * info (readytorun_bounds.h). False where it has none: no debug info
- * there, a method of another assembly of a composite image or named
- * otherwise than by a MethodDef token here, a method's cold part, its
- * epilog, or code the compiler mapped to no IL offset. */
+/* The assembly (its AssemblyRef name) of the method whose code holds the
+ * byte at `file_offset` of a composite image, one of its components; NULL
+ * for an image that is not composite, or code of no such method. */
+const char *managed_image_component_at(struct managed_image *image, uint64_t file_offset);
+
+/* The method (its MethodDef token in its assembly, this image's or the
+ * component's that managed_image_component_at() names; for a generic
+ * instantiation, its generic method's) and IL offset of the precompiled
+ * code holding the byte at `file_offset` (for a caller's frame, its call),
+ * from the image's debug info (readytorun_bounds.h). False where it has
+ * none: no debug info there, a method named otherwise than by a MethodDef
+ * token, a method's cold part, its epilog, or code the compiler mapped to
+ * no IL offset. */
 bool managed_image_il_offset(struct managed_image *image, uint64_t file_offset,
 			     uint32_t *method_token, uint32_t *il_offset);
 

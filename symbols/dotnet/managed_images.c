@@ -133,6 +133,22 @@ bool managed_images_lookup(struct managed_images *images, const char *path, uint
 	return true;
 }
 
+bool managed_images_lines_assembly(struct managed_images *images, const char *path,
+				   uint64_t file_offset, char *assembly, size_t size)
+{
+	struct managed_image *image = managed_images_get(images, path);
+	const char *component = image ? managed_image_component_at(image, file_offset) : NULL;
+	const char *slash = strrchr(path, '/');
+	int length;
+
+	if (!component || !slash)
+		length = snprintf(assembly, size, "%s", path);
+	else
+		length =
+		    snprintf(assembly, size, "%.*s/%s.dll", (int)(slash - path), path, component);
+	return length >= 0 && (size_t)length < size;
+}
+
 bool managed_images_il_offset(struct managed_images *images, const char *path, uint64_t file_offset,
 			      uint32_t *method_token, uint32_t *il_offset)
 {

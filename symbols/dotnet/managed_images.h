@@ -12,6 +12,7 @@
 #include "managed_image.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -31,9 +32,16 @@ struct managed_image *managed_images_get(struct managed_images *images, const ch
 bool managed_images_lookup(struct managed_images *images, const char *path, uint64_t file_offset,
 			   const char **name, uint64_t *offset);
 
+/* The assembly whose PDB holds the lines of the precompiled code at
+ * `file_offset` in the image at `path`: `path` itself, or for code of a
+ * composite image's component, that assembly's file beside it. Written to
+ * `assembly` (`size` bytes); false when it does not fit. */
+bool managed_images_lines_assembly(struct managed_images *images, const char *path,
+				   uint64_t file_offset, char *assembly, size_t size);
+
 /* The method and IL offset of the precompiled code at `file_offset` in the
- * assembly at `path` (managed_image_il_offset), for its source line
- * (managed_lines_lookup_il). */
+ * image at `path` (managed_image_il_offset), for its source line in the
+ * assembly managed_images_lines_assembly() names (managed_lines_lookup_il). */
 bool managed_images_il_offset(struct managed_images *images, const char *path, uint64_t file_offset,
 			      uint32_t *method_token, uint32_t *il_offset);
 

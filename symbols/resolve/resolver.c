@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -621,17 +622,20 @@ static pid_t live_process(const struct resolver *resolver, const struct process 
 	return resolver->config.live_every_process ? process->pid : 0;
 }
 
-/* The source line of precompiled code at `lookup_address` in the assembly
+/* The source line of precompiled code at `lookup_address` in the image
  * `mapping` maps, when the runtime's maps gave it none: its IL offset from
- * the image's debug info, its line from the assembly's PDB. The PDB is
- * looked for first: an assembly without one (the framework's) has its
- * debug info left unread. */
+ * the image's debug info, its line from its assembly's PDB (the image's
+ * own, or a composite image's component's). The PDB is looked for first:
+ * an assembly without one (the framework's) has its debug info left
+ * unread. */
 static void add_precompiled_line(struct resolver *resolver, struct process *process,
 				 const struct mapping *mapping, uint64_t lookup_address,
 				 struct resolved_frame *frame)
 {
+	uint64_t file_offset = lookup_address - mapping->start + mapping->page_offset;
 	struct managed_lines *no_runtime_maps;
 	uint32_t method_token, il_offset;
+	char assembly[PATH_MAX];
 
 	if (frame->line.file || !resolver->managed)
 		return;
@@ -640,12 +644,13 @@ static void add_precompiled_line(struct resolver *resolver, struct process *proc
 			return;
 		set_managed_lines(resolver, process, no_runtime_maps);
 	}
-	if (managed_lines_has_pdb(process->managed_lines, mapping->path) &&
-	    managed_images_il_offset(resolver->managed, mapping->path,
-				     lookup_address - mapping->start + mapping->page_offset,
-				     &method_token, &il_offset))
-		managed_lines_lookup_il(process->managed_lines, mapping->path, method_token,
-					il_offset, &frame->line);
+	if (managed_images_lines_assembly(resolver->managed, mapping->path, file_offset, assembly,
+					  sizeof(assembly)) &&
+	    managed_lines_has_pdb(process->managed_lines, assembly) &&
+	    managed_images_il_offset(resolver->managed, mapping->path, file_offset, &method_token,
+				     &il_offset))
+		managed_lines_lookup_il(process->managed_lines, assembly, method_token, il_offset,
+					&frame->line);
 }
 
 static void lookup_native(struct resolver *resolver, struct process *process,
