@@ -6,6 +6,7 @@
  * The framing-only parser (jitdump_new_framing) reads the same bytes and
  * must tell the same end of the file. */
 #include "jitdump.h"
+#include "x64_unwind.h"
 
 #include <stddef.h>
 #include <stdint.h>
