@@ -180,9 +180,9 @@ size_t perf_sample_trim_user_stack(const struct perf_event_header *record,
  * with a callchain, into `out` (room for UINT16_MAX bytes, 8-byte aligned)
  * with the user part of its callchain, after PERF_CONTEXT_USER, replaced by
  * `frames` (leaf first, then return addresses, as the kernel's walk lays
- * them out) and no stack copy ({ u64 0; }, as the kernel writes a sample it
- * could not copy). Returns the new record's size, or 0 when it would not fit
- * a record. */
+ * them out), no user registers (ABI none, as for a kernel thread) and no
+ * stack copy ({ u64 0; }, as the kernel writes a sample it could not copy).
+ * Returns the new record's size, or 0 when it would not fit a record. */
 size_t perf_sample_with_user_frames(const struct perf_event_header *record,
 				    const struct perf_sample *sample, const uint64_t *frames,
 				    size_t count, void *out);

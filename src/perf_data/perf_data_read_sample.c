@@ -282,8 +282,12 @@ size_t perf_sample_with_user_frames(const struct perf_event_header *record,
 	const uint8_t *bytes = (const uint8_t *)record;
 	const uint8_t *after_chain =
 	    (const uint8_t *)(sample->callchain + sample->callchain_length);
-	const uint8_t *size_word = sample->user_stack - sizeof(uint64_t);
-	uint64_t kernel_part = 0, length, no_copy = 0;
+	/* What is kept after the callchain ends before the registers (their
+	 * ABI word), or before the copy's size when there are none. */
+	const uint8_t *kept_end = sample->user_registers
+				      ? (const uint8_t *)sample->user_registers - sizeof(uint64_t)
+				      : sample->user_stack - sizeof(uint64_t);
+	uint64_t kernel_part = 0, length, none = 0;
 	size_t size;
 	uint8_t *to = out;
 
@@ -292,12 +296,14 @@ size_t perf_sample_with_user_frames(const struct perf_event_header *record,
 		kernel_part++;
 	length = kernel_part + 1 + count;
 	size = (size_t)((const uint8_t *)sample->callchain - bytes) + length * sizeof(uint64_t) +
-	       (size_t)(size_word - after_chain) + sizeof(no_copy);
+	       (size_t)(kept_end - after_chain) + (sample->user_registers ? sizeof(none) : 0) +
+	       sizeof(none);
 	if (size > UINT16_MAX)
 		return 0;
 	/* The fields before the callchain and its length; the kernel's part
-	 * of it and the user marker; the frames; the fields after it (the
-	 * registers); an empty copy. */
+	 * of it and the user marker; the frames; the fields after it up to the
+	 * registers (a switch's raw fields); no registers (ABI none: no walk
+	 * starts from them); an empty copy. */
 	memcpy(to, bytes, (size_t)((const uint8_t *)sample->callchain - bytes) - sizeof(length));
 	to += (const uint8_t *)sample->callchain - bytes - sizeof(length);
 	memcpy(to, &length, sizeof(length));
@@ -308,9 +314,13 @@ size_t perf_sample_with_user_frames(const struct perf_event_header *record,
 	to += sizeof(uint64_t);
 	memcpy(to, frames, count * sizeof(*frames));
 	to += count * sizeof(*frames);
-	memcpy(to, after_chain, (size_t)(size_word - after_chain));
-	to += size_word - after_chain;
-	memcpy(to, &no_copy, sizeof(no_copy));
+	memcpy(to, after_chain, (size_t)(kept_end - after_chain));
+	to += kept_end - after_chain;
+	if (sample->user_registers) {
+		memcpy(to, &none, sizeof(none));
+		to += sizeof(none);
+	}
+	memcpy(to, &none, sizeof(none));
 	((struct perf_event_header *)out)->size = (uint16_t)size;
 	return size;
 }

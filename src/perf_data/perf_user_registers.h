@@ -15,6 +15,9 @@
  * takes on this machine, so that perf's unwinders read our perf.data. */
 extern const uint64_t perf_user_registers;
 
+/* The machine the registers are this build's: its own. */
+extern const enum frame_machine perf_user_registers_machine;
+
 /* The registers a walk starts from (machine, ip, sp, frame pointer, lr),
  * from `sample`'s user registers. False when the sample has none (a kernel
  * thread's) or lacks one of them. */

@@ -6,6 +6,8 @@
  * The walk needs pc, sp, x29 and lr (x30); perf's unwinders read the rest. */
 const uint64_t perf_user_registers = (1ULL << PERF_REG_ARM64_MAX) - 1;
 
+const enum frame_machine perf_user_registers_machine = FRAME_MACHINE_AARCH64;
+
 bool perf_sample_frame_registers(const struct perf_sample *sample,
 				 struct frame_registers *registers)
 {

@@ -8,6 +8,8 @@ const uint64_t perf_user_registers =
     ((1ULL << PERF_REG_X86_64_MAX) - 1) & ~((1ULL << PERF_REG_X86_DS) | (1ULL << PERF_REG_X86_ES) |
 					    (1ULL << PERF_REG_X86_FS) | (1ULL << PERF_REG_X86_GS));
 
+const enum frame_machine perf_user_registers_machine = FRAME_MACHINE_X86_64;
+
 bool perf_sample_frame_registers(const struct perf_sample *sample,
 				 struct frame_registers *registers)
 {

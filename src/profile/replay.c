@@ -351,15 +351,14 @@ static size_t add_user_chain(struct replay *replay, const struct perf_sample *sa
 			     bool *whole)
 {
 	struct code_lookup_context process = {replay->resolver, (pid_t)sample->pid};
-	struct frame_registers registers;
 	size_t count = 0;
 
 	for (; count < user_chain_length && depth < MAX_STACK_DEPTH; count++)
 		replay->stack[depth++] =
 		    locate(replay, sample->pid, user_chain[count], false, count > 0);
-	*whole = count > 0 && perf_sample_frame_registers(sample, &registers) &&
-		 stack_walk_is_outermost(registers.machine, user_chain[count - 1], count == 1,
-					 look_up_code, &process);
+	*whole =
+	    count > 0 && stack_walk_is_outermost(perf_user_registers_machine, user_chain[count - 1],
+						 count == 1, look_up_code, &process);
 	return depth;
 }
 
