@@ -41,14 +41,8 @@ assert_kept_copies() {
 
 # same_shares REGEX...: each REGEX's share is within 8 points in both.
 same_shares() {
-	local regex ours theirs
-	for regex in "$@"; do
-		ours=$(folded share "$workdir/walked/folded_stacks.out" "$regex")
-		theirs=$(folded share "$workdir/copies/folded_stacks.out" "$regex")
-		echo "/$regex/: $ours% written as walks, $theirs% from whole copies"
-		python3 -c "import sys; sys.exit(0 if abs($ours - $theirs) <= 8 else 1)" ||
-			fail "/$regex/: $ours% against $theirs% with whole copies"
-	done
+	assert_shares_agree "written as walks" "$workdir/walked/folded_stacks.out" \
+		"from whole copies" "$workdir/copies/folded_stacks.out" 8 "$@"
 }
 
 rooted_share() {

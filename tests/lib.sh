@@ -294,6 +294,21 @@ assert_twoloops_split() {
 	about "pprof, line $second" "$(python3 -c "print(round(100 * $second_samples / $on_lines, 1))")" 33.3 "$on_lines"
 }
 
+# assert_shares_agree NAME_A FOLDED_A NAME_B FOLDED_B POINTS REGEX...: each
+# REGEX's share of the samples in FOLDED_A is within POINTS of its share in
+# FOLDED_B (the second opinion), where it is not 0.
+assert_shares_agree() {
+	local name_a=$1 a=$2 name_b=$3 b=$4 points=$5 regex share_a share_b
+	shift 5
+	for regex in "$@"; do
+		share_a=$(folded share "$a" "$regex")
+		share_b=$(folded share "$b" "$regex")
+		echo "/$regex/: $name_a $share_a%, $name_b $share_b%"
+		python3 -c "import sys; sys.exit(0 if abs($share_a - $share_b) <= $points and $share_b > 0 else 1)" ||
+			fail "/$regex/: $name_a $share_a% against $name_b $share_b%"
+	done
+}
+
 # about NAME SHARE PERCENT SAMPLES: SHARE (in %) is PERCENT within what
 # chance allows on SAMPLES samples (four standard errors) plus 3 points.
 about() {

@@ -29,11 +29,7 @@ folded top "$workdir/perf/folded_stacks.out" 6
 # The same stacks carry the same shares in both captures: each path over
 # both threads, which split their work alike however the machine's load
 # shares the CPU between them.
-for stack in '^workload_split;.*worker;path_a;spin_sixty$' \
-	'^workload_split;.*worker;path_b;spin_thirty$' '^workload_split;.*worker;path_c;spin_ten$'; do
-	mine=$(folded share "$workdir/ours/folded_stacks.out" "$stack")
-	perfs=$(folded share "$workdir/perf/folded_stacks.out" "$stack")
-	echo "/$stack/: profcpu capture $mine%, perf record capture $perfs%"
-	python3 -c "import sys; sys.exit(0 if abs($mine - $perfs) <= 7 and $perfs > 0 else 1)" ||
-		fail "shares differ for /$stack/: $mine% vs $perfs%"
-done
+assert_shares_agree "profcpu capture" "$workdir/ours/folded_stacks.out" \
+	"perf record capture" "$workdir/perf/folded_stacks.out" 7 \
+	'^workload_split;.*worker;path_a;spin_sixty$' '^workload_split;.*worker;path_b;spin_thirty$' \
+	'^workload_split;.*worker;path_c;spin_ten$'
