@@ -39,6 +39,15 @@ assert_kept_copies() {
 	[[ ${counts#* } == 0 ]] || fail "$1: PROFCPU_KEEP_STACK_COPIES=1 still wrote samples without a copy ($counts)"
 }
 
+# capture_both PID LOW: PID captured twice, as walks (at least LOW% of its
+# samples without a copy) and keeping every copy.
+capture_both() {
+	capture walked "$1" 3
+	capture copies "$1" 3 PROFCPU_KEEP_STACK_COPIES=1
+	assert_written_as_walks walked "$2"
+	assert_kept_copies copies
+}
+
 # same_shares REGEX...: each REGEX's share is within 8 points in both.
 same_shares() {
 	assert_shares_agree "written as walks" "$workdir/walked/folded_stacks.out" \
@@ -52,10 +61,7 @@ rooted_share() {
 # A native call tree six deep, -O2 -fomit-frame-pointer, on two threads.
 start "$WORKLOAD_OMITTED_FRAMES" 60
 pid=$started_pid
-capture walked "$pid" 3
-capture copies "$pid" 3 PROFCPU_KEEP_STACK_COPIES=1
-assert_written_as_walks walked 90
-assert_kept_copies copies
+capture_both "$pid" 90
 path='(start_thread|__libc_start_call_main;main);worker;stage_one;stage_two;stage_three;hot_[ab];spin(;|$)'
 assert_share "$workdir/walked/folded_stacks.out" "$path" 97 100
 same_shares "$path" ';hot_a;spin(;|$)' ';hot_b;spin(;|$)' '^[^;]*;(_start;.*)?__libc_start_call_main;main;'
@@ -82,10 +88,7 @@ build_hotloop
 start_hotloop DOTNET_PerfMapEnabled=1
 pid=$started_pid
 wait_for_tier1 "$pid"
-capture walked "$pid" 3
-capture copies "$pid" 3 PROFCPU_KEEP_STACK_COPIES=1
-assert_written_as_walks walked 80
-assert_kept_copies copies
+capture_both "$pid" 80
 hot=';hotloop!Demo\.Program::Main;(.*;)?hotloop!Demo\.Program::Caller;(.*;)?hotloop!Demo\.Program::HotMethod(;|$)'
 assert_share "$workdir/walked/folded_stacks.out" "$hot" 80 100
 same_shares "$hot" '__libc_start_call_main;.*hotloop!Demo\.Program::Main;'
