@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -108,21 +107,20 @@ static int add_record(const struct perf_event_header *record, void *context)
 	return perf_data_writer_add(sink->writer, trimmed_record(sink, record));
 }
 
-/* After the kernel's record of new anonymous code: when that code is a
+/* After a record of anonymous code (the kernel's, of code new while
+ * sampling, or synthesized, of code there before): when that code is a
  * .NET image's copy, records that describe it as the image's file, with
- * the kernel record's time (synthesize_copied_image()). */
+ * the record's sample_id (synthesize_copied_image()). */
 static int describe_copied_image(struct writer_sink *sink, const struct perf_event_header *record)
 {
-	const struct perf_record_mmap2 *mapping = (const struct perf_record_mmap2 *)record;
-	size_t trailer_size = perf_record_trailer_words(sink->attr) * 8;
+	size_t trailer_size = perf_record_trailer_words(sink->attr) * sizeof(uint64_t);
+	struct perf_mapping mapping;
 
-	if (record->type != PERF_RECORD_MMAP2 || !(mapping->protection & PROT_EXEC) ||
-	    record->size < sizeof(*mapping) + 8 + trailer_size ||
-	    !memchr(mapping->filename, '\0', record->size - sizeof(*mapping) - trailer_size) ||
-	    !copied_images_may_hold(mapping->filename))
+	if (!perf_record_mapping(record, &mapping) || !copied_images_may_hold(mapping.path) ||
+	    record->size < sizeof(*record) + trailer_size)
 		return 0;
-	return synthesize_copied_image((pid_t)mapping->pid, mapping->address,
-				       mapping->address + mapping->length,
+	return synthesize_copied_image((pid_t)mapping.pid, mapping.address,
+				       mapping.address + mapping.length,
 				       (const char *)record + record->size - trailer_size,
 				       trailer_size, sink->copied_images, add_record, sink);
 }

@@ -1,8 +1,8 @@
 #include "copied_images.h"
 #include "pe_image.h"
+#include "target_process.h"
 #include "util.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,12 +26,12 @@ struct image_file {
 struct copied_images {
 	pid_t pid; /* whose files are read; 0: none yet */
 	struct image_file **files;
-	size_t count;
+	size_t count, capacity;
 };
 
 bool copied_images_may_hold(const char *path)
 {
-	return !*path || !strcmp(path, "//anon") || !strncmp(path, "[anon:", 6) ||
+	return !strcmp(path, "//anon") || !strncmp(path, "[anon:", 6) ||
 	       !strncmp(path, "/memfd:doublemapper", 19);
 }
 
@@ -46,7 +46,7 @@ static void forget_files(struct copied_images *images)
 		free(images->files[i]);
 	free(images->files);
 	images->files = NULL;
-	images->count = 0;
+	images->count = images->capacity = 0;
 	images->pid = 0;
 }
 
@@ -95,50 +95,40 @@ static bool known_file(const struct copied_images *images, uint32_t major, uint3
 	return false;
 }
 
-/* The headers of each .dll the process maps from its start, read through
- * that mapping. */
+/* read_files(): keeps the headers of `mapping` when it maps a .dll from
+ * its start, read through that mapping. */
+static int read_file(const struct process_mapping *mapping, void *context)
+{
+	struct copied_images *images = context;
+	struct image_file *file;
+
+	if (images->count == MAX_FILES)
+		return 1;
+	if (mapping->offset != 0 || mapping->permissions[0] != 'r' || !is_dll(mapping->path) ||
+	    known_file(images, mapping->major, mapping->minor, mapping->inode))
+		return 0;
+	file = xcalloc(1, sizeof(*file));
+	if (!read_headers(images->pid, mapping->start, mapping->end - mapping->start, file->headers,
+			  &file->image)) {
+		free(file);
+		return 0;
+	}
+	snprintf(file->file.path, sizeof(file->file.path), "%s", mapping->path);
+	file->file.major = mapping->major;
+	file->file.minor = mapping->minor;
+	file->file.inode = mapping->inode;
+	grow_array((void **)&images->files, &images->capacity, images->count + 1,
+		   sizeof(*images->files));
+	images->files[images->count++] = file;
+	return 0;
+}
+
+/* The headers of each .dll `pid` maps from its start. */
 static void read_files(struct copied_images *images, pid_t pid)
 {
-	char path[64], *line = NULL;
-	size_t line_capacity = 0, capacity = 0;
-	FILE *maps;
-
 	forget_files(images);
 	images->pid = pid;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if (!(maps = fopen(path, "re")))
-		return;
-	while (getline(&line, &line_capacity, maps) > 0 && images->count < MAX_FILES) {
-		uint64_t start, end, offset, inode;
-		unsigned major, minor;
-		char permissions[5];
-		int path_start = 0;
-		struct image_file *file;
-
-		line[strcspn(line, "\n")] = '\0';
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
-			   &start, &end, permissions, &offset, &major, &minor, &inode,
-			   &path_start) < 7 ||
-		    offset != 0 || permissions[0] != 'r' || !is_dll(line + path_start) ||
-		    known_file(images, major, minor, inode))
-			continue;
-		file = xcalloc(1, sizeof(*file));
-		if (!read_headers(pid, start, end - start, file->headers, &file->image)) {
-			free(file);
-			continue;
-		}
-		snprintf(file->file.path, sizeof(file->file.path), "%s", line + path_start);
-		file->file.major = major;
-		file->file.minor = minor;
-		file->file.inode = inode;
-		if (images->count == capacity) {
-			capacity = capacity ? 2 * capacity : 64;
-			images->files = xrealloc(images->files, capacity * sizeof(*images->files));
-		}
-		images->files[images->count++] = file;
-	}
-	free(line);
-	fclose(maps);
+	target_process_for_each_mapping(pid, read_file, images);
 }
 
 static const struct image_file *find_file(const struct copied_images *images,

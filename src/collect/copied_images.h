@@ -36,10 +36,9 @@ struct copied_image_file {
 	uint64_t inode;
 };
 
-/* Whether a mapping named `path` may hold a copy: anonymous memory ("" as
- * /proc/<pid>/maps shows it, "//anon" as the kernel's records name it,
- * "[anon:NAME]"), or the runtime's double mapping of its executable
- * memory ("/memfd:doublemapper", with W^X on). */
+/* Whether a mapping a record names `path` may hold a copy: anonymous
+ * memory ("//anon", "[anon:NAME]"), or the runtime's double mapping of its
+ * executable memory ("/memfd:doublemapper", with W^X on). */
 bool copied_images_may_hold(const char *path);
 
 /* What was read of one process's .dll files (their headers), kept between

@@ -87,20 +87,13 @@ static int synthesize_threads(pid_t pid, record_sink sink, void *context)
 	return status;
 }
 
-/* A mapping as a line of /proc/<pid>/maps shows it. */
-struct maps_line {
-	uint64_t start, end, offset, inode;
-	unsigned major, minor;
-	char permissions[5];
-	const char *path; /* "" for anonymous memory */
-};
-
-static int emit_mmap2(pid_t pid, const struct maps_line *mapping, bool executable,
+static int emit_mmap2(pid_t pid, const struct process_mapping *mapping, bool executable,
 		      const struct trailer *trailer, record_sink sink, void *context)
 {
 	_Alignas(8) char buffer[RECORD_BUFFER_SIZE];
 	struct perf_record_mmap2 *record = (struct perf_record_mmap2 *)buffer;
 	const char *permissions = mapping->permissions;
+	const char *name = *mapping->path ? mapping->path : "//anon"; /* perf's name */
 
 	record->header.type = PERF_RECORD_MMAP2;
 	record->header.misc = PERF_RECORD_MISC_USER | (executable ? 0 : PERF_RECORD_MISC_MMAP_DATA);
@@ -116,95 +109,60 @@ static int emit_mmap2(pid_t pid, const struct maps_line *mapping, bool executabl
 			     (permissions[1] == 'w' ? PROT_WRITE : 0) |
 			     (executable ? PROT_EXEC : 0);
 	record->flags = permissions[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
-	const char *name = *mapping->path ? mapping->path : "//anon";
-
 	record->header.size = trailer ? finish_record_with(buffer, sizeof(*record), name, *trailer)
 				      : finish_record(buffer, sizeof(*record), name, pid, pid);
 	return sink(&record->header, context);
 }
 
-/* Code in anonymous memory that is a .NET image's copy (copied_images.h),
- * described as the image's file mapped there; false when it is not one. */
-static bool emit_copied_image(pid_t pid, const struct maps_line *mapping,
-			      struct copied_images *images, const struct trailer *trailer,
-			      record_sink sink, void *context, int *status)
+/* What synthesize_mappings() passes to each mapping. */
+struct mappings_sink {
+	pid_t pid;
+	bool file_data;
+	record_sink sink;
+	void *context;
+};
+
+static int emit_mapping(const struct process_mapping *mapping, void *context)
 {
-	struct copied_image_part parts[COPIED_IMAGE_MAX_PARTS];
-	struct copied_image_file file;
-	size_t count = copied_images_parts(images, pid, mapping->start, mapping->end, parts, &file);
+	const struct mappings_sink *out = context;
+	bool executable = mapping->permissions[2] == 'x';
 
-	for (size_t i = 0; i < count && *status == 0; i++) {
-		struct maps_line part = *mapping;
-
-		part.start = parts[i].start;
-		part.end = parts[i].end;
-		part.offset = parts[i].file_offset;
-		part.major = file.major;
-		part.minor = file.minor;
-		part.inode = file.inode;
-		part.path = file.path;
-		*status = emit_mmap2(pid, &part, true, trailer, sink, context);
-	}
-	return count > 0;
-}
-
-/* One line of /proc/<pid>/maps:
- * "start-end perms offset major:minor inode   path", path optional. */
-static int emit_mapping(pid_t pid, const char *line, bool file_data, struct copied_images *images,
-			record_sink sink, void *context)
-{
-	struct maps_line mapping;
-	int path_start = 0, status = 0;
-	bool executable;
-
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
-		   &mapping.start, &mapping.end, mapping.permissions, &mapping.offset,
-		   &mapping.major, &mapping.minor, &mapping.inode, &path_start) < 7)
+	if (!executable && (!out->file_data || *mapping->path != '/'))
 		return 0;
-	mapping.path = line + path_start;
-	executable = mapping.permissions[2] == 'x';
-	if (!executable && (!file_data || *mapping.path != '/'))
-		return 0;
-	if (executable && copied_images_may_hold(mapping.path) &&
-	    emit_copied_image(pid, &mapping, images, NULL, sink, context, &status))
-		return status;
-	return emit_mmap2(pid, &mapping, executable, NULL, sink, context);
+	return emit_mmap2(out->pid, mapping, executable, NULL, out->sink, out->context);
 }
 
 static int synthesize_mappings(pid_t pid, bool file_data, record_sink sink, void *context)
 {
-	char path[64], *line = NULL;
-	size_t line_capacity = 0;
-	ssize_t length;
-	FILE *maps;
-	struct copied_images *images;
-	int status = 0;
+	struct mappings_sink out = {pid, file_data, sink, context};
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	maps = fopen(path, "re");
-	if (!maps)
-		return 0; /* the process is gone: nothing to describe */
-	images = copied_images_new();
-	while (status == 0 && (length = getline(&line, &line_capacity, maps)) > 0) {
-		if (line[length - 1] == '\n')
-			line[length - 1] = '\0';
-		status = emit_mapping(pid, line, file_data, images, sink, context);
-	}
-	copied_images_free(images);
-	free(line);
-	fclose(maps);
-	return status;
+	return target_process_for_each_mapping(pid, emit_mapping, &out);
 }
 
 int synthesize_copied_image(pid_t pid, uint64_t start, uint64_t end, const void *trailer,
 			    size_t trailer_size, struct copied_images *images, record_sink sink,
 			    void *context)
 {
-	struct maps_line mapping = {.start = start, .end = end, .permissions = "r-xp", .path = ""};
+	struct copied_image_part parts[COPIED_IMAGE_MAX_PARTS];
+	struct copied_image_file file;
 	struct trailer kernel_trailer = {trailer, trailer_size};
+	size_t count = copied_images_parts(images, pid, start, end, parts, &file);
 	int status = 0;
 
-	emit_copied_image(pid, &mapping, images, &kernel_trailer, sink, context, &status);
+	for (size_t i = 0; i < count && status == 0; i++) {
+		struct process_mapping part = {
+		    .start = parts[i].start,
+		    .end = parts[i].end,
+		    .offset = parts[i].file_offset,
+		    .inode = file.inode,
+		    .major = file.major,
+		    .minor = file.minor,
+		    .permissions = "r-xp",
+		    .path = file.path,
+		};
+
+		status = emit_mmap2(pid, &part, true, &kernel_trailer, sink, context);
+	}
 	return status;
 }
 

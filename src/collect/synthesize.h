@@ -1,8 +1,9 @@
 /* Records for what existed before sampling started, built the way perf
  * synthesizes them from /proc: a COMM per thread, an MMAP2 per executable
  * mapping, and an MMAP for the kernel image. Without them, samples in code
- * mapped before the start could not be named. Anonymous code that is a
- * .NET image's copy is described as the image's file (copied_images.h). */
+ * mapped before the start could not be named. Also the records that
+ * describe anonymous code holding a .NET image's copy as the image's file
+ * (copied_images.h). */
 #ifndef PROFCPU_SYNTHESIZE_H
 #define PROFCPU_SYNTHESIZE_H
 
@@ -22,10 +23,10 @@ struct copied_images;
  * sink stopped. */
 int synthesize_process(pid_t pid, bool file_data, record_sink sink, void *context);
 
-/* Follows the kernel's record of anonymous code [start, end) of `pid`:
- * when it holds a .NET image's copy, MMAP2 records that describe it as
- * the image's file (copied_images.h), each ending with `trailer`, the
- * kernel record's sample_id (`trailer_size` bytes). Returns 0 (also when
+/* Follows a record of anonymous code [start, end) of `pid` (the kernel's,
+ * or one synthesized here): when it holds a .NET image's copy, MMAP2
+ * records that describe it as the image's file (copied_images.h), each
+ * ending with `trailer`, that record's sample_id (`trailer_size` bytes). Returns 0 (also when
  * it emits nothing), or -1 when the sink stopped. */
 int synthesize_copied_image(pid_t pid, uint64_t start, uint64_t end, const void *trailer,
 			    size_t trailer_size, struct copied_images *images, record_sink sink,

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,24 +237,46 @@ char *target_process_environment_value(pid_t pid, const char *name)
 	return value;
 }
 
-bool target_process_maps_file(pid_t pid, const char *file_name)
+int target_process_for_each_mapping(
+    pid_t pid, int (*visit)(const struct process_mapping *mapping, void *context), void *context)
 {
 	char path[64], *line = NULL;
-	size_t length = 0, name_length = strlen(file_name);
-	bool found = false;
+	size_t capacity = 0;
+	ssize_t length;
 	FILE *maps;
+	int status = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	maps = fopen(path, "re");
-	while (maps && !found && getline(&line, &length, maps) > 0) {
-		size_t line_length = strcspn(line, "\n");
+	if (!(maps = fopen(path, "re")))
+		return 0;
+	while (status == 0 && (length = getline(&line, &capacity, maps)) > 0) {
+		struct process_mapping mapping;
+		int path_start = 0;
 
-		found = line_length > name_length &&
-			!strncmp(line + line_length - name_length, file_name, name_length) &&
-			line[line_length - name_length - 1] == '/';
+		if (line[length - 1] == '\n')
+			line[length - 1] = '\0';
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
+			   &mapping.start, &mapping.end, mapping.permissions, &mapping.offset,
+			   &mapping.major, &mapping.minor, &mapping.inode, &path_start) < 7)
+			continue;
+		mapping.path = line + path_start;
+		status = visit(&mapping, context);
 	}
 	free(line);
-	if (maps)
-		fclose(maps);
-	return found;
+	fclose(maps);
+	return status;
+}
+
+/* target_process_maps_file(): 1 when `mapping` is of the file named
+ * `context`. */
+static int is_of_file(const struct process_mapping *mapping, void *context)
+{
+	const char *file_name = context, *slash = strrchr(mapping->path, '/');
+
+	return slash && !strcmp(slash + 1, file_name);
+}
+
+bool target_process_maps_file(pid_t pid, const char *file_name)
+{
+	return target_process_for_each_mapping(pid, is_of_file, (void *)file_name) == 1;
 }

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -57,6 +58,21 @@ unsigned long long target_process_start_ticks(pid_t pid);
 /* The value of the environment variable `name` the process started with
  * (malloc'd), or NULL when it has none or its environment is unreadable. */
 char *target_process_environment_value(pid_t pid, const char *name);
+
+/* A mapping as a line of /proc/<pid>/maps shows it:
+ * "start-end perms offset major:minor inode   path", path optional. */
+struct process_mapping {
+	uint64_t start, end, offset, inode;
+	unsigned major, minor;
+	char permissions[5]; /* "r-xp" */
+	const char *path;    /* "" for anonymous memory; valid during the visit */
+};
+
+/* Calls `visit` for each mapping of the process, in address order, until it
+ * returns non-zero. Returns that value, or 0 (also when the process is
+ * gone). */
+int target_process_for_each_mapping(
+    pid_t pid, int (*visit)(const struct process_mapping *mapping, void *context), void *context);
 
 /* Whether the process maps a file named `file_name` (e.g. libcoreclr.so). */
 bool target_process_maps_file(pid_t pid, const char *file_name);
