@@ -7,10 +7,14 @@
 # build-release/ (release, no sanitizers; only TARGETs when named), and
 # makes an empty work folder, $work, that is removed at exit with every
 # process listed in bench_pids killed. It sets $root, $build and $profcpu.
+# With PROFCPU_BENCH_BUNDLE=DIR (scripts/bench-bundle's folder, on a
+# machine with no registry to install from) nothing is installed or built:
+# $build is DIR, whose bin/ (perf and the tools the scripts run) goes first
+# on PATH.
 # The Python measurements of the scripts import bench_measure.py from here.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build="$root/build-release"
+build=${PROFCPU_BENCH_BUNDLE:-$root/build-release}
 profcpu="$build/src/profcpu"
 export PYTHONPATH="$root/scripts${PYTHONPATH:+:$PYTHONPATH}"
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
@@ -26,10 +30,14 @@ bench_cleanup() {
 bench_setup() {
 	local name=$1
 	shift
-	"$root/scripts/install-deps"
-	[[ -f "$build/build.ninja" ]] ||
-		meson setup "$build" "$root" --buildtype=release -Db_sanitize=none >/dev/null
-	meson compile -C "$build" "$@" >/dev/null
+	if [[ -n ${PROFCPU_BENCH_BUNDLE:-} ]]; then
+		PATH=$build/bin:$PATH
+	else
+		"$root/scripts/install-deps"
+		[[ -f "$build/build.ninja" ]] ||
+			meson setup "$build" "$root" --buildtype=release -Db_sanitize=none >/dev/null
+		meson compile -C "$build" "$@" >/dev/null
+	fi
 	work=$(mktemp -d "/tmp/profcpu-bench-$name.XXXXXX")
 	trap bench_cleanup EXIT
 }
