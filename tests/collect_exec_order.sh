@@ -1,18 +1,48 @@
 #!/usr/bin/env bash
-# profcpu collect -a drains the CPUs' ring buffers one after the other, so a
-# child that a shell forks on CPU 1 and that calls exec() on CPU 0 has its
-# exec and mappings read before its fork. Its samples' stack copies must
-# still be cut to what the walk reads (a few hundred bytes here), not kept
-# whole (8 to 16 KiB each): the late fork must not put its parent's
-# mappings back over the child's. Checked with perf's own dump of our
-# perf.data.
+# The order in which profcpu collect -a reads what each CPU's ring buffer
+# holds, and what its walks make of a process's records on several CPUs.
+# Checked with perf's own dump of our perf.data.
+# 1. A child that a shell forks on CPU 1 and that calls exec() on CPU 0:
+#    its samples' stack copies must be cut to what the walk reads (a few
+#    hundred bytes here), not kept whole (8 to 16 KiB each): its fork must
+#    not put its parent's mappings back over the child's.
+# 2. Short processes, each mapped on one CPU and sampled on another within
+#    one drain: the rings are read in time order across CPUs, so a sample
+#    comes after the mappings it ran in and is written as its walk, without
+#    a stack copy. Read one ring after the other, 9% of their samples kept
+#    whole copies.
 source "$(dirname "$0")/lib.sh"
 
 (($(nproc) >= 2)) || skip "needs two CPUs: the fork on one, the exec on the other"
 command -v taskset >/dev/null || skip "taskset (util-linux) is not installed"
 cd "$workdir"
-# Its own name, apart from other workload_split processes on the machine.
+# Their own names, apart from other workload_split processes on the machine.
 cp "$WORKLOAD_SPLIT" late_fork_child
+cp "$WORKLOAD_SPLIT" short_child
+
+# stack_copies DUMP PIDS...: each process's stack copies' sizes, from perf's
+# dump of a perf.data: "PID SIZE..." a line, 0 for a sample without one.
+stack_copies() {
+	python3 - "$@" <<'PY'
+import re, sys
+pids = set(sys.argv[2:])
+sizes, pid = {}, None
+for line in open(sys.argv[1], errors="replace"):
+    sample = re.search(r"PERF_RECORD_SAMPLE\([^)]*\): (\d+)/\d+:", line)
+    if sample:
+        pid = sample.group(1) if sample.group(1) in pids else None
+    elif pid and line.startswith("... ustack: size"):
+        sizes.setdefault(pid, []).append(line.split()[3].rstrip(","))
+        pid = None
+for pid, found in sizes.items():
+    print(pid, *found)
+PY
+}
+
+# pids_of NAME: the pids of NAME's processes in out/folded_stacks.out.
+pids_of() {
+	grep -oE "^$1-[0-9]+;" out/folded_stacks.out | sort -u | grep -oE '[0-9]+' | tr '\n' ' '
+}
 
 "$PROFCPU" collect -a -duration 9 -F 49 -o out 2>stderr &
 collect=$!
@@ -30,19 +60,11 @@ done
 wait "$collect" || { cat stderr; fail "profcpu collect -a failed"; }
 
 perf script -D -i out/perf.data >dump 2>/dev/null || fail "perf script -D cannot read our perf.data"
-pids=$(grep -oE '^late_fork_child-[0-9]+;' out/folded_stacks.out | sort -u | grep -oE '[0-9]+' | tr '\n' ' ')
+pids=$(pids_of late_fork_child)
 [[ -n $pids ]] || fail "no late_fork_child in the capture"
-python3 - "$pids" dump <<'PY'
-import re, statistics, sys
-pids = set(sys.argv[1].split())
-sizes, pid = {}, None
-for line in open(sys.argv[2], errors="replace"):
-    sample = re.search(r"PERF_RECORD_SAMPLE\([^)]*\): (\d+)/\d+:", line)
-    if sample:
-        pid = sample.group(1) if sample.group(1) in pids else None
-    elif pid and line.startswith("... ustack: size"):
-        sizes.setdefault(pid, []).append(int(line.split()[3].rstrip(",")))
-        pid = None
+stack_copies dump $pids | python3 -c '
+import statistics, sys
+sizes = {line.split()[0]: list(map(int, line.split()[1:])) for line in sys.stdin}
 whole = {p: statistics.median(s) for p, s in sizes.items() if len(s) >= 10 and statistics.median(s) > 2048}
 print(f"{len(sizes)} late_fork_child processes; median stack copy kept: "
       + ", ".join(f"{statistics.median(s):.0f}" for s in sizes.values()))
@@ -50,4 +72,50 @@ if len(sizes) < 6:
     sys.exit(f"FAIL: only {len(sizes)} of the 12 processes sampled")
 if whole:
     sys.exit(f"FAIL: whole stack copies kept for {len(whole)} processes (median bytes {whole})")
+' || fail "late_fork_child's stack copies were kept whole"
+
+echo "--- short processes, mapped on one CPU and sampled on another"
+rm -rf out stderr dump
+"$PROFCPU" collect -a -duration 30 -F 999 -o out 2>stderr &
+collect=$!
+until grep -qs "sampling every CPU" stderr; do
+	kill -0 "$collect" 2>/dev/null || { cat stderr; fail "profcpu collect -a failed"; }
+	sleep 0.1
+done
+# 20 ms each: exec, the loader's mappings and the samples fall in one drain.
+for _ in $(seq 150); do ./short_child 0.02; done
+kill -INT "$collect"
+wait "$collect" || { cat stderr; fail "profcpu collect -a failed"; }
+perf script -D -i out/perf.data >dump 2>/dev/null || fail "perf script -D cannot read our perf.data"
+perf script -i out/perf.data -F pid,time,ip,dso >script 2>/dev/null || fail "perf script cannot read it"
+pids=$(pids_of short_child)
+[[ -n $pids ]] || fail "no short_child in the capture"
+# Samples in the dynamic loader are left out: its start and lazy binding
+# (_dl_runtime_resolve, whose CFA is in rbx) end the walk short of a root.
+python3 - dump script $pids <<'PY' || fail "short processes kept their stack copies"
+import re, sys
+pids = set(sys.argv[3:])
+copies, sample = {}, None
+for line in open(sys.argv[1], errors="replace"):
+    found = re.search(r"^\S+ (\d+) .*PERF_RECORD_SAMPLE\([^)]*\): (\d+)/\d+:", line)
+    if found:
+        sample = (found.group(2), int(found.group(1)) // 1000) if found.group(2) in pids else None
+    elif sample and line.startswith("... ustack: size"):
+        copies[sample] = int(line.split()[3].rstrip(","))
+        sample = None
+in_loader, sample = set(), None
+for line in open(sys.argv[2], errors="replace"):
+    found = re.match(r"\s*(\d+)\s+(\d+)\.(\d+):", line)
+    if found:
+        sample = (found.group(1), int(found.group(2)) * 1000000 + int(found.group(3)))
+    elif sample and "ld-linux" in line:
+        in_loader.add(sample)
+sizes = [size for key, size in copies.items() if key not in in_loader]
+kept = sum(size > 1024 for size in sizes)
+print(f"{len(copies)} samples of short_child, {len(copies) - len(sizes)} in the loader; "
+      f"of the {len(sizes)} others, {kept} kept a stack copy")
+if len(sizes) < 500:
+    sys.exit(f"FAIL: only {len(sizes)} samples of short_child outside the loader")
+if kept > 0.02 * len(sizes):
+    sys.exit(f"FAIL: {kept} of {len(sizes)} samples kept their stack copy")
 PY

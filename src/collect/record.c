@@ -35,7 +35,6 @@ struct record_session {
 	bool switch_refused;		     /* the switch event, not sampling, failed to open */
 	bool ring_refused; /* mapping a ring buffer failed for the locked memory limit */
 	struct record_event_ids ids[RECORD_EVENT_COUNT];
-	_Alignas(8) unsigned char scratch[RING_BUFFER_MAX_RECORD];
 };
 
 /* The kernel's limit on callchain length: recorded in the attr so that the
@@ -457,7 +456,7 @@ static int count_and_pass(const struct perf_event_header *record, void *context)
 	return counting->sink(record, counting->context);
 }
 
-/* Drains every CPU's ring buffer, then ends the round as perf record does
+/* Drains every CPU's ring buffer in time order, then ends the round as perf record does
  * (PERF_RECORD_FINISHED_ROUND), so that readers sort and free the capture
  * round by round. Returns -1 when the sink fails. */
 static int drain_ring_buffers(struct record_session *session, record_sink sink, void *context,
@@ -469,9 +468,8 @@ static int drain_ring_buffers(struct record_session *session, record_sink sink, 
 	uint64_t before = summary->samples;
 	int status = 0;
 
-	for (size_t i = 0; i < session->cpu_count && status == 0; i++)
-		status = ring_buffer_drain(&session->rings[i], session->scratch, count_and_pass,
-					   &counting);
+	status = ring_buffers_drain(session->rings, session->cpu_count, &session->attr,
+				    count_and_pass, &counting);
 	if (status == 0 && summary->samples != before)
 		status = sink(&finished_round, context);
 	return status;

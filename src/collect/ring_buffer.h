@@ -1,5 +1,5 @@
-/* A perf_event ring buffer mapped from an event's file descriptor: the
- * kernel appends records, profcpu consumes them. */
+/* perf_event ring buffers mapped from events' file descriptors, one a CPU:
+ * the kernel appends records, profcpu consumes them in time order. */
 #ifndef PROFCPU_RING_BUFFER_H
 #define PROFCPU_RING_BUFFER_H
 
@@ -11,6 +11,8 @@ struct ring_buffer {
 	int fd;				   /* -1 when not mapped */
 	struct perf_event_mmap_page *page; /* metadata page, then the data */
 	size_t data_size;
+	unsigned char *scratch; /* a record split by the buffer's end, whole;
+				   RING_BUFFER_MAX_RECORD bytes from the first */
 };
 
 /* The largest record: header.size has 16 bits. */
@@ -21,11 +23,14 @@ struct ring_buffer {
 int ring_buffer_map(struct ring_buffer *ring, int fd, unsigned pages);
 void ring_buffer_unmap(struct ring_buffer *ring);
 
-/* Passes the complete records, oldest first, to `sink` until it returns
- * non-zero, and frees the space they took. A record split by the end of the
- * buffer is passed from a copy in `scratch` (RING_BUFFER_MAX_RECORD bytes,
- * 8-byte aligned). Returns the sink's last answer, 0 when all was read. */
-int ring_buffer_drain(struct ring_buffer *ring, unsigned char *scratch, record_sink sink,
-		      void *context);
+/* Passes the complete records of the `count` rings to `sink`, oldest
+ * first across them (their events are `attr`'s, or start their samples as
+ * it does), until it returns non-zero, and frees the space they took. Each
+ * CPU's ring is in time order, but a process moves between CPUs: drained
+ * one ring after the other, a new process's sample came before the
+ * mapping it ran in, and the collector's walk of it could not be trusted.
+ * Returns the sink's last answer, 0 when all was read. */
+int ring_buffers_drain(struct ring_buffer *rings, size_t count, const struct perf_event_attr *attr,
+		       record_sink sink, void *context);
 
 #endif

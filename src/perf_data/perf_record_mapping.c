@@ -17,14 +17,31 @@ size_t perf_record_trailer_words(const struct perf_event_attr *attr)
 		   : 0;
 }
 
+/* A sample's time: after its IDENTIFIER, IP and TID, those it has. */
+static bool sample_time(const struct perf_event_attr *attr, const struct perf_event_header *record,
+			uint64_t *time)
+{
+	size_t offset =
+	    sizeof(*record) +
+	    sizeof(uint64_t) * (size_t)__builtin_popcountll(
+				   attr->sample_type &
+				   (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID));
+
+	if (!(attr->sample_type & PERF_SAMPLE_TIME) || record->size < offset + sizeof(*time))
+		return false;
+	memcpy(time, (const uint8_t *)record + offset, sizeof(*time));
+	return true;
+}
+
 bool perf_record_time(const struct perf_event_attr *attr, const struct perf_event_header *record,
 		      uint64_t *time)
 {
 	size_t words = perf_record_trailer_words(attr);
 	size_t from_end = words - !!(attr->sample_type & PERF_SAMPLE_TID);
 
+	if (record->type == PERF_RECORD_SAMPLE)
+		return sample_time(attr, record, time);
 	if (!words || !(attr->sample_type & PERF_SAMPLE_TIME) ||
-	    record->type == PERF_RECORD_SAMPLE ||
 	    record->size < sizeof(*record) + words * sizeof(uint64_t))
 		return false;
 	memcpy(time, (const uint8_t *)record + record->size - from_end * sizeof(uint64_t),

@@ -42,8 +42,9 @@ enum perf_process_change perf_record_process_change(const struct perf_event_head
  * `attr` describes: its sample_id trailer; 0 when it has none. */
 size_t perf_record_trailer_words(const struct perf_event_attr *attr);
 
-/* The time in the sample_id trailer of `record`, a side record (not a
- * sample) of the event `attr` describes: false when it has none. */
+/* The time of `record`, of the event `attr` describes (or of one whose
+ * samples start with the same fields): a sample's own, a side record's in
+ * its sample_id trailer; false when it has none. */
 bool perf_record_time(const struct perf_event_attr *attr, const struct perf_event_header *record,
 		      uint64_t *time);
 
