@@ -67,11 +67,14 @@ struct stack_trim {
 	const uint64_t *walked_frames;
 	size_t walked_count;
 	struct walked_stack walked;
-	/* The ring buffers are drained one CPU after the other, so a child's
-	 * exec and mappings, written on the CPU it runs on, may come before
-	 * the fork that made it, written on its parent's: that fork must not
-	 * put the parent's mappings back (every walk of the child would fail
-	 * and keep its whole copy). Open addressing, a power of two. */
+	/* The ring buffers are read in time order one drain at a time, but a
+	 * record may come a drain late (the kernel stamps its time before it
+	 * writes it; a drain takes what each ring held when it began), so a
+	 * child's exec and mappings, written on the CPU it runs on, may come
+	 * before the fork that made it, written on its parent's: that fork
+	 * must not put the parent's mappings back (every walk of the child
+	 * would fail and keep its whole copy). Open addressing, a power of
+	 * two. */
 	struct process_times *processes;
 	size_t process_slots, process_count;
 	/* The same order may bring a mapping from after a sample before it:
