@@ -5,6 +5,8 @@
 #include "call_frame_info.h"
 #include "own_cfi.h"
 
+#include <fcntl.h>
+#include <gelf.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -102,6 +104,26 @@ static void test_unknown_frame_pointer_stops_an_rbp_frame(void **state)
 	    FRAME_STEP_FAILED);
 }
 
+/* The dynamic loader's _start has no CFI; from there it calls _dl_start,
+ * then _dl_init, on the process's first stack: no caller. */
+static void test_dynamic_loader_entry_is_outermost(void **state)
+{
+	struct elf_file *file =
+	    elf_file_open(open("/lib64/ld-linux-x86-64.so.2", O_RDONLY | O_CLOEXEC));
+	struct call_frame_info *info = call_frame_info_open(file);
+	struct stack_copy stack = {0};
+	struct frame_registers registers = {.sp = STACK_START, .bp_known = true};
+	GElf_Ehdr header;
+
+	(void)state;
+	assert_non_null(info);
+	assert_non_null(gelf_getehdr(file->elf, &header));
+	/* The return address of its call of _dl_start, less one. */
+	assert_int_equal(call_frame_info_step(info, header.e_entry + 7, &stack, &registers),
+			 FRAME_STEP_OUTERMOST);
+	call_frame_info_free(info);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -111,6 +133,7 @@ int main(void)
 					    open_own_cfi, close_own_cfi),
 	    cmocka_unit_test_setup_teardown(test_slot_outside_the_copy_gives_nothing, open_own_cfi,
 					    close_own_cfi),
+	    cmocka_unit_test(test_dynamic_loader_entry_is_outermost),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,8 +24,14 @@ uint64_t frame_return_address(enum frame_machine machine, uint64_t value)
 	return machine == FRAME_MACHINE_AARCH64 ? value & AARCH64_USER_ADDRESS_MASK : value;
 }
 
+/* How far past the ELF entry point its code runs without a caller: the
+ * dynamic loader's _start, which calls _dl_start and then _dl_init from
+ * the process's first stack, has no CFI (64 bytes of it on x86-64). */
+#define ENTRY_CODE_SIZE 128
+
 struct call_frame_info {
 	struct elf_file *file;
+	uint64_t entry;				 /* the ELF header's entry point */
 	const struct dwarf_registers *registers; /* the file's machine's */
 	Dwarf_CFI *eh_frame;			 /* dwarf_getcfi_elf's: ended with dwarf_cfi_end */
 	Dwarf *debug_info;	   /* owns the .debug_frame CFI when there is no eh_frame */
@@ -69,6 +75,7 @@ struct call_frame_info *call_frame_info_open(struct elf_file *file)
 	if (!(info = calloc(1, sizeof(*info))))
 		return NULL;
 	info->registers = registers;
+	info->entry = header.e_entry;
 	info->cfi = info->eh_frame = dwarf_getcfi_elf(file->elf);
 	if (!info->cfi && (info->debug_info = dwarf_begin_elf(file->elf, DWARF_C_READ, NULL)))
 		info->cfi = dwarf_getcfi(info->debug_info);
@@ -164,8 +171,11 @@ static void compute_rules(struct call_frame_info *info, uint64_t file_address,
 
 	*rules = (struct frame_rules){
 	    .file_address = file_address, .known = true, .outcome = FRAME_STEP_NO_RULE};
-	if (dwarf_cfi_addrframe(info->cfi, file_address, &frame) != 0)
+	if (dwarf_cfi_addrframe(info->cfi, file_address, &frame) != 0) {
+		if (info->entry && file_address - info->entry < ENTRY_CODE_SIZE)
+			rules->outcome = FRAME_STEP_OUTERMOST;
 		return;
+	}
 	rules->outcome = FRAME_STEP_FAILED;
 	regno = dwarf_frame_info(frame, NULL, NULL, &signal_frame);
 	if (regno >= 0 && !signal_frame && dwarf_frame_cfa(frame, &ops, &count) == 0 &&

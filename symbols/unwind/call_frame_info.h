@@ -68,7 +68,8 @@ void call_frame_info_free(struct call_frame_info *info);
 
 enum frame_step {
 	FRAME_STEP_DONE,      /* `registers` now hold the caller's */
-	FRAME_STEP_OUTERMOST, /* the CFI says there is no caller (_start, start_thread) */
+	FRAME_STEP_OUTERMOST, /* the CFI says there is no caller (_start, start_thread),
+				 or the code is the entry point's, without CFI */
 	FRAME_STEP_NO_RULE,   /* no CFI covers the address */
 	FRAME_STEP_FAILED,    /* a rule this step cannot follow, or memory outside the copy */
 };
