@@ -40,17 +40,23 @@ for pid, found in sizes.items():
 PY
 }
 
+# start_collect SECONDS FREQUENCY: collect -a into out/, in the background
+# ($collect), once it samples.
+start_collect() {
+	"$PROFCPU" collect -a -duration "$1" -F "$2" -o out 2>stderr &
+	collect=$!
+	until grep -qs "sampling every CPU" stderr; do
+		kill -0 "$collect" 2>/dev/null || { cat stderr; fail "profcpu collect -a failed"; }
+		sleep 0.1
+	done
+}
+
 # pids_of NAME: the pids of NAME's processes in out/folded_stacks.out.
 pids_of() {
 	grep -oE "^$1-[0-9]+;" out/folded_stacks.out | sort -u | grep -oE '[0-9]+' | tr '\n' ' '
 }
 
-"$PROFCPU" collect -a -duration 9 -F 49 -o out 2>stderr &
-collect=$!
-until grep -qs "sampling every CPU" stderr; do
-	kill -0 "$collect" 2>/dev/null || { cat stderr; fail "profcpu collect -a failed"; }
-	sleep 0.1
-done
+start_collect 9 49
 # The shell forks on CPU 1; taskset moves the child to CPU 0, where it
 # calls exec(). Whether the two records meet in one drain is up to timing:
 # at 49 Hz the collector drains every 100 ms, and twelve children make
@@ -77,12 +83,7 @@ if whole:
 
 echo "--- short processes, mapped on one CPU and sampled on another"
 rm -rf out stderr dump
-"$PROFCPU" collect -a -duration 30 -F 999 -o out 2>stderr &
-collect=$!
-until grep -qs "sampling every CPU" stderr; do
-	kill -0 "$collect" 2>/dev/null || { cat stderr; fail "profcpu collect -a failed"; }
-	sleep 0.1
-done
+start_collect 30 999
 # 20 ms each: exec, the loader's mappings and the samples fall in one drain.
 for _ in $(seq 150); do ./short_child 0.02; done
 kill -INT "$collect"
