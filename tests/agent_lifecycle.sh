@@ -97,19 +97,17 @@ next_period keep
 stop_agent keep
 pushes "$workdir/received-keep" | tee "$workdir/keep.pushes"
 
-python3 - "$workdir/keep.pushes" "$shell_pid" <<'PY' || fail "the exec or the connections are not as they should"
-import collections, gzip, sys
+python3 - "$workdir/keep.pushes" "$shell_pid" "$tests_dir" <<'PY' || fail "the exec or the connections are not as they should"
+import collections, sys
+sys.path.insert(0, sys.argv[3])
+from agent_pushes import profile_counts, rounds_of
 lines = [line.split() for line in open(sys.argv[1])]
 shell_pid = sys.argv[2]
 
 # The shell and what it exec'd: one round, two profiles, own frames.
 # (The fork before the shell's exec may give a third, short profile.)
-rounds = collections.defaultdict(lambda: collections.defaultdict(list))
-for number, _, pid, process, path in lines:
-    if pid == shell_pid:
-        rounds[number][process].append(gzip.open(path[:-len(".query")] + ".pb.gz").read())
-shown = [{process: len(profiles) for process, profiles in pushed.items()}
-         for pushed in rounds.values()]
+rounds = rounds_of(sys.argv[1], shell_pid)
+shown = profile_counts(rounds)
 both = [pushed for pushed in rounds.values() if {"bash", "workload_two_lo"} <= set(pushed)]
 assert both, f"no round with the shell and two_loops apart: {shown}"
 for pushed in both:
@@ -174,14 +172,12 @@ done
 next_period reuse
 stop_agent reuse
 pushes "$workdir/received-reuse" >"$workdir/reuse.pushes"
-python3 - "$workdir/reuse.pushes" "$reused_pid" <<'PY' || fail "the reused pid's processes are not apart"
-import collections, gzip, sys
-rounds = collections.defaultdict(lambda: collections.defaultdict(list))
-for number, _, pid, process, path in (line.split() for line in open(sys.argv[1])):
-    if pid == sys.argv[2]:
-        rounds[number][process].append(gzip.open(path[:-len(".query")] + ".pb.gz").read())
-shown = [{process: len(profiles) for process, profiles in pushed.items()}
-         for pushed in rounds.values()]
+python3 - "$workdir/reuse.pushes" "$reused_pid" "$tests_dir" <<'PY' || fail "the reused pid's processes are not apart"
+import sys
+sys.path.insert(0, sys.argv[3])
+from agent_pushes import profile_counts, rounds_of
+rounds = rounds_of(sys.argv[1], sys.argv[2])
+shown = profile_counts(rounds)
 both = [pushed for pushed in rounds.values() if {"workload_two_lo", "workload_split"} <= set(pushed)]
 assert both, f"no round with two_loops and split apart under pid {sys.argv[2]}: {shown}"
 for pushed in both:
