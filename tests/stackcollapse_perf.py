@@ -13,7 +13,8 @@ rules it uses (written here from its documented behaviour, not copied):
     namespace)" and Go methods), turns ';' into ':' and drops quotes;
   - a blank line ends the sample.
 usage: stackcollapse_perf.py PERF_SCRIPT FOLDED
-Prints both sample counts; exits 1 when the counts differ, a line is not
+       stackcollapse_perf.py --fold-only PERF_SCRIPT   (- for standard input)
+The second form prints perf's stacks as folded lines. Prints both sample counts; exits 1 when the counts differ, a line is not
 recognized, or the leaf functions differ. Leaves are compared by their
 `Type::Method` (or native name): folded_stacks.out shows .NET frames in their
 short form (`assembly!Type::Method`, tiers merged), perf script text keeps the
@@ -88,6 +89,12 @@ def leaf_functions(stacks):
         leaves[leaf] += count
     return leaves
 
+
+if sys.argv[1] == "--fold-only":
+    stacks, _ = collapse("/dev/stdin" if sys.argv[2] == "-" else sys.argv[2])
+    for stack, count in stacks.items():
+        print(f"{';'.join(stack)} {count}")
+    sys.exit(0)
 
 theirs, unrecognized = collapse(sys.argv[1])
 ours = folded(sys.argv[2])

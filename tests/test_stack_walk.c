@@ -55,9 +55,9 @@ static struct stack_walk_sample sample_of(const uint64_t *chain, size_t chain_le
 
 static size_t walk(const struct stack_walk_sample *sample, uint64_t *frames)
 {
-	bool whole;
+	struct stack_walk_end end;
 
-	return stack_walk(STACK_WALK_HYBRID, sample, look_up, NULL, frames, 16, &whole);
+	return stack_walk(STACK_WALK_HYBRID, sample, look_up, NULL, frames, 16, &end);
 }
 
 static void test_joins_the_callchain_at_the_first_frame(void **state)
@@ -227,13 +227,12 @@ static void test_asks_once_per_caller(void **state)
 	struct stack_walk_sample sample = sample_of(kernel_chain, 5);
 	struct asked asked = {0};
 	uint64_t frames[16];
-	bool whole;
+	struct stack_walk_end end;
 
 	(void)state;
 	code_kind = CODE_PRECOMPILED;
 	assert_int_equal(
-	    stack_walk(STACK_WALK_HYBRID, &sample, look_up_and_note, &asked, frames, 16, &whole),
-	    5);
+	    stack_walk(STACK_WALK_HYBRID, &sample, look_up_and_note, &asked, frames, 16, &end), 5);
 	for (size_t count = 1; count < 4; count++) {
 		size_t times = 0;
 

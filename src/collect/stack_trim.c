@@ -30,6 +30,9 @@ struct remembered_walk {
 	uint64_t generation;			     /* of the mappings it walked through */
 	uint64_t ip, sp, bp, lr, stack_size, needed; /* lr: arm64's, 0 elsewhere */
 	bool exact; /* only the slots read are read again by the replay */
+	/* The other general registers the walk's rules read, and their values. */
+	uint32_t general_read;
+	uint64_t general[FRAME_GENERAL_REGISTERS];
 	uint64_t chain[MEMO_CHAIN_LENGTH];
 	size_t chain_length;
 	size_t slot_count; /* the slots read, and their values */
@@ -297,6 +300,11 @@ static bool remembers(const struct stack_trim *trim, const struct remembered_wal
 	for (size_t i = 0; i < memo->slot_count; i++)
 		if (slot_value(walk, memo->offsets[i]) != memo->values[i])
 			return false;
+	for (unsigned regno = 0; regno < FRAME_GENERAL_REGISTERS; regno++)
+		if ((memo->general_read >> regno & 1) &&
+		    (!(walk->registers.general_known >> regno & 1) ||
+		     walk->registers.general[regno] != memo->general[regno]))
+			return false;
 	return true;
 }
 
@@ -319,6 +327,10 @@ static void remember(const struct stack_trim *trim, struct remembered_walk *memo
 	memo->chain_length = walk->kernel_chain_length;
 	if (memo->chain_length)
 		memcpy(memo->chain, walk->kernel_chain, memo->chain_length * sizeof(*memo->chain));
+	memo->general_read = reads->general_registers;
+	for (unsigned regno = 0; regno < FRAME_GENERAL_REGISTERS; regno++)
+		if (memo->general_read >> regno & 1)
+			memo->general[regno] = walk->registers.general[regno];
 	memo->slot_count = reads->count;
 	for (size_t i = 0; i < reads->count; i++) {
 		memo->offsets[i] = reads->offsets[i];

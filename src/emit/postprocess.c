@@ -38,12 +38,27 @@ static void report_stack_completeness(const struct profile *profile, FILE *log)
 
 	printf("profcpu: %zu samples, %zu unique stacks, %.1f%% reach a thread root\n",
 	       profile->sample_count, profile->stack_count, rooted);
-	if (log)
+	if (!log)
+		return;
+	fprintf(log,
+		"stacks: %llu of %zu samples (%.1f%%) reach a thread root (start_thread, "
+		"__libc_start_call_main, _start, clone3; in the kernel ret_from_fork, "
+		"common_startup_64)\n",
+		(unsigned long long)profile->rooted_stacks, profile->sample_count, rooted);
+	if (profile->unfollowed_stacks)
 		fprintf(log,
-			"stacks: %llu of %zu samples (%.1f%%) reach a thread root (start_thread, "
-			"__libc_start_call_main, _start, clone3; in the kernel ret_from_fork, "
-			"common_startup_64)\n",
-			(unsigned long long)profile->rooted_stacks, profile->sample_count, rooted);
+			"stacks: %llu walks stopped at a frame whose call frame information "
+			"needed what the sample lacked (a slot past its stack copy, a register "
+			"no frame kept, an unknown DWARF operation), by module:\n",
+			(unsigned long long)profile->unfollowed_stacks);
+	for (size_t i = 0; i < profile->unfollowed_modules.count; i++) {
+		const char *module =
+		    (const char *)(uintptr_t)profile->unfollowed_modules.keys[i].first;
+
+		fprintf(log, "stacks:   %llu in %s\n",
+			(unsigned long long)profile->unfollowed_by_module[i],
+			module ? module : "[unknown]");
+	}
 }
 
 /* The runtime's method events in the capture (its rundown) name the JIT

@@ -28,6 +28,8 @@ void profile_release(struct profile *profile)
 	free(profile->location_index);
 	free(profile->stack_index);
 	id_map_release(&profile->forks);
+	id_map_release(&profile->unfollowed_modules);
+	free(profile->unfollowed_by_module);
 	*profile = (struct profile){0};
 }
 

@@ -85,7 +85,14 @@ struct profile {
 	uint64_t cut_stacks;	  /* samples whose stack reached the kernel's limit */
 	unsigned max_stack_depth; /* that limit */
 	uint64_t rooted_stacks;	  /* samples whose stack reaches a thread's start */
-	bool compressed_capture;  /* perf.data's records are zstd-compressed */
+	/* Samples whose walk stopped at a frame whose CFI rules it could not
+	 * follow (stack_walk_end.unfollowed), and how many by that frame's
+	 * module: unfollowed_modules gives an interned module's id (first
+	 * word) into unfollowed_by_module. */
+	uint64_t unfollowed_stacks;
+	struct id_map unfollowed_modules;
+	uint64_t *unfollowed_by_module;
+	bool compressed_capture; /* perf.data's records are zstd-compressed */
 	/* The (pid, generation) that a fork began: another process under the
 	 * pid, where the other generations began with an exec. */
 	struct id_map forks;

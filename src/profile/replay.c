@@ -362,6 +362,24 @@ static size_t add_user_chain(struct replay *replay, const struct perf_sample *sa
 	return depth;
 }
 
+/* Notes a walk stopped at `location`, a frame whose CFI it could not follow. */
+static void count_unfollowed(struct profile *profile, uint32_t location)
+{
+	const char *module = profile->locations[location].module;
+	bool added;
+	uint32_t id =
+	    id_map_get(&profile->unfollowed_modules, (uint64_t)(uintptr_t)module, 0, &added);
+
+	if (added) {
+		profile->unfollowed_by_module =
+		    xrealloc(profile->unfollowed_by_module,
+			     profile->unfollowed_modules.count * sizeof(uint64_t));
+		profile->unfollowed_by_module[id] = 0;
+	}
+	profile->unfollowed_by_module[id]++;
+	profile->unfollowed_stacks++;
+}
+
 /* Appends the user stack the walk finds (stack_walk.h) from the sample's
  * registers and stack copy, and in hybrid mode the kernel's callchain of
  * user space (`user_chain`), at replay->stack[depth]. Returns the new depth;
@@ -377,6 +395,7 @@ static size_t add_walked_stack(struct replay *replay, const struct perf_sample *
 	    .kernel_chain = user_chain,
 	    .kernel_chain_length = user_chain_length,
 	};
+	struct stack_walk_end end;
 	size_t count;
 
 	if (mode == CALL_GRAPH_HYBRID && !sample->user_stack && user_chain_length)
@@ -388,10 +407,17 @@ static size_t add_walked_stack(struct replay *replay, const struct perf_sample *
 	walk.stack.start = walk.registers.sp;
 	count =
 	    stack_walk(mode == CALL_GRAPH_DWARF ? STACK_WALK_DWARF : STACK_WALK_HYBRID, &walk,
-		       look_up_code, &process, replay->user_frames, MAX_STACK_DEPTH - depth, whole);
-	for (size_t i = 0; i < count; i++)
-		replay->stack[depth++] =
+		       look_up_code, &process, replay->user_frames, MAX_STACK_DEPTH - depth, &end);
+	*whole = end.whole;
+	for (size_t i = 0; i < count; i++) {
+		replay->stack[depth] =
 		    locate(replay, sample->pid, replay->user_frames[i], false, i > 0);
+		if (end.unfollowed && replay->user_frames[i] == end.unfollowed) {
+			count_unfollowed(replay->profile, replay->stack[depth]);
+			end.unfollowed = 0;
+		}
+		depth++;
+	}
 	return depth;
 }
 

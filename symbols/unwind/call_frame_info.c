@@ -1,4 +1,5 @@
 #include "call_frame_info.h"
+#include "dwarf_expression.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -10,11 +11,16 @@
  * Architecture (AADWARF64). */
 struct dwarf_registers {
 	enum frame_machine machine;
-	int stack_pointer, frame_pointer;
+	int stack_pointer, frame_pointer, link_register, instruction_pointer;
+	int return_address; /* the CFI's return address column */
 };
 
-static const struct dwarf_registers x86_64_registers = {FRAME_MACHINE_X86_64, 7, 6};
-static const struct dwarf_registers aarch64_registers = {FRAME_MACHINE_AARCH64, 31, 29};
+/* x86-64 has no link register (-1); its return address column, 16, is the
+ * caller's rip. arm64's return address column is the link register, x30;
+ * its pc is 32. */
+static const struct dwarf_registers x86_64_registers = {FRAME_MACHINE_X86_64, 7, 6, -1, 16, 16};
+static const struct dwarf_registers aarch64_registers = {FRAME_MACHINE_AARCH64, 31, 29, 30, 32,
+							 30};
 
 /* User addresses on arm64: 48 bits; above them, a pointer's signature or tag. */
 #define AARCH64_USER_ADDRESS_MASK ((1ULL << 48) - 1)
@@ -29,6 +35,9 @@ uint64_t frame_return_address(enum frame_machine machine, uint64_t value)
  * the process's first stack, has no CFI (64 bytes of it on x86-64). */
 #define ENTRY_CODE_SIZE 128
 
+struct frame_rules;
+static void free_rules(struct frame_rules *cache);
+
 struct call_frame_info {
 	struct elf_file *file;
 	uint64_t entry;				 /* the ELF header's entry point */
@@ -38,24 +47,6 @@ struct call_frame_info {
 	Dwarf_CFI *cfi;		   /* the one in use */
 	struct frame_rules *rules; /* RULES_CACHED of them, by address; NULL until a step */
 };
-
-bool stack_copy_read(const struct stack_copy *copy, uint64_t address, uint64_t *value)
-{
-	uint64_t offset = address - copy->start;
-
-	if (address < copy->start || copy->size < sizeof(*value) ||
-	    offset > copy->size - sizeof(*value))
-		return false;
-	memcpy(value, copy->bytes + offset, sizeof(*value));
-	if (copy->reads) {
-		if (copy->reads->end < offset + sizeof(*value))
-			copy->reads->end = (size_t)offset + sizeof(*value);
-		if (copy->reads->count < STACK_READS_LISTED)
-			copy->reads->offsets[copy->reads->count] = (uint32_t)offset;
-		copy->reads->count++;
-	}
-	return true;
-}
 
 struct call_frame_info *call_frame_info_open(struct elf_file *file)
 {
@@ -96,98 +87,208 @@ void call_frame_info_free(struct call_frame_info *info)
 	if (info->debug_info)
 		dwarf_end(info->debug_info);
 	elf_file_close(info->file);
-	free(info->rules);
+	free_rules(info->rules);
 	free(info);
 }
 
-/* How a step finds a caller's register: unchanged (same_value), undefined
- * (the outermost frame's return address), saved at the CFA plus an offset
- * (offset(N)), the CFA plus an offset itself (val_offset(N)), or by a rule
- * this step does not follow. */
-enum rule_kind { RULE_SAME, RULE_UNDEFINED, RULE_SAVED_AT, RULE_VALUE, RULE_UNSUPPORTED };
+/* How a step finds a caller's register: the same as the callee's
+ * (same_value, and the callee-saved registers the CFI does not mention),
+ * undefined, saved at the CFA plus an offset (offset(N)), the CFA plus an
+ * offset itself (val_offset(N)), in another register (register(R)), or by
+ * an expression giving its slot (expression(E)) or its value
+ * (val_expression(E)). */
+enum rule_kind {
+	RULE_SAME,
+	RULE_UNDEFINED,
+	RULE_SAVED_AT,
+	RULE_VALUE,
+	RULE_REGISTER,
+	RULE_EXPRESSION,
+	RULE_VAL_EXPRESSION,
+};
 
 struct register_rule {
-	uint8_t kind;	 /* enum rule_kind */
-	uint64_t offset; /* from the CFA; signed, wrapping sums give the same */
+	uint8_t regno; /* DWARF numbering; the return address column included */
+	uint8_t kind;  /* enum rule_kind */
+	uint32_t expression_length;
+	uint64_t offset;	    /* from the CFA (signed, wrapping sums give the same), or
+				       RULE_REGISTER's register */
+	const Dwarf_Op *expression; /* libdw's, alive with the CFI: with
+				       DW_OP_call_frame_cfa first, as DWARF
+				       pushes the CFA before it runs */
+};
+
+/* The CFA: a register plus an offset, or an expression. */
+struct cfa_rule {
+	bool by_expression;
+	uint8_t regno;
+	uint32_t expression_length;
+	uint64_t offset;
+	const Dwarf_Op *expression;
 };
 
 /* What the CFI says at one address, as a step follows it: libdw runs the
  * CFI's program for each address it is asked, which costs more than the
- * rest of the walk, so the answers are kept. */
+ * rest of the walk, so the answers are kept. The registers with a rule of
+ * their own are listed; the others are the callee's (same_mask) or
+ * undefined. */
 struct frame_rules {
 	uint64_t file_address;
-	bool known;	  /* the entry holds file_address's rules */
-	uint8_t outcome;  /* FRAME_STEP_NO_RULE, FRAME_STEP_FAILED (a rule not
-			     followed), or FRAME_STEP_DONE: follow the rules */
-	bool cfa_from_sp; /* the CFA is the stack pointer plus cfa_offset, else
-			     the frame pointer plus it */
-	uint64_t cfa_offset;
-	struct register_rule return_address, frame_pointer;
+	bool known;	   /* the entry holds file_address's rules */
+	uint8_t outcome;   /* FRAME_STEP_NO_RULE, FRAME_STEP_FAILED (a rule not
+			      followed), or FRAME_STEP_DONE: follow the rules */
+	bool signal_frame; /* the caller is the interrupted state */
+	struct cfa_rule cfa;
+	uint64_t same_mask; /* bit n: register n is the callee's */
+	uint8_t rule_count, rule_capacity;
+	struct register_rule *rules; /* owned; kept for the next address of the slot */
 };
 
 /* Entries per file with CFI, one slot per address (the last one asked
- * wins): 48 KiB for each file a walk goes through. */
+ * wins): 72 KiB for each file a walk goes through, and its rules. */
 #define RULES_CACHED 1024
 
-/* Register `regno`'s rule. libdw gives same_value as no operation and a
- * NULL list, undefined as no operation; offset(N) as DW_OP_call_frame_cfa
- * then DW_OP_plus_uconst N unless N is 0, val_offset(N) as the same ending
- * in DW_OP_stack_value. */
-static struct register_rule register_rule(Dwarf_Frame *frame, int regno)
+static void free_rules(struct frame_rules *cache)
 {
-	struct register_rule rule = {RULE_UNSUPPORTED, 0};
-	Dwarf_Op ops_memory[3], *ops;
-	size_t count, used = 1;
-
-	if (dwarf_frame_register(frame, regno, ops_memory, &ops, &count) != 0)
-		return rule;
-	if (count == 0) {
-		rule.kind = ops ? RULE_UNDEFINED : RULE_SAME;
-		return rule;
-	}
-	if (ops[0].atom != DW_OP_call_frame_cfa)
-		return rule;
-	if (count > used && ops[used].atom == DW_OP_plus_uconst)
-		rule.offset = ops[used++].number;
-	if (count == used + 1 && ops[used].atom == DW_OP_stack_value)
-		rule.kind = RULE_VALUE;
-	else if (count == used)
-		rule.kind = RULE_SAVED_AT;
-	return rule;
+	for (size_t i = 0; cache && i < RULES_CACHED; i++)
+		free(cache[i].rules);
+	free(cache);
 }
 
-/* The rules at `file_address`, from libdw. The CFA is followed when it is
- * the stack or frame pointer plus an offset (one DW_OP_bregx); expressions (PLT entries)
- * are not. A signal frame's caller is the interrupted state, in a ucontext
- * a step does not read. */
+/* The DWARF columns a row may give rules for: the general registers, the
+ * stack pointer, and x86-64's return address column (16). */
+#define RULE_COLUMNS 33
+
+static bool add_rule(struct frame_rules *rules, struct register_rule rule)
+{
+	if (rules->rule_count == rules->rule_capacity) {
+		uint8_t capacity = rules->rule_capacity ? rules->rule_capacity * 2 : 8;
+		struct register_rule *grown;
+
+		if (capacity > RULE_COLUMNS + 7 ||
+		    !(grown = realloc(rules->rules, capacity * sizeof(*grown))))
+			return false;
+		rules->rules = grown;
+		rules->rule_capacity = capacity;
+	}
+	rules->rules[rules->rule_count++] = rule;
+	return true;
+}
+
+/* Register `regno`'s rule, as libdw gives it (libdw.h, dwarf_frame_register):
+ * same_value as no operation and a NULL list (and so the callee-saved
+ * registers its ABI table names, when the CFI does not), undefined as no
+ * operation; offset(N) as DW_OP_call_frame_cfa then DW_OP_plus_uconst N
+ * unless N is 0, val_offset(N) the same ending in DW_OP_stack_value;
+ * register(R) as DW_OP_regx R; an expression with DW_OP_call_frame_cfa
+ * first, a val_expression ending in DW_OP_stack_value. */
+static bool register_rule(Dwarf_Frame *frame, int regno, struct register_rule *rule)
+{
+	Dwarf_Op ops_memory[3], *ops;
+	size_t count, used = 1;
+	bool is_value;
+
+	*rule = (struct register_rule){.regno = (uint8_t)regno};
+	if (dwarf_frame_register(frame, regno, ops_memory, &ops, &count) != 0)
+		return false;
+	if (count == 0) {
+		rule->kind = ops ? RULE_UNDEFINED : RULE_SAME;
+		return true;
+	}
+	is_value = ops[count - 1].atom == DW_OP_stack_value;
+	if (count == 1 && ops[0].atom == DW_OP_regx) {
+		rule->kind = RULE_REGISTER;
+		rule->offset = ops[0].number;
+		return ops[0].number < RULE_COLUMNS;
+	}
+	if (ops == ops_memory && ops[0].atom == DW_OP_call_frame_cfa) {
+		if (count > used && ops[used].atom == DW_OP_plus_uconst)
+			rule->offset = ops[used++].number;
+		rule->kind = is_value ? RULE_VALUE : RULE_SAVED_AT;
+		return count == used + is_value;
+	}
+	if (ops == ops_memory || count > UINT32_MAX)
+		return false;
+	rule->kind = is_value ? RULE_VAL_EXPRESSION : RULE_EXPRESSION;
+	rule->expression = ops;
+	rule->expression_length = (uint32_t)(count - is_value);
+	return true;
+}
+
+static bool cfa_rule(Dwarf_Frame *frame, struct cfa_rule *rule)
+{
+	Dwarf_Op *ops;
+	size_t count;
+
+	*rule = (struct cfa_rule){0};
+	if (dwarf_frame_cfa(frame, &ops, &count) != 0 || count == 0 || count > UINT32_MAX)
+		return false;
+	if (count == 1 && ops[0].atom == DW_OP_bregx && ops[0].number < RULE_COLUMNS) {
+		rule->regno = (uint8_t)ops[0].number;
+		rule->offset = ops[0].number2;
+		return true;
+	}
+	rule->by_expression = true;
+	rule->expression = ops;
+	rule->expression_length = (uint32_t)count;
+	return true;
+}
+
+/* The rules at `file_address`, from libdw. */
 static void compute_rules(struct call_frame_info *info, uint64_t file_address,
 			  struct frame_rules *rules)
 {
+	const struct dwarf_registers *numbers = info->registers;
 	Dwarf_Frame *frame;
-	Dwarf_Op *ops;
-	size_t count;
-	bool signal_frame;
-	int regno;
+	struct register_rule rule;
+	int return_column;
 
-	*rules = (struct frame_rules){
-	    .file_address = file_address, .known = true, .outcome = FRAME_STEP_NO_RULE};
+	rules->file_address = file_address;
+	rules->known = true;
+	rules->outcome = FRAME_STEP_NO_RULE;
+	rules->rule_count = 0;
+	rules->same_mask = 0;
 	if (dwarf_cfi_addrframe(info->cfi, file_address, &frame) != 0) {
 		if (info->entry && file_address - info->entry < ENTRY_CODE_SIZE)
 			rules->outcome = FRAME_STEP_OUTERMOST;
 		return;
 	}
 	rules->outcome = FRAME_STEP_FAILED;
-	regno = dwarf_frame_info(frame, NULL, NULL, &signal_frame);
-	if (regno >= 0 && !signal_frame && dwarf_frame_cfa(frame, &ops, &count) == 0 &&
-	    count == 1 && ops[0].atom == DW_OP_bregx &&
-	    (ops[0].number == (Dwarf_Word)info->registers->stack_pointer ||
-	     ops[0].number == (Dwarf_Word)info->registers->frame_pointer)) {
-		rules->outcome = FRAME_STEP_DONE;
-		rules->cfa_from_sp = ops[0].number == (Dwarf_Word)info->registers->stack_pointer;
-		rules->cfa_offset = ops[0].number2;
-		rules->return_address = register_rule(frame, regno);
-		rules->frame_pointer = register_rule(frame, info->registers->frame_pointer);
+	return_column = dwarf_frame_info(frame, NULL, NULL, &rules->signal_frame);
+	if (return_column < 0 || return_column >= RULE_COLUMNS || !cfa_rule(frame, &rules->cfa))
+		goto done;
+	for (int regno = 0; regno < RULE_COLUMNS; regno++) {
+		bool is_return_address = regno == return_column;
+
+		if (regno == numbers->stack_pointer && !is_return_address)
+			continue; /* the caller's is the CFA */
+		if (!register_rule(frame, regno, &rule)) {
+			if (is_return_address)
+				goto done;
+			continue; /* a rule not followed: the caller's register is unknown */
+		}
+		if (is_return_address) {
+			if (rule.kind == RULE_UNDEFINED) {
+				rules->outcome = FRAME_STEP_OUTERMOST; /* _start, start_thread */
+				goto done;
+			}
+			/* x86-64's return address column is no register to keep. */
+			if (rule.kind == RULE_SAME && regno != numbers->link_register)
+				goto done;
+		} else if (rule.kind == RULE_SAME) {
+			/* The callee-saved registers, and any other the CFI
+			 * leaves alone: hand-written code (OpenSSL's) calls its
+			 * own routines that keep rax, its CFA there. */
+			rules->same_mask |= 1ULL << regno;
+			continue;
+		} else if (rule.kind == RULE_UNDEFINED) {
+			continue;
+		}
+		if (!add_rule(rules, rule))
+			goto done;
 	}
+	rules->outcome = FRAME_STEP_DONE;
+done:
 	free(frame);
 }
 
@@ -195,72 +296,180 @@ static const struct frame_rules *rules_at(struct call_frame_info *info, uint64_t
 {
 	struct frame_rules *rules;
 
-	if (!info->rules && !(info->rules = calloc(RULES_CACHED, sizeof(*info->rules)))) {
-		static struct frame_rules uncached;
-
-		compute_rules(info, file_address, &uncached);
-		return &uncached;
-	}
+	if (!info->rules && !(info->rules = calloc(RULES_CACHED, sizeof(*info->rules))))
+		return NULL;
 	rules = &info->rules[(file_address ^ file_address >> 10) % RULES_CACHED];
 	if (!rules->known || rules->file_address != file_address)
 		compute_rules(info, file_address, rules);
 	return rules;
 }
 
-/* Restores a register of the caller by `rule` into `value`, which holds the
- * callee's. False when the rule is not followed or its slot lies outside
- * the copy. */
-static bool restore(const struct register_rule *rule, uint64_t cfa, const struct stack_copy *stack,
-		    uint64_t *value)
+/* A frame's register `regno` by its DWARF number, for a step of `machine`;
+ * false when unknown. Reading a general register notes it in `reads`. */
+struct register_file {
+	const struct frame_registers *registers;
+	const struct dwarf_registers *numbers;
+	struct stack_reads *reads;
+};
+
+static bool read_register(const void *frame, unsigned regno, uint64_t *value)
 {
+	const struct register_file *file = frame;
+	const struct frame_registers *registers = file->registers;
+
+	if (regno == (unsigned)file->numbers->stack_pointer) {
+		*value = registers->sp;
+		return true;
+	}
+	if (regno == (unsigned)file->numbers->frame_pointer) {
+		*value = registers->bp;
+		return registers->bp_known;
+	}
+	if (regno == (unsigned)file->numbers->link_register) {
+		*value = registers->lr;
+		return registers->lr_known;
+	}
+	if (regno == (unsigned)file->numbers->instruction_pointer) {
+		*value = registers->ip;
+		return true;
+	}
+	if (regno >= FRAME_GENERAL_REGISTERS || !(registers->general_known & 1U << regno))
+		return false;
+	if (file->reads)
+		file->reads->general_registers |= 1U << regno;
+	*value = registers->general[regno];
+	return true;
+}
+
+/* Sets the caller's register `regno`, known or not. x86-64's return
+ * address column and arm64's link register give the caller's ip. */
+static void write_register(struct frame_registers *caller, const struct dwarf_registers *numbers,
+			   unsigned regno, uint64_t value, bool known)
+{
+	if (regno == (unsigned)numbers->frame_pointer) {
+		caller->bp = value;
+		caller->bp_known = known;
+	} else if (regno == (unsigned)numbers->link_register) {
+		caller->lr = value;
+		caller->lr_known = known;
+	} else if (regno < FRAME_GENERAL_REGISTERS && regno != (unsigned)numbers->stack_pointer) {
+		caller->general[regno] = value;
+		if (known)
+			caller->general_known |= 1U << regno;
+		else
+			caller->general_known &= ~(1U << regno);
+	}
+}
+
+static bool evaluate(const struct register_file *callee, const struct stack_copy *stack,
+		     const Dwarf_Op *ops, size_t count, const uint64_t *cfa, uint64_t *result,
+		     bool *is_value)
+{
+	struct dwarf_expression_input input = {
+	    .read_register = read_register,
+	    .frame = callee,
+	    .stack = stack,
+	    .cfa = cfa ? *cfa : 0,
+	    .cfa_known = cfa != NULL,
+	};
+
+	return dwarf_expression_evaluate(ops, count, &input, result, is_value);
+}
+
+static bool cfa_of(const struct cfa_rule *rule, const struct register_file *callee,
+		   const struct stack_copy *stack, uint64_t *cfa)
+{
+	bool is_value;
+
+	if (!rule->by_expression)
+		return read_register(callee, rule->regno, cfa) && (*cfa += rule->offset, true);
+	/* A location expression's value is the CFA (DWARF 5, 6.4.2.2). */
+	return evaluate(callee, stack, rule->expression, rule->expression_length, NULL, cfa,
+			&is_value) &&
+	       !is_value;
+}
+
+/* The caller's value of a register by `rule`, from the callee's registers
+ * and `cfa`. False when the rule needs what is unknown. */
+static bool restore(const struct register_rule *rule, const struct register_file *callee,
+		    uint64_t cfa, const struct stack_copy *stack, uint64_t *value)
+{
+	uint64_t address;
+	bool is_value;
+
 	switch (rule->kind) {
 	case RULE_SAME:
-		return true;
+		return read_register(callee, rule->regno, value);
 	case RULE_SAVED_AT:
 		return stack_copy_read(stack, cfa + rule->offset, value);
 	case RULE_VALUE:
 		*value = cfa + rule->offset;
 		return true;
+	case RULE_REGISTER:
+		return read_register(callee, (unsigned)rule->offset, value);
+	case RULE_EXPRESSION:
+		return evaluate(callee, stack, rule->expression, rule->expression_length, &cfa,
+				&address, &is_value) &&
+		       stack_copy_read(stack, address, value);
+	case RULE_VAL_EXPRESSION:
+		return evaluate(callee, stack, rule->expression, rule->expression_length, &cfa,
+				value, &is_value);
 	default:
 		return false;
 	}
+}
+
+/* Whether the caller's register `regno` is the callee's. */
+static bool kept(const struct frame_rules *rules, int regno)
+{
+	return regno >= 0 && (rules->same_mask >> regno & 1);
 }
 
 enum frame_step call_frame_info_step(struct call_frame_info *info, uint64_t file_address,
 				     const struct stack_copy *stack,
 				     struct frame_registers *registers)
 {
+	const struct dwarf_registers *numbers = info->registers;
+	const struct register_file callee = {registers, numbers, stack->reads};
 	const struct frame_rules *rules;
 	struct frame_registers caller = *registers;
-	uint64_t cfa;
+	bool return_address_known = false;
+	uint64_t cfa, value;
 
-	if (registers->machine != info->registers->machine)
+	if (registers->machine != numbers->machine)
 		return FRAME_STEP_FAILED;
-	rules = rules_at(info, file_address);
+	if (!(rules = rules_at(info, file_address)))
+		return FRAME_STEP_FAILED;
 	if (rules->outcome != FRAME_STEP_DONE)
 		return (enum frame_step)rules->outcome;
-	if (rules->cfa_from_sp)
-		cfa = registers->sp + rules->cfa_offset;
-	else if (registers->bp_known)
-		cfa = registers->bp + rules->cfa_offset;
-	else
+	if (!cfa_of(&rules->cfa, &callee, stack, &cfa))
 		return FRAME_STEP_FAILED;
-	if (rules->return_address.kind == RULE_UNDEFINED)
-		return FRAME_STEP_OUTERMOST;
-	/* The return address register keeps its value: an arm64 leaf that
-	 * has not saved lr (x86-64's return address column, a pseudo
-	 * register, always has a slot). */
-	if (rules->return_address.kind == RULE_SAME) {
-		if (!registers->lr_known)
-			return FRAME_STEP_FAILED;
-		caller.ip = registers->lr;
-	} else if (!restore(&rules->return_address, cfa, stack, &caller.ip))
+	/* The caller keeps the callee's registers the CFI leaves alone; the
+	 * others are unknown until a rule restores them. */
+	caller.general_known &= (uint32_t)rules->same_mask;
+	caller.bp_known &= kept(rules, numbers->frame_pointer);
+	caller.lr_known &= kept(rules, numbers->link_register);
+	for (size_t i = 0; i < rules->rule_count; i++) {
+		const struct register_rule *rule = &rules->rules[i];
+		bool known = restore(rule, &callee, cfa, stack, &value);
+
+		if (rule->regno == numbers->return_address) {
+			/* arm64's return address column is lr: the caller's ip, and
+			 * its lr only where it was interrupted. */
+			if (!known)
+				return FRAME_STEP_FAILED;
+			caller.ip = value;
+			return_address_known = true;
+			if (rule->regno == numbers->link_register && !rules->signal_frame)
+				continue;
+		}
+		write_register(&caller, numbers, rule->regno, value, known);
+	}
+	if (!return_address_known)
 		return FRAME_STEP_FAILED;
-	if (!restore(&rules->frame_pointer, cfa, stack, &caller.bp))
-		caller.bp_known = false;
 	caller.ip = frame_return_address(caller.machine, caller.ip);
 	caller.sp = cfa;
-	caller.lr_known = false;
+	caller.interrupted = rules->signal_frame;
 	*registers = caller;
 	return FRAME_STEP_DONE;
 }

@@ -11,6 +11,7 @@
 #define PROFCPU_CALL_FRAME_INFO_H
 
 #include "elf_file.h"
+#include "stack_copy.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,16 +20,31 @@
 /* The machines whose code a walk follows: the one of the sampled process. */
 enum frame_machine { FRAME_MACHINE_X86_64, FRAME_MACHINE_AARCH64 };
 
-/* The registers a walk needs: the instruction pointer, the stack pointer,
- * the frame pointer (rbp on x86-64, x29 on arm64), which a callee may save
- * and a caller's CFI may use as its frame base, and on arm64 the link
- * register (x30), where a call leaves the return address: a leaf that has
- * not saved it yet returns there. */
+/* The general registers other than the stack pointer, the frame pointer
+ * and the link register, which have fields of their own, by their DWARF
+ * numbers: x86-64's rax (0) to r15 (15), arm64's x0 to x28. */
+#define FRAME_GENERAL_REGISTERS 32
+
+/* The registers of a frame a walk tracks: the instruction pointer, the
+ * stack pointer, the frame pointer (rbp on x86-64, x29 on arm64), which a
+ * callee may save and a caller's CFI may use as its frame base, on arm64
+ * the link register (x30), where a call leaves the return address (a leaf
+ * that has not saved it yet returns there), and the other general
+ * registers, which CFI rules may read: the sample's, then in each caller
+ * those its callee's CFI restores or leaves alone (the callee-saved rbx and
+ * r12 to r15; x19 to x28). */
 struct frame_registers {
 	uint64_t ip, sp, bp;
 	bool bp_known; /* false once a frame clobbered the frame pointer without saving it */
 	uint64_t lr;
 	bool lr_known; /* the leaf's only (arm64): a caller's was clobbered by its call */
+	uint64_t general[FRAME_GENERAL_REGISTERS];
+	uint32_t general_known; /* bit n: general[n] holds the frame's value */
+	/* The frame was stopped at ip rather than calling from it: the
+	 * sample's leaf, or the state a signal frame restores. Its code is
+	 * the one at ip, not at ip - 1, and it may be anywhere in its
+	 * prolog or epilog. */
+	bool interrupted;
 	enum frame_machine machine;
 };
 
@@ -37,26 +53,6 @@ struct frame_registers {
  * (paciasp): the signature sits in the bits above the 48 of a user address
  * (Linux maps no user memory above 2^48 unless asked to). */
 uint64_t frame_return_address(enum frame_machine machine, uint64_t value);
-
-/* The slots of a copy that walks read: how much of the copy they needed,
- * and what their results depend on. */
-#define STACK_READS_LISTED 256
-struct stack_reads {
-	size_t end;   /* of the highest slot read, from the copy's start */
-	size_t count; /* slots read; those past STACK_READS_LISTED are not listed */
-	uint32_t offsets[STACK_READS_LISTED];
-};
-
-/* A copy of user stack memory: `size` bytes that lay at `start`. */
-struct stack_copy {
-	uint64_t start;
-	const uint8_t *bytes;
-	size_t size;
-	struct stack_reads *reads; /* if not NULL: every read is noted there */
-};
-
-/* Reads the 8 bytes at `address` from the copy. False outside it. */
-bool stack_copy_read(const struct stack_copy *copy, uint64_t address, uint64_t *value);
 
 struct call_frame_info;
 
@@ -76,12 +72,17 @@ enum frame_step {
 
 /* Unwinds the frame executing at `file_address` (the virtual address of the
  * file, as its symbols use, of registers->ip; for a caller's frame, of the
- * call instruction, i.e. ip - 1) from `registers` to its caller's: the
- * canonical frame address from the stack or frame pointer plus an offset,
- * the return address and the frame pointer from their saved slots in
- * `stack` (or, in an arm64 leaf, the return address from lr). `registers`
- * change only on FRAME_STEP_DONE; FRAME_STEP_FAILED when they are another
- * machine's than the file's. */
+ * call instruction, i.e. ip - 1) from `registers` to its caller's, by every
+ * rule the CFI may give: the canonical frame address (CFA) from any register
+ * plus an offset or by a DWARF expression (dwarf_expression.h); each
+ * register the same as the callee's, undefined, saved at the CFA plus an
+ * offset, the CFA plus an offset, another register, or by an expression
+ * giving its slot or its value. A signal frame's caller is the state it
+ * interrupted (interrupted set). Registers read from `stack` are noted in
+ * its reads. `registers` change only on FRAME_STEP_DONE; FRAME_STEP_FAILED
+ * when a rule needs what is unknown (a register, memory outside the copy),
+ * an operation is not followed, or `registers` are another machine's than
+ * the file's. */
 enum frame_step call_frame_info_step(struct call_frame_info *info, uint64_t file_address,
 				     const struct stack_copy *stack,
 				     struct frame_registers *registers);

@@ -103,29 +103,56 @@ static enum frame_step frameless_leaf_step(const struct stack_copy *stack, code_
 	return x86_64_frameless_leaf_step(stack, lookup, context, registers);
 }
 
+/* The steps by anything but CFI know only the instruction, stack and frame
+ * pointers (and lr): the caller's other registers are unknown, and a CFI
+ * rule above that needs one stops the walk rather than guess. */
+static enum frame_step step_without_cfi(const struct stack_walk_sample *sample, code_lookup lookup,
+					void *context, const struct code_at *code,
+					struct frame_registers *registers);
+
+/* One frame's step, by its CFI when it has some (`by_cfi`). */
 static enum frame_step step(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
-			    code_lookup lookup, void *context, bool leaf,
-			    struct frame_registers *registers)
+			    code_lookup lookup, void *context, struct frame_registers *registers,
+			    bool *by_cfi)
 {
 	struct code_at code;
-	enum frame_step result = FRAME_STEP_NO_RULE;
+	enum frame_step result;
 
 	/* A return address may lie past its function's end (a call to a
 	 * function that never returns): the rules of the call apply. */
-	lookup(context, leaf ? registers->ip : registers->ip - 1, &code);
-	if (code.kind == CODE_WITH_CFI)
+	lookup(context, registers->interrupted ? registers->ip : registers->ip - 1, &code);
+	*by_cfi = false;
+	if (code.kind == CODE_WITH_CFI) {
 		result =
 		    call_frame_info_step(code.cfi, code.file_address, &sample->stack, registers);
-	if (result != FRAME_STEP_NO_RULE || mode != STACK_WALK_HYBRID || code.kind == CODE_UNMAPPED)
-		return result;
+		*by_cfi = result != FRAME_STEP_NO_RULE;
+		if (*by_cfi)
+			return result;
+	}
+	if (mode != STACK_WALK_HYBRID || code.kind == CODE_UNMAPPED)
+		return FRAME_STEP_NO_RULE;
+	result = step_without_cfi(sample, lookup, context, &code, registers);
+	if (result == FRAME_STEP_DONE) {
+		registers->general_known = 0;
+		registers->interrupted = false;
+	}
+	return result;
+}
+
+static enum frame_step step_without_cfi(const struct stack_walk_sample *sample, code_lookup lookup,
+					void *context, const struct code_at *code,
+					struct frame_registers *registers)
+{
+	bool leaf = registers->interrupted;
+
 	/* Code whose unwind info cannot be followed (a slot past the copy, an
 	 * unusual code) is still walked by its frame pointers. A JIT leaf
 	 * needs its code as well as its prolog: without it the step cannot
 	 * tell an epilog, where part of the frame is gone. */
-	if ((code.kind == CODE_PRECOMPILED ||
-	     (code.kind == CODE_GENERATED && (!leaf || code.unwind.code))) &&
-	    (code.unwind.info || code.unwind.packed) &&
-	    windows_unwind_step(&code.unwind, leaf, &sample->stack, registers) == FRAME_STEP_DONE)
+	if ((code->kind == CODE_PRECOMPILED ||
+	     (code->kind == CODE_GENERATED && (!leaf || code->unwind.code))) &&
+	    (code->unwind.info || code->unwind.packed) &&
+	    windows_unwind_step(&code->unwind, leaf, &sample->stack, registers) == FRAME_STEP_DONE)
 		return FRAME_STEP_DONE;
 	if (leaf &&
 	    frameless_leaf_step(&sample->stack, lookup, context, registers) == FRAME_STEP_DONE)
@@ -195,7 +222,7 @@ enum walk_end { WALK_LOST, WALK_OUTERMOST, WALK_JOINED };
 
 static size_t walk(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
 		   code_lookup original_lookup, void *original_context, uint64_t *frames,
-		   size_t max_frames, enum walk_end *end)
+		   size_t max_frames, enum walk_end *end, uint64_t *unfollowed)
 {
 	struct last_lookup last = {.lookup = original_lookup, .context = original_context};
 	code_lookup lookup = look_up_again;
@@ -203,32 +230,39 @@ static size_t walk(enum stack_walk_mode mode, const struct stack_walk_sample *sa
 	struct frame_registers registers = sample->registers;
 	uint64_t last_sp = registers.sp; /* of frames[count - 1] */
 	size_t count = 0;
-	bool joined;
+	bool joined, by_cfi = false;
 
 	*end = WALK_LOST;
+	*unfollowed = 0;
 	if (max_frames == 0)
 		return 0;
+	registers.interrupted = true;
 	frames[count++] = registers.ip;
 	while (count < max_frames) {
-		uint64_t previous_sp = registers.sp;
-		enum frame_step result =
-		    step(mode, sample, lookup, context, count == 1, &registers);
+		uint64_t previous_sp = registers.sp, ip = registers.ip;
+		bool was_interrupted = registers.interrupted;
+		enum frame_step result = step(mode, sample, lookup, context, &registers, &by_cfi);
 
 		if (result == FRAME_STEP_OUTERMOST) {
 			*end = WALK_OUTERMOST;
 			return count;
 		}
+		if (result == FRAME_STEP_FAILED && by_cfi)
+			*unfollowed = ip;
 		/* A walk that does not climb the stack, or leaves the code, is
 		 * lost; ip 0 ends a frame-pointer chain at the thread's start.
 		 * An arm64 leaf returns through lr, keeping its stack pointer. */
 		if (result != FRAME_STEP_DONE || registers.ip == 0 || registers.sp < previous_sp ||
-		    (registers.sp == previous_sp && count > 1) ||
+		    (registers.sp == previous_sp && !was_interrupted) ||
 		    !is_code(lookup, context, registers.ip))
 			break;
 		frames[count++] = registers.ip;
 		last_sp = registers.sp;
 	}
-	if (mode == STACK_WALK_HYBRID && registers.ip != 0) {
+	/* A leaf whose CFI could not be followed has no caller the kernel's
+	 * frame pointers can be trusted for: such code may use rbp as any
+	 * register (OpenSSL's). */
+	if (mode == STACK_WALK_HYBRID && registers.ip != 0 && !(count == 1 && *unfollowed)) {
 		count = join_kernel_chain(sample, last_sp, frames, count, max_frames, &joined);
 		if (joined)
 			*end = WALK_JOINED;
@@ -238,12 +272,13 @@ static size_t walk(enum stack_walk_mode mode, const struct stack_walk_sample *sa
 
 size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
 		  code_lookup lookup, void *context, uint64_t *frames, size_t max_frames,
-		  bool *whole)
+		  struct stack_walk_end *outcome)
 {
 	enum walk_end end;
-	size_t count = walk(mode, sample, lookup, context, frames, max_frames, &end);
+	size_t count =
+	    walk(mode, sample, lookup, context, frames, max_frames, &end, &outcome->unfollowed);
 
-	*whole = end == WALK_OUTERMOST;
+	outcome->whole = end == WALK_OUTERMOST;
 	return count;
 }
 
@@ -259,7 +294,7 @@ static size_t joining_size(enum stack_walk_mode mode, const struct stack_walk_sa
 	struct stack_walk_sample shorter = *sample;
 	uint64_t tried[STACK_WALK_MAX_FRAMES], bp = sample->registers.bp;
 	const uint64_t start = sample->stack.start;
-	bool whole;
+	struct stack_walk_end end;
 
 	for (int candidate = 0; candidate < JOIN_CANDIDATES && sample->registers.bp_known;
 	     candidate++) {
@@ -270,7 +305,7 @@ static size_t joining_size(enum stack_walk_mode mode, const struct stack_walk_sa
 			return 0;
 		shorter.stack.size = (size_t)(bp - start) + 16;
 		if (stack_walk(mode, &shorter, lookup, context, tried, STACK_WALK_MAX_FRAMES,
-			       &whole) == count &&
+			       &end) == count &&
 		    !memcmp(tried, frames, count * sizeof(*frames)))
 			return shorter.stack.size;
 		if (!stack_copy_read(&sample->stack, bp, &bp))
@@ -325,6 +360,7 @@ size_t stack_walk_needed_size(enum stack_walk_mode mode, const struct stack_walk
 	uint64_t *frames = walked->frames;
 	size_t count, joining, read_end;
 	enum walk_end end;
+	uint64_t unfollowed;
 
 	*reads = (struct stack_reads){0};
 	*exact = false;
@@ -333,7 +369,8 @@ size_t stack_walk_needed_size(enum stack_walk_mode mode, const struct stack_walk
 	if (sample->stack.size < 16)
 		return sample->stack.size;
 	traced.stack.reads = reads;
-	count = walk(mode, &traced, watch_lookup, &watched, frames, STACK_WALK_MAX_FRAMES, &end);
+	count = walk(mode, &traced, watch_lookup, &watched, frames, STACK_WALK_MAX_FRAMES, &end,
+		     &unfollowed);
 	if (count == STACK_WALK_MAX_FRAMES)
 		return sample->stack.size;
 	walked->count = count;
@@ -360,9 +397,9 @@ bool stack_walk_leaf_caller(uint64_t leaf, const uint8_t *stack, size_t size, co
 	    .stack = {.start = 0, .bytes = stack, .size = size},
 	};
 	uint64_t frames[2];
-	bool whole;
+	struct stack_walk_end end;
 
-	if (stack_walk(STACK_WALK_DWARF, &sample, lookup, context, frames, 2, &whole) < 2)
+	if (stack_walk(STACK_WALK_DWARF, &sample, lookup, context, frames, 2, &end) < 2)
 		return false;
 	*caller = frames[1];
 	return true;

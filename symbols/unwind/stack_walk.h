@@ -68,14 +68,24 @@ struct stack_walk_sample {
 	size_t kernel_chain_length;
 };
 
+/* How a walk ended. */
+struct stack_walk_end {
+	/* The last frame is the outermost, as its CFI says (_start,
+	 * start_thread, clone3: stripped binaries' too). */
+	bool whole;
+	/* The address of the frame whose CFI rules the walk could not follow
+	 * (a slot past the copy, a register no rule kept, an operation not
+	 * followed), or 0. Such a frame gets no caller but the kernel's
+	 * callchain, and only where it joins the walk. */
+	uint64_t unfollowed;
+};
+
 /* Walks `sample`'s user stack into `frames`, leaf first (the sampled
  * instruction pointer, then return addresses). Returns how many frames it
- * found, at least 1 when max_frames is; `whole` tells whether the last one
- * is the outermost, as its CFI says (_start, start_thread, clone3: stripped
- * binaries' too). */
+ * found, at least 1 when max_frames is, and how it ended in `end`. */
 size_t stack_walk(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
 		  code_lookup lookup, void *context, uint64_t *frames, size_t max_frames,
-		  bool *whole);
+		  struct stack_walk_end *end);
 
 /* The most frames stack_walk_needed_size() walks: a walk that fills them
  * may have more, and keeps its whole copy. */
