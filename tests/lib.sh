@@ -7,6 +7,17 @@ workdir=$(mktemp -d /tmp/profcpu-test.XXXXXX)
 background_pids=()
 test_cgroups=()
 
+# OpenSSL picks its hashing code by CPUID (FACTS.md §8): every test runs the
+# same code on every machine, its SSSE3 bodies, with SHA-NI and AVX2 off
+# (CPUID leaf 7 EBX bits 29 and 5). PROFCPU_TEST_OPENSSL_IA32CAP picks
+# another path ("native": the CPU's own).
+openssl_ia32cap=${PROFCPU_TEST_OPENSSL_IA32CAP:-:~0x20000020}
+if [[ $openssl_ia32cap == native ]]; then
+	unset OPENSSL_ia32cap
+else
+	export OPENSSL_ia32cap=$openssl_ia32cap
+fi
+
 cleanup() {
 	for pid in "${background_pids[@]}"; do
 		kill -9 "$pid" 2>/dev/null || true

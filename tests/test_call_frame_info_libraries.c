@@ -1,0 +1,285 @@
+/* call_frame_info against a second reader, on the real libraries of this
+ * machine: for rows of every FDE of libcrypto, libssl, libc, ld.so,
+ * libstdc++, libz, libcoreclr and libclrjit (and the arm64 ones installed
+ * for the cross build), the step's caller is compared with what libdw's
+ * dwarf_frame_cfa and dwarf_frame_register say, worked out here by hand for
+ * the rules they give: a CFA from a register plus an offset, the return
+ * address and callee-saved registers saved at the CFA plus an offset. Rows
+ * with other rules (expressions, registers in registers) must be followed
+ * too. Every register and every stack slot holds a value of its own, so a
+ * rule applied to the wrong register or slot shows. */
+#include "call_frame_info.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define COPY_START 0x7ffd00000000ULL
+#define COPY_WORDS (128 * 1024)
+#define SP	   (COPY_START + COPY_WORDS * 4) /* mid-copy: rows read below it too */
+
+static uint64_t copy[COPY_WORDS];
+
+/* Slot i holds an address of the copy of its own, another slot's: an
+ * expression that reads a saved stack pointer there and the slot that
+ * gives finds the copy again. */
+static uint64_t slot_value(uint64_t address)
+{
+	return COPY_START + ((address - COPY_START) / 8 * 5 + 512) % COPY_WORDS * 8;
+}
+
+static uint64_t register_value(unsigned regno)
+{
+	return SP + 64 + regno * 64; /* in the copy: expressions deref them */
+}
+
+struct machine_numbers {
+	int sp, fp, lr; /* lr -1 on x86-64 */
+};
+
+static struct frame_registers sample_registers(enum frame_machine machine,
+					       const struct machine_numbers *numbers)
+{
+	struct frame_registers registers = {.sp = SP,
+					    .bp = register_value((unsigned)numbers->fp),
+					    .bp_known = true,
+					    .interrupted = true,
+					    .machine = machine};
+
+	if (numbers->lr >= 0) {
+		registers.lr = register_value((unsigned)numbers->lr);
+		registers.lr_known = true;
+	}
+	for (unsigned regno = 0; regno < FRAME_GENERAL_REGISTERS; regno++)
+		registers.general[regno] = register_value(regno);
+	registers.general_known = machine == FRAME_MACHINE_X86_64 ? 0xffffU : 0x1fffffffU;
+	return registers;
+}
+
+struct tally {
+	size_t rows, compared, expressions, expressions_followed;
+};
+
+/* The value of register `regno` by a rule "saved at CFA + offset" from
+ * libdw, or false when the rule is another. */
+static bool saved_at(Dwarf_Frame *frame, int regno, uint64_t cfa, uint64_t *value)
+{
+	Dwarf_Op memory[3], *ops;
+	size_t count;
+
+	if (dwarf_frame_register(frame, regno, memory, &ops, &count) != 0 || count == 0 ||
+	    ops[0].atom != DW_OP_call_frame_cfa || count > 2 ||
+	    (count == 2 && ops[1].atom != DW_OP_plus_uconst))
+		return false;
+	*value = slot_value(cfa + (count == 2 ? ops[1].number : 0));
+	return true;
+}
+
+/* Whether libdw says the caller's `regno` is the callee's. */
+static bool same_value(Dwarf_Frame *frame, int regno)
+{
+	Dwarf_Op memory[3], *ops;
+	size_t count;
+
+	return dwarf_frame_register(frame, regno, memory, &ops, &count) == 0 && count == 0 &&
+	       ops == NULL;
+}
+
+static void compare_row(struct call_frame_info *info, Dwarf_CFI *cfi, uint64_t address,
+			enum frame_machine machine, const struct machine_numbers *numbers,
+			struct tally *tally)
+{
+	struct stack_copy stack = {
+	    .start = COPY_START, .bytes = (const uint8_t *)copy, .size = sizeof(copy)};
+	struct frame_registers registers = sample_registers(machine, numbers);
+	Dwarf_Frame *frame;
+	Dwarf_Op *ops;
+	size_t count;
+	int return_column;
+	uint64_t cfa, value;
+	enum frame_step step;
+
+	if (dwarf_cfi_addrframe(cfi, address, &frame) != 0)
+		return;
+	tally->rows++;
+	return_column = dwarf_frame_info(frame, NULL, NULL, NULL);
+	step = call_frame_info_step(info, address, &stack, &registers);
+	assert_int_equal(dwarf_frame_cfa(frame, &ops, &count), 0);
+	if (step == FRAME_STEP_OUTERMOST) {
+		free(frame);
+		return;
+	}
+	if (count == 1 && ops[0].atom == DW_OP_bregx) {
+		if (step != FRAME_STEP_DONE)
+			fail_msg("%#lx: the CFA is r%d%+ld, the step gave %d",
+				 (unsigned long)address, (int)ops[0].number, (long)ops[0].number2,
+				 step);
+		uint64_t base = (int)ops[0].number == numbers->sp
+				    ? SP
+				    : register_value((unsigned)ops[0].number);
+
+		cfa = base + ops[0].number2;
+		assert_int_equal(registers.sp, cfa);
+		if (saved_at(frame, return_column, cfa, &value) ||
+		    (same_value(frame, return_column) &&
+		     (value = register_value((unsigned)numbers->lr), numbers->lr >= 0))) {
+			assert_int_equal(registers.ip, value);
+			tally->compared++;
+		}
+		/* A callee-saved register restored from its slot: rbx, x19. */
+		if (saved_at(frame, machine == FRAME_MACHINE_X86_64 ? 3 : 19, cfa, &value))
+			assert_int_equal(
+			    registers.general[machine == FRAME_MACHINE_X86_64 ? 3 : 19], value);
+	} else {
+		/* An expression may index by a register (OpenSSL's r9 * 8),
+		 * whose value here leaves the copy. */
+		tally->expressions++;
+		tally->expressions_followed += step == FRAME_STEP_DONE;
+	}
+	free(frame);
+}
+
+/* The start of every FDE of `file`, from the binary search table of its
+ * .eh_frame_hdr (as GNU ld writes it: datarel sdata4 pairs, a udata4
+ * count), sorted; their count, 0 without one. */
+static size_t fde_starts(struct elf_file *file, uint64_t **starts)
+{
+	Elf_Scn *section = NULL;
+	GElf_Shdr header;
+	size_t names, count = 0;
+	Elf_Data *data = NULL;
+	const uint8_t *bytes;
+	int32_t location;
+	uint32_t fdes;
+
+	*starts = NULL;
+	if (elf_getshdrstrndx(file->elf, &names) != 0)
+		return 0;
+	while ((section = elf_nextscn(file->elf, section)))
+		if (gelf_getshdr(section, &header) &&
+		    !strcmp(elf_strptr(file->elf, names, header.sh_name), ".eh_frame_hdr"))
+			break;
+	if (!section || !(data = elf_getdata(section, NULL)) || data->d_size < 12)
+		return 0;
+	bytes = data->d_buf;
+	assert_int_equal(bytes[2], 0x03); /* DW_EH_PE_udata4 */
+	assert_int_equal(bytes[3], 0x3b); /* DW_EH_PE_datarel | DW_EH_PE_sdata4 */
+	memcpy(&fdes, bytes + 8, sizeof(fdes));
+	assert_true(12 + (size_t)fdes * 8 <= data->d_size);
+	*starts = calloc(fdes, sizeof(**starts));
+	for (; count < fdes; count++) {
+		memcpy(&location, bytes + 12 + count * 8, sizeof(location));
+		(*starts)[count] = header.sh_addr + (uint64_t)(int64_t)location;
+	}
+	return count;
+}
+
+/* Rows of every FDE of the file at `path`: its start and three points in. */
+static void compare_file(const char *path, enum frame_machine machine,
+			 const struct machine_numbers *numbers)
+{
+	struct elf_file *file = elf_file_open(open(path, O_RDONLY | O_CLOEXEC));
+	struct call_frame_info *info;
+	struct elf_file *second;
+	Dwarf_CFI *cfi;
+	uint64_t *starts;
+	size_t count;
+	struct tally tally = {0};
+
+	if (!file) {
+		print_message("%s: not on this machine\n", path);
+		return;
+	}
+	second = elf_file_open(open(path, O_RDONLY | O_CLOEXEC));
+	count = fde_starts(file, &starts);
+	assert_non_null(info = call_frame_info_open(file));
+	assert_non_null(cfi = dwarf_getcfi_elf(second->elf));
+	for (size_t i = 0; i < count; i++) {
+		uint64_t end = i + 1 < count ? starts[i + 1] : starts[i] + 4;
+
+		for (uint64_t quarter = 0; quarter < 4; quarter++)
+			compare_row(info, cfi, starts[i] + (end - starts[i]) * quarter / 4, machine,
+				    numbers, &tally);
+	}
+	print_message("%s: %zu FDEs, %zu rows (%zu return addresses compared, %zu CFAs by "
+		      "expression, %zu of them followed)\n",
+		      path, count, tally.rows, tally.compared, tally.expressions,
+		      tally.expressions_followed);
+	assert_true(count == 0 || tally.compared > tally.rows / 2);
+	free(starts);
+	dwarf_cfi_end(cfi);
+	elf_file_close(second);
+	call_frame_info_free(info);
+}
+
+/* Each path pattern's first match. */
+static void compare_files(const char *const *patterns, size_t count, enum frame_machine machine,
+			  const struct machine_numbers *numbers)
+{
+	for (size_t i = 0; i < count; i++) {
+		glob_t found;
+
+		if (glob(patterns[i], 0, NULL, &found) == 0)
+			compare_file(found.gl_pathv[0], machine, numbers);
+		else
+			print_message("%s: not on this machine\n", patterns[i]);
+		globfree(&found);
+	}
+}
+
+static void test_x86_64_libraries(void **state)
+{
+	static const char *const patterns[] = {
+	    "/usr/lib/x86_64-linux-gnu/libcrypto.so.3",
+	    "/usr/lib/x86_64-linux-gnu/libssl.so.3",
+	    "/usr/lib/x86_64-linux-gnu/libc.so.6",
+	    "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+	    "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+	    "/usr/lib/x86_64-linux-gnu/libz.so.1",
+	    "/usr/share/dotnet/shared/Microsoft.NETCore.App/*/libcoreclr.so",
+	    "/usr/share/dotnet/shared/Microsoft.NETCore.App/*/libclrjit.so",
+	};
+	static const struct machine_numbers numbers = {7, 6, -1};
+
+	(void)state;
+	compare_files(patterns, sizeof(patterns) / sizeof(*patterns), FRAME_MACHINE_X86_64,
+		      &numbers);
+}
+
+static void test_aarch64_libraries(void **state)
+{
+	static const char *const patterns[] = {
+	    "/usr/lib/aarch64-linux-gnu/libc.so.6",
+	    "/usr/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1",
+	    "/usr/lib/aarch64-linux-gnu/libz.so.1",
+	    "/usr/lib/aarch64-linux-gnu/libstdc++.so.6",
+	};
+	static const struct machine_numbers numbers = {31, 29, 30};
+
+	(void)state;
+	compare_files(patterns, sizeof(patterns) / sizeof(*patterns), FRAME_MACHINE_AARCH64,
+		      &numbers);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_x86_64_libraries),
+	    cmocka_unit_test(test_aarch64_libraries),
+	};
+
+	for (size_t i = 0; i < COPY_WORDS; i++)
+		copy[i] = slot_value(COPY_START + i * 8);
+	elf_version(EV_CURRENT);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
