@@ -305,6 +305,18 @@ assert_twoloops_split() {
 	about "pprof, line $second" "$(python3 -c "print(round(100 * $second_samples / $on_lines, 1))")" 33.3 "$on_lines"
 }
 
+# assert_hot_function LISTING ASSEMBLY: the listing (hot_lines.txt, profcpu
+# lines) names TwoLoops once, as the folded stacks name it
+# ("ASSEMBLY!Demo.Program::TwoLoops": no return type, parameters or tier),
+# every tier it ran in together, with its source file.
+assert_hot_function() {
+	local headers
+	headers=$(grep -cE '^ *[0-9.]+% .*Program::TwoLoops' "$1" || true)
+	[[ $headers == 1 ]] || fail "$1 lists TwoLoops $headers times (not once)"
+	grep -qE "^ *[0-9.]+% $2!Demo\.Program::TwoLoops  \S*/Program\.cs( |\$)" "$1" ||
+		fail "$1 does not name TwoLoops $2!Demo.Program::TwoLoops, with its file"
+}
+
 # assert_shares_agree NAME_A FOLDED_A NAME_B FOLDED_B POINTS REGEX...: each
 # REGEX's share of the samples in FOLDED_A is within POINTS of its share in
 # FOLDED_B (the second opinion), where it is not 0.

@@ -55,8 +55,9 @@ PY
 	grep -qE "^  Program\.cs:$second\$" "$out/perf_script.out" ||
 		fail "perf_script.out has no srcline Program.cs:$second"
 
-	echo "--- hot_lines.txt: both lines with their shares"
+	echo "--- hot_lines.txt: TwoLoops named as the folded stacks name it; both lines with their shares"
 	cat "$out/hot_lines.txt"
+	assert_hot_function "$out/hot_lines.txt" r2rtwoloops
 	grep -qE "^ +(6[0-9]|7[0-3])\.[0-9]+ \| +$first \| *$" "$out/hot_lines.txt" ||
 		fail "hot_lines.txt does not show line $first with about two thirds"
 	grep -qE "^ +(2[7-9]|3[0-9])\.[0-9]+ \| +$second \| *$" "$out/hot_lines.txt" ||
@@ -70,6 +71,7 @@ check_lines_command() {
 	"$PROFCPU" lines -dir "$1" --top 2 >"$workdir/lines-command.txt" ||
 		fail "profcpu lines failed"
 	cat "$workdir/lines-command.txt"
+	assert_hot_function "$workdir/lines-command.txt" r2rtwoloops
 	grep -qE "^ +[0-9.]+ \| +$first \| .*TWO THIRDS" "$workdir/lines-command.txt" ||
 		fail "profcpu lines does not show line $first with its share and source"
 	grep -qE "^ +[0-9.]+ \| +$second \| .*ONE THIRD" "$workdir/lines-command.txt" ||

@@ -6,8 +6,10 @@
 # session) and the PDB's sequence points: go tool pprof -top -lines puts two
 # thirds of the method's time on the first line and a third on the second,
 # in every tier the method ran in (quick, on-stack-replaced, optimized).
-# Without its PDB, or with a damaged one, the method keeps its name and the
-# log says once why it has no lines.
+# hot_lines.txt and profcpu lines list the method once, by the name the
+# folded stacks give it, its tiers together. Without its PDB, or with a
+# damaged one, the method keeps its name and the log says once why it has
+# no lines.
 source "$(dirname "$0")/lib.sh"
 
 build_dotnet_app TwoLoops "$workdir/app"
@@ -57,6 +59,13 @@ for tier, (total, with_line) in sorted(tiers.items()):
     print(f"{tier}: {with_line} of {total} samples with a line")
 sys.exit(0 if tiers and all(w >= 0.95 * t for t, w in tiers.values() if t >= 20) else 1)
 PY
+
+echo "--- hot_lines.txt and profcpu lines: TwoLoops once, by its folded name"
+cat "$out/hot_lines.txt"
+assert_hot_function "$out/hot_lines.txt" twoloops
+"$PROFCPU" lines -dir "$out" --top 3 >"$workdir/lines-command.txt" || fail "profcpu lines failed"
+cat "$workdir/lines-command.txt"
+assert_hot_function "$workdir/lines-command.txt" twoloops
 
 # postprocess_without WHY: the capture again, offline, with the PDB as the
 # caller left it: TwoLoops keeps its name and its share, on no line, and the

@@ -3,6 +3,7 @@
  * --stdio` shows them for native code. */
 #include "emit.h"
 #include "id_map.h"
+#include "managed_name.h"
 #include "util.h"
 
 #include <fcntl.h>
@@ -35,6 +36,7 @@ struct hot_lines {
 	size_t function_count, function_capacity;
 	struct hot_line *lines;
 	size_t line_count, line_capacity;
+	struct string_table *names; /* owns the readable names */
 };
 
 /* The samples whose leaf is each location: its own line is where the time
@@ -52,6 +54,24 @@ static uint64_t *samples_by_leaf(const struct profile *profile)
 	return counts;
 }
 
+/* The function's name as the folded stacks show it: a .NET method's
+ * readable name without its tier (its tiers are one function here, as
+ * there), any other name as it is. Interned, so that one name is one
+ * pointer. */
+static const char *readable_name(struct hot_lines *hot, const struct profile_location *location,
+				 const char *function)
+{
+	char *readable;
+	const char *interned;
+
+	if (location->kind == FRAME_KERNEL)
+		return function;
+	readable = managed_name_readable(function, false);
+	interned = readable ? string_table_intern(hot->names, readable) : function;
+	free(readable);
+	return interned;
+}
+
 static void gather(const struct profile *profile, struct hot_lines *hot)
 {
 	uint64_t *counts = samples_by_leaf(profile);
@@ -60,18 +80,18 @@ static void gather(const struct profile *profile, struct hot_lines *hot)
 	for (size_t i = 0; i < profile->location_count; i++) {
 		const struct profile_frame *frame =
 		    &profile->frames[profile->locations[i].first_frame];
+		const char *name;
 		bool added;
 		uint32_t function, line;
 
 		if (!counts[i] || !frame->file)
 			continue;
-		function = id_map_get(&functions, (uintptr_t)frame->function,
-				      (uintptr_t)frame->file, &added);
+		name = readable_name(hot, &profile->locations[i], frame->function);
+		function = id_map_get(&functions, (uintptr_t)name, (uintptr_t)frame->file, &added);
 		if (added) {
 			grow_array((void **)&hot->functions, &hot->function_capacity, function + 1,
 				   sizeof(*hot->functions));
-			hot->functions[function] =
-			    (struct hot_function){frame->function, frame->file, 0};
+			hot->functions[function] = (struct hot_function){name, frame->file, 0};
 			hot->function_count = function + 1;
 		}
 		hot->functions[function].samples += counts[i];
@@ -224,7 +244,7 @@ static void write_function(const struct hot_function *function, const struct hot
 int emit_hot_lines(const struct profile *profile, size_t top, const struct hot_lines_source *source,
 		   FILE *out)
 {
-	struct hot_lines hot = {0};
+	struct hot_lines hot = {.names = string_table_new()};
 	uint32_t *order;
 	uint64_t with_lines = 0;
 
@@ -257,5 +277,6 @@ int emit_hot_lines(const struct profile *profile, size_t top, const struct hot_l
 	free(order);
 	free(hot.functions);
 	free(hot.lines);
+	string_table_free(hot.names);
 	return ferror(out) ? -1 : 0;
 }
