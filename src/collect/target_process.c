@@ -217,26 +217,6 @@ pid_t target_process_find_by_name(const char *name)
 	return -1;
 }
 
-char *target_process_environment_value(pid_t pid, const char *name)
-{
-	char path[64], *environment = NULL, *value = NULL;
-	size_t length = 0, name_length = strlen(name);
-	FILE *file;
-
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	file = fopen(path, "re");
-	if (!file)
-		return NULL;
-	while (getdelim(&environment, &length, '\0', file) > 0)
-		if (!strncmp(environment, name, name_length) && environment[name_length] == '=') {
-			value = xstrdup(environment + name_length + 1);
-			break;
-		}
-	free(environment);
-	fclose(file);
-	return value;
-}
-
 int target_process_for_each_mapping(
     pid_t pid, int (*visit)(const struct process_mapping *mapping, void *context), void *context)
 {

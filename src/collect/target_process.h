@@ -55,10 +55,6 @@ pid_t target_process_namespace_pid(pid_t pid);
  * key a .NET runtime puts in its diagnostics socket's name. 0 if unknown. */
 unsigned long long target_process_start_ticks(pid_t pid);
 
-/* The value of the environment variable `name` the process started with
- * (malloc'd), or NULL when it has none or its environment is unreadable. */
-char *target_process_environment_value(pid_t pid, const char *name);
-
 /* A mapping as a line of /proc/<pid>/maps shows it:
  * "start-end perms offset major:minor inode   path", path optional. */
 struct process_mapping {
