@@ -65,7 +65,7 @@ static bool is_node(pid_t pid, const char *comm)
 
 static void read_runtime(struct process_facts *facts, int root_fd)
 {
-	if (target_process_maps_file(facts->pid, "libcoreclr.so")) {
+	if (target_process_runs_dotnet(facts->pid)) {
 		struct target_process target = {.pid = facts->pid,
 						.namespace_pid = facts->namespace_pid,
 						.root_fd = root_fd,

@@ -18,7 +18,7 @@ struct target_process {
 	time_t start_time;  /* when it started, seconds since the epoch */
 	int root_fd;	    /* /proc/<pid>/root, for the target's files; -1 if unreadable */
 	int pidfd;	    /* readable when the target exits; -1 if unsupported */
-	bool runs_dotnet;   /* mapped libcoreclr.so when it was opened */
+	bool runs_dotnet;   /* ran .NET when it was opened (target_process_runs_dotnet) */
 	const char *cgroup; /* TARGET_EVERY_PROCESS: only this cgroup's, or NULL */
 };
 
@@ -72,5 +72,12 @@ int target_process_for_each_mapping(
 
 /* Whether the process maps a file named `file_name` (e.g. libcoreclr.so). */
 bool target_process_maps_file(pid_t pid, const char *file_name);
+
+/* Whether the process runs .NET's runtime (CoreCLR), which has a
+ * diagnostics socket and writes perf maps: it maps libcoreclr.so (started
+ * by dotnet, or self-contained), or its executable has the runtime linked
+ * in (a single-file app). A NativeAOT app, compiled ahead of time with no
+ * JIT, does not. */
+bool target_process_runs_dotnet(pid_t pid);
 
 #endif

@@ -685,6 +685,13 @@ static void lookup_native(struct resolver *resolver, struct process *process,
 	count = native_symbols_lookup(resolver->native, &file,
 				      lookup_address - mapping->start + mapping->page_offset,
 				      frames, RESOLVER_MAX_FRAMES);
+	/* Code the file's symbols do not name may be ReadyToRun code of an
+	 * assembly inside a single-file app's executable, which the runtime
+	 * maps from there: the jitdump's [PreJIT] records name it. */
+	if (count == 0 && lookup_jit(resolver, process, lookup_address, location)) {
+		location->frames[0].offset += address - lookup_address;
+		return;
+	}
 	location->kind = FRAME_NATIVE;
 	location->module = mapping->path;
 	if (native_symbols_build_id(resolver->native, &file, resolver->build_id))
