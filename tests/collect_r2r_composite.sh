@@ -22,6 +22,9 @@ mkdir "$jitdumps"
 DOTNET_TC_CallCounting=0 DOTNET_EnableDiagnostics=0 DOTNET_PerfMapEnabled=2 \
 	DOTNET_PerfMapStubGranularity=2 DOTNET_PerfMapJitDumpPath="$jitdumps" \
 	start_dotnet_app "$workdir/app/r2rloop.dll" 60
+# profcpu reads the jitdump where DOTNET_PerfMapJitDumpPath says: the folder
+# is moved away once the runtime has it open (it writes on through its handle).
+mv "$jitdumps" "$workdir/jitdumps-hidden"
 "$PROFCPU" collect -pid "$started_pid" -duration 3 -o "$workdir/capture" >/dev/null
 kill "$started_pid"
 folded top "$workdir/capture/folded_stacks.out" 2
@@ -29,7 +32,7 @@ assert_share "$workdir/capture/folded_stacks.out" \
 	'r2rloop!Demo\.Program::Main;r2rloop!Demo\.Program::SortRound' 50 100
 assert_share "$workdir/capture/folded_stacks.out" '\[[^];]*\.dll\]' 0 5
 grep 'ReadyToRun' "$workdir/capture/profcpu.log" || fail "the log says nothing of ReadyToRun images"
-python3 "$tests_dir/r2r_jitdump_check.py" "$workdir/capture/perf_script.out" "$jitdumps"/jit-*.dump ||
+python3 "$tests_dir/r2r_jitdump_check.py" "$workdir/capture/perf_script.out" "$workdir/jitdumps-hidden"/jit-*.dump ||
 	fail "frames named otherwise than the runtime names them"
 # Lines: the composite image's debug info maps its code to IL offsets of
 # the component's methods, whose PDB (r2rloop.pdb, beside r2rloop.dll)

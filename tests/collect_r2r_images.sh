@@ -63,9 +63,12 @@ jitdumps=$workdir/jitdumps
 mkdir "$jitdumps"
 DOTNET_EnableDiagnostics=0 DOTNET_PerfMapEnabled=2 DOTNET_PerfMapStubGranularity=2 \
 	DOTNET_PerfMapJitDumpPath="$jitdumps" start_dotnet_app "$app" 60
+# profcpu reads the jitdump where DOTNET_PerfMapJitDumpPath says: the folder
+# is moved away once the runtime has it open (it writes on through its handle).
+mv "$jitdumps" "$workdir/jitdumps-hidden"
 "$PROFCPU" collect -pid "$started_pid" -duration 3 -o "$workdir/checked" >/dev/null
 kill "$started_pid"
-python3 "$tests_dir/r2r_jitdump_check.py" "$workdir/checked/perf_script.out" "$jitdumps"/jit-*.dump ||
+python3 "$tests_dir/r2r_jitdump_check.py" "$workdir/checked/perf_script.out" "$workdir/jitdumps-hidden"/jit-*.dump ||
 	fail "frames named otherwise than the runtime names them"
 # The names came from the images: without them, the frames are [X.dll].
 PROFCPU_NO_READYTORUN=1 "$PROFCPU" postprocess -dir "$workdir/images" >/dev/null

@@ -211,6 +211,36 @@ dotnet_build() {
 	mkdir -p "$output" && cp -r "$cache/bin/." "$output/"
 }
 
+# publish_dotnet_app NAME DIR [ARGS...]: publishes tests/dotnet/NAME for this
+# machine (linux-x64 or linux-arm64) into DIR, self-contained, with the
+# `dotnet publish` ARGS (-p:PublishSingleFile=true, ...), cached as
+# dotnet_build caches builds; skips the test when the runtime pack cannot be
+# restored from NuGet. The executable is DIR/<assembly>.
+publish_dotnet_app() {
+	local name=$1 output=$2 key cache status=0 rid
+	shift 2
+	command -v dotnet >/dev/null || skip "the .NET SDK (dotnet) is not installed"
+	export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+	rid=linux-$(uname -m | sed 's/x86_64/x64/; s/aarch64/arm64/')
+	key=$( (dotnet --version && echo "$rid $*" && cd "$tests_dir/dotnet/$name" && find . -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum)
+	cache=${TEST_CACHE:-$workdir/cache}/$name-publish-${key:0:16}
+	dotnet_build_log=$cache/build.log
+	mkdir -p "$(dirname "$cache")"
+	(
+		flock 9
+		[[ -f $cache/built ]] && exit 0
+		rm -rf "$cache" && mkdir "$cache" && cp -r "$tests_dir/dotnet/$name" "$cache/src" || exit 1
+		timeout 120 dotnet restore -r "$rid" "$@" "$cache/src" >"$dotnet_build_log" 2>&1 || exit 2
+		dotnet publish --no-restore -c Release -r "$rid" --self-contained "$@" -o "$cache/bin" \
+			"$cache/src" >>"$dotnet_build_log" 2>&1 || exit 1
+		touch "$cache/built"
+	) 9>"$cache.lock" || status=$?
+	((status != 2)) ||
+		skip "the $rid runtime pack cannot be restored from this machine's NuGet sources: $(grep -m1 -E 'error|NU[0-9]+' "$dotnet_build_log" || tail -1 "$dotnet_build_log")"
+	((status == 0)) || { tail -20 "$dotnet_build_log"; fail "dotnet publish of $name $* failed"; }
+	mkdir -p "$output" && cp -r "$cache/bin/." "$output/"
+}
+
 # build_dotnet_app NAME [DIR]: builds the .NET app tests/dotnet/NAME into DIR
 # (default $workdir/NAME; skips the test when the SDK is missing); its dll is
 # DIR/<assembly>.dll.

@@ -146,15 +146,15 @@ static void test_demangles_cpp_and_leaves_c_alone(void **state)
 	char *name;
 
 	(void)state;
-	name = demangle("_ZN4demo6WidgetIiE4spinEi");
+	name = demangle("_ZN4demo6WidgetIiE4spinEi", MANGLING_NATIVE);
 	assert_string_equal(name, "demo::Widget<int>::spin(int)");
 	free(name);
-	name = demangle("_ZNKSt6vectorIiSaIiEE4sizeEv");
+	name = demangle("_ZNKSt6vectorIiSaIiEE4sizeEv", MANGLING_NATIVE);
 	assert_string_equal(name, "std::vector<int, std::allocator<int> >::size() const");
 	free(name);
-	assert_null(demangle("coreclr_initialize"));
-	assert_null(demangle("_Z"));
-	assert_null(demangle("_ZZZZZZZZZZZ"));
+	assert_null(demangle("coreclr_initialize", MANGLING_NATIVE));
+	assert_null(demangle("_Z", MANGLING_NATIVE));
+	assert_null(demangle("_ZZZZZZZZZZZ", MANGLING_NATIVE));
 }
 
 static void test_symbol_table_sizes_aliases_and_demangling(void **state)

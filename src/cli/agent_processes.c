@@ -135,7 +135,7 @@ void agent_processes_ask_runtimes(struct agent_processes *processes, struct reso
 		    age_seconds(process) < SETTLE_SECONDS)
 			continue;
 		process->runtime_asked = true;
-		if (target_process_maps_file(process->pid, "libcoreclr.so") &&
+		if (target_process_runs_dotnet(process->pid) &&
 		    target_process_open(process->pid, &target) == 0) {
 			dotnet_ensure_perfmap(&target, log);
 			target_process_close(&target);

@@ -12,6 +12,7 @@
 #include "push_options.h"
 #include "stop_signals.h"
 #include "symbol_options.h"
+#include "target_environment.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -298,7 +299,7 @@ static void log_environment(FILE *log, const struct target_process *target,
 			    const struct collect_options *options)
 {
 	static const char *const variables[] = {"DOTNET_PerfMapEnabled", "COMPlus_PerfMapEnabled",
-						"DOTNET_PerfMapJitDumpPath"};
+						"DOTNET_PerfMapJitDumpPath", "TMPDIR"};
 	struct utsname system;
 	char paranoid[16] = "?";
 	FILE *file = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
@@ -314,10 +315,12 @@ static void log_environment(FILE *log, const struct target_process *target,
 	for (size_t i = 0;
 	     i < sizeof(variables) / sizeof(*variables) && target->pid != TARGET_EVERY_PROCESS;
 	     i++) {
-		char *value = target_process_environment_value(target->pid, variables[i]);
+		char value[PATH_MAX];
 
-		fprintf(log, "target %s: %s\n", variables[i], value ? value : "(not set)");
-		free(value);
+		fprintf(log, "target %s: %s\n", variables[i],
+			target_environment_value(target->pid, variables[i], value, sizeof(value))
+			    ? value
+			    : "(not set)");
 	}
 	fprintf(log, "lttng: not recorded (%s)\n",
 		options->events.no_events ? "-nolttng" : "runtime events come through EventPipe");

@@ -1,6 +1,7 @@
 #include "diagnostics_ipc.h"
 #include "dotnet_diagnostics.h"
 #include "jitdump.h"
+#include "runtime_directories.h"
 #include "runtime_files.h"
 #include "target_file.h"
 #include "target_root.h"
@@ -9,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,16 +54,18 @@ int dotnet_diagnostics_check_reply(const void *bytes, size_t size, char *why, si
 	return 0;
 }
 
-/* Opens the target's /tmp/NAME (a regular file) when it was written since
- * the process started: one left by an earlier process with the same pid
- * would name code wrongly. -1 otherwise. */
+/* Opens the runtime file NAME of the target (a regular file, in the folder
+ * of its perf map) when it was written since the process started: one left
+ * by an earlier process with the same pid would name code wrongly. -1
+ * otherwise. */
 static int open_current_file(const struct target_process *target, const char *name)
 {
-	char path[64];
+	char directory[PATH_MAX], path[PATH_MAX + 64];
 	struct stat status;
 	int fd;
 
-	snprintf(path, sizeof(path), "/tmp/%s", name);
+	runtime_perfmap_directory(target->pid, directory, sizeof(directory));
+	snprintf(path, sizeof(path), "%s/%s", directory, name);
 	fd = target_file_open(target->root_fd, path, 0); /* a regular file, or -1 */
 	if (fd >= 0 && (fstat(fd, &status) < 0 || status.st_mtime + 1 < target->start_time)) {
 		close(fd);
@@ -104,16 +108,16 @@ static bool has_whole_jitdump(const struct target_process *target)
 	       summary.bytes < RUNTIME_FILE_LIMIT && summary.code_loads > 0;
 }
 
-/* The socket `name` in the target's /tmp. O_NOFOLLOW: a symlink planted by
- * the target is refused, not followed to some socket of the profiler's
- * machine. */
-static int open_socket(const struct target_process *target, const char *name)
+/* The socket `name` in the target's `directory`. O_NOFOLLOW: a symlink
+ * planted by the target is refused, not followed to some socket of the
+ * profiler's machine. */
+static int open_socket(const struct target_process *target, const char *directory, const char *name)
 {
-	char path[NAME_MAX + 16];
+	char path[PATH_MAX + NAME_MAX + 2];
 	struct stat status;
 	int fd;
 
-	snprintf(path, sizeof(path), "/tmp/%s", name);
+	snprintf(path, sizeof(path), "%s/%s", directory, name);
 	fd = target_root_openat(target->root_fd, path, O_PATH | O_NOFOLLOW);
 	if (fd >= 0 && (fstat(fd, &status) < 0 || !S_ISSOCK(status.st_mode))) {
 		close(fd);
@@ -123,9 +127,10 @@ static int open_socket(const struct target_process *target, const char *name)
 	return fd;
 }
 
-/* The name of the newest socket of the target's pid in its /tmp, for when
- * its start time cannot be read. 0, or -1 with errno. */
-static int find_newest_socket(const struct target_process *target, char *name, size_t size)
+/* The name of the newest socket of the target's pid in its `directory`,
+ * for when its start time cannot be read. 0, or -1 with errno. */
+static int find_newest_socket(const struct target_process *target, const char *directory,
+			      char *name, size_t size)
 {
 	char prefix[48];
 	unsigned long long best_key = 0, key;
@@ -133,7 +138,8 @@ static int find_newest_socket(const struct target_process *target, char *name, s
 	DIR *tmp;
 	int fd;
 
-	fd = target_root_openat(target->root_fd, "/tmp", O_RDONLY | O_DIRECTORY);
+	fd = target_root_openat(target->root_fd, directory[0] ? directory : "/",
+				O_RDONLY | O_DIRECTORY);
 	if (fd < 0 || !(tmp = fdopendir(fd))) {
 		if (fd >= 0)
 			close(fd);
@@ -160,23 +166,24 @@ static int find_newest_socket(const struct target_process *target, char *name, s
 	return 0;
 }
 
-/* The socket is /tmp/dotnet-diagnostic-PID-KEY-socket, KEY the runtime's
- * start time in clock ticks after boot. Sockets of earlier processes that
- * had the same pid stay in /tmp when they were killed: only the target's own
- * key is taken, by name (listing a /tmp of thousands of entries cost more
- * than the rest of the IPC), or the newest when its start time cannot be
- * read. */
+/* The socket is $TMPDIR/dotnet-diagnostic-PID-KEY-socket (/tmp without
+ * TMPDIR), KEY the runtime's start time in clock ticks after boot. Sockets
+ * of earlier processes that had the same pid stay there when they were
+ * killed: only the target's own key is taken, by name (listing a /tmp of
+ * thousands of entries cost more than the rest of the IPC), or the newest
+ * when its start time cannot be read. */
 int dotnet_open_diagnostic_socket(const struct target_process *target)
 {
 	unsigned long long own_key = target_process_start_ticks(target->pid);
-	char name[NAME_MAX + 1];
+	char directory[PATH_MAX], name[NAME_MAX + 1];
 
+	runtime_socket_directory(target->pid, directory, sizeof(directory));
 	if (own_key)
 		snprintf(name, sizeof(name), "dotnet-diagnostic-%d-%llu-socket",
 			 (int)target->namespace_pid, own_key);
-	else if (find_newest_socket(target, name, sizeof(name)) < 0)
+	else if (find_newest_socket(target, directory, name, sizeof(name)) < 0)
 		return -1;
-	return open_socket(target, name);
+	return open_socket(target, directory, name);
 }
 
 /* One IPC command over the socket behind `socket_handle` (one command per
@@ -247,8 +254,11 @@ int dotnet_rewrite_runtime_files(const struct target_process *target, char *why,
 	int socket_handle = dotnet_open_diagnostic_socket(target), status;
 
 	if (socket_handle < 0) {
-		snprintf(why, why_size, "no usable diagnostics socket in its /tmp (%s)",
-			 strerror(errno));
+		char directory[PATH_MAX];
+
+		runtime_socket_directory(target->pid, directory, sizeof(directory));
+		snprintf(why, why_size, "no usable diagnostics socket in its %s (%s)",
+			 directory[0] ? directory : "/", strerror(errno));
 		return -1;
 	}
 	status = request_perfmap(socket_handle, why, why_size);
@@ -258,7 +268,7 @@ int dotnet_rewrite_runtime_files(const struct target_process *target, char *why,
 
 void dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
 {
-	char why[128];
+	char why[PATH_MAX + 128];
 
 	if (target->root_fd < 0 || !target->runs_dotnet)
 		return;

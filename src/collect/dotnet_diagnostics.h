@@ -23,7 +23,8 @@
  * fails the collection. */
 void dotnet_ensure_perfmap(const struct target_process *target, FILE *log);
 
-/* The newest "dotnet-diagnostic-<pid>-<key>-socket" in the target's /tmp,
+/* The newest "dotnet-diagnostic-<pid>-<key>-socket" in the target's $TMPDIR
+ * (its /tmp without one, runtime_directories.h),
  * opened as an O_PATH handle (connect through /proc/self/fd/N), or -1 with
  * errno set when there is none or it is not a socket. */
 int dotnet_open_diagnostic_socket(const struct target_process *target);

@@ -1,11 +1,13 @@
 #include "process_facts.h"
 #include "cgroup_path.h"
 #include "dotnet_diagnostics.h"
+#include "runtime_directories.h"
 #include "target_process.h"
 #include "target_root.h"
 #include "util.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,15 +30,17 @@ static void read_container(pid_t pid, struct process_facts *facts)
 	snprintf(facts->pod, sizeof(facts->pod), "%.*s", strlen(pod) == 64 ? 12 : 36, pod);
 }
 
-/* Whether /tmp/perf-<namespace pid>.map is a regular file in its root. */
-static bool has_perfmap(int root_fd, pid_t namespace_pid)
+/* Whether perf-<namespace pid>.map is a regular file in its root, in its
+ * /tmp or where DOTNET_PerfMapJitDumpPath says. */
+static bool has_perfmap(int root_fd, pid_t pid, pid_t namespace_pid)
 {
-	char path[64];
+	char directory[PATH_MAX], path[PATH_MAX + 32];
 	struct stat status;
 	int fd;
 	bool regular;
 
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)namespace_pid);
+	runtime_perfmap_directory(pid, directory, sizeof(directory));
+	snprintf(path, sizeof(path), "%s/perf-%d.map", directory, (int)namespace_pid);
 	fd = target_root_openat(root_fd, path, O_PATH);
 	if (fd < 0)
 		return false;
@@ -61,7 +65,7 @@ static bool is_node(pid_t pid, const char *comm)
 
 static void read_runtime(struct process_facts *facts, int root_fd)
 {
-	if (target_process_maps_file(facts->pid, "libcoreclr.so")) {
+	if (target_process_runs_dotnet(facts->pid)) {
 		struct target_process target = {.pid = facts->pid,
 						.namespace_pid = facts->namespace_pid,
 						.root_fd = root_fd,
@@ -108,7 +112,8 @@ size_t process_facts_gather(struct process_facts **facts, unsigned interval_ms)
 		memcpy(process->comm, after[i].comm, sizeof(process->comm));
 		process->cpu_percent = (double)(after[i].cpu_ticks - earlier) / ticks_per_percent;
 		root_fd = target_root_open(process->pid);
-		process->has_perfmap = root_fd >= 0 && has_perfmap(root_fd, process->namespace_pid);
+		process->has_perfmap =
+		    root_fd >= 0 && has_perfmap(root_fd, process->pid, process->namespace_pid);
 		read_runtime(process, root_fd);
 		read_container(process->pid, process);
 		if (root_fd >= 0)

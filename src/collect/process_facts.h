@@ -19,7 +19,7 @@ struct process_facts {
 	char container[13];	  /* container id (12 hex digits) from the cgroup; "" if none */
 	char pod[37]; /* from the cgroup: Kubernetes pod uid, podman pod id (12 digits); "" if none
 		       */
-	bool has_perfmap; /* /tmp/perf-<namespace pid>.map in its root */
+	bool has_perfmap; /* perf-<namespace pid>.map in its root (runtime_directories.h) */
 };
 
 /* Every user-space process in /proc but profcpu itself, with its CPU use

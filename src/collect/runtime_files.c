@@ -1,11 +1,13 @@
 #include "runtime_files.h"
 #include "dotnet_diagnostics.h"
 #include "jitdump.h"
+#include "runtime_directories.h"
 #include "target_file.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +34,8 @@ static const char name_patterns[FOLLOWED_FILES][16] = {"perf-%d.map", "jit-%d.du
  * from its start (a generation); the copy keeps every generation, one after
  * the other, so that code freed before a rewrite is still named. */
 struct followed {
-	char source[64]; /* in the target's /tmp */
-	int source_fd;	 /* kept open from poll to poll (source_file), or -1 */
+	char *source;  /* as the target sees it (runtime_directories.h) */
+	int source_fd; /* kept open from poll to poll (source_file), or -1 */
 	uint64_t source_opened_at;
 	char *copy;   /* in the capture folder */
 	int copy_fd;  /* -1 until the source is first seen */
@@ -293,6 +295,7 @@ struct runtime_files *runtime_files_follow(const struct target_process *target, 
 					   struct jitdump *jitdump, FILE *log)
 {
 	struct runtime_files *files;
+	char directory[PATH_MAX];
 
 	if (target->root_fd < 0)
 		return NULL;
@@ -302,11 +305,12 @@ struct runtime_files *runtime_files_follow(const struct target_process *target, 
 	files->jitdump = jitdump;
 	files->times_fd = -1;
 	files->times_path = xasprintf("%s/perf-%d.map.times", dir, (int)target->pid);
+	runtime_perfmap_directory(target->pid, directory, sizeof(directory));
 	for (int i = 0; i < FOLLOWED_FILES; i++) {
 		char name[48];
 
 		snprintf(name, sizeof(name), name_patterns[i], (int)target->namespace_pid);
-		snprintf(files->files[i].source, sizeof(files->files[i].source), "/tmp/%s", name);
+		files->files[i].source = xasprintf("%s/%s", directory, name);
 		snprintf(name, sizeof(name), name_patterns[i], (int)target->pid);
 		files->files[i].copy = xasprintf("%s/%s", dir, name);
 		files->files[i].copy_fd = -1;
@@ -380,6 +384,7 @@ void runtime_files_finish(struct runtime_files *files)
 				log_jitdump(files);
 		}
 		free(file->copy);
+		free(file->source);
 	}
 	if (files->times_fd >= 0)
 		close(files->times_fd);

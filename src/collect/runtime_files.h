@@ -1,4 +1,5 @@
-/* The files a JIT runtime writes for profilers in the target's /tmp: the
+/* The files a JIT runtime writes for profilers in the target's /tmp (or
+ * where DOTNET_PerfMapJitDumpPath says, runtime_directories.h): the
  * perf map (perf-<nspid>.map), the jitdump (jit-<nspid>.dump) and, up to
  * .NET 8, the perfinfo map (perfinfo-<nspid>.map). They are followed while
  * the target is sampled and copied into the capture folder under the pid

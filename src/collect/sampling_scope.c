@@ -80,7 +80,7 @@ void sampling_scope_enable_perfmaps(const struct target_process *target, FILE *l
 	for (size_t i = 0; i < count; i++) {
 		struct target_process process;
 
-		if (!target_process_maps_file(pids[i], "libcoreclr.so") ||
+		if (!target_process_runs_dotnet(pids[i]) ||
 		    target_process_open(pids[i], &process) < 0)
 			continue;
 		dotnet_ensure_perfmap(&process, log);

@@ -1,4 +1,5 @@
 #include "target_process.h"
+#include "elf_file.h"
 #include "target_root.h"
 #include "util.h"
 
@@ -123,7 +124,7 @@ int target_process_open(pid_t pid, struct target_process *target)
 		    "out of reach; give the profiler CAP_SYS_PTRACE",
 		    (int)pid, strerror(errno));
 	target->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	target->runs_dotnet = target_process_maps_file(pid, "libcoreclr.so");
+	target->runs_dotnet = target_process_runs_dotnet(pid);
 	return 0;
 }
 
@@ -217,26 +218,6 @@ pid_t target_process_find_by_name(const char *name)
 	return -1;
 }
 
-char *target_process_environment_value(pid_t pid, const char *name)
-{
-	char path[64], *environment = NULL, *value = NULL;
-	size_t length = 0, name_length = strlen(name);
-	FILE *file;
-
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	file = fopen(path, "re");
-	if (!file)
-		return NULL;
-	while (getdelim(&environment, &length, '\0', file) > 0)
-		if (!strncmp(environment, name, name_length) && environment[name_length] == '=') {
-			value = xstrdup(environment + name_length + 1);
-			break;
-		}
-	free(environment);
-	fclose(file);
-	return value;
-}
-
 int target_process_for_each_mapping(
     pid_t pid, int (*visit)(const struct process_mapping *mapping, void *context), void *context)
 {
@@ -279,4 +260,26 @@ static int is_of_file(const struct process_mapping *mapping, void *context)
 bool target_process_maps_file(pid_t pid, const char *file_name)
 {
 	return target_process_for_each_mapping(pid, is_of_file, (void *)file_name) == 1;
+}
+
+/* A single-file app's executable is the runtime's host with the runtime
+ * linked in: it exports what debuggers and createdump look up in
+ * libcoreclr.so (DotNetRuntimeInfo, g_dacTable). A NativeAOT app exports
+ * neither. */
+static bool executable_holds_runtime(pid_t pid)
+{
+	char path[64];
+	struct elf_file *executable;
+	bool holds;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	executable = elf_file_open(open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+	holds = executable && elf_file_exports(executable, "DotNetRuntimeInfo");
+	elf_file_close(executable);
+	return holds;
+}
+
+bool target_process_runs_dotnet(pid_t pid)
+{
+	return target_process_maps_file(pid, "libcoreclr.so") || executable_holds_runtime(pid);
 }

@@ -18,7 +18,7 @@ struct target_process {
 	time_t start_time;  /* when it started, seconds since the epoch */
 	int root_fd;	    /* /proc/<pid>/root, for the target's files; -1 if unreadable */
 	int pidfd;	    /* readable when the target exits; -1 if unsupported */
-	bool runs_dotnet;   /* mapped libcoreclr.so when it was opened */
+	bool runs_dotnet;   /* ran .NET when it was opened (target_process_runs_dotnet) */
 	const char *cgroup; /* TARGET_EVERY_PROCESS: only this cgroup's, or NULL */
 };
 
@@ -55,10 +55,6 @@ pid_t target_process_namespace_pid(pid_t pid);
  * key a .NET runtime puts in its diagnostics socket's name. 0 if unknown. */
 unsigned long long target_process_start_ticks(pid_t pid);
 
-/* The value of the environment variable `name` the process started with
- * (malloc'd), or NULL when it has none or its environment is unreadable. */
-char *target_process_environment_value(pid_t pid, const char *name);
-
 /* A mapping as a line of /proc/<pid>/maps shows it:
  * "start-end perms offset major:minor inode   path", path optional. */
 struct process_mapping {
@@ -76,5 +72,12 @@ int target_process_for_each_mapping(
 
 /* Whether the process maps a file named `file_name` (e.g. libcoreclr.so). */
 bool target_process_maps_file(pid_t pid, const char *file_name);
+
+/* Whether the process runs .NET's runtime (CoreCLR), which has a
+ * diagnostics socket and writes perf maps: it maps libcoreclr.so (started
+ * by dotnet, or self-contained), or its executable has the runtime linked
+ * in (a single-file app). A NativeAOT app, compiled ahead of time with no
+ * JIT, does not. */
+bool target_process_runs_dotnet(pid_t pid);
 
 #endif

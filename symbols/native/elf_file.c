@@ -177,3 +177,27 @@ size_t elf_file_read_symbols(const struct elf_file *file, struct symbol_table *t
 	}
 	return added;
 }
+
+bool elf_file_exports(const struct elf_file *file, const char *name)
+{
+	GElf_Shdr header;
+	Elf_Scn *section = find_section(file->elf, SHT_DYNSYM, &header);
+	Elf_Data *data;
+	size_t count;
+
+	if (!section || header.sh_entsize == 0 || !(data = elf_getdata(section, NULL)))
+		return false;
+	count = data->d_size / header.sh_entsize;
+	if (count > INT_MAX) /* gelf_getsym takes an int index */
+		count = INT_MAX;
+	for (size_t i = 1; i < count; i++) {
+		GElf_Sym symbol;
+		const char *symbol_name;
+
+		if (gelf_getsym(data, (int)i, &symbol) && symbol.st_shndx != SHN_UNDEF &&
+		    (symbol_name = elf_strptr(file->elf, header.sh_link, symbol.st_name)) &&
+		    !strcmp(symbol_name, name))
+			return true;
+	}
+	return false;
+}

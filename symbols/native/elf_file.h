@@ -48,4 +48,8 @@ bool elf_file_has_line_table(const struct elf_file *file);
  * there is no .symtab, to `table`. Returns the number added. */
 size_t elf_file_read_symbols(const struct elf_file *file, struct symbol_table *table);
 
+/* True when the file's dynamic symbol table defines `name` (a symbol it
+ * exports, whatever its version). */
+bool elf_file_exports(const struct elf_file *file, const char *name);
+
 #endif

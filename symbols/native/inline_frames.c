@@ -1,7 +1,5 @@
 #include "inline_frames.h"
 
-#include "demangle.h"
-
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <stdlib.h>
@@ -10,16 +8,19 @@
 
 struct inline_frames {
 	struct dwarf_units *units;
+	enum mangling mangling;
 	char **names; /* demangled names handed out, freed with the module */
 	size_t name_count;
 };
 
-struct inline_frames *inline_frames_new(struct dwarf_units *units)
+struct inline_frames *inline_frames_new(struct dwarf_units *units, enum mangling mangling)
 {
 	struct inline_frames *inlines = calloc(1, sizeof(*inlines));
 
-	if (inlines)
+	if (inlines) {
 		inlines->units = units;
+		inlines->mangling = mangling;
+	}
 	return inlines;
 }
 
@@ -46,7 +47,7 @@ static const char *inlined_name(struct inline_frames *inlines, Dwarf_Die *scope)
 		name = dwarf_formstring(&attribute);
 	if (!name && dwarf_attr_integrate(scope, DW_AT_name, &attribute))
 		return dwarf_formstring(&attribute);
-	if (!name || !(demangled = demangle(name)))
+	if (!name || !(demangled = demangle(name, inlines->mangling)))
 		return name;
 	grown = realloc(inlines->names, (inlines->name_count + 1) * sizeof(*grown));
 	if (!grown) {

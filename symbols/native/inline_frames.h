@@ -2,6 +2,7 @@
 #ifndef PROFCPU_INLINE_FRAMES_H
 #define PROFCPU_INLINE_FRAMES_H
 
+#include "demangle.h"
 #include "dwarf_units.h"
 #include "native_frame.h"
 
@@ -10,8 +11,9 @@
 
 struct inline_frames;
 
-/* Inlined frames of `units`, which must outlive them. */
-struct inline_frames *inline_frames_new(struct dwarf_units *units);
+/* Inlined frames of `units`, which must outlive them, named as `mangling`
+ * says the module's names are mangled. */
+struct inline_frames *inline_frames_new(struct dwarf_units *units, enum mangling mangling);
 void inline_frames_free(struct inline_frames *frames);
 
 /* Fills up to `max` frames with the inlined calls holding `address`,

@@ -1,8 +1,6 @@
 #include "symbol_table.h"
 #include "buffer.h"
 
-#include "demangle.h"
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +16,7 @@ struct symbol_table {
 	size_t count, capacity;
 	char *names;
 	size_t names_length, names_capacity;
+	enum mangling mangling;
 };
 
 struct symbol_table *symbol_table_new(void)
@@ -58,6 +57,11 @@ bool symbol_table_add(struct symbol_table *table, const char *name, uint64_t sta
 	return true;
 }
 
+void symbol_table_set_mangling(struct symbol_table *table, enum mangling mangling)
+{
+	table->mangling = mangling;
+}
+
 /* By start; for one start the best first: higher rank, then a known size. */
 static int compare_symbols(const void *a, const void *b)
 {
@@ -95,7 +99,7 @@ static const char *display_name(struct symbol_table *table, struct symbol *symbo
 	if (!symbol->demangled) {
 		char *raw = table->names + symbol->name_offset;
 
-		symbol->demangled = demangle(raw);
+		symbol->demangled = demangle(raw, table->mangling);
 		if (!symbol->demangled)
 			symbol->demangled = raw;
 	}

@@ -4,6 +4,8 @@
 #ifndef PROFCPU_SYMBOL_TABLE_H
 #define PROFCPU_SYMBOL_TABLE_H
 
+#include "demangle.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +29,9 @@ void symbol_table_free(struct symbol_table *table);
  * memory. */
 bool symbol_table_add(struct symbol_table *table, const char *name, uint64_t start, uint64_t size,
 		      enum symbol_rank rank);
+
+/* How the names are mangled: MANGLING_NATIVE unless set. */
+void symbol_table_set_mangling(struct symbol_table *table, enum mangling mangling);
 
 /* Sorts and removes duplicates; call once after the last add. */
 void symbol_table_finish(struct symbol_table *table);

@@ -43,6 +43,7 @@ struct module {
 	struct call_frame_info *cfi;   /* loaded on the first leaf unwound here */
 	bool cfi_loaded;
 	struct build_id build_id; /* the binary's; size 0: none, or not loaded yet */
+	enum mangling mangling;	  /* of its symbols' names */
 	pid_t mapped_by;	  /* the mapped_file's: a live process mapping it */
 	unsigned last_round;	  /* of native_symbols_forget_unused, when last asked about */
 };
@@ -233,6 +234,7 @@ static bool take_symbols(struct module *module, struct elf_file *source)
 	struct symbol_table *table = symbol_table_new();
 
 	if (table && elf_file_read_symbols(source, table) > 0) {
+		symbol_table_set_mangling(table, module->mangling);
 		symbol_table_finish(table);
 		module->symbols = table;
 	} else {
@@ -284,6 +286,10 @@ static void load_module(struct native_symbols *symbols, struct module *module)
 		return;
 	}
 	module->build_id = binary->build_id;
+	/* A .NET app compiled ahead of time: its methods' symbols are named
+	 * by the NativeAOT compiler (native_aot_name.h). */
+	if (elf_file_exports(binary, "DotNetRuntimeDebugHeader"))
+		module->mangling = MANGLING_NATIVE_AOT;
 	if (binary->segment_count &&
 	    (module->segments = malloc(binary->segment_count * sizeof(*module->segments)))) {
 		memcpy(module->segments, binary->segments,
@@ -355,7 +361,7 @@ static void load_dwarf(struct native_symbols *symbols, struct module *module)
 {
 	module->dwarf_read = true;
 	if (symbols->inline_frames && units_of(module))
-		module->inlines = inline_frames_new(module->dwarf);
+		module->inlines = inline_frames_new(module->dwarf, module->mangling);
 	module->lines = line_table_open(module->dwarf_file);
 	if (!module->lines && !module->dwarf) {
 		elf_file_close(module->dwarf_file);

@@ -2,6 +2,7 @@
 #include "address_space.h"
 #include "code_cache.h"
 #include "managed_images.h"
+#include "runtime_directories.h"
 #include "symbols_log.h"
 #include "target_file.h"
 #include "target_root.h"
@@ -297,16 +298,16 @@ static bool is_live(const struct resolver_config *config, pid_t pid)
 
 /* Opens a runtime's file NAME_PATTERN (made with the pid), best source
  * first: the copy kept in the capture folder (made while sampling, with
- * what was unloaded since); a live process's own /tmp file, named with the
- * pid it sees itself by and read inside its root (symlinks resolve inside
- * it: safe to follow), never this machine's; /tmp of this machine (a
+ * what was unloaded since); a live process's own file (in its /tmp, or
+ * where DOTNET_PerfMapJitDumpPath says), named with the pid it sees itself by and read inside its
+ * root (symlinks resolve inside it: safe to follow), never this machine's; /tmp of this machine (a
  * capture of the real perf record, made here). Sets *from_capture when the
  * copy was opened. A FIFO or device is never read (EINVAL). */
 static int open_runtime_file(const struct resolver *resolver, const struct process *process,
 			     const char *name_pattern, bool *from_capture)
 {
 	const struct resolver_config *config = &resolver->config;
-	char name[64], path[4096];
+	char name[64], path[PATH_MAX + 64];
 	int fd, root_fd;
 
 	*from_capture = false;
@@ -320,9 +321,12 @@ static int open_runtime_file(const struct resolver *resolver, const struct proce
 		}
 	}
 	if (is_live(config, process->pid) && (root_fd = target_root_open(process->pid)) >= 0) {
+		char directory[PATH_MAX];
+
+		runtime_perfmap_directory(process->pid, directory, sizeof(directory));
 		snprintf(name, sizeof(name), name_pattern,
 			 (int)target_root_namespace_pid(process->pid));
-		snprintf(path, sizeof(path), "/tmp/%s", name);
+		snprintf(path, sizeof(path), "%s/%s", directory, name);
 		fd = target_file_open(root_fd, path, 0);
 		close(root_fd);
 		return fd;
@@ -681,6 +685,13 @@ static void lookup_native(struct resolver *resolver, struct process *process,
 	count = native_symbols_lookup(resolver->native, &file,
 				      lookup_address - mapping->start + mapping->page_offset,
 				      frames, RESOLVER_MAX_FRAMES);
+	/* Code the file's symbols do not name may be ReadyToRun code of an
+	 * assembly inside a single-file app's executable, which the runtime
+	 * maps from there: the jitdump's [PreJIT] records name it. */
+	if (count == 0 && lookup_jit(resolver, process, lookup_address, location)) {
+		location->frames[0].offset += address - lookup_address;
+		return;
+	}
 	location->kind = FRAME_NATIVE;
 	location->module = mapping->path;
 	if (native_symbols_build_id(resolver->native, &file, resolver->build_id))

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# A single-file .NET app (dotnet publish -p:PublishSingleFile=true): the
+# runtime is linked into its executable, no libcoreclr.so is mapped, and the
+# framework's precompiled (ReadyToRun) code runs from inside the executable.
+# profcpu knows it for .NET all the same: ps says so, and collect (-pid and
+# -a --enable-perfmaps) turns its perf map and jitdump on through its diagnostics socket, so
+# its own methods (jitted) and the framework's (ReadyToRun, in the bundle)
+# are named. R2RLoop spends its time in Array.Sort and Dictionary lookups.
+source "$(dirname "$0")/lib.sh"
+
+publish_dotnet_app R2RLoop "$workdir/single" -p:PublishSingleFile=true
+app=$workdir/single/r2rloop
+export DOTNET_TC_CallCounting=0 # the framework stays in its ReadyToRun code
+
+# start_single_file [ENV...]: starts the app; its pid in $started_pid.
+start_single_file() {
+	local output=$workdir/app-$RANDOM.out
+	env "$@" "$app" 60 >"$output" 2>&1 &
+	started_pid=$!
+	background_pids+=("$started_pid")
+	until grep -q ready "$output"; do
+		kill -0 "$started_pid" 2>/dev/null || { cat "$output"; fail "the app exited before it was ready"; }
+		sleep 0.1
+	done
+}
+
+# check_named FOLDED: the app's frames and the framework's, named.
+check_named() {
+	folded top "$1" 3
+	assert_share "$1" 'r2rloop!Demo\.Program::SortRound;System\.Private\.CoreLib!System\.Collections\.Generic\.[A-Za-z]*ArraySortHelper`1\[Int32\]::' 50 100
+	assert_share "$1" 'r2rloop!Demo\.Program::LookupRound;System\.Private\.CoreLib!System\.Collections\.Generic\.Dictionary`2' 2 100
+	# Unnamed code under Main: [JIT] (runtime stubs are left) or the
+	# executable's own name, which framework code would show as unnamed.
+	assert_share "$1" 'Demo\.Program::Main;(.*;)?\[(JIT|r2rloop)\]' 0 10
+}
+
+start_single_file
+pid=$started_pid
+! grep -q libcoreclr "/proc/$pid/maps" || fail "the single-file app maps libcoreclr.so: not the shape under test"
+
+"$PROFCPU" ps >"$workdir/ps.txt"
+grep -E "^ *$pid .*\.NET [0-9]+\.[0-9]+" "$workdir/ps.txt" ||
+	{ cat "$workdir/ps.txt"; fail "ps does not call the single-file app .NET"; }
+
+"$PROFCPU" collect -pid "$pid" -duration 5 -F 499 -o "$workdir/pid" 2>"$workdir/stderr"
+cat "$workdir/stderr"
+grep -q 'turned on the perf map' "$workdir/stderr" || fail "no word of turning the perf map on"
+assert_file "$workdir/pid/runtime.nettrace" # its runtime events, through the same socket
+check_named "$workdir/pid/folded_stacks.out"
+kill "$started_pid"
+
+# The whole machine: each .NET process in it, single-file ones included.
+start_single_file
+pid=$started_pid
+"$PROFCPU" collect -a --enable-perfmaps -duration 5 -F 499 -o "$workdir/every" 2>"$workdir/stderr"
+grep "turned on the perf map and jitdump of .NET pid $pid" "$workdir/stderr" ||
+	fail "collect -a --enable-perfmaps did not turn the single-file app's perf map on"
+grep -E "^r2rloop-$pid;" "$workdir/every/folded_stacks.out" >"$workdir/app.folded" ||
+	fail "collect -a has no samples of the app"
+check_named "$workdir/app.folded"
