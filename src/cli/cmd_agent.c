@@ -4,6 +4,7 @@
 #include "agent_worker.h"
 #include "capture.h"
 #include "commands.h"
+#include "options.h"
 #include "sampling_scope.h"
 #include "stop_signals.h"
 #include "util.h"

@@ -344,7 +344,8 @@ void agent_sender_open(struct agent_sender *sender, const struct agent_send_opti
 	free(log_path);
 	if (!sender->log)
 		sender->log = fopen("/dev/null", "we");
-	symbol_options_apply(&sender->symbols, -1, sender->log, &sender->config.native);
+	sender->config.native =
+	    (struct native_symbols_config){.target_root_fd = -1, .log = sender->log};
 	agent_spool_take_left(&sender->spool, skip, first);
 }
 
@@ -396,7 +397,6 @@ void agent_sender_close(struct agent_sender *sender)
 	agent_spool_close(&sender->spool);
 	resolver_free(sender->resolver);
 	agent_processes_release(&sender->processes);
-	symbol_options_release(&sender->symbols);
 	http_connection_close(&sender->connection);
 	http_client_cleanup();
 	if (sender->log)

@@ -11,9 +11,8 @@
 #include "agent_processes.h"
 #include "agent_spool.h"
 #include "http_client.h"
-#include "options.h"
 #include "resolver.h"
-#include "symbol_options.h"
+#include "util.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,7 +31,6 @@ struct agent_sender {
 	const struct agent_send_options *options;
 	struct agent_spool spool;
 	struct agent_processes processes;
-	struct symbol_options symbols;
 	struct resolver_config config;
 	struct resolver *resolver;	    /* made on the first period */
 	FILE *log;			    /* SPOOL/agent.log: what symbols were (not) found */
