@@ -7,6 +7,9 @@
 #   keep-alive), which the receiver counts;
 # - a receiver that closes the connection after each answer, without
 #   saying so, still gets every push;
+# - a receiver that refuses the agent's credentials is said so once, with
+#   the credential it refused (never its secret), and the periods wait in
+#   the spool;
 # - a shell that execs a .NET app (an entrypoint script's `exec dotnet`),
 #   after the agent looked at the shell, is asked for its perf map once it
 #   runs .NET: the app's JIT frames are named, and no profile mixes the two;
@@ -26,21 +29,22 @@ if [[ ${AGENT_LIFECYCLE_INSIDE:-} != 1 ]]; then
 fi
 source "$(dirname "$0")/lib.sh"
 
-# receiver NAME MODE: the stand-in in $workdir/received-NAME, its URL in $url.
+# receiver NAME MODE [AUTHORIZATION]: the stand-in in $workdir/received-NAME,
+# its URL in $url.
 receiver() {
 	local port
 	port=$(free_port)
 	mkdir -p "$workdir/received-$1"
-	start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received-$1" "$2"
+	start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received-$1" "${@:2}"
 	until [[ -e $workdir/received-$1/ready ]]; do sleep 0.1; done
 	url=http://127.0.0.1:$port
 }
 
-# agent NAME INTERVAL: an agent pushing to $url, spooling in $workdir/NAME,
-# its stderr in $workdir/NAME.err; its pid in $agent_pid.
+# agent NAME INTERVAL [OPTION...]: an agent pushing to $url, spooling in
+# $workdir/NAME, its stderr in $workdir/NAME.err; its pid in $agent_pid.
 agent() {
 	start "$PROFCPU" agent --push "$url" --push-interval "$2" --push-timeout 60 \
-		--spool "$workdir/$1" 2>"$workdir/$1.err"
+		--spool "$workdir/$1" "${@:3}" 2>"$workdir/$1.err"
 	agent_pid=$started_pid
 }
 
@@ -206,6 +210,21 @@ connections=$(cut -d' ' -f2 "$workdir/close.pushes" | sort -u | wc -l)
 echo "$sent profiles made, $received received on $connections connections"
 ((received == sent && received >= 3)) || fail "the receiver got $received of $sent pushes"
 ((connections == received)) || fail "the receiver did not close each connection"
+
+echo "--- a receiver that refuses the agent's credentials"
+receiver refused ok "Basic $(printf '%s' 'agent:right' | base64)"
+printf 'wrong-secret' >"$workdir/wrong-password"
+agent refused 1 --basic-auth-user agent --basic-auth-password-file "$workdir/wrong-password"
+until (($(grep -c "named and encoded" "$workdir/refused/agent.log" 2>/dev/null || true) >= 3)); do
+	sleep 0.2
+done
+stop_agent refused
+refusals=$(grep -c "the server refused the basic auth of user agent (its password from $workdir/wrong-password): HTTP 401" \
+	"$workdir/refused.err" || true)
+((refusals == 1)) || fail "the refused credential was said $refusals times, not once"
+! grep -q 'wrong-secret' "$workdir/refused.err" "$workdir/refused/agent.log" || fail "the secret was printed"
+kept=$(ls "$workdir"/refused/period-*/*.pb.gz 2>/dev/null | wc -l)
+((kept >= 3)) || fail "the agent kept $kept profiles in its spool, not every period's"
 
 echo "--- a shell that execs a .NET app"
 build_hotloop

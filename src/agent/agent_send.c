@@ -78,14 +78,14 @@ static void free_labels(struct profile_labels *labels)
 
 /* Returns as pyroscope_push_profile; `span` may be NULL. Every push goes
  * on the sender's one connection, kept open while the receiver keeps it. */
-static int push(struct agent_sender *sender, const unsigned char *data, size_t size,
-		const struct pprof_span *span, const struct profile_labels *labels, char *why,
-		size_t why_size)
+static enum push_result push(struct agent_sender *sender, const unsigned char *data, size_t size,
+			     const struct pprof_span *span, const struct profile_labels *labels,
+			     char *why, size_t why_size)
 {
 	const struct agent_send_options *options = sender->options;
 
 	return pyroscope_push_profile(data, size,
-				      &(struct push_request){.url = options->url,
+				      &(struct push_request){.target = options->target,
 							     .app_name = labels->service,
 							     .labels = labels->labels.items,
 							     .label_count = labels->labels.count,
@@ -139,7 +139,7 @@ static void receiver_failed(struct agent_sender *sender, const char *why)
 		fprintf(stderr,
 			"profcpu: cannot push to %s: %s; keeping up to %zu periods in %s until it "
 			"takes them\n",
-			sender->options->url, why, sender->options->max_periods,
+			sender->options->target->url, why, sender->options->max_periods,
 			sender->options->spool_dir);
 	sender->receiver_down = true;
 }
@@ -147,7 +147,7 @@ static void receiver_failed(struct agent_sender *sender, const char *why)
 static void receiver_took(struct agent_sender *sender)
 {
 	if (sender->receiver_down)
-		fprintf(stderr, "profcpu: %s takes profiles again\n", sender->options->url);
+		fprintf(stderr, "profcpu: %s takes profiles again\n", sender->options->target->url);
 	sender->receiver_down = false;
 }
 
@@ -158,16 +158,16 @@ static void send_profile(struct agent_sender *sender, const char *dir,
 			 bool *stopped)
 {
 	char why[512] = "";
-	int status;
+	enum push_result status;
 
 	if (!*stopped) {
 		status = push(sender, profile->data, profile->size, &profile->span, labels, why,
 			      sizeof(why));
-		if (status == 0) {
+		if (status == PUSH_SENT) {
 			receiver_took(sender);
 			return;
 		}
-		if (status < 0) {
+		if (status == PUSH_REFUSED) {
 			report_error("the receiver refused the profile of pid %d: %s",
 				     (int)profile->pid, why);
 			return;
@@ -281,26 +281,26 @@ static bool push_kept(struct agent_sender *sender, const char *labels_path)
 	char why[512] = "";
 	size_t size = 0;
 	unsigned char *data = read_small_file(profile_path, &size);
-	int status = -1;
+	enum push_result status = PUSH_REFUSED;
 
 	if (!data || !read_labels(labels_path, &labels))
 		snprintf(why, sizeof(why), "cannot read %s", data ? labels_path : profile_path);
 	else
 		status = push(sender, data, size, NULL, &labels, why, sizeof(why));
-	if (status == 0)
+	if (status == PUSH_SENT)
 		receiver_took(sender);
-	else if (status > 0)
-		receiver_failed(sender, why);
-	else
+	else if (status == PUSH_REFUSED)
 		report_error("the receiver refused %s: %s", profile_path, why);
-	if (status <= 0) {
+	else
+		receiver_failed(sender, why);
+	if (status == PUSH_SENT || status == PUSH_REFUSED) {
 		unlink(profile_path);
 		unlink(labels_path);
 	}
 	free_labels(&labels);
 	free(data);
 	free(profile_path);
-	return status <= 0;
+	return status == PUSH_SENT || status == PUSH_REFUSED;
 }
 
 static int is_labels_file(const struct dirent *entry)
@@ -337,7 +337,7 @@ void agent_sender_open(struct agent_sender *sender, const struct agent_send_opti
 	    .options = options,
 	    .spool = {.dir = options->spool_dir,
 		      .max_periods = options->max_periods,
-		      .url = options->url},
+		      .url = options->target->url},
 	    .config = {.live_every_process = true},
 	    .log = fopen(log_path, "we"),
 	};

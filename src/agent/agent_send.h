@@ -11,6 +11,7 @@
 #include "agent_processes.h"
 #include "agent_spool.h"
 #include "http_client.h"
+#include "push_target.h"
 #include "resolver.h"
 #include "util.h"
 
@@ -19,7 +20,7 @@
 #include <sys/types.h>
 
 struct agent_send_options {
-	const char *url;
+	const struct push_target *target; /* the receiver, as whom */
 	const char *spool_dir;
 	const char *node;	   /* the node label */
 	struct string_list labels; /* --label KEY=VALUE: added to every profile */

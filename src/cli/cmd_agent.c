@@ -5,6 +5,7 @@
 #include "capture.h"
 #include "commands.h"
 #include "options.h"
+#include "push_options.h"
 #include "sampling_scope.h"
 #include "stop_signals.h"
 #include "util.h"
@@ -40,12 +41,14 @@ static const char usage[] =
     "  --node NAME           the node label (default $NODE_NAME, else the hostname)\n"
     "  --label KEY=VALUE     a label of every profile (repeatable)\n"
     "  --push-timeout SECS   give up a push when the receiver is silent for SECS\n"
-    "                        (default 10)\n"
-    "\n"
+    "                        (default 10)\n" PUSH_CREDENTIALS_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu agent --push http://pyroscope:4040          # until SIGTERM\n"
     "    profcpu agent --push http://alloy:9999 --label cluster=prod\n"
-    "    profcpu agent --push http://pyroscope:4040 -F 97 --push-interval 10\n";
+    "    profcpu agent --push http://pyroscope:4040 -F 97 --push-interval 10\n"
+    "    profcpu agent --push https://profiles-prod-001.grafana.net --basic-auth-user 123456 \\\n"
+    "        --basic-auth-password-file /run/secrets/grafana/token   # Grafana Cloud\n"
+    "    profcpu agent --push http://pyroscope:4040 --tenant team-a  # multi-tenant\n";
 
 /* Ring buffer pages per CPU: at the default rate a CPU fills a few KB a
  * second with frame-pointer stacks; 64 pages is room for seconds. */
@@ -95,13 +98,16 @@ int cmd_agent(int argc, char **argv)
 {
 	struct agent_send_options send = {.timeout = 10, .spool_dir = "/tmp/profcpu-agent"};
 	struct agent_run run = {0};
+	struct push_credentials credentials = {0};
+	struct push_target receiver = {0};
+	const char *url = NULL;
 	long frequency = DEFAULT_FREQUENCY, buffer_periods = DEFAULT_BUFFER_PERIODS;
 	double interval = 15;
 	const char *node = NULL, *call_graph_text = "fp";
 	enum call_graph_mode call_graph;
 	struct string_list positionals = {0};
 	const struct option entries[] = {
-	    {"push", NULL, OPTION_STRING, &send.url},
+	    {"push", NULL, OPTION_STRING, &url},
 	    {"push-interval", NULL, OPTION_NUMBER, &interval},
 	    {"frequency", "F", OPTION_INTEGER, &frequency},
 	    {"call-graph", "callgraph", OPTION_STRING, &call_graph_text},
@@ -110,10 +116,11 @@ int cmd_agent(int argc, char **argv)
 	    {"node", NULL, OPTION_STRING, &node},
 	    {"label", NULL, OPTION_STRING_LIST, &send.labels},
 	    {"push-timeout", NULL, OPTION_NUMBER, &send.timeout},
+	    PUSH_CREDENTIAL_OPTION_ENTRIES(&credentials),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	struct target_process target;
-	int status = 1;
+	int status;
 	enum options_result parsed =
 	    options_parse(entries, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage);
 
@@ -121,18 +128,21 @@ int cmd_agent(int argc, char **argv)
 		if (parsed == OPTIONS_PARSED)
 			report_error("unexpected argument '%s' (see profcpu agent --help)",
 				     positionals.items[0]);
-		string_list_clear(&positionals);
-		string_list_clear(&send.labels);
-		return parsed == OPTIONS_PARSED ? 2 : options_exit_status(parsed);
+		status = parsed == OPTIONS_PARSED ? 2 : options_exit_status(parsed);
+		goto done;
 	}
-	if (!send.url || interval < 1 || frequency < 1 || frequency > 10000 || buffer_periods < 1 ||
+	status = 2;
+	if (!url || interval < 1 || frequency < 1 || frequency > 10000 || buffer_periods < 1 ||
 	    send.timeout <= 0 || !call_graph_parse(call_graph_text, &call_graph)) {
 		report_error("agent needs --push URL, --push-interval of 1 s or more, -F from 1 to "
 			     "10000, --buffer-periods of 1 or more, --call-graph fp, dwarf or "
 			     "hybrid (see profcpu agent --help)");
-		string_list_clear(&send.labels);
-		return 2;
+		goto done;
 	}
+	if (push_target_make(url, &credentials, &receiver) < 0)
+		goto done;
+	status = 1;
+	send.target = &receiver;
 	send.max_periods = (size_t)buffer_periods;
 	send.node = node_name(node);
 	run.spool.dir = send.spool_dir;
@@ -145,7 +155,7 @@ int cmd_agent(int argc, char **argv)
 	 * error: neither stops the agent. */
 	signal(SIGPIPE, SIG_IGN);
 	fprintf(stderr, "profcpu: agent on node %s: every %g s, one profile per process to %s\n",
-		send.node, interval, send.url);
+		send.node, interval, receiver.url);
 	status =
 	    capture_target(&(struct capture_options){.frequency = (unsigned)frequency,
 						     .buffer_pages = AGENT_BUFFER_PAGES,
@@ -165,7 +175,10 @@ int cmd_agent(int argc, char **argv)
 	agent_worker_finish(&run.worker);
 done:
 	free(run.current);
+	string_list_clear(&positionals);
 	string_list_clear(&send.labels);
+	string_list_clear(&credentials.headers);
+	push_target_release(&receiver);
 	free((char *)send.node);
 	return status;
 }
