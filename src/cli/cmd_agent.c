@@ -21,10 +21,11 @@ static const char usage[] =
     "\n"
     "Samples every process of the node (this PID namespace: run it with the\n"
     "host's, as a DaemonSet with hostPID) until SIGTERM or Ctrl-C, and every\n"
-    "period pushes one pprof profile per process that ran to the Pyroscope\n"
-    "server (or Grafana Alloy's pyroscope.receive_http) at URL, labelled as\n"
-    "Pyroscope's agents label them: service_name, namespace, pod, container,\n"
-    "node, process, pid. Sampling goes on while a period is encoded and sent,\n"
+    "period pushes one pprof profile per workload that ran (a series) to the\n"
+    "Pyroscope server (or Grafana Alloy's pyroscope.receive_http) at URL,\n"
+    "labelled as Pyroscope's agents label them: service_name, namespace, pod,\n"
+    "container, node; each sample carries its pid, process and thread.\n"
+    "Sampling goes on while a period is encoded and sent,\n"
     "by a child process. .NET processes are asked once, through their\n"
     "diagnostics socket, to write their perf map, to name JIT frames.\n"
     "A receiver that is down or slow costs nothing but the buffer: periods\n"
@@ -154,7 +155,7 @@ int cmd_agent(int argc, char **argv)
 	/* A worker that died is started again, a receiver that hung up is an
 	 * error: neither stops the agent. */
 	signal(SIGPIPE, SIG_IGN);
-	fprintf(stderr, "profcpu: agent on node %s: every %g s, one profile per process to %s\n",
+	fprintf(stderr, "profcpu: agent on node %s: every %g s, one profile per workload to %s\n",
 		send.node, interval, receiver.url);
 	status =
 	    capture_target(&(struct capture_options){.frequency = (unsigned)frequency,
