@@ -120,6 +120,18 @@ void grow_array(void **array, size_t *capacity, size_t needed, size_t element_si
 	*capacity = new_capacity;
 }
 
+void string_list_append(struct string_list *list, const char *item)
+{
+	grow_array((void **)&list->items, &list->capacity, list->count + 1, sizeof(*list->items));
+	list->items[list->count++] = item;
+}
+
+void string_list_clear(struct string_list *list)
+{
+	free(list->items);
+	*list = (struct string_list){0};
+}
+
 static bool is_control(unsigned char c)
 {
 	return c < 0x20 || c == 0x7f;

@@ -36,6 +36,15 @@ char *xasprintf(const char *format, ...) __attribute__((format(printf, 1, 2)));
  * least `needed` elements. */
 void grow_array(void **array, size_t *capacity, size_t needed, size_t element_size);
 
+/* A growing list of strings it does not own. */
+struct string_list {
+	const char **items;
+	size_t count, capacity;
+};
+
+void string_list_append(struct string_list *list, const char *item);
+void string_list_clear(struct string_list *list);
+
 /* Removes the folder `dir` and the files in it (no subfolders: a capture
  * folder or a spooled period). Errors are ignored. */
 void remove_flat_folder(const char *dir);

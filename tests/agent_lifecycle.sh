@@ -7,6 +7,9 @@
 #   keep-alive), which the receiver counts;
 # - a receiver that closes the connection after each answer, without
 #   saying so, still gets every push;
+# - a receiver that refuses the agent's credentials is said so once, with
+#   the credential it refused (never its secret), and the periods wait in
+#   the spool;
 # - a shell that execs a .NET app (an entrypoint script's `exec dotnet`),
 #   after the agent looked at the shell, is asked for its perf map once it
 #   runs .NET: the app's JIT frames are named, and no profile mixes the two;
@@ -14,7 +17,9 @@
 #   period, gives two profiles, each with its own process and frames;
 # - a process whose pod's files appear after it was first sampled (runc's
 #   init is in the container's cgroup before it enters the container's
-#   root) is pushed with its pod's labels.
+#   root) is pushed with its pod's labels;
+# - 300 short processes of one pod make one series a period, each process
+#   in it by its pid and name (pprof sample labels).
 #
 # The agent runs in a PID namespace of its own, with its workloads: it
 # samples and asks only them, not the machine's other processes (an agent
@@ -26,21 +31,22 @@ if [[ ${AGENT_LIFECYCLE_INSIDE:-} != 1 ]]; then
 fi
 source "$(dirname "$0")/lib.sh"
 
-# receiver NAME MODE: the stand-in in $workdir/received-NAME, its URL in $url.
+# receiver NAME MODE [AUTHORIZATION]: the stand-in in $workdir/received-NAME,
+# its URL in $url.
 receiver() {
 	local port
 	port=$(free_port)
 	mkdir -p "$workdir/received-$1"
-	start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received-$1" "$2"
+	start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received-$1" "${@:2}"
 	until [[ -e $workdir/received-$1/ready ]]; do sleep 0.1; done
 	url=http://127.0.0.1:$port
 }
 
-# agent NAME INTERVAL: an agent pushing to $url, spooling in $workdir/NAME,
-# its stderr in $workdir/NAME.err; its pid in $agent_pid.
+# agent NAME INTERVAL [OPTION...]: an agent pushing to $url, spooling in
+# $workdir/NAME, its stderr in $workdir/NAME.err; its pid in $agent_pid.
 agent() {
 	start "$PROFCPU" agent --push "$url" --push-interval "$2" --push-timeout 60 \
-		--spool "$workdir/$1" 2>"$workdir/$1.err"
+		--spool "$workdir/$1" "${@:3}" 2>"$workdir/$1.err"
 	agent_pid=$started_pid
 }
 
@@ -60,19 +66,23 @@ stop_agent() {
 	cat "$workdir/$1.err"
 }
 
-# pushes DIR: a line per push, in the order they came: the round of pushes
-# it came in (the worker sends a period's profiles one after the other,
-# then waits for the next period), its connection, pid, process and file.
+# pushes DIR: a line per process of each push, in the order they came:
+# the round of pushes it came in (the worker sends a period's profiles one
+# after the other, then waits for the next period), its connection, the
+# pid and process (sample labels inside the profile), and the file.
 pushes() {
-	python3 - "$1" <<'PY'
-import glob, re, sys
+	python3 - "$1" "$tests_dir" <<'PY'
+import glob, sys
+sys.path.insert(0, sys.argv[2])
+from protobuf_wire import pprof_samples
 found = []
 for path in glob.glob(sys.argv[1] + "/*.query"):
     query = dict(line.rstrip("\n").split("=", 1) for line in open(path))
-    labels = dict(pair.split("=", 1) for pair in
-                  re.fullmatch(r".*\.cpu\{(.*)\}", query["name"]).group(1).split(","))
-    found.append((float(query["received"]), query["connection"], labels["pid"],
-                  labels["process"], path))
+    with open(path[:-len(".query")] + ".pb.gz", "rb") as profile:
+        processes = sorted({(labels["pid"], labels["process"])
+                            for labels, _, _ in pprof_samples(profile.read())})
+    for pid, process in processes:
+        found.append((float(query["received"]), query["connection"], pid, process, path))
 found.sort()
 round_number, last = 0, None
 for received, *rest in found:
@@ -118,14 +128,15 @@ for pushed in both:
 print(f"pid {shell_pid}: the shell and two_loops apart in one round: {shown}")
 
 # Each round's pushes on one connection.
-connections = collections.defaultdict(set)
-for number, connection, *_ in lines:
+connections, files = collections.defaultdict(set), collections.defaultdict(set)
+for number, connection, _, _, path in lines:
     connections[number].add(connection)
-shared = [number for number in connections if sum(line[0] == number for line in lines) >= 2]
+    files[number].add(path)
+shared = [number for number in files if len(files[number]) >= 2]
 assert shared, "no round of two pushes"
 for number in shared:
     assert len(connections[number]) == 1, f"round {number} used connections {connections[number]}"
-print(f"{len(lines)} pushes in {len(connections)} rounds on "
+print(f"{sum(map(len, files.values()))} pushes in {len(connections)} rounds on "
       f"{len({line[1] for line in lines})} connection(s)")
 PY
 
@@ -147,11 +158,44 @@ wait "$started_pid" || fail "the late pod's process could not set up its files"
 next_period late
 stop_agent late
 late_pid=$(cat "$workdir/late.pid")
-late_labels=$(grep -l "pid=$late_pid[,}]" "$workdir"/received-late/*.query | xargs -r grep -h '^name=')
+late_labels=$(pushes "$workdir/received-late" | awk -v pid="$late_pid" '$3 == pid { print $5 }' |
+	sort -u | xargs -r grep -h '^name=')
 echo "$late_labels"
 [[ -n $late_labels ]] || fail "no push of pid $late_pid"
 ! grep -v 'namespace=late,pod=late-7d9f8b4c6-x2k4q' <<<"$late_labels" ||
 	fail "a push of pid $late_pid lacks its pod's labels"
+
+echo "--- 300 short processes of one pod: one series a period"
+receiver many ok
+agent many 4 -F 499
+next_period many
+echo many-5c8d7f9b6-k2x7p >"$workdir/many-hostname"
+# Each busy for 30 ms, one after the other: about 10 s, three periods.
+start unshare --mount bash -c 'mount --bind "$0" /etc/hostname && mount -t tmpfs pod /run &&
+		mkdir -p /run/secrets/kubernetes.io/serviceaccount &&
+		echo jobs >/run/secrets/kubernetes.io/serviceaccount/namespace || exit 1
+	for _ in {1..300}; do
+		bash -c '"'"'end=$((${EPOCHREALTIME/./} + 30000)); while ((${EPOCHREALTIME/./} < end)); do :; done'"'"'
+	done' "$workdir/many-hostname"
+wait "$started_pid" || fail "the pod's 300 processes could not run"
+next_period many
+stop_agent many
+pushes "$workdir/received-many" >"$workdir/many.pushes"
+python3 - "$workdir/many.pushes" <<'PY' || fail "the pod's processes did not make one series"
+import collections, sys
+pushes = collections.defaultdict(set)  # round -> the pod's pushes
+pids = set()
+for number, _, pid, process, path in (line.split() for line in open(sys.argv[1])):
+    name = dict(line.rstrip("\n").split("=", 1) for line in open(path))["name"]
+    if "pod=many-5c8d7f9b6-k2x7p" in name:
+        assert name.startswith("jobs/many.cpu{namespace=jobs,pod=many-5c8d7f9b6-k2x7p,"), name
+        pushes[number].add(path)
+        pids.add(pid)
+print(f"{len(pids)} processes of the pod in {sum(map(len, pushes.values()))} pushes over "
+      f"{len(pushes)} rounds")
+assert len(pids) >= 100, "too few of the pod's processes were sampled"
+assert all(len(paths) == 1 for paths in pushes.values()), dict(pushes)
+PY
 
 echo "--- a pid that another process gets within one period"
 receiver reuse ok
@@ -198,14 +242,29 @@ periods() { cat "$workdir/close/agent.log" 2>/dev/null | grep -c "named and enco
 until (($(periods) >= 3)); do sleep 0.2; done
 stop_agent close
 ! grep -E "cannot push|refused" "$workdir/close.err" || fail "a push failed"
-sent=$(sed -nE 's/.* samples of ([0-9]+) processes named and encoded.*/\1/p' "$workdir/close/agent.log" |
+sent=$(sed -nE 's/.* processes in ([0-9]+) series named and encoded.*/\1/p' "$workdir/close/agent.log" |
 	paste -sd+ | bc)
 pushes "$workdir/received-close" >"$workdir/close.pushes"
-received=$(wc -l <"$workdir/close.pushes")
+received=$(cut -d' ' -f5 "$workdir/close.pushes" | sort -u | wc -l)
 connections=$(cut -d' ' -f2 "$workdir/close.pushes" | sort -u | wc -l)
 echo "$sent profiles made, $received received on $connections connections"
 ((received == sent && received >= 3)) || fail "the receiver got $received of $sent pushes"
 ((connections == received)) || fail "the receiver did not close each connection"
+
+echo "--- a receiver that refuses the agent's credentials"
+receiver refused ok "Basic $(printf '%s' 'agent:right' | base64)"
+printf 'wrong-secret' >"$workdir/wrong-password"
+agent refused 1 --basic-auth-user agent --basic-auth-password-file "$workdir/wrong-password"
+until (($(grep -c "named and encoded" "$workdir/refused/agent.log" 2>/dev/null || true) >= 3)); do
+	sleep 0.2
+done
+stop_agent refused
+refusals=$(grep -c "the server refused the basic auth of user agent (its password from $workdir/wrong-password): HTTP 401" \
+	"$workdir/refused.err" || true)
+((refusals == 1)) || fail "the refused credential was said $refusals times, not once"
+! grep -q 'wrong-secret' "$workdir/refused.err" "$workdir/refused/agent.log" || fail "the secret was printed"
+kept=$(ls "$workdir"/refused/period-*/*.pb.gz 2>/dev/null | wc -l)
+((kept >= 3)) || fail "the agent kept $kept profiles in its spool, not every period's"
 
 echo "--- a shell that execs a .NET app"
 build_hotloop
@@ -218,9 +277,11 @@ start bash -c 'echo $$ >"$0"; end=$((SECONDS + 6)); while ((SECONDS < end)); do 
 wait "$started_pid" || fail "the shell or HotLoop failed"
 stop_agent dotnet
 pushes "$workdir/received-dotnet" >"$workdir/dotnet.pushes"
-python3 - "$workdir/dotnet.pushes" "$(cat "$workdir/dotnet-shell.pid")" <<'PY' ||
-import gzip, sys
-profiles = [(process, gzip.open(path[:-len(".query")] + ".pb.gz").read())
+python3 - "$workdir/dotnet.pushes" "$(cat "$workdir/dotnet-shell.pid")" "$tests_dir" <<'PY' ||
+import sys
+sys.path.insert(0, sys.argv[3])
+from agent_pushes import frames_of
+profiles = [(process, frames_of(path[:-len(".query")] + ".pb.gz", pid, process))
             for _, _, pid, process, path in (line.split() for line in open(sys.argv[1]))
             if pid == sys.argv[2]]
 shell = [profile for process, profile in profiles if process == "bash"]

@@ -11,7 +11,7 @@
 # query and profile as Pyroscope's ingest API receives them.
 #
 # Each pod's series carries its labels and its own frames, one push per
-# process and period; the receiver stops and comes back: the periods within
+# period, its process by pid and name inside the profile; the receiver stops and comes back: the periods within
 # the buffer arrive, the older ones are dropped with one line.
 source "$(dirname "$0")/lib.sh"
 source "$tests_dir/podman.sh"
@@ -92,7 +92,8 @@ wait_for_log() {
 # pushes DIR KEY=VALUE: the query files of DIR whose name has the label.
 pushes() { grep -lF -e "$2" "$1"/*.query 2>/dev/null || true; }
 a_pid=$(pid_of agent-pod-a)
-until (($(pushes "$workdir/received-1" "pid=$a_pid}" | wc -l) >= 3)); do
+a_series="container=$(id_of agent-pod-a),"
+until (($(pushes "$workdir/received-1" "$a_series" | wc -l) >= 3)); do
 	wait_for_log "agent on node"
 	sleep 0.5
 done
@@ -112,7 +113,7 @@ podman start agent-pod-job >/dev/null
 job_pid=$(pid_of agent-pod-job)
 sleep 1
 podman rm -f -t 0 agent-pod-job >/dev/null
-until (($(pushes "$workdir/received-1" "pid=$a_pid}" | wc -l) >= 6)); do sleep 0.5; done
+until (($(pushes "$workdir/received-1" "$a_series" | wc -l) >= 6)); do sleep 0.5; done
 
 # The receiver goes away for more periods than the buffer holds.
 kill "$receiver_pid"
@@ -122,15 +123,17 @@ wait_for_log "the oldest are dropped"
 restarted=$(date +%s)
 receiver "$workdir/received-2"
 wait_for_log "takes profiles again"
-until (($(pushes "$workdir/received-2" "pid=$a_pid}" | wc -l) >= 4)); do sleep 0.5; done
+until (($(pushes "$workdir/received-2" "$a_series" | wc -l) >= 4)); do sleep 0.5; done
 podman stop -t 60 agent-agent >/dev/null
 agent_log >"$workdir/agent.log"
 cat "$workdir/agent.log"
 
 python3 - "$workdir" "$(id_of agent-pod-a)" "$(id_of agent-pod-b)" "$a_pid" "$(pid_of agent-pod-b)" \
 	"$restarted" "$(id_of agent-hostile-inject)" "$(id_of agent-hostile-fifo)" "$(id_of agent-hostile-huge)" \
-	"$job_pid" <<'PY' ||
-import glob, gzip, os, re, sys
+	"$job_pid" "$tests_dir" <<'PY' ||
+import glob, os, re, sys
+sys.path.insert(0, sys.argv[11])
+from protobuf_wire import pprof_samples
 work, a_id, b_id, a_pid, b_pid, restarted = sys.argv[1:7]
 hostile_ids = sys.argv[7:10]
 job_pid = sys.argv[10]
@@ -145,13 +148,17 @@ def read(folder):
         pairs = [pair.split("=", 1) for pair in labels.split(",")]
         keys = [key for key, _ in pairs]
         assert len(keys) == len(set(keys)), f"a label twice: {name}"
-        profile = gzip.open(path[:-len(".query")] + ".pb.gz").read()
-        found.append((service, dict(pairs), int(query["from"]), profile))
+        with open(path[:-len(".query")] + ".pb.gz", "rb") as gzipped:
+            samples = pprof_samples(gzipped.read())
+        # The processes (sample labels) and the frames, as bytes to look in.
+        processes = {(labels["pid"], labels["process"]) for labels, _, _ in samples}
+        frames = "\n".join(name for _, _, names in samples for name in names).encode()
+        found.append((service, dict(pairs), int(query["from"]), frames, processes))
     return found
 
 first, second = read("received-1"), read("received-2")
-allowed = {"namespace", "pod", "container", "node", "process", "pid"}
-for service, labels, _, _ in first + second:
+allowed = {"namespace", "pod", "container", "node"}
+for service, labels, *_ in first + second:
     assert set(labels) <= allowed, f"unexpected labels {labels}"
     assert labels["node"] == "agent-node", labels
 
@@ -164,29 +171,30 @@ for container, pid, service, namespace, pod, mine, other in [
         (b_id, b_pid, "billing/billing-0", "billing", "billing-0", b"Spin", b"HotMethod")]:
     pushes = series(first, container) + series(second, container)
     assert pushes, f"no push from the pod {pod}"
-    for got_service, labels, _, profile in pushes:
+    for got_service, labels, _, _, processes in pushes:
         assert got_service == service, (got_service, service)
         assert labels == {"namespace": namespace, "pod": pod, "container": container,
-                          "node": "agent-node", "process": "dotnet", "pid": pid}, labels
-    named = sum(mine in profile for _, _, _, profile in pushes)
+                          "node": "agent-node"}, labels
+        assert processes == {(pid, "dotnet")}, processes
+    named = sum(mine in profile for _, _, _, profile, _ in pushes)
     assert named * 2 >= len(pushes), f"{pod}: {named} of {len(pushes)} profiles name {mine}"
-    assert not any(other in profile for _, _, _, profile in pushes), f"{pod} has {other}"
+    assert not any(other in profile for _, _, _, profile, _ in pushes), f"{pod} has {other}"
     for found in (first, second):
-        starts = [start for _, _, start, _ in series(found, container)]
+        starts = [start for _, _, start, *_ in series(found, container)]
         assert len(starts) == len(set(starts)), f"{pod}: two pushes of one period: {starts}"
     print(f"{pod}: {len(pushes)} pushes as {service}, {named} naming {mine.decode()}")
 
 # The periods begun while the receiver was away: the buffer's (2, and the
 # one in flight), not more; the rest were dropped.
-late = {start for _, _, start, _ in series(second, a_id) if start < restarted}
+late = {start for _, _, start, *_ in series(second, a_id) if start < restarted}
 print(f"periods from the outage that arrived: {len(late)}")
 assert 1 <= len(late) <= 3, late
 
 # The job's push, sent after it exited, carries its pod's labels.
-job = [entry for entry in first if entry[1]["pid"] == job_pid]
-seen = sorted({(e[1]["process"], e[1]["pid"]) for e in first if e[1]["process"] != "dotnet"})
+job = [entry for entry in first if any(pid == job_pid for pid, _ in entry[4])]
+seen = sorted(set().union(*(e[4] for e in first)) - {(a_pid, "dotnet"), (b_pid, "dotnet")})
 assert job, f"no push of the job {job_pid}: {seen}"
-for service, labels, _, _ in job:
+for service, labels, *_ in job:
     assert service == "batch/batch-job" and labels.get("pod") == "batch-job-x7k2p" and \
         labels.get("namespace") == "batch", (service, labels)
 print(f"the job: {len(job)} pushes, each with its pod's labels")
@@ -195,7 +203,7 @@ print(f"the job: {len(job)} pushes, each with its pod's labels")
 for container in hostile_ids:
     pushes = series(first, container) + series(second, container)
     assert pushes, f"no push from the hostile pod {container}"
-    for service, labels, _, _ in pushes:
+    for service, labels, *_ in pushes:
         assert "pod" not in labels and service == "hostile/workload", (service, labels)
 print("ok")
 PY

@@ -28,7 +28,8 @@ ALLOWED = {
     "src/collect": {"src/perf_data"} | SYMBOLS,
     "src/profile": {"src/perf_data"} | SYMBOLS,
     "src/emit": {"src/profile", "src/perf_data"} | SYMBOLS,
-    "src/cli": {"src/collect", "src/emit", "src/profile", "src/perf_data"} | SYMBOLS,
+    "src/agent": {"src/collect", "src/emit", "src/profile", "src/perf_data"} | SYMBOLS,
+    "src/cli": {"src/agent", "src/collect", "src/emit", "src/profile", "src/perf_data"} | SYMBOLS,
 }
 
 source_root, build_root = map(pathlib.Path, sys.argv[1:3])

@@ -9,14 +9,17 @@ source "$(dirname "$0")/lib.sh"
 command -v go >/dev/null || skip "go (golang-go) is not installed: scripts/install-deps installs it"
 export HOME=$workdir GOCACHE=$workdir/gocache
 
-# start_receiver MODE: a receiver in $workdir/received-MODE; its URL in $url.
+# start_receiver MODE [AUTHORIZATION [NAME]]: a receiver in
+# $workdir/received-NAME (default MODE) that wants AUTHORIZATION, if
+# given; its URL in $url, its folder in $received.
 start_receiver() {
-	local port
+	local port name=${3:-$1}
 	port=$(free_port)
-	mkdir -p "$workdir/received-$1"
-	start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received-$1" "$1"
-	until [[ -e $workdir/received-$1/ready ]]; do sleep 0.1; done
+	mkdir -p "$workdir/received-$name"
+	start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received-$name" "$1" ${2:+"$2"}
+	until [[ -e $workdir/received-$name/ready ]]; do sleep 0.1; done
 	url=http://127.0.0.1:$port
+	received=$workdir/received-$name
 }
 
 # expect_push_failure NAME COMMAND...: COMMAND must exit 1; its stderr is
@@ -105,4 +108,53 @@ expect_push_failure error "$PROFCPU" push "$workdir/capture" "$url"
 grep -q "the server answered HTTP 500: ingester unavailable" "$workdir/error.err" ||
 	fail "the server's answer is not in the error"
 [[ -e $workdir/received-error/3.query ]] || fail "a failing server should get three tries"
-echo "ok: pushed, named, labelled; down, slow and failing servers reported"
+echo "--- credentials: basic auth from the URL, never printed"
+start_receiver ok "Basic $(printf '%s' 'user 1:s3cret@!' | base64)" basic-url
+"$PROFCPU" push "$workdir/capture" "http://user%201:s3cret%40%21@${url#http://}" >"$workdir/basic-url.out" 2>&1 ||
+	{ cat "$workdir/basic-url.out"; fail "the push with the URL's credentials failed"; }
+cat "$workdir/basic-url.out"
+grep -q "pushed $workdir/capture/profile.pb.gz to $url\$" "$workdir/basic-url.out" ||
+	fail "the push does not say where it went without the user info"
+grep -q 's3cret' "$workdir/basic-url.out" && fail "the password was printed"
+
+echo "--- credentials: password file, tenant and headers; a bearer token"
+printf 'p4ss-from-file\n' >"$workdir/password"
+start_receiver ok "Basic $(printf '%s' '123456:p4ss-from-file' | base64)" basic-file
+"$PROFCPU" push "$workdir/capture" "$url" --basic-auth-user 123456 \
+	--basic-auth-password-file "$workdir/password" --tenant team-a --header 'X-Team: payments'
+cat "$received/1.query"
+[[ $(query_value "$received/1.query" tenant) == team-a ]] || fail "no X-Scope-OrgID: team-a"
+[[ $(query_value "$received/1.query" header.X-Team) == payments ]] || fail "no X-Team header"
+start_receiver ok "Basic $(printf '%s' '123456:p4ss-from-env' | base64)" basic-env
+PUSH_PASSWORD=p4ss-from-env "$PROFCPU" push "$workdir/capture" "$url" --basic-auth-user 123456 \
+	--basic-auth-password-env PUSH_PASSWORD
+printf 'eyJ0b2tlbi1mcm9tLWZpbGUifQ' >"$workdir/token"
+start_receiver ok "Bearer eyJ0b2tlbi1mcm9tLWZpbGUifQ" bearer
+"$PROFCPU" push "$workdir/capture" "$url" --bearer-token-file "$workdir/token"
+
+echo "--- credentials refused: said which, once, no secret"
+printf 'wrong-password' >"$workdir/wrong"
+start_receiver ok "Basic $(printf '%s' '123456:right' | base64)" refused
+expect_push_failure refused "$PROFCPU" push "$workdir/capture" "http://someone:url-secret@${url#http://}" \
+	--basic-auth-user 123456 --basic-auth-password-file "$workdir/wrong"
+grep -q "the server refused the basic auth of user 123456 (its password from $workdir/wrong): HTTP 401: invalid credentials" \
+	"$workdir/refused.err" || fail "the refusal does not name the credential"
+grep -q 'wrong-password\|url-secret\|someone' "$workdir/refused.err" && fail "a secret was printed"
+[[ -e $received/1.query && ! -e $received/2.query ]] || fail "a refused credential was tried again"
+expect_push_failure anonymous "$PROFCPU" push "$workdir/capture" "$url"
+grep -q "the server wants credentials (HTTP 401: invalid credentials): give --basic-auth-user" \
+	"$workdir/anonymous.err" || fail "no hint at the missing credentials"
+
+echo "--- credentials that cannot be read: one line, before anything is sent"
+status=0
+"$PROFCPU" push "$workdir/capture" "$url" --basic-auth-user u \
+	--basic-auth-password-file "$workdir/missing" 2>"$workdir/missing.err" || status=$?
+cat "$workdir/missing.err"
+((status == 2)) || fail "a missing password file: exit status $status, expected 2"
+grep -q "cannot read --basic-auth-password-file $workdir/missing: No such file" "$workdir/missing.err" ||
+	fail "no clear error for a missing password file"
+status=0
+"$PROFCPU" push "$workdir/capture" "$url" --header $'X-Evil: a\r\nHost: b' 2>"$workdir/header.err" || status=$?
+((status == 2)) || fail "a header with a line break: exit status $status, expected 2"
+[[ ! -e $received/3.query ]] || fail "a push went out with bad options"
+echo "ok: pushed, named, labelled; down, slow and failing servers reported; credentials sent, refusals named, no secret printed"

@@ -4,6 +4,8 @@
 #include "agent_worker.h"
 #include "capture.h"
 #include "commands.h"
+#include "options.h"
+#include "push_options.h"
 #include "sampling_scope.h"
 #include "stop_signals.h"
 #include "util.h"
@@ -19,10 +21,11 @@ static const char usage[] =
     "\n"
     "Samples every process of the node (this PID namespace: run it with the\n"
     "host's, as a DaemonSet with hostPID) until SIGTERM or Ctrl-C, and every\n"
-    "period pushes one pprof profile per process that ran to the Pyroscope\n"
-    "server (or Grafana Alloy's pyroscope.receive_http) at URL, labelled as\n"
-    "Pyroscope's agents label them: service_name, namespace, pod, container,\n"
-    "node, process, pid. Sampling goes on while a period is encoded and sent,\n"
+    "period pushes one pprof profile per workload that ran (a series) to the\n"
+    "Pyroscope server (or Grafana Alloy's pyroscope.receive_http) at URL,\n"
+    "labelled as Pyroscope's agents label them: service_name, namespace, pod,\n"
+    "container, node; each sample carries its pid, process and thread.\n"
+    "Sampling goes on while a period is encoded and sent,\n"
     "by a child process. .NET processes are asked once, through their\n"
     "diagnostics socket, to write their perf map, to name JIT frames.\n"
     "A receiver that is down or slow costs nothing but the buffer: periods\n"
@@ -39,12 +42,14 @@ static const char usage[] =
     "  --node NAME           the node label (default $NODE_NAME, else the hostname)\n"
     "  --label KEY=VALUE     a label of every profile (repeatable)\n"
     "  --push-timeout SECS   give up a push when the receiver is silent for SECS\n"
-    "                        (default 10)\n"
-    "\n"
+    "                        (default 10)\n" PUSH_CREDENTIALS_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu agent --push http://pyroscope:4040          # until SIGTERM\n"
     "    profcpu agent --push http://alloy:9999 --label cluster=prod\n"
-    "    profcpu agent --push http://pyroscope:4040 -F 97 --push-interval 10\n";
+    "    profcpu agent --push http://pyroscope:4040 -F 97 --push-interval 10\n"
+    "    profcpu agent --push https://profiles-prod-001.grafana.net --basic-auth-user 123456 \\\n"
+    "        --basic-auth-password-file /run/secrets/grafana/token   # Grafana Cloud\n"
+    "    profcpu agent --push http://pyroscope:4040 --tenant team-a  # multi-tenant\n";
 
 /* Ring buffer pages per CPU: at the default rate a CPU fills a few KB a
  * second with frame-pointer stacks; 64 pages is room for seconds. */
@@ -94,13 +99,16 @@ int cmd_agent(int argc, char **argv)
 {
 	struct agent_send_options send = {.timeout = 10, .spool_dir = "/tmp/profcpu-agent"};
 	struct agent_run run = {0};
+	struct push_credentials credentials = {0};
+	struct push_target receiver = {0};
+	const char *url = NULL;
 	long frequency = DEFAULT_FREQUENCY, buffer_periods = DEFAULT_BUFFER_PERIODS;
 	double interval = 15;
 	const char *node = NULL, *call_graph_text = "fp";
 	enum call_graph_mode call_graph;
 	struct string_list positionals = {0};
 	const struct option entries[] = {
-	    {"push", NULL, OPTION_STRING, &send.url},
+	    {"push", NULL, OPTION_STRING, &url},
 	    {"push-interval", NULL, OPTION_NUMBER, &interval},
 	    {"frequency", "F", OPTION_INTEGER, &frequency},
 	    {"call-graph", "callgraph", OPTION_STRING, &call_graph_text},
@@ -109,10 +117,11 @@ int cmd_agent(int argc, char **argv)
 	    {"node", NULL, OPTION_STRING, &node},
 	    {"label", NULL, OPTION_STRING_LIST, &send.labels},
 	    {"push-timeout", NULL, OPTION_NUMBER, &send.timeout},
+	    PUSH_CREDENTIAL_OPTION_ENTRIES(&credentials),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	struct target_process target;
-	int status = 1;
+	int status;
 	enum options_result parsed =
 	    options_parse(entries, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage);
 
@@ -120,18 +129,21 @@ int cmd_agent(int argc, char **argv)
 		if (parsed == OPTIONS_PARSED)
 			report_error("unexpected argument '%s' (see profcpu agent --help)",
 				     positionals.items[0]);
-		string_list_clear(&positionals);
-		string_list_clear(&send.labels);
-		return parsed == OPTIONS_PARSED ? 2 : options_exit_status(parsed);
+		status = parsed == OPTIONS_PARSED ? 2 : options_exit_status(parsed);
+		goto done;
 	}
-	if (!send.url || interval < 1 || frequency < 1 || frequency > 10000 || buffer_periods < 1 ||
+	status = 2;
+	if (!url || interval < 1 || frequency < 1 || frequency > 10000 || buffer_periods < 1 ||
 	    send.timeout <= 0 || !call_graph_parse(call_graph_text, &call_graph)) {
 		report_error("agent needs --push URL, --push-interval of 1 s or more, -F from 1 to "
 			     "10000, --buffer-periods of 1 or more, --call-graph fp, dwarf or "
 			     "hybrid (see profcpu agent --help)");
-		string_list_clear(&send.labels);
-		return 2;
+		goto done;
 	}
+	if (push_target_make(url, &credentials, &receiver) < 0)
+		goto done;
+	status = 1;
+	send.target = &receiver;
 	send.max_periods = (size_t)buffer_periods;
 	send.node = node_name(node);
 	run.spool.dir = send.spool_dir;
@@ -143,8 +155,8 @@ int cmd_agent(int argc, char **argv)
 	/* A worker that died is started again, a receiver that hung up is an
 	 * error: neither stops the agent. */
 	signal(SIGPIPE, SIG_IGN);
-	fprintf(stderr, "profcpu: agent on node %s: every %g s, one profile per process to %s\n",
-		send.node, interval, send.url);
+	fprintf(stderr, "profcpu: agent on node %s: every %g s, one profile per workload to %s\n",
+		send.node, interval, receiver.url);
 	status =
 	    capture_target(&(struct capture_options){.frequency = (unsigned)frequency,
 						     .buffer_pages = AGENT_BUFFER_PAGES,
@@ -164,7 +176,10 @@ int cmd_agent(int argc, char **argv)
 	agent_worker_finish(&run.worker);
 done:
 	free(run.current);
+	string_list_clear(&positionals);
 	string_list_clear(&send.labels);
+	string_list_clear(&credentials.headers);
+	push_target_release(&receiver);
 	free((char *)send.node);
 	return status;
 }

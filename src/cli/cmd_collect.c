@@ -262,6 +262,8 @@ static int check_options(struct collect_options *options)
 		report_error("-push-interval needs a positive number of seconds and --push URL");
 		return -1;
 	}
+	if (options->push_url && push_options_prepare(&options->push, options->push_url) < 0)
+		return -1;
 	if (options->buffer_size && parse_buffer_size(options->buffer_size, &options->buffer_pages))
 		return -1;
 	/* A switch record carries a stack copy as a sample does, and a busy
@@ -364,7 +366,7 @@ static int write_outputs_and_push(struct collect_options *options, const char *d
 		outputs_print_where(dir);
 	free(flamegraph_path);
 	/* Whatever the outputs, a profile that was written is sent. */
-	if (options->push_url && push_options_push(&options->push, dir, options->push_url) < 0)
+	if (options->push_url && push_options_push(&options->push, dir) < 0)
 		status = 1;
 	return status;
 }

@@ -16,7 +16,9 @@ static const char usage[] =
     "options:\n" PUSH_OPTIONS_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu push profilings/10-31-07_2026-11-22 http://pyroscope:4040   # one capture\n"
-    "    profcpu push out http://localhost:4040 --app checkout --label env=staging\n";
+    "    profcpu push out http://localhost:4040 --app checkout --label env=staging\n"
+    "    profcpu push out https://profiles-prod-001.grafana.net --basic-auth-user 123456 \\\n"
+    "        --basic-auth-password-file /run/secrets/token      # Grafana Cloud\n";
 
 int cmd_push(int argc, char **argv)
 {
@@ -38,7 +40,9 @@ int cmd_push(int argc, char **argv)
 		report_error("push needs the capture folder and the server: profcpu push DIR URL");
 		goto done;
 	}
-	status = push_options_push(&push, positionals.items[0], positionals.items[1]) ? 1 : 0;
+	if (push_options_prepare(&push, positionals.items[1]) < 0)
+		goto done;
+	status = push_options_push(&push, positionals.items[0]) ? 1 : 0;
 done:
 	string_list_clear(&positionals);
 	push_options_release(&push);

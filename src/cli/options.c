@@ -8,18 +8,6 @@
 #include <string.h>
 #include <strings.h>
 
-void string_list_append(struct string_list *list, const char *item)
-{
-	grow_array((void **)&list->items, &list->capacity, list->count + 1, sizeof(*list->items));
-	list->items[list->count++] = item;
-}
-
-void string_list_clear(struct string_list *list)
-{
-	free(list->items);
-	*list = (struct string_list){0};
-}
-
 static const struct option *find_option(const struct option *options, const char *name,
 					size_t length)
 {

@@ -4,6 +4,8 @@
 #ifndef PROFCPU_OPTIONS_H
 #define PROFCPU_OPTIONS_H
 
+#include "util.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -14,14 +16,6 @@ enum option_type {
 	OPTION_STRING,	    /* const char * */
 	OPTION_STRING_LIST, /* struct string_list: the option may repeat */
 };
-
-struct string_list {
-	const char **items;
-	size_t count, capacity;
-};
-
-void string_list_append(struct string_list *list, const char *item);
-void string_list_clear(struct string_list *list);
 
 struct option {
 	const char *name;  /* without dashes */

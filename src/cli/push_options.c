@@ -30,7 +30,12 @@ void push_options_add_target_labels(struct push_options *options, pid_t pid, con
 		add_owned(options, xasprintf("pod=%s", host));
 }
 
-int push_options_push(const struct push_options *options, const char *dir, const char *url)
+int push_options_prepare(struct push_options *options, const char *url)
+{
+	return push_target_make(url, &options->credentials, &options->target);
+}
+
+int push_options_push(const struct push_options *options, const char *dir)
 {
 	size_t count = options->owned_count + options->labels.count;
 	const char **labels = xcalloc(count + 1, sizeof(*labels));
@@ -40,7 +45,7 @@ int push_options_push(const struct push_options *options, const char *dir, const
 		labels[i] = options->owned[i];
 	for (size_t i = 0; i < options->labels.count; i++)
 		labels[options->owned_count + i] = options->labels.items[i];
-	status = pyroscope_push(dir, &(struct push_request){.url = url,
+	status = pyroscope_push(dir, &(struct push_request){.target = &options->target,
 							    .app_name = options->app_name,
 							    .labels = labels,
 							    .label_count = count,
@@ -55,5 +60,7 @@ void push_options_release(struct push_options *options)
 		free(options->owned[i]);
 	free(options->owned);
 	string_list_clear(&options->labels);
+	string_list_clear(&options->credentials.headers);
+	push_target_release(&options->target);
 	*options = (struct push_options){0};
 }

@@ -9,15 +9,41 @@
 #include <sys/types.h>
 
 struct push_options {
-	const char *app_name;	   /* --app NAME */
+	const char *app_name; /* --app NAME */
+	struct push_credentials credentials;
+	struct push_target target; /* made by push_options_prepare */
 	struct string_list labels; /* --label KEY=VALUE, repeatable */
 	double timeout;		   /* --push-timeout SECONDS */
 	char **owned;		   /* labels made from the target, freed with the options */
 	size_t owned_count;
 };
 
+/* The credentials, for every command that pushes (agent too). */
+#define PUSH_CREDENTIAL_OPTION_ENTRIES(credentials)                                                \
+	{"basic-auth-user", NULL, OPTION_STRING, &(credentials)->user},                            \
+	    {"basic-auth-password-file", NULL, OPTION_STRING, &(credentials)->password_file},      \
+	    {"basic-auth-password-env", NULL, OPTION_STRING, &(credentials)->password_env},        \
+	    {"bearer-token-file", NULL, OPTION_STRING, &(credentials)->token_file},                \
+	    {"tenant", NULL, OPTION_STRING, &(credentials)->tenant},                               \
+	{                                                                                          \
+		"header", NULL, OPTION_STRING_LIST, &(credentials)->headers                        \
+	}
+
+#define PUSH_CREDENTIALS_USAGE                                                                     \
+	"  --basic-auth-user USER  basic auth (also in the URL: http://USER:PASSWORD@host)\n"      \
+	"  --basic-auth-password-file FILE\n"                                                      \
+	"                        its password, read from FILE (a mounted Secret)\n"                \
+	"  --basic-auth-password-env VAR\n"                                                        \
+	"                        its password, read from the variable VAR\n"                       \
+	"  --bearer-token-file FILE\n"                                                             \
+	"                        Authorization: Bearer, the token read from FILE\n"                \
+	"  --tenant ID           the tenant of a multi-tenant server (X-Scope-OrgID)\n"            \
+	"  --header 'NAME: VALUE'\n"                                                               \
+	"                        an extra header of every push (repeatable)\n"
+
 #define PUSH_OPTION_ENTRIES(push_options)                                                          \
-	{"app", NULL, OPTION_STRING, &(push_options)->app_name},                                   \
+	PUSH_CREDENTIAL_OPTION_ENTRIES(&(push_options)->credentials),                              \
+	    {"app", NULL, OPTION_STRING, &(push_options)->app_name},                               \
 	    {"label", NULL, OPTION_STRING_LIST, &(push_options)->labels},                          \
 	{                                                                                          \
 		"push-timeout", NULL, OPTION_NUMBER, &(push_options)->timeout                      \
@@ -28,15 +54,19 @@ struct push_options {
 	"                        name)\n"                                                          \
 	"  --label KEY=VALUE     a label of the pushed profile (repeatable)\n"                     \
 	"  --push-timeout SECS   give up one try when the server is silent for SECS\n"             \
-	"                        seconds (default 30); three tries\n"
+	"                        seconds (default 30); three tries\n" PUSH_CREDENTIALS_USAGE
 
 /* Adds the labels profcpu knows about `pid` (0: none) before the user's:
  * process, hostname, container (its id, from its cgroup) and pod (the
  * hostname, in a Kubernetes pod). */
 void push_options_add_target_labels(struct push_options *options, pid_t pid, const char *comm);
 
-/* Pushes DIR/profile.pb.gz to `url` with these options. Returns 0 or -1. */
-int push_options_push(const struct push_options *options, const char *dir, const char *url);
+/* Makes the target of `url`: its credentials read and checked, before
+ * anything is sampled. Returns 0, or -1 after saying why. */
+int push_options_prepare(struct push_options *options, const char *url);
+
+/* Pushes DIR/profile.pb.gz to the prepared target. Returns 0 or -1. */
+int push_options_push(const struct push_options *options, const char *dir);
 
 void push_options_release(struct push_options *options);
 

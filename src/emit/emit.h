@@ -30,13 +30,13 @@ int emit_flamegraph_styled(const struct folded_profile *folded, const char *titl
 
 /* pprof's profile.proto, gzip-compressed (profile.pb.gz): samples of each
  * stack and thread, counted and weighted by CPU time, with functions,
- * locations and mappings; the thread and process names are labels. The
- * capture ended at `end_time_nanos` (Unix time; 0 when unknown), which
- * dates the profile. */
+ * locations and mappings; the thread and process names and the pid are
+ * labels. The capture ended at `end_time_nanos` (Unix time; 0 when
+ * unknown), which dates the profile. */
 int emit_pprof(const struct profile *profile, int64_t end_time_nanos, FILE *out);
 
-/* One process's part of a profile: the indices of its samples (in time
- * order) and of its locations (ascending) in the profile's arrays. */
+/* A part of a profile (some processes'): the indices of its samples (in
+ * time order) and of its locations (ascending) in the profile's arrays. */
 struct profile_part {
 	const uint32_t *samples, *locations;
 	size_t sample_count, location_count;

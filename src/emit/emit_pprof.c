@@ -8,6 +8,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -35,7 +36,7 @@ struct pprof_builder {
 	struct id_map functions;	     /* name's string index -> Function id - 1 */
 	struct id_map mappings;		     /* module's string index -> Mapping id - 1 */
 	struct id_map samples;		     /* (stack, thread name) -> Sample index */
-	struct string_table *readable_names; /* owns the functions' short names */
+	struct string_table *readable_names; /* owns the functions' short names, the pids' text */
 };
 
 /* The string table index of `text`, which is interned or a literal: the
@@ -224,7 +225,9 @@ static Sample *new_sample(struct pprof_builder *builder, const struct profile_sa
 	const struct profile *profile = builder->profile;
 	const struct profile_stack *stack = &profile->stacks[source->stack];
 	Sample *sample = xmalloc(sizeof(*sample));
-	static const char *const label_keys[] = {"thread", "process"};
+	static const char *const label_keys[] = {"thread", "process", "pid"};
+	enum { LABEL_COUNT = sizeof(label_keys) / sizeof(*label_keys) };
+	char pid[16];
 
 	perftools__profiles__sample__init(sample);
 	sample->n_location_id = stack->depth;
@@ -233,20 +236,24 @@ static Sample *new_sample(struct pprof_builder *builder, const struct profile_sa
 		sample->location_id[level] = profile->stack_locations[stack->first + level] + 1;
 	sample->n_value = VALUE_COUNT;
 	sample->value = xcalloc(VALUE_COUNT, sizeof(*sample->value));
-	sample->n_label = 2;
-	sample->label = xcalloc(2, sizeof(*sample->label));
-	for (size_t i = 0; i < 2; i++) {
+	sample->n_label = LABEL_COUNT;
+	sample->label = xcalloc(LABEL_COUNT, sizeof(*sample->label));
+	for (size_t i = 0; i < LABEL_COUNT; i++) {
 		sample->label[i] = xmalloc(sizeof(*sample->label[i]));
 		perftools__profiles__label__init(sample->label[i]);
 		sample->label[i]->key = string_index(builder, label_keys[i]);
 	}
 	sample->label[0]->str = string_index(builder, source->thread_name);
 	sample->label[1]->str = string_index(builder, source->process_name);
+	snprintf(pid, sizeof(pid), "%u", (unsigned)source->pid);
+	sample->label[2]->str =
+	    string_index(builder, string_table_intern(builder->readable_names, pid));
 	return sample;
 }
 
-/* One pprof sample per (stack, thread name, process name): the names are
- * its labels. */
+/* One pprof sample per (stack, pid, thread name): the thread and process
+ * names and the pid are its labels, so a profile of many processes (the
+ * agent's series) can still be filtered by each. */
 static void add_samples(struct pprof_builder *builder)
 {
 	const struct profile *profile = builder->profile;

@@ -96,60 +96,88 @@ static size_t list_processes(const struct profile *profile, struct process_profi
 	return count;
 }
 
-/* The gzipped pprof profile of `part` in `process->data` (malloc'd). */
-static bool make_profile(const struct profile *profile, const struct process_part *part,
-			 struct process_profile *process, int64_t end)
+static int compare_indices(const void *a, const void *b)
 {
-	char *data = NULL;
-	size_t size = 0;
-	FILE *out = open_memstream(&data, &size);
-	bool failed = !out || emit_pprof_part(profile,
-					      &(struct profile_part){part->samples, part->locations,
-								     part->sample_count,
-								     part->location_count},
-					      end, out, &process->span) < 0;
+	uint32_t left = *(const uint32_t *)a, right = *(const uint32_t *)b;
 
+	return (left > right) - (left < right);
+}
+
+/* The parts of `members` as one, in the profile's order (time order for
+ * the samples), each array malloc'd. */
+static void join_parts(const struct process_profiles *profiles, const size_t *members,
+		       size_t member_count, struct process_part *joined)
+{
+	*joined = (struct process_part){0};
+	for (size_t m = 0; m < member_count; m++) {
+		const struct process_part *part = &profiles->parts[members[m]];
+
+		for (size_t i = 0; i < part->sample_count; i++)
+			append_index(&joined->samples, &joined->sample_count,
+				     &joined->sample_capacity, part->samples[i]);
+		for (size_t i = 0; i < part->location_count; i++)
+			append_index(&joined->locations, &joined->location_count,
+				     &joined->location_capacity, part->locations[i]);
+	}
+	if (member_count > 1) {
+		qsort(joined->samples, joined->sample_count, sizeof(uint32_t), compare_indices);
+		qsort(joined->locations, joined->location_count, sizeof(uint32_t), compare_indices);
+	}
+}
+
+int process_profiles_encode(const struct process_profiles *profiles, const size_t *members,
+			    size_t member_count, unsigned char **data, size_t *size,
+			    struct pprof_span *span)
+{
+	struct process_part part;
+	char *encoded = NULL;
+	size_t length = 0;
+	FILE *out = open_memstream(&encoded, &length);
+	bool failed;
+
+	join_parts(profiles, members, member_count, &part);
+	failed =
+	    !out || emit_pprof_part(&profiles->profile,
+				    &(struct profile_part){part.samples, part.locations,
+							   part.sample_count, part.location_count},
+				    profiles->end, out, span) < 0;
 	if (out && fclose(out) != 0)
 		failed = true;
+	free(part.samples);
+	free(part.locations);
 	if (failed) {
-		free(data);
-		return false;
+		free(encoded);
+		return -1;
 	}
-	process->data = (unsigned char *)data;
-	process->size = size;
-	return true;
+	*data = (unsigned char *)encoded;
+	*size = length;
+	return 0;
 }
 
-long process_profiles_make(const char *perf_data, struct resolver *resolver,
-			   struct process_profile **profiles)
+int process_profiles_read(const char *perf_data, struct resolver *resolver,
+			  struct process_profiles *profiles)
 {
-	struct profile profile;
-	long count = -1;
-
-	*profiles = NULL;
-	profile_init(&profile);
-	profile.without_pid_0 = true; /* no process's */
-	if (replay_capture(perf_data, resolver, &profile) == 0) {
-		int64_t end = end_time_nanos(perf_data);
-		struct process_part *parts;
-
-		count = (long)list_processes(&profile, profiles, &parts);
-		for (long i = 0; i < count; i++) {
-			if (!make_profile(&profile, &parts[i], &(*profiles)[i], end))
-				report_error("cannot encode the profile of pid %d: out of memory",
-					     (int)(*profiles)[i].pid);
-			free(parts[i].samples);
-			free(parts[i].locations);
-		}
-		free(parts);
+	*profiles = (struct process_profiles){0};
+	profile_init(&profiles->profile);
+	profiles->profile.without_pid_0 = true; /* no process's */
+	if (replay_capture(perf_data, resolver, &profiles->profile) < 0) {
+		profile_release(&profiles->profile);
+		return -1;
 	}
-	profile_release(&profile);
-	return count;
+	profiles->end = end_time_nanos(perf_data);
+	profiles->count =
+	    list_processes(&profiles->profile, &profiles->processes, &profiles->parts);
+	return 0;
 }
 
-void process_profiles_free(struct process_profile *profiles, size_t count)
+void process_profiles_release(struct process_profiles *profiles)
 {
-	for (size_t i = 0; i < count; i++)
-		free(profiles[i].data);
-	free(profiles);
+	for (size_t i = 0; i < profiles->count; i++) {
+		free(profiles->parts[i].samples);
+		free(profiles->parts[i].locations);
+	}
+	free(profiles->parts);
+	free(profiles->processes);
+	profile_release(&profiles->profile);
+	*profiles = (struct process_profiles){0};
 }

@@ -221,10 +221,24 @@ static char *form_body(const unsigned char *data, size_t size, size_t *length)
 	return body;
 }
 
-/* One POST. Returns 0, 1 when another try may do better, or -1; `why`
- * says what went wrong. */
-static int post_once(const struct push_request *push, const char *url, const char *body,
-		     size_t size, double timeout, char *why, size_t why_size)
+/* What a 401 or 403 says: which credential the server refused. */
+static void describe_refusal(const struct push_target *target, int status, const char *answer,
+			     char *why, size_t why_size)
+{
+	if (target->credential)
+		snprintf(why, why_size, "the server refused %s: HTTP %d%s%s", target->credential,
+			 status, answer[0] ? ": " : "", answer);
+	else
+		snprintf(why, why_size,
+			 "the server wants credentials (HTTP %d%s%s): give --basic-auth-user "
+			 "with --basic-auth-password-file, or --bearer-token-file",
+			 status, answer[0] ? ": " : "", answer);
+}
+
+/* One POST; `why` says what went wrong. */
+static enum push_result post_once(const struct push_request *push, const char *url,
+				  const char *body, size_t size, double timeout, char *why,
+				  size_t why_size)
 {
 	struct answer answer = {{0}, 0};
 	const struct http_request request = {
@@ -233,6 +247,8 @@ static int post_once(const struct push_request *push, const char *url, const cha
 	    .content_type = "multipart/form-data; boundary=" FORM_BOUNDARY,
 	    .body = body,
 	    .body_size = size,
+	    .headers = push->target->headers,
+	    .header_count = push->target->header_count,
 	    .timeout_ms = (int)(timeout * 1000),
 	    .sink = keep_answer,
 	    .sink_context = &answer,
@@ -241,12 +257,16 @@ static int post_once(const struct push_request *push, const char *url, const cha
 	int status;
 
 	if (!http_send(&request, &status, why, why_size))
-		return 1;
+		return PUSH_LATER;
 	if (status >= 200 && status < 300)
-		return 0;
+		return PUSH_SENT;
+	if (status == 401 || status == 403) {
+		describe_refusal(push->target, status, answer.text, why, why_size);
+		return PUSH_UNAUTHORIZED;
+	}
 	snprintf(why, why_size, "the server answered HTTP %d%s%s", status,
 		 answer.text[0] ? ": " : "", answer.text);
-	return status >= 500 || status == 429 ? 1 : -1;
+	return status >= 500 || status == 429 ? PUSH_LATER : PUSH_REFUSED;
 }
 
 /* URL/ingest?name=...: the name percent-encoded. */
@@ -254,35 +274,37 @@ static char *ingest_url(const struct push_request *request, const struct profile
 {
 	char *name = series_name(request, facts);
 	char *escaped = http_escape(name);
-	size_t base = strlen(request->url);
+	const char *server = request->target->url;
+	size_t base = strlen(server);
 	char *url;
 
-	while (base && request->url[base - 1] == '/')
+	while (base && server[base - 1] == '/')
 		base--;
 	url = xasprintf("%.*s/ingest?name=%s&from=%" PRId64 "&until=%" PRId64
 			"&sampleRate=%ld&format=pprof&spyName=profcpu",
-			(int)base, request->url, escaped ? escaped : name, facts->from,
-			facts->until, facts->sample_rate);
+			(int)base, server, escaped ? escaped : name, facts->from, facts->until,
+			facts->sample_rate);
 	free(escaped);
 	free(name);
 	return url;
 }
 
-/* Posts the profile, trying again after 1 s and 2 s when that may help.
- * Returns as post_once. */
-static int post_with_retries(const struct push_request *request, const struct profile_facts *facts,
-			     const unsigned char *data, size_t size, char *why, size_t why_size)
+/* Posts the profile, trying again after 1 s and 2 s when that may help. */
+static enum push_result post_with_retries(const struct push_request *request,
+					  const struct profile_facts *facts,
+					  const unsigned char *data, size_t size, char *why,
+					  size_t why_size)
 {
 	double timeout = request->timeout > 0 ? request->timeout : 30;
 	int tries = request->tries > 0 ? request->tries : TRIES;
 	char *url = ingest_url(request, facts);
 	size_t body_size;
 	char *body = form_body(data, size, &body_size);
-	int result = -1;
+	enum push_result result = PUSH_REFUSED;
 
 	for (int try = 1; try <= tries; try++) {
 		result = post_once(request, url, body, body_size, timeout, why, why_size);
-		if (result <= 0)
+		if (result != PUSH_LATER)
 			break;
 		if (try < tries)
 			sleep((unsigned)try);
@@ -292,11 +314,12 @@ static int post_with_retries(const struct push_request *request, const struct pr
 	return result;
 }
 
-int pyroscope_push_profile(const unsigned char *data, size_t size,
-			   const struct push_request *request, char *why, size_t why_size)
+enum push_result pyroscope_push_profile(const unsigned char *data, size_t size,
+					const struct push_request *request, char *why,
+					size_t why_size)
 {
 	struct profile_facts facts = {0};
-	int status;
+	enum push_result status;
 
 	/* Decoding the profile costs more than encoding it: the caller's span
 	 * when it has one. */
@@ -304,7 +327,7 @@ int pyroscope_push_profile(const unsigned char *data, size_t size,
 		take_span(request->span, &facts);
 	else if (!read_facts(data, size, &facts)) {
 		snprintf(why, why_size, "it is not a gzip-compressed pprof profile");
-		return -1;
+		return PUSH_REFUSED;
 	}
 	status = post_with_retries(request, &facts, data, size, why, why_size);
 	free(facts.process_name);
@@ -321,15 +344,16 @@ int pyroscope_push(const char *dir, const struct push_request *request)
 	if (!data)
 		snprintf(why, sizeof(why), "cannot read it: %s", strerror(errno));
 	else
-		status =
-		    pyroscope_push_profile(data, size, request, why, sizeof(why)) == 0 ? 0 : -1;
+		status = pyroscope_push_profile(data, size, request, why, sizeof(why)) == PUSH_SENT
+			     ? 0
+			     : -1;
 	http_client_cleanup();
 	if (status == 0)
-		printf("profcpu: pushed %s to %s\n", path, request->url);
+		printf("profcpu: pushed %s to %s\n", path, request->target->url);
 	else
 		report_error("cannot push %s to %s: %s (the outputs stay in %s; retry with profcpu "
 			     "push %s %s)",
-			     path, request->url, why, dir, dir, request->url);
+			     path, request->target->url, why, dir, dir, request->target->url);
 	free(data);
 	free(path);
 	return status;

@@ -9,15 +9,16 @@
 #define PROFCPU_PYROSCOPE_PUSH_H
 
 #include "emit.h"
+#include "push_target.h"
 
 #include <stddef.h>
 
 struct http_connection; /* http_client.h */
 
 struct push_request {
-	const char *url;	   /* the server, e.g. http://pyroscope:4040 */
-	const char *app_name;	   /* NULL: the profile's process name */
-	const char *const *labels; /* "key=value", label_count of them */
+	const struct push_target *target; /* the server and the credentials */
+	const char *app_name;		  /* NULL: the profile's process name */
+	const char *const *labels;	  /* "key=value", label_count of them */
 	size_t label_count;
 	double timeout; /* seconds the server may stay silent in one try; 0: 30 */
 	int tries;	/* 0: 3 */
@@ -29,6 +30,14 @@ struct push_request {
 	struct http_connection **keep;
 };
 
+/* What became of a push. */
+enum push_result {
+	PUSH_REFUSED = -1, /* not pprof, or the server refused it (4xx): no other try */
+	PUSH_SENT = 0,
+	PUSH_LATER = 1,	       /* unreachable, too slow, 5xx, 429: worth another try */
+	PUSH_UNAUTHORIZED = 2, /* 401, 403: the credentials were refused */
+};
+
 /* Pushes DIR/profile.pb.gz; from, until and the sample rate come from the
  * profile itself. Tries three times when the server cannot be reached, is
  * too slow or answers 5xx or 429. Returns 0, or -1 after one line that says
@@ -36,12 +45,11 @@ struct push_request {
 int pyroscope_push(const char *dir, const struct push_request *request);
 
 /* Pushes a gzip-compressed pprof profile held in memory, as pyroscope_push
- * does but printing nothing, with one try, and keeping what TLS loaded for
- * the next push (http_client_cleanup() at the end). Returns 0; 1 when the server could not take
- * it now (unreachable, too slow, 5xx, 429: worth another try later); or -1
- * when the profile is not pprof or the server refused it. `why` then says
- * what went wrong. */
-int pyroscope_push_profile(const unsigned char *data, size_t size,
-			   const struct push_request *request, char *why, size_t why_size);
+ * does but printing nothing, and keeping what TLS loaded for the next push
+ * (http_client_cleanup() at the end). Unless PUSH_SENT, `why` says what
+ * went wrong: for PUSH_UNAUTHORIZED, which credential was refused. */
+enum push_result pyroscope_push_profile(const unsigned char *data, size_t size,
+					const struct push_request *request, char *why,
+					size_t why_size);
 
 #endif

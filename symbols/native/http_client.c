@@ -82,6 +82,7 @@ struct exchange {
 	const struct http_request *request;
 	wget_http_connection_t *connection;
 	bool may_follow;       /* a redirection of this hop is followed: its body is no answer */
+	bool redirected;       /* this hop goes where a redirection sent it */
 	bool stopped;	       /* by the sink, whose reason is in `why` */
 	bool length_announced; /* by Content-Length: libwget overwrites it with what came */
 	size_t announced_length, received_length;
@@ -164,6 +165,9 @@ static wget_http_response_t *request_once(struct exchange *exchange, const wget_
 
 	message = lib.wget_http_create_request(iri, request->method);
 	lib.wget_http_add_header(message, "User-Agent", "profcpu/" PROFCPU_VERSION);
+	for (size_t i = 0; !exchange->redirected && i < request->header_count; i++)
+		lib.wget_http_add_header(message, request->headers[i].name,
+					 request->headers[i].value);
 	if (request->body) {
 		char *body = malloc(request->body_size ? request->body_size : 1);
 
@@ -300,6 +304,7 @@ static bool send_following(struct exchange *exchange, int *status)
 			break;
 		}
 		exchange->may_follow = redirects < request->max_redirects;
+		exchange->redirected = redirects > 0;
 		/* The kept connection serves the request's own URL, not where it
 		 * is sent on to. */
 		response = exchange_once(exchange, iri, redirects == 0 ? request->keep : NULL);

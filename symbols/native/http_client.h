@@ -20,12 +20,20 @@ typedef bool http_body_sink(void *context, const char *data, size_t size, char *
  * requests to one server pay one TCP (and TLS) set-up. */
 struct http_connection;
 
+struct http_header {
+	const char *name, *value;
+};
+
 struct http_request {
 	const char *method;	  /* "GET" or "POST" */
 	const char *url;	  /* http:// or https:// */
 	const char *content_type; /* of `body`, NULL without one */
 	const void *body;
 	size_t body_size;
+	/* Sent to the request's own URL, not where a redirection sends it on
+	 * (they may hold credentials). */
+	const struct http_header *headers;
+	size_t header_count;
 	int timeout_ms;	   /* to connect, and at most between two pieces of the answer */
 	int max_redirects; /* 3xx answers followed to http(s) URLs; 0: none */
 	http_body_sink *sink;

@@ -36,13 +36,15 @@ static void add_label(struct profile_labels *labels, const char *key, const char
 	string_list_append(&labels->labels, label);
 }
 
-/* The labels of `profile`, whose process is `process`. */
+/* The series labels of `profile`, whose process is `process`: what names
+ * its workload (service, namespace, pod, container, node, the user's),
+ * not the process itself, so that a workload's processes make one series
+ * however many come and go. Their pids and names are in the profile. */
 static void make_labels(const struct agent_send_options *options,
 			const struct process_profile *profile, const struct agent_process *process,
 			struct profile_labels *labels)
 {
 	const struct pod_labels *pod = &process->labels;
-	char pid[16];
 
 	*labels = (struct profile_labels){0};
 	if (pod->namespace[0]) {
@@ -52,6 +54,8 @@ static void make_labels(const struct agent_send_options *options,
 				    sizeof(workload));
 		labels->service = xasprintf("%s/%s", pod->namespace, workload);
 		add_label(labels, "namespace", pod->namespace);
+	} else if (pod->container[0]) {
+		labels->service = xasprintf("container/%s", pod->container);
 	} else {
 		labels->service = xstrdup(profile->process_name);
 	}
@@ -61,9 +65,6 @@ static void make_labels(const struct agent_send_options *options,
 	if (pod->container[0])
 		add_label(labels, "container", pod->container);
 	add_label(labels, "node", options->node);
-	add_label(labels, "process", profile->process_name);
-	snprintf(pid, sizeof(pid), "%d", (int)profile->pid);
-	add_label(labels, "pid", pid);
 	for (size_t i = 0; i < options->labels.count; i++)
 		string_list_append(&labels->labels, xstrdup(options->labels.items[i]));
 }
@@ -76,16 +77,69 @@ static void free_labels(struct profile_labels *labels)
 	free(labels->service);
 }
 
+static bool same_labels(const struct profile_labels *a, const struct profile_labels *b)
+{
+	if (strcmp(a->service, b->service) || a->labels.count != b->labels.count)
+		return false;
+	for (size_t i = 0; i < a->labels.count; i++)
+		if (strcmp(a->labels.items[i], b->labels.items[i]))
+			return false;
+	return true;
+}
+
+/* A period's series: the processes that share their labels. */
+struct series {
+	struct profile_labels labels;
+	size_t *members; /* indices of the period's processes */
+	size_t member_count, member_capacity;
+};
+
+struct series_list {
+	struct series *items;
+	size_t count, capacity;
+};
+
+/* Adds process `index` with `labels` (taken) to its series, made when no
+ * process had those labels yet. */
+static void add_to_series(struct series_list *list, size_t index, struct profile_labels *labels)
+{
+	struct series *series = NULL;
+
+	for (size_t i = 0; i < list->count && !series; i++)
+		if (same_labels(&list->items[i].labels, labels))
+			series = &list->items[i];
+	if (series) {
+		free_labels(labels);
+	} else {
+		grow_array((void **)&list->items, &list->capacity, list->count + 1,
+			   sizeof(*list->items));
+		series = &list->items[list->count++];
+		*series = (struct series){.labels = *labels};
+	}
+	grow_array((void **)&series->members, &series->member_capacity, series->member_count + 1,
+		   sizeof(*series->members));
+	series->members[series->member_count++] = index;
+}
+
+static void free_series(struct series_list *list)
+{
+	for (size_t i = 0; i < list->count; i++) {
+		free_labels(&list->items[i].labels);
+		free(list->items[i].members);
+	}
+	free(list->items);
+}
+
 /* Returns as pyroscope_push_profile; `span` may be NULL. Every push goes
  * on the sender's one connection, kept open while the receiver keeps it. */
-static int push(struct agent_sender *sender, const unsigned char *data, size_t size,
-		const struct pprof_span *span, const struct profile_labels *labels, char *why,
-		size_t why_size)
+static enum push_result push(struct agent_sender *sender, const unsigned char *data, size_t size,
+			     const struct pprof_span *span, const struct profile_labels *labels,
+			     char *why, size_t why_size)
 {
 	const struct agent_send_options *options = sender->options;
 
 	return pyroscope_push_profile(data, size,
-				      &(struct push_request){.url = options->url,
+				      &(struct push_request){.target = options->target,
 							     .app_name = labels->service,
 							     .labels = labels->labels.items,
 							     .label_count = labels->labels.count,
@@ -96,16 +150,23 @@ static int push(struct agent_sender *sender, const unsigned char *data, size_t s
 				      why, why_size);
 }
 
-/* DIR/PID-GENERATION followed by `suffix` (malloc'd). */
-static char *kept_path(const char *dir, const struct process_profile *profile, const char *suffix)
+/* A period's profile of one series, to push. */
+struct series_profile {
+	size_t number; /* of the series in its period */
+	unsigned char *data;
+	size_t size;
+	struct pprof_span span;
+};
+
+/* DIR/series-NUMBER followed by `suffix` (malloc'd). */
+static char *kept_path(const char *dir, const struct series_profile *profile, const char *suffix)
 {
-	return xasprintf("%s/%d-%u%s", dir, (int)profile->pid, (unsigned)profile->generation,
-			 suffix);
+	return xasprintf("%s/series-%06zu%s", dir, profile->number, suffix);
 }
 
-/* DIR/PID-GENERATION.pb.gz and DIR/PID-GENERATION.labels (the service
- * name, then the labels, a line each), for a later round. */
-static void keep_profile(const char *dir, const struct process_profile *profile,
+/* DIR/series-NUMBER.pb.gz and DIR/series-NUMBER.labels (the service name,
+ * then the labels, a line each), for a later round. */
+static void keep_profile(const char *dir, const struct series_profile *profile,
 			 const struct profile_labels *labels)
 {
 	char *path = kept_path(dir, profile, PROFILE_SUFFIX);
@@ -139,7 +200,7 @@ static void receiver_failed(struct agent_sender *sender, const char *why)
 		fprintf(stderr,
 			"profcpu: cannot push to %s: %s; keeping up to %zu periods in %s until it "
 			"takes them\n",
-			sender->options->url, why, sender->options->max_periods,
+			sender->options->target->url, why, sender->options->max_periods,
 			sender->options->spool_dir);
 	sender->receiver_down = true;
 }
@@ -147,29 +208,29 @@ static void receiver_failed(struct agent_sender *sender, const char *why)
 static void receiver_took(struct agent_sender *sender)
 {
 	if (sender->receiver_down)
-		fprintf(stderr, "profcpu: %s takes profiles again\n", sender->options->url);
+		fprintf(stderr, "profcpu: %s takes profiles again\n", sender->options->target->url);
 	sender->receiver_down = false;
 }
 
 /* Pushes one profile, or keeps it in `dir` once this round found the
  * receiver unable (`*stopped`). */
 static void send_profile(struct agent_sender *sender, const char *dir,
-			 const struct process_profile *profile, const struct profile_labels *labels,
+			 const struct series_profile *profile, const struct profile_labels *labels,
 			 bool *stopped)
 {
 	char why[512] = "";
-	int status;
+	enum push_result status;
 
 	if (!*stopped) {
 		status = push(sender, profile->data, profile->size, &profile->span, labels, why,
 			      sizeof(why));
-		if (status == 0) {
+		if (status == PUSH_SENT) {
 			receiver_took(sender);
 			return;
 		}
-		if (status < 0) {
-			report_error("the receiver refused the profile of pid %d: %s",
-				     (int)profile->pid, why);
+		if (status == PUSH_REFUSED) {
+			report_error("the receiver refused the profile of %s: %s", labels->service,
+				     why);
 			return;
 		}
 		receiver_failed(sender, why);
@@ -187,17 +248,33 @@ static double cpu_seconds(void)
 	return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 }
 
-/* The period's perf.data into one profile per process, pushed or kept in
+/* The period's processes into series: each process's labels read. */
+static void group_series(struct agent_sender *sender, const struct agent_period *period,
+			 const struct process_profiles *profiles, struct series_list *list)
+{
+	for (size_t i = 0; i < profiles->count; i++) {
+		const struct process_profile *profile = &profiles->processes[i];
+		struct agent_process *process =
+		    agent_processes_of_profile(&sender->processes, profile, period->number);
+		struct profile_labels labels;
+
+		make_labels(sender->options, profile, process, &labels);
+		add_to_series(list, i, &labels);
+	}
+}
+
+/* The period's perf.data into one profile per series, pushed or kept in
  * its folder. */
 static void encode_period(struct agent_sender *sender, const struct agent_period *period,
 			  bool *stopped)
 {
 	char *perf_data = xasprintf("%s/perf.data", period->dir);
 	char *reading = xasprintf("%s/" AGENT_SPOOL_READING, period->dir);
-	struct process_profile *profiles;
-	long count = -1;
+	struct process_profiles profiles;
+	struct series_list list = {0};
+	bool read = false;
 	size_t samples = 0;
-	double start = cpu_seconds(), made;
+	double start = cpu_seconds(), made = start, encoding = 0;
 
 	if (!sender->resolver)
 		sender->resolver = resolver_new(&sender->config);
@@ -205,29 +282,38 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 		resolver_next_capture(sender->resolver);
 	agent_processes_ask_runtimes(&sender->processes, sender->resolver, sender->log);
 	if (rename(perf_data, reading) == 0)
-		count = process_profiles_make(reading, sender->resolver, &profiles);
-	made = cpu_seconds();
-	for (long i = 0; i < count; i++) {
-		const struct process_profile *profile = &profiles[i];
-		struct agent_process *process =
-		    agent_processes_of_profile(&sender->processes, profile, period->number);
-		struct profile_labels labels;
-
-		samples += profile->samples;
-		if (!profile->data)
-			continue;
-		make_labels(sender->options, profile, process, &labels);
-		send_profile(sender, period->dir, profile, &labels, stopped);
-		free_labels(&labels);
+		read = process_profiles_read(reading, sender->resolver, &profiles) == 0;
+	if (read) {
+		group_series(sender, period, &profiles, &list);
+		made = cpu_seconds();
 	}
-	if (count >= 0)
-		process_profiles_free(profiles, (size_t)count);
-	agent_processes_prune(&sender->processes, period->number, sender->resolver);
+	for (size_t i = 0; i < list.count; i++) {
+		struct series_profile profile = {.number = i};
+		double before = cpu_seconds();
+
+		if (process_profiles_encode(&profiles, list.items[i].members,
+					    list.items[i].member_count, &profile.data,
+					    &profile.size, &profile.span) < 0) {
+			report_error("cannot encode the profile of %s: out of memory",
+				     list.items[i].labels.service);
+			continue;
+		}
+		encoding += cpu_seconds() - before;
+		send_profile(sender, period->dir, &profile, &list.items[i].labels, stopped);
+		free(profile.data);
+	}
+	for (size_t i = 0; read && i < profiles.count; i++)
+		samples += profiles.processes[i].samples;
 	fprintf(sender->log,
-		"%s: %zu samples of %ld processes named and encoded in %.1f ms of CPU, sent in "
-		"%.1f ms\n",
-		period->dir, samples, count, 1000 * (made - start), 1000 * (cpu_seconds() - made));
+		"%s: %zu samples of %zu processes in %zu series named and encoded in %.1f ms of "
+		"CPU, sent in %.1f ms\n",
+		period->dir, samples, read ? profiles.count : 0, list.count,
+		1000 * (made - start + encoding), 1000 * (cpu_seconds() - made - encoding));
 	fflush(sender->log);
+	free_series(&list);
+	if (read)
+		process_profiles_release(&profiles);
+	agent_processes_prune(&sender->processes, period->number, sender->resolver);
 	unlink(reading);
 	free(reading);
 	free(perf_data);
@@ -281,26 +367,26 @@ static bool push_kept(struct agent_sender *sender, const char *labels_path)
 	char why[512] = "";
 	size_t size = 0;
 	unsigned char *data = read_small_file(profile_path, &size);
-	int status = -1;
+	enum push_result status = PUSH_REFUSED;
 
 	if (!data || !read_labels(labels_path, &labels))
 		snprintf(why, sizeof(why), "cannot read %s", data ? labels_path : profile_path);
 	else
 		status = push(sender, data, size, NULL, &labels, why, sizeof(why));
-	if (status == 0)
+	if (status == PUSH_SENT)
 		receiver_took(sender);
-	else if (status > 0)
-		receiver_failed(sender, why);
-	else
+	else if (status == PUSH_REFUSED)
 		report_error("the receiver refused %s: %s", profile_path, why);
-	if (status <= 0) {
+	else
+		receiver_failed(sender, why);
+	if (status == PUSH_SENT || status == PUSH_REFUSED) {
 		unlink(profile_path);
 		unlink(labels_path);
 	}
 	free_labels(&labels);
 	free(data);
 	free(profile_path);
-	return status <= 0;
+	return status == PUSH_SENT || status == PUSH_REFUSED;
 }
 
 static int is_labels_file(const struct dirent *entry)
@@ -337,14 +423,15 @@ void agent_sender_open(struct agent_sender *sender, const struct agent_send_opti
 	    .options = options,
 	    .spool = {.dir = options->spool_dir,
 		      .max_periods = options->max_periods,
-		      .url = options->url},
+		      .url = options->target->url},
 	    .config = {.live_every_process = true},
 	    .log = fopen(log_path, "we"),
 	};
 	free(log_path);
 	if (!sender->log)
 		sender->log = fopen("/dev/null", "we");
-	symbol_options_apply(&sender->symbols, -1, sender->log, &sender->config.native);
+	sender->config.native =
+	    (struct native_symbols_config){.target_root_fd = -1, .log = sender->log};
 	agent_spool_take_left(&sender->spool, skip, first);
 }
 
@@ -396,7 +483,6 @@ void agent_sender_close(struct agent_sender *sender)
 	agent_spool_close(&sender->spool);
 	resolver_free(sender->resolver);
 	agent_processes_release(&sender->processes);
-	symbol_options_release(&sender->symbols);
 	http_connection_close(&sender->connection);
 	http_client_cleanup();
 	if (sender->log)

@@ -11,16 +11,16 @@
 #include "agent_processes.h"
 #include "agent_spool.h"
 #include "http_client.h"
-#include "options.h"
+#include "push_target.h"
 #include "resolver.h"
-#include "symbol_options.h"
+#include "util.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
 
 struct agent_send_options {
-	const char *url;
+	const struct push_target *target; /* the receiver, as whom */
 	const char *spool_dir;
 	const char *node;	   /* the node label */
 	struct string_list labels; /* --label KEY=VALUE: added to every profile */
@@ -32,7 +32,6 @@ struct agent_sender {
 	const struct agent_send_options *options;
 	struct agent_spool spool;
 	struct agent_processes processes;
-	struct symbol_options symbols;
 	struct resolver_config config;
 	struct resolver *resolver;	    /* made on the first period */
 	FILE *log;			    /* SPOOL/agent.log: what symbols were (not) found */

@@ -1,0 +1,44 @@
+/* Where profiles are pushed and as whom: the receiver's URL without the
+ * user info it may carry, and the headers each push sends (basic auth
+ * from the URL or from a password file or variable, a bearer token from
+ * a file, the tenant, the user's own). Secrets stay in the headers, which
+ * nothing prints; the URL and the credential's description are safe to
+ * print. */
+#ifndef PROFCPU_PUSH_TARGET_H
+#define PROFCPU_PUSH_TARGET_H
+
+#include "http_client.h"
+#include "util.h"
+
+#include <stddef.h>
+
+/* What the user gave: each NULL when not given. */
+struct push_credentials {
+	const char *user;	    /* --basic-auth-user */
+	const char *password_file;  /* --basic-auth-password-file: a Kubernetes Secret's file */
+	const char *password_env;   /* --basic-auth-password-env: a variable's name */
+	const char *token_file;	    /* --bearer-token-file */
+	const char *tenant;	    /* --tenant: X-Scope-OrgID */
+	struct string_list headers; /* --header 'NAME: VALUE', repeatable */
+};
+
+struct push_target {
+	char *url;		     /* the receiver, without user info (malloc'd) */
+	char *credential;	     /* the credential sent, in words (malloc'd), or NULL */
+	struct http_header *headers; /* names and values malloc'd */
+	size_t header_count;
+};
+
+/* Makes the target of `url` with `credentials`: the password and token
+ * files and the variable are read now. Returns 0, or -1 after one line
+ * that names what is wrong (never its secret) and how to fix it. */
+int push_target_make(const char *url, const struct push_credentials *credentials,
+		     struct push_target *target);
+
+/* `url` with the user info between "//" and "@" left out (malloc'd): what
+ * may be printed of a URL. */
+char *push_target_redact(const char *url);
+
+void push_target_release(struct push_target *target);
+
+#endif
