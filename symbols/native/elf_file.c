@@ -86,6 +86,21 @@ bool load_segments_find_address(const struct load_segment *segments, size_t coun
 	return false;
 }
 
+bool elf_file_read_at(const struct elf_file *file, uint64_t address, void *bytes, size_t size)
+{
+	for (size_t i = 0; i < file->segment_count; i++) {
+		const struct load_segment *segment = &file->segments[i];
+
+		if (address >= segment->address &&
+		    address - segment->address <= segment->file_size &&
+		    size <= segment->file_size - (address - segment->address))
+			return pread(file->fd, bytes, size,
+				     (off_t)(segment->file_offset +
+					     (address - segment->address))) == (ssize_t)size;
+	}
+	return false;
+}
+
 static Elf_Scn *find_section(Elf *elf, Elf64_Word type, GElf_Shdr *header)
 {
 	Elf_Scn *section = NULL;

@@ -36,6 +36,11 @@ void elf_file_close(struct elf_file *file);
 bool load_segments_find_address(const struct load_segment *segments, size_t count,
 				uint64_t file_offset, uint64_t *address);
 
+/* Reads `size` bytes of the file's image at the virtual `address`, as its
+ * PT_LOAD segments map it (code, to recognise a prologue). False where no
+ * segment's file bytes hold them all. */
+bool elf_file_read_at(const struct elf_file *file, uint64_t address, void *bytes, size_t size);
+
 /* True when the file has a .symtab: its own full symbol table, as an
  * unstripped binary or a separate debug file has. */
 bool elf_file_has_symtab(const struct elf_file *file);

@@ -1,5 +1,6 @@
 #include "call_frame_info.h"
 #include "dwarf_expression.h"
+#include "realigned_frame.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -19,8 +20,7 @@ struct dwarf_registers {
  * caller's rip. arm64's return address column is the link register, x30;
  * its pc is 32. */
 static const struct dwarf_registers x86_64_registers = {FRAME_MACHINE_X86_64, 7, 6, -1, 16, 16};
-static const struct dwarf_registers aarch64_registers = {FRAME_MACHINE_AARCH64, 31, 29, 30, 32,
-							 30};
+static const struct dwarf_registers aarch64_registers = {FRAME_MACHINE_AARCH64, 31, 29, 30, 32, 30};
 
 /* User addresses on arm64: 48 bits; above them, a pointer's signature or tag. */
 #define AARCH64_USER_ADDRESS_MASK ((1ULL << 48) - 1)
@@ -38,6 +38,9 @@ uint64_t frame_return_address(enum frame_machine machine, uint64_t value)
 struct frame_rules;
 static void free_rules(struct frame_rules *cache);
 
+/* The realigned frames a file's cache knows: libcrypto has three. */
+#define REALIGNED_FRAMES 8
+
 struct call_frame_info {
 	struct elf_file *file;
 	uint64_t entry;				 /* the ELF header's entry point */
@@ -46,6 +49,11 @@ struct call_frame_info {
 	Dwarf *debug_info;	   /* owns the .debug_frame CFI when there is no eh_frame */
 	Dwarf_CFI *cfi;		   /* the one in use */
 	struct frame_rules *rules; /* RULES_CACHED of them, by address; NULL until a step */
+	/* OpenSSL's realigned frames found in the file (realigned_frame.h),
+	 * by the address of their body's first row. */
+	struct realigned_frame realigned[REALIGNED_FRAMES];
+	uint64_t realigned_body[REALIGNED_FRAMES];
+	uint8_t realigned_count;
 };
 
 struct call_frame_info *call_frame_info_open(struct elf_file *file)
@@ -122,6 +130,10 @@ struct register_rule {
 struct cfa_rule {
 	bool by_expression;
 	uint8_t regno;
+	/* An expression's realigned frame (realigned_frame.h): its index in
+	 * the file's plus one, 0 for none; offset is then the expression's
+	 * last addend, the CFA's distance from the entry stack pointer. */
+	uint8_t realigned;
 	uint32_t expression_length;
 	uint64_t offset;
 	const Dwarf_Op *expression;
@@ -234,6 +246,76 @@ static bool cfa_rule(Dwarf_Frame *frame, struct cfa_rule *rule)
 	return true;
 }
 
+/* Whether `ops` are [rsp + offset] + addend: perlasm's
+ * ".cfi_cfa_expression %rsp+N,deref,+K". */
+static bool is_saved_stack_pointer(const Dwarf_Op *ops, size_t count, uint64_t *offset,
+				   uint64_t *addend)
+{
+	if (count != 3 || ops[0].atom != DW_OP_breg7 || ops[1].atom != DW_OP_deref ||
+	    ops[2].atom != DW_OP_plus_uconst)
+		return false;
+	*offset = ops[0].number;
+	*addend = ops[2].number;
+	return true;
+}
+
+/* The CFI rows a search for a realigned frame's prologue walks back, and
+ * the prologue bytes it reads. */
+#define PROLOGUE_ROWS  64
+#define PROLOGUE_BYTES 256
+
+/* The realigned frame (realigned_frame.h) the code at `file_address` is
+ * the body of: its index in info->realigned plus one, 0 when none. The
+ * rows before it, walked back, lead to the prologue: its last rows give
+ * the CFA as rax + 8, the body's first one as [rsp + OFF] + 8. */
+static uint8_t find_realigned_frame(struct call_frame_info *info, uint64_t file_address)
+{
+	uint64_t address = file_address, body = 0, saved_offset = 0, offset, addend;
+	uint8_t code[PROLOGUE_BYTES];
+
+	for (int row = 0; row < PROLOGUE_ROWS; row++) {
+		Dwarf_Frame *frame;
+		Dwarf_Addr start, end;
+		Dwarf_Op *ops;
+		size_t count;
+		bool in_prologue;
+
+		if (dwarf_cfi_addrframe(info->cfi, address, &frame) != 0)
+			return 0;
+		if (dwarf_frame_info(frame, &start, &end, NULL) < 0 ||
+		    dwarf_frame_cfa(frame, &ops, &count) != 0) {
+			free(frame);
+			return 0;
+		}
+		in_prologue = count == 1 && ops[0].atom == DW_OP_bregx && ops[0].number == 0 &&
+			      ops[0].number2 == 8;
+		if (!in_prologue && is_saved_stack_pointer(ops, count, &offset, &addend)) {
+			body = start;
+			saved_offset = offset;
+		}
+		free(frame);
+		if (in_prologue) {
+			struct realigned_frame found;
+
+			for (uint8_t i = 0; i < info->realigned_count; i++)
+				if (info->realigned_body[i] == body)
+					return i + 1;
+			if (!body || body <= start || body - start > PROLOGUE_BYTES ||
+			    info->realigned_count == REALIGNED_FRAMES ||
+			    !elf_file_read_at(info->file, start, code, body - start) ||
+			    !realigned_frame_parse(code, body - start, saved_offset, &found))
+				return 0;
+			info->realigned_body[info->realigned_count] = body;
+			info->realigned[info->realigned_count] = found;
+			return ++info->realigned_count;
+		}
+		if (start == 0)
+			return 0;
+		address = start - 1;
+	}
+	return 0;
+}
+
 /* The rules at `file_address`, from libdw. */
 static void compute_rules(struct call_frame_info *info, uint64_t file_address,
 			  struct frame_rules *rules)
@@ -257,6 +339,10 @@ static void compute_rules(struct call_frame_info *info, uint64_t file_address,
 	return_column = dwarf_frame_info(frame, NULL, NULL, &rules->signal_frame);
 	if (return_column < 0 || return_column >= RULE_COLUMNS || !cfa_rule(frame, &rules->cfa))
 		goto done;
+	if (numbers->machine == FRAME_MACHINE_X86_64 && info->eh_frame &&
+	    is_saved_stack_pointer(rules->cfa.expression, rules->cfa.expression_length,
+				   &(uint64_t){0}, &rules->cfa.offset))
+		rules->cfa.realigned = find_realigned_frame(info, file_address);
 	for (int regno = 0; regno < RULE_COLUMNS; regno++) {
 		bool is_return_address = regno == return_column;
 
@@ -275,13 +361,16 @@ static void compute_rules(struct call_frame_info *info, uint64_t file_address,
 			/* x86-64's return address column is no register to keep. */
 			if (rule.kind == RULE_SAME && regno != numbers->link_register)
 				goto done;
-		} else if (rule.kind == RULE_SAME) {
-			/* The callee-saved registers, and any other the CFI
-			 * leaves alone: hand-written code (OpenSSL's) calls its
-			 * own routines that keep rax, its CFA there. */
+		} else if (rule.kind == RULE_SAME || rule.kind == RULE_UNDEFINED) {
+			/* A register the CFI gives no rule is the callee's, as
+			 * libgcc's unwinder and gdb read it: the callee-saved
+			 * ones, and any other hand-written code keeps across
+			 * its own calls (OpenSSL's CFA in rax). libdw answers
+			 * from an ABI table of its own for them, which calls
+			 * rbx undefined: an explicit DW_CFA_undefined looks
+			 * the same, and no compiler writes one but for the
+			 * return address. */
 			rules->same_mask |= 1ULL << regno;
-			continue;
-		} else if (rule.kind == RULE_UNDEFINED) {
 			continue;
 		}
 		if (!add_rule(rules, rule))
@@ -376,17 +465,27 @@ static bool evaluate(const struct register_file *callee, const struct stack_copy
 	return dwarf_expression_evaluate(ops, count, &input, result, is_value);
 }
 
-static bool cfa_of(const struct cfa_rule *rule, const struct register_file *callee,
-		   const struct stack_copy *stack, uint64_t *cfa)
+static bool cfa_of(const struct call_frame_info *info, const struct cfa_rule *rule,
+		   const struct register_file *callee, const struct stack_copy *stack,
+		   uint64_t *cfa)
 {
+	uint64_t entry_sp;
 	bool is_value;
 
 	if (!rule->by_expression)
 		return read_register(callee, rule->regno, cfa) && (*cfa += rule->offset, true);
 	/* A location expression's value is the CFA (DWARF 5, 6.4.2.2). */
-	return evaluate(callee, stack, rule->expression, rule->expression_length, NULL, cfa,
-			&is_value) &&
-	       !is_value;
+	if (evaluate(callee, stack, rule->expression, rule->expression_length, NULL, cfa,
+		     &is_value) &&
+	    !is_value)
+		return true;
+	/* A copy of the saved stack pointer below the stack pointer: its first
+	 * one, where the prologue wrote it. */
+	if (!rule->realigned || !realigned_frame_entry_sp(&info->realigned[rule->realigned - 1],
+							  callee->registers->sp, stack, &entry_sp))
+		return false;
+	*cfa = entry_sp + rule->offset;
+	return true;
 }
 
 /* The caller's value of a register by `rule`, from the callee's registers
@@ -442,7 +541,7 @@ enum frame_step call_frame_info_step(struct call_frame_info *info, uint64_t file
 		return FRAME_STEP_FAILED;
 	if (rules->outcome != FRAME_STEP_DONE)
 		return (enum frame_step)rules->outcome;
-	if (!cfa_of(&rules->cfa, &callee, stack, &cfa))
+	if (!cfa_of(info, &rules->cfa, &callee, stack, &cfa))
 		return FRAME_STEP_FAILED;
 	/* The caller keeps the callee's registers the CFI leaves alone; the
 	 * others are unknown until a rule restores them. */
