@@ -157,7 +157,7 @@ struct frame_rules {
 };
 
 /* Entries per file with CFI, one slot per address (the last one asked
- * wins): 72 KiB for each file a walk goes through, and its rules. */
+ * wins): 64 KiB for each file a walk goes through, and its rules. */
 #define RULES_CACHED 1024
 
 static void free_rules(struct frame_rules *cache)
@@ -177,8 +177,8 @@ static bool add_rule(struct frame_rules *rules, struct register_rule rule)
 		uint8_t capacity = rules->rule_capacity ? rules->rule_capacity * 2 : 8;
 		struct register_rule *grown;
 
-		if (capacity > RULE_COLUMNS + 7 ||
-		    !(grown = realloc(rules->rules, capacity * sizeof(*grown))))
+		/* One rule a column at most: 64 entries hold them all. */
+		if (!(grown = realloc(rules->rules, capacity * sizeof(*grown))))
 			return false;
 		rules->rules = grown;
 		rules->rule_capacity = capacity;

@@ -103,12 +103,28 @@ static enum frame_step frameless_leaf_step(const struct stack_copy *stack, code_
 	return x86_64_frameless_leaf_step(stack, lookup, context, registers);
 }
 
-/* The steps by anything but CFI know only the instruction, stack and frame
- * pointers (and lr): the caller's other registers are unknown, and a CFI
- * rule above that needs one stops the walk rather than guess. */
+/* A step of code without CFI (hybrid only): the unwind info of .NET's
+ * code, a frameless JIT leaf, frame pointers. */
 static enum frame_step step_without_cfi(const struct stack_walk_sample *sample, code_lookup lookup,
 					void *context, const struct code_at *code,
-					struct frame_registers *registers);
+					struct frame_registers *registers)
+{
+	bool leaf = registers->interrupted;
+
+	/* Code whose unwind info cannot be followed (a slot past the copy, an
+	 * unusual code) is still walked by its frame pointers. A JIT leaf
+	 * needs its code as well as its prolog: without it the step cannot
+	 * tell an epilog, where part of the frame is gone. */
+	if ((code->kind == CODE_PRECOMPILED ||
+	     (code->kind == CODE_GENERATED && (!leaf || code->unwind.code))) &&
+	    (code->unwind.info || code->unwind.packed) &&
+	    windows_unwind_step(&code->unwind, leaf, &sample->stack, registers) == FRAME_STEP_DONE)
+		return FRAME_STEP_DONE;
+	if (leaf &&
+	    frameless_leaf_step(&sample->stack, lookup, context, registers) == FRAME_STEP_DONE)
+		return FRAME_STEP_DONE;
+	return frame_pointer_step(&sample->stack, registers);
+}
 
 /* One frame's step, by its CFI when it has some (`by_cfi`). */
 static enum frame_step step(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
@@ -131,33 +147,15 @@ static enum frame_step step(enum stack_walk_mode mode, const struct stack_walk_s
 	}
 	if (mode != STACK_WALK_HYBRID || code.kind == CODE_UNMAPPED)
 		return FRAME_STEP_NO_RULE;
+	/* Such a step knows only the instruction, stack and frame pointers
+	 * (and lr): the caller's other registers are unknown, and a CFI rule
+	 * above that needs one stops the walk rather than guess. */
 	result = step_without_cfi(sample, lookup, context, &code, registers);
 	if (result == FRAME_STEP_DONE) {
 		registers->general_known = 0;
 		registers->interrupted = false;
 	}
 	return result;
-}
-
-static enum frame_step step_without_cfi(const struct stack_walk_sample *sample, code_lookup lookup,
-					void *context, const struct code_at *code,
-					struct frame_registers *registers)
-{
-	bool leaf = registers->interrupted;
-
-	/* Code whose unwind info cannot be followed (a slot past the copy, an
-	 * unusual code) is still walked by its frame pointers. A JIT leaf
-	 * needs its code as well as its prolog: without it the step cannot
-	 * tell an epilog, where part of the frame is gone. */
-	if ((code->kind == CODE_PRECOMPILED ||
-	     (code->kind == CODE_GENERATED && (!leaf || code->unwind.code))) &&
-	    (code->unwind.info || code->unwind.packed) &&
-	    windows_unwind_step(&code->unwind, leaf, &sample->stack, registers) == FRAME_STEP_DONE)
-		return FRAME_STEP_DONE;
-	if (leaf &&
-	    frameless_leaf_step(&sample->stack, lookup, context, registers) == FRAME_STEP_DONE)
-		return FRAME_STEP_DONE;
-	return frame_pointer_step(&sample->stack, registers);
 }
 
 /* Goes on with the kernel's callchain above the walk's last frame, whose
