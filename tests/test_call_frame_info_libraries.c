@@ -48,22 +48,25 @@ struct machine_numbers {
 	int sp, fp, lr; /* lr -1 on x86-64 */
 };
 
+/* Every register known, with a value of its own; `general` is filled. */
 static struct frame_registers sample_registers(enum frame_machine machine,
-					       const struct machine_numbers *numbers)
+					       const struct machine_numbers *numbers,
+					       struct general_registers *general)
 {
 	struct frame_registers registers = {.sp = SP,
 					    .bp = register_value((unsigned)numbers->fp),
 					    .bp_known = true,
 					    .interrupted = true,
-					    .machine = machine};
+					    .machine = machine,
+					    .general = general};
 
 	if (numbers->lr >= 0) {
 		registers.lr = register_value((unsigned)numbers->lr);
 		registers.lr_known = true;
 	}
 	for (unsigned regno = 0; regno < FRAME_GENERAL_REGISTERS; regno++)
-		registers.general[regno] = register_value(regno);
-	registers.general_known = machine == FRAME_MACHINE_X86_64 ? 0xffffU : 0x1fffffffU;
+		general->values[regno] = register_value(regno);
+	general->known = machine == FRAME_MACHINE_X86_64 ? 0xffffU : 0x1fffffffU;
 	return registers;
 }
 
@@ -102,13 +105,16 @@ static void compare_row(struct call_frame_info *info, Dwarf_CFI *cfi, uint64_t a
 {
 	struct stack_copy stack = {
 	    .start = COPY_START, .bytes = (const uint8_t *)copy, .size = sizeof(copy)};
-	struct frame_registers registers = sample_registers(machine, numbers);
+	struct general_registers general;
+	struct frame_registers registers = sample_registers(machine, numbers, &general);
 	Dwarf_Frame *frame;
 	Dwarf_Op *ops;
 	size_t count;
 	int return_column;
 	uint64_t cfa, value;
 	enum frame_step step;
+
+	const unsigned callee_saved = machine == FRAME_MACHINE_X86_64 ? 3 : 19; /* rbx, x19 */
 
 	if (dwarf_cfi_addrframe(cfi, address, &frame) != 0)
 		return;
@@ -138,9 +144,8 @@ static void compare_row(struct call_frame_info *info, Dwarf_CFI *cfi, uint64_t a
 			tally->compared++;
 		}
 		/* A callee-saved register restored from its slot: rbx, x19. */
-		if (saved_at(frame, machine == FRAME_MACHINE_X86_64 ? 3 : 19, cfa, &value))
-			assert_int_equal(
-			    registers.general[machine == FRAME_MACHINE_X86_64 ? 3 : 19], value);
+		if (saved_at(frame, callee_saved, cfa, &value))
+			assert_int_equal(general.values[callee_saved], value);
 	} else {
 		/* An expression may index by a register (OpenSSL's r9 * 8),
 		 * whose value here leaves the copy. */

@@ -160,19 +160,20 @@ static void test_unknown_frame_pointer_stops_an_rbp_frame(void **state)
 
 /* A sample's registers: sp at the copy's start, every general register
  * known and holding 0x2000 + its number, rbx an address of the copy. */
+static struct general_registers general;
+
 static struct frame_registers sample_at(const char *code)
 {
-	struct frame_registers registers = {.ip = (uint64_t)(uintptr_t)code,
-					    .sp = STACK_START,
-					    .bp = STACK_START + 16,
-					    .bp_known = true,
-					    .interrupted = true,
-					    .general_known = 0xffff & ~(1U << 6 | 1U << 7)};
-
+	general.known = 0xffff & ~(1U << 6 | 1U << 7);
 	for (unsigned regno = 0; regno < 16; regno++)
-		registers.general[regno] = 0x2000 + regno;
-	registers.general[3] = STACK_START + 16;
-	return registers;
+		general.values[regno] = 0x2000 + regno;
+	general.values[3] = STACK_START + 16;
+	return (struct frame_registers){.ip = (uint64_t)(uintptr_t)code,
+					.sp = STACK_START,
+					.bp = STACK_START + 16,
+					.bp_known = true,
+					.interrupted = true,
+					.general = &general};
 }
 
 static enum frame_step step_rules(void *info, const char *code, struct frame_registers *registers)
@@ -193,8 +194,8 @@ static void test_step_follows_other_rules(void **state)
 	assert_int_equal(caller.sp, STACK_START + 32);
 	assert_int_equal(caller.ip, 0x1003);
 	/* rbx the callee's, known: the CFI leaves it alone. */
-	assert_true(caller.general_known & 1U << 3);
-	assert_int_equal(caller.general[3], STACK_START + 16);
+	assert_true(general.known & 1U << 3);
+	assert_int_equal(general.values[3], STACK_START + 16);
 	/* CFA = [rsp + 8] + 8 = 0x1001 + 8: outside the copy, where the
 	 * return address is: the expression is followed, the slot is not. */
 	assert_int_equal(step_rules(*state, cfi_rules_by_deref, &caller), FRAME_STEP_FAILED);
@@ -204,8 +205,8 @@ static void test_step_follows_other_rules(void **state)
 	/* rbx from the slot at rsp + 16 (word 2), r12 the value rsp + 24. */
 	assert_int_equal(step_rules(*state, cfi_rules_rbx_by_expression, &caller), FRAME_STEP_DONE);
 	assert_int_equal(caller.ip, 0x1000);
-	assert_int_equal(caller.general[3], 0x1002);
-	assert_int_equal(caller.general[12], STACK_START + 24);
+	assert_int_equal(general.values[3], 0x1002);
+	assert_int_equal(general.values[12], STACK_START + 24);
 	assert_int_equal(step_rules(*state, cfi_rules_unknown_op, &caller), FRAME_STEP_FAILED);
 }
 
@@ -215,7 +216,7 @@ static void test_rbx_unknown_stops_a_frame_kept_there(void **state)
 	    .start = STACK_START, .bytes = (const uint8_t *)words, .size = sizeof(words)};
 	struct frame_registers registers = sample_at(cfi_rules_in_rbx);
 
-	registers.general_known &= ~(1U << 3);
+	general.known &= ~(1U << 3);
 	assert_int_equal(
 	    call_frame_info_step(*state, file_address(cfi_rules_in_rbx), &stack, &registers),
 	    FRAME_STEP_FAILED);

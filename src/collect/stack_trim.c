@@ -302,8 +302,8 @@ static bool remembers(const struct stack_trim *trim, const struct remembered_wal
 			return false;
 	for (unsigned regno = 0; regno < FRAME_GENERAL_REGISTERS; regno++)
 		if ((memo->general_read >> regno & 1) &&
-		    (!(walk->registers.general_known >> regno & 1) ||
-		     walk->registers.general[regno] != memo->general[regno]))
+		    (!(walk->registers.general->known >> regno & 1) ||
+		     walk->registers.general->values[regno] != memo->general[regno]))
 			return false;
 	return true;
 }
@@ -330,7 +330,7 @@ static void remember(const struct stack_trim *trim, struct remembered_walk *memo
 	memo->general_read = reads->general_registers;
 	for (unsigned regno = 0; regno < FRAME_GENERAL_REGISTERS; regno++)
 		if (memo->general_read >> regno & 1)
-			memo->general[regno] = walk->registers.general[regno];
+			memo->general[regno] = walk->registers.general->values[regno];
 	memo->slot_count = reads->count;
 	for (size_t i = 0; i < reads->count; i++) {
 		memo->offsets[i] = reads->offsets[i];
@@ -351,6 +351,7 @@ uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sa
 	struct stack_walk_sample walk = {
 	    .stack = {.bytes = sample->user_stack, .size = sample->user_stack_size},
 	};
+	struct general_registers general;
 	struct remembered_walk *memo;
 	struct stack_reads reads;
 	size_t needed;
@@ -358,7 +359,7 @@ uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sa
 
 	trim->last = NULL;
 	trim->walked_frames = NULL;
-	if (!perf_sample_frame_registers(sample, &walk.registers))
+	if (!perf_sample_frame_registers(sample, &walk.registers, &general))
 		return sample->user_stack_size;
 	walk.stack.start = walk.registers.sp;
 	/* The kernel's frame-pointer walk of user space follows its marker. */

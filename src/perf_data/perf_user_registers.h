@@ -18,10 +18,12 @@ extern const uint64_t perf_user_registers;
 /* The machine the registers are this build's: its own. */
 extern const enum frame_machine perf_user_registers_machine;
 
-/* The registers a walk starts from (machine, ip, sp, frame pointer, lr),
- * from `sample`'s user registers. False when the sample has none (a kernel
- * thread's) or lacks one of them. */
+/* The registers a walk starts from (machine, ip, sp, frame pointer, lr,
+ * and the other general registers into `general`, which `registers` then
+ * points to), from `sample`'s user registers. False when the sample has
+ * none (a kernel thread's) or lacks one of the first. */
 bool perf_sample_frame_registers(const struct perf_sample *sample,
-				 struct frame_registers *registers);
+				 struct frame_registers *registers,
+				 struct general_registers *general);
 
 #endif

@@ -33,15 +33,19 @@ static const int perf_number_of_dwarf[] = {
 };
 
 bool perf_sample_frame_registers(const struct perf_sample *sample,
-				 struct frame_registers *registers)
+				 struct frame_registers *registers,
+				 struct general_registers *general)
 {
-	*registers = (struct frame_registers){
-	    .machine = FRAME_MACHINE_X86_64, .bp_known = true, .interrupted = true};
+	*registers = (struct frame_registers){.machine = FRAME_MACHINE_X86_64,
+					      .bp_known = true,
+					      .interrupted = true,
+					      .general = general};
+	general->known = 0;
 	for (unsigned regno = 0; regno < sizeof(perf_number_of_dwarf) / sizeof(int); regno++)
 		if (perf_number_of_dwarf[regno] >= 0 &&
 		    perf_sample_user_register(sample, (unsigned)perf_number_of_dwarf[regno],
-					      &registers->general[regno]))
-			registers->general_known |= 1U << regno;
+					      &general->values[regno]))
+			general->known |= 1U << regno;
 	return perf_sample_user_register(sample, PERF_REG_X86_IP, &registers->ip) &&
 	       perf_sample_user_register(sample, PERF_REG_X86_SP, &registers->sp) &&
 	       perf_sample_user_register(sample, PERF_REG_X86_BP, &registers->bp);

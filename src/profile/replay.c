@@ -395,12 +395,13 @@ static size_t add_walked_stack(struct replay *replay, const struct perf_sample *
 	    .kernel_chain = user_chain,
 	    .kernel_chain_length = user_chain_length,
 	};
+	struct general_registers general;
 	struct stack_walk_end end;
 	size_t count;
 
 	if (mode == CALL_GRAPH_HYBRID && !sample->user_stack && user_chain_length)
 		return add_user_chain(replay, sample, user_chain, user_chain_length, depth, whole);
-	if (!perf_sample_frame_registers(sample, &walk.registers)) {
+	if (!perf_sample_frame_registers(sample, &walk.registers, &general)) {
 		*whole = false;
 		return depth;
 	}

@@ -394,17 +394,19 @@ static const struct frame_rules *rules_at(struct call_frame_info *info, uint64_t
 }
 
 /* A frame's register `regno` by its DWARF number, for a step of `machine`;
- * false when unknown. Reading a general register notes it in `reads`. */
+ * false when unknown. Reading a general register notes it in the stack's
+ * reads. */
 struct register_file {
 	const struct frame_registers *registers;
 	const struct dwarf_registers *numbers;
-	struct stack_reads *reads;
+	const struct stack_copy *stack;
 };
 
 static bool read_register(const void *frame, unsigned regno, uint64_t *value)
 {
 	const struct register_file *file = frame;
 	const struct frame_registers *registers = file->registers;
+	struct general_registers *general;
 
 	if (regno == (unsigned)file->numbers->stack_pointer) {
 		*value = registers->sp;
@@ -422,37 +424,38 @@ static bool read_register(const void *frame, unsigned regno, uint64_t *value)
 		*value = registers->ip;
 		return true;
 	}
-	if (regno >= FRAME_GENERAL_REGISTERS || !(registers->general_known & 1U << regno))
+	if (regno >= FRAME_GENERAL_REGISTERS || !registers->general ||
+	    !(registers->general->known & 1U << regno))
 		return false;
-	if (file->reads)
-		file->reads->general_registers |= 1U << regno;
-	*value = registers->general[regno];
+	general = registers->general;
+	if (file->stack->reads)
+		file->stack->reads->general_registers |= 1U << regno;
+	*value = general->values[regno];
 	return true;
 }
 
-/* Sets the caller's register `regno`, known or not. x86-64's return
- * address column and arm64's link register give the caller's ip. */
-static void write_register(struct frame_registers *caller, const struct dwarf_registers *numbers,
-			   unsigned regno, uint64_t value, bool known)
+/* Sets register `regno` of the caller, now in `registers`: the frame
+ * pointer, lr or a general register. */
+static void write_register(struct frame_registers *registers, const struct dwarf_registers *numbers,
+			   unsigned regno, uint64_t value)
 {
 	if (regno == (unsigned)numbers->frame_pointer) {
-		caller->bp = value;
-		caller->bp_known = known;
+		registers->bp = value;
+		registers->bp_known = true;
 	} else if (regno == (unsigned)numbers->link_register) {
-		caller->lr = value;
-		caller->lr_known = known;
-	} else if (regno < FRAME_GENERAL_REGISTERS && regno != (unsigned)numbers->stack_pointer) {
-		caller->general[regno] = value;
-		if (known)
-			caller->general_known |= 1U << regno;
-		else
-			caller->general_known &= ~(1U << regno);
+		registers->lr = value;
+		registers->lr_known = true;
+	} else if (regno < FRAME_GENERAL_REGISTERS && registers->general) {
+		registers->general->values[regno] = value;
+		registers->general->known |= 1U << regno;
 	}
 }
 
-static bool evaluate(const struct register_file *callee, const struct stack_copy *stack,
-		     const Dwarf_Op *ops, size_t count, const uint64_t *cfa, uint64_t *result,
-		     bool *is_value)
+/* Not inlined: its input is built only for the rules that are expressions. */
+__attribute__((noinline)) static bool evaluate(const struct register_file *callee,
+					       const struct stack_copy *stack, const Dwarf_Op *ops,
+					       size_t count, const uint64_t *cfa, uint64_t *result,
+					       bool *is_value)
 {
 	struct dwarf_expression_input input = {
 	    .read_register = read_register,
@@ -529,11 +532,10 @@ enum frame_step call_frame_info_step(struct call_frame_info *info, uint64_t file
 				     struct frame_registers *registers)
 {
 	const struct dwarf_registers *numbers = info->registers;
-	const struct register_file callee = {registers, numbers, stack->reads};
+	const struct register_file callee = {registers, numbers, stack};
 	const struct frame_rules *rules;
-	struct frame_registers caller = *registers;
-	bool return_address_known = false;
-	uint64_t cfa, value;
+	uint64_t cfa, ip = 0, restored[RULE_COLUMNS], restored_mask = 0;
+	bool ip_known = false;
 
 	if (registers->machine != numbers->machine)
 		return FRAME_STEP_FAILED;
@@ -543,32 +545,43 @@ enum frame_step call_frame_info_step(struct call_frame_info *info, uint64_t file
 		return (enum frame_step)rules->outcome;
 	if (!cfa_of(info, &rules->cfa, &callee, stack, &cfa))
 		return FRAME_STEP_FAILED;
-	/* The caller keeps the callee's registers the CFI leaves alone; the
-	 * others are unknown until a rule restores them. */
-	caller.general_known &= (uint32_t)rules->same_mask;
-	caller.bp_known &= kept(rules, numbers->frame_pointer);
-	caller.lr_known &= kept(rules, numbers->link_register);
+	/* Every rule reads the callee's registers: the caller's are written
+	 * once all are read. */
 	for (size_t i = 0; i < rules->rule_count; i++) {
 		const struct register_rule *rule = &rules->rules[i];
-		bool known = restore(rule, &callee, cfa, stack, &value);
+		uint64_t value;
 
-		if (rule->regno == numbers->return_address) {
-			/* arm64's return address column is lr: the caller's ip, and
-			 * its lr only where it was interrupted. */
-			if (!known)
+		if (!restore(rule, &callee, cfa, stack, &value)) {
+			if (rule->regno == numbers->return_address)
 				return FRAME_STEP_FAILED;
-			caller.ip = value;
-			return_address_known = true;
-			if (rule->regno == numbers->link_register && !rules->signal_frame)
+			continue; /* the caller's register is unknown */
+		}
+		/* arm64's return address column is lr: the caller's ip, and
+		 * its lr only where it was interrupted. */
+		if (rule->regno == numbers->return_address) {
+			ip = value;
+			ip_known = true;
+			if (rule->regno != numbers->link_register || !rules->signal_frame)
 				continue;
 		}
-		write_register(&caller, numbers, rule->regno, value, known);
+		restored[rule->regno] = value;
+		restored_mask |= 1ULL << rule->regno;
 	}
-	if (!return_address_known)
+	if (!ip_known)
 		return FRAME_STEP_FAILED;
-	caller.ip = frame_return_address(caller.machine, caller.ip);
-	caller.sp = cfa;
-	caller.interrupted = rules->signal_frame;
-	*registers = caller;
+	/* The caller keeps the callee's registers the CFI leaves alone, and
+	 * those its rules restored; the others are unknown. */
+	registers->bp_known &= kept(rules, numbers->frame_pointer);
+	registers->lr_known &= kept(rules, numbers->link_register);
+	if (registers->general)
+		registers->general->known &= (uint32_t)rules->same_mask;
+	for (uint64_t left = restored_mask; left; left &= left - 1) {
+		unsigned regno = (unsigned)__builtin_ctzll(left);
+
+		write_register(registers, numbers, regno, restored[regno]);
+	}
+	registers->ip = frame_return_address(registers->machine, ip);
+	registers->sp = cfa;
+	registers->interrupted = rules->signal_frame;
 	return FRAME_STEP_DONE;
 }

@@ -24,6 +24,10 @@ enum frame_machine { FRAME_MACHINE_X86_64, FRAME_MACHINE_AARCH64 };
  * and the link register, which have fields of their own, by their DWARF
  * numbers: x86-64's rax (0) to r15 (15), arm64's x0 to x28. */
 #define FRAME_GENERAL_REGISTERS 32
+struct general_registers {
+	uint64_t values[FRAME_GENERAL_REGISTERS];
+	uint32_t known; /* bit n: values[n] holds the frame's value */
+};
 
 /* The registers of a frame a walk tracks: the instruction pointer, the
  * stack pointer, the frame pointer (rbp on x86-64, x29 on arm64), which a
@@ -38,14 +42,17 @@ struct frame_registers {
 	bool bp_known; /* false once a frame clobbered the frame pointer without saving it */
 	uint64_t lr;
 	bool lr_known; /* the leaf's only (arm64): a caller's was clobbered by its call */
-	uint64_t general[FRAME_GENERAL_REGISTERS];
-	uint32_t general_known; /* bit n: general[n] holds the frame's value */
 	/* The frame was stopped at ip rather than calling from it: the
 	 * sample's leaf, or the state a signal frame restores. Its code is
 	 * the one at ip, not at ip - 1, and it may be anywhere in its
 	 * prolog or epilog. */
 	bool interrupted;
 	enum frame_machine machine;
+	/* The other general registers, NULL when none is known. A walk keeps
+	 * them in a buffer of its own that each step updates in place, once
+	 * it has succeeded: the copies of a frame_registers share it, so a
+	 * step that copies its registers to try them need not copy these. */
+	struct general_registers *general;
 };
 
 /* The code address a return address of `machine` stands for. arm64 code

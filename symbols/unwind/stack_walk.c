@@ -152,7 +152,8 @@ static enum frame_step step(enum stack_walk_mode mode, const struct stack_walk_s
 	 * above that needs one stops the walk rather than guess. */
 	result = step_without_cfi(sample, lookup, context, &code, registers);
 	if (result == FRAME_STEP_DONE) {
-		registers->general_known = 0;
+		if (registers->general)
+			registers->general->known = 0;
 		registers->interrupted = false;
 	}
 	return result;
@@ -226,7 +227,8 @@ static size_t walk(enum stack_walk_mode mode, const struct stack_walk_sample *sa
 	code_lookup lookup = look_up_again;
 	void *context = &last;
 	struct frame_registers registers = sample->registers;
-	uint64_t last_sp = registers.sp; /* of frames[count - 1] */
+	struct general_registers general; /* the walk's, which its steps change */
+	uint64_t last_sp = registers.sp;  /* of frames[count - 1] */
 	size_t count = 0;
 	bool joined, by_cfi = false;
 
@@ -234,6 +236,10 @@ static size_t walk(enum stack_walk_mode mode, const struct stack_walk_sample *sa
 	*unfollowed = 0;
 	if (max_frames == 0)
 		return 0;
+	if (registers.general) {
+		general = *registers.general;
+		registers.general = &general;
+	}
 	registers.interrupted = true;
 	frames[count++] = registers.ip;
 	while (count < max_frames) {
