@@ -187,11 +187,10 @@ size_t perf_sample_with_user_frames(const struct perf_event_header *record,
 				    const struct perf_sample *sample, const uint64_t *frames,
 				    size_t count, void *out);
 
-/* The user register numbered `perf_register` (PERF_REG_X86_IP, ... of
- * <asm/perf_regs.h>) of a parsed sample. False when the sample has not
- * recorded it. */
-bool perf_sample_user_register(const struct perf_sample *sample, unsigned perf_register,
-			       uint64_t *value);
+/* The user registers of a parsed sample by their numbers (PERF_REG_X86_IP,
+ * ... of <asm/perf_regs.h>): values[n] for each bit n of the mask returned,
+ * 0 when the sample has none (a kernel thread's). */
+uint64_t perf_sample_user_registers(const struct perf_sample *sample, uint64_t values[64]);
 
 /* The time of any record: a sample's, or a side record's sample_id trailer.
  * Returns false if the record carries no time. */

@@ -398,16 +398,14 @@ bool perf_data_reader_record_cpu(const struct perf_data_reader *reader,
 	return true;
 }
 
-bool perf_sample_user_register(const struct perf_sample *sample, unsigned perf_register,
-			       uint64_t *value)
+uint64_t perf_sample_user_registers(const struct perf_sample *sample, uint64_t values[64])
 {
-	uint64_t bit = 1ULL << perf_register;
+	const uint64_t *next = sample->user_registers;
 
-	if (!sample->user_registers || perf_register >= 64 || !(sample->user_register_mask & bit))
-		return false;
-	memcpy(value,
-	       sample->user_registers +
-		   __builtin_popcountll(sample->user_register_mask & (bit - 1)),
-	       sizeof(*value));
-	return true;
+	if (!next)
+		return 0;
+	/* In bit order, one word each. */
+	for (uint64_t left = sample->user_register_mask; left; left &= left - 1)
+		values[__builtin_ctzll(left)] = *next++;
+	return sample->user_register_mask;
 }

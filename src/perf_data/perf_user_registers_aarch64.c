@@ -9,22 +9,32 @@ const uint64_t perf_user_registers = (1ULL << PERF_REG_ARM64_MAX) - 1;
 
 const enum frame_machine perf_user_registers_machine = FRAME_MACHINE_AARCH64;
 
+/* The registers the walk needs: pc, sp, x29 and lr. */
+#define WALK_REGISTERS                                                                             \
+	(1ULL << PERF_REG_ARM64_PC | 1ULL << PERF_REG_ARM64_SP | 1ULL << PERF_REG_ARM64_X29 |      \
+	 1ULL << PERF_REG_ARM64_LR)
+
 bool perf_sample_frame_registers(const struct perf_sample *sample,
 				 struct frame_registers *registers,
 				 struct general_registers *general)
 {
-	*registers = (struct frame_registers){.machine = FRAME_MACHINE_AARCH64,
+	uint64_t values[64], mask = perf_sample_user_registers(sample, values);
+
+	*registers = (struct frame_registers){.ip = values[PERF_REG_ARM64_PC],
+					      .sp = values[PERF_REG_ARM64_SP],
+					      .bp = values[PERF_REG_ARM64_X29],
 					      .bp_known = true,
+					      .lr = values[PERF_REG_ARM64_LR],
 					      .lr_known = true,
 					      .interrupted = true,
+					      .machine = FRAME_MACHINE_AARCH64,
 					      .general = general};
-	general->known = 0;
 	/* perf numbers x0 to x28 as DWARF does; x29, lr and sp have fields. */
+	general->known = 0;
 	for (unsigned regno = PERF_REG_ARM64_X0; regno <= PERF_REG_ARM64_X28; regno++)
-		if (perf_sample_user_register(sample, regno, &general->values[regno]))
+		if (mask >> regno & 1) {
+			general->values[regno] = values[regno];
 			general->known |= 1U << regno;
-	return perf_sample_user_register(sample, PERF_REG_ARM64_PC, &registers->ip) &&
-	       perf_sample_user_register(sample, PERF_REG_ARM64_SP, &registers->sp) &&
-	       perf_sample_user_register(sample, PERF_REG_ARM64_X29, &registers->bp) &&
-	       perf_sample_user_register(sample, PERF_REG_ARM64_LR, &registers->lr);
+		}
+	return (mask & WALK_REGISTERS) == WALK_REGISTERS;
 }

@@ -32,21 +32,27 @@ static const int perf_number_of_dwarf[] = {
     PERF_REG_X86_R15,
 };
 
+/* The registers the walk needs: ip, sp and bp. */
+#define WALK_REGISTERS (1ULL << PERF_REG_X86_IP | 1ULL << PERF_REG_X86_SP | 1ULL << PERF_REG_X86_BP)
+
 bool perf_sample_frame_registers(const struct perf_sample *sample,
 				 struct frame_registers *registers,
 				 struct general_registers *general)
 {
-	*registers = (struct frame_registers){.machine = FRAME_MACHINE_X86_64,
+	uint64_t values[64], mask = perf_sample_user_registers(sample, values);
+
+	*registers = (struct frame_registers){.ip = values[PERF_REG_X86_IP],
+					      .sp = values[PERF_REG_X86_SP],
+					      .bp = values[PERF_REG_X86_BP],
 					      .bp_known = true,
 					      .interrupted = true,
+					      .machine = FRAME_MACHINE_X86_64,
 					      .general = general};
 	general->known = 0;
 	for (unsigned regno = 0; regno < sizeof(perf_number_of_dwarf) / sizeof(int); regno++)
-		if (perf_number_of_dwarf[regno] >= 0 &&
-		    perf_sample_user_register(sample, (unsigned)perf_number_of_dwarf[regno],
-					      &general->values[regno]))
+		if (perf_number_of_dwarf[regno] >= 0 && (mask >> perf_number_of_dwarf[regno] & 1)) {
+			general->values[regno] = values[perf_number_of_dwarf[regno]];
 			general->known |= 1U << regno;
-	return perf_sample_user_register(sample, PERF_REG_X86_IP, &registers->ip) &&
-	       perf_sample_user_register(sample, PERF_REG_X86_SP, &registers->sp) &&
-	       perf_sample_user_register(sample, PERF_REG_X86_BP, &registers->bp);
+		}
+	return (mask & WALK_REGISTERS) == WALK_REGISTERS;
 }

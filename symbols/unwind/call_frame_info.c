@@ -22,14 +22,6 @@ struct dwarf_registers {
 static const struct dwarf_registers x86_64_registers = {FRAME_MACHINE_X86_64, 7, 6, -1, 16, 16};
 static const struct dwarf_registers aarch64_registers = {FRAME_MACHINE_AARCH64, 31, 29, 30, 32, 30};
 
-/* User addresses on arm64: 48 bits; above them, a pointer's signature or tag. */
-#define AARCH64_USER_ADDRESS_MASK ((1ULL << 48) - 1)
-
-uint64_t frame_return_address(enum frame_machine machine, uint64_t value)
-{
-	return machine == FRAME_MACHINE_AARCH64 ? value & AARCH64_USER_ADDRESS_MASK : value;
-}
-
 /* How far past the ELF entry point its code runs without a caller: the
  * dynamic loader's _start, which calls _dl_start and then _dl_init from
  * the process's first stack, has no CFI (64 bytes of it on x86-64). */
@@ -475,6 +467,10 @@ static bool cfa_of(const struct call_frame_info *info, const struct cfa_rule *ru
 	uint64_t entry_sp;
 	bool is_value;
 
+	if (!rule->by_expression && rule->regno == callee->numbers->stack_pointer) {
+		*cfa = callee->registers->sp + rule->offset; /* most rows */
+		return true;
+	}
 	if (!rule->by_expression)
 		return read_register(callee, rule->regno, cfa) && (*cfa += rule->offset, true);
 	/* A location expression's value is the CFA (DWARF 5, 6.4.2.2). */

@@ -59,7 +59,12 @@ struct frame_registers {
  * built with pointer authentication signs the return address it saves
  * (paciasp): the signature sits in the bits above the 48 of a user address
  * (Linux maps no user memory above 2^48 unless asked to). */
-uint64_t frame_return_address(enum frame_machine machine, uint64_t value);
+static inline uint64_t frame_return_address(enum frame_machine machine, uint64_t value)
+{
+	/* User addresses on arm64: 48 bits; above them, a pointer's
+	 * signature or tag. */
+	return machine == FRAME_MACHINE_AARCH64 ? value & ((1ULL << 48) - 1) : value;
+}
 
 struct call_frame_info;
 
