@@ -255,7 +255,7 @@ echo "--- a receiver that refuses the agent's credentials"
 receiver refused ok "Basic $(printf '%s' 'agent:right' | base64)"
 printf 'wrong-secret' >"$workdir/wrong-password"
 agent refused 1 --basic-auth-user agent --basic-auth-password-file "$workdir/wrong-password"
-until (($(grep -c "named and encoded" "$workdir/refused/agent.log" 2>/dev/null || true) >= 3)); do
+until (($(cat "$workdir/refused/agent.log" 2>/dev/null | grep -c "named and encoded" || true) >= 3)); do
 	sleep 0.2
 done
 stop_agent refused

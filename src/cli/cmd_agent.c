@@ -42,7 +42,7 @@ static const char usage[] =
     "  --node NAME           the node label (default $NODE_NAME, else the hostname)\n"
     "  --label KEY=VALUE     a label of every profile (repeatable)\n"
     "  --push-timeout SECS   give up a push when the receiver is silent for SECS\n"
-    "                        (default 10)\n" PUSH_CREDENTIALS_USAGE "\n"
+    "                        (default 10)\n" PUSH_TARGET_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu agent --push http://pyroscope:4040          # until SIGTERM\n"
     "    profcpu agent --push http://alloy:9999 --label cluster=prod\n"
@@ -99,7 +99,7 @@ int cmd_agent(int argc, char **argv)
 {
 	struct agent_send_options send = {.timeout = 10, .spool_dir = "/tmp/profcpu-agent"};
 	struct agent_run run = {0};
-	struct push_credentials credentials = {0};
+	struct push_target_options credentials = {0};
 	struct push_target receiver = {0};
 	const char *url = NULL;
 	long frequency = DEFAULT_FREQUENCY, buffer_periods = DEFAULT_BUFFER_PERIODS;
@@ -117,7 +117,7 @@ int cmd_agent(int argc, char **argv)
 	    {"node", NULL, OPTION_STRING, &node},
 	    {"label", NULL, OPTION_STRING_LIST, &send.labels},
 	    {"push-timeout", NULL, OPTION_NUMBER, &send.timeout},
-	    PUSH_CREDENTIAL_OPTION_ENTRIES(&credentials),
+	    PUSH_TARGET_OPTION_ENTRIES(&credentials),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	struct target_process target;

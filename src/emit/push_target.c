@@ -145,7 +145,7 @@ static bool header_safe(const char *text)
 
 /* The password: from the URL, the file or the variable. NULL after saying
  * why. `*source` says where it came from. */
-static char *find_password(const struct push_credentials *credentials, const char *url_password,
+static char *find_password(const struct push_target_options *credentials, const char *url_password,
 			   char **source)
 {
 	if (credentials->password_file) {
@@ -170,7 +170,7 @@ static char *find_password(const struct push_credentials *credentials, const cha
 }
 
 /* Authorization: Basic, from the user of the URL or --basic-auth-user. */
-static int add_basic_auth(struct push_target *target, const struct push_credentials *credentials,
+static int add_basic_auth(struct push_target *target, const struct push_target_options *credentials,
 			  char *url_user, char *url_password)
 {
 	const char *user = credentials->user ? credentials->user : url_user;
@@ -241,7 +241,7 @@ static int add_user_header(struct push_target *target, const char *text)
 	return 0;
 }
 
-int push_target_make(const char *url, const struct push_credentials *credentials,
+int push_target_make(const char *url, const struct push_target_options *credentials,
 		     struct push_target *target)
 {
 	const char *start, *end;
@@ -250,6 +250,14 @@ int push_target_make(const char *url, const struct push_credentials *credentials
 	int status = 0;
 
 	*target = (struct push_target){.url = push_target_redact(url)};
+	if (credentials->api && strcmp(credentials->api, "push")) {
+		if (strcmp(credentials->api, "ingest")) {
+			report_error("unknown --api %s: give push or ingest", credentials->api);
+			push_target_release(target);
+			return -1;
+		}
+		target->api = PUSH_API_INGEST;
+	}
 	if (find_user_info(url, &start, &end)) {
 		const char *colon = memchr(start, ':', (size_t)(end - start));
 

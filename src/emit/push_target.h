@@ -12,8 +12,15 @@
 
 #include <stddef.h>
 
+/* Which of Pyroscope's APIs takes the profiles. */
+enum push_api {
+	PUSH_API_PUSH,	 /* POST /push.v1.PusherService/Push (Connect, protobuf) */
+	PUSH_API_INGEST, /* POST /ingest?name=... (multipart), the legacy API */
+};
+
 /* What the user gave: each NULL when not given. */
-struct push_credentials {
+struct push_target_options {
+	const char *api;	    /* --api push or ingest */
 	const char *user;	    /* --basic-auth-user */
 	const char *password_file;  /* --basic-auth-password-file: a Kubernetes Secret's file */
 	const char *password_env;   /* --basic-auth-password-env: a variable's name */
@@ -23,16 +30,18 @@ struct push_credentials {
 };
 
 struct push_target {
+	enum push_api api;
 	char *url;		     /* the receiver, without user info (malloc'd) */
 	char *credential;	     /* the credential sent, in words (malloc'd), or NULL */
 	struct http_header *headers; /* names and values malloc'd */
 	size_t header_count;
 };
 
-/* Makes the target of `url` with `credentials`: the password and token
+/* Makes the target of `url` with `credentials` (the options): the API
+ * chosen, the password and token
  * files and the variable are read now. Returns 0, or -1 after one line
  * that names what is wrong (never its secret) and how to fix it. */
-int push_target_make(const char *url, const struct push_credentials *credentials,
+int push_target_make(const char *url, const struct push_target_options *credentials,
 		     struct push_target *target);
 
 /* `url` with the user info between "//" and "@" left out (malloc'd): what

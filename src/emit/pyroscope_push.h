@@ -1,10 +1,14 @@
 /* Sends a capture's profile.pb.gz to a Pyroscope server (or anything that
- * speaks its ingest API: Grafana Alloy's pyroscope.receive_http, Grafana
- * Cloud Profiles): POST URL/ingest?name=APP.cpu{LABELS}&from=&until=
- * &sampleRate=&format=pprof, the profile as the multipart field "profile".
- * The application name keeps letters, digits and "._-/"; label keys the
- * same but '/'; label values lose only the characters that delimit the
- * label set ("{},=\"") and control characters: each becomes '_'. */
+ * speaks its APIs: Grafana Alloy's pyroscope.receive_http, Grafana Cloud
+ * Profiles), through the API its target names (push_target.h):
+ * - push (the default): POST URL/push.v1.PusherService/Push, a PushRequest
+ *   of one series (push_request_encode.h) labelled __name__=process_cpu,
+ *   service_name=APP and the labels;
+ * - ingest: POST URL/ingest?name=APP.cpu{LABELS}&from=&until=&sampleRate=
+ *   &format=pprof, the profile as the multipart field "profile". The
+ *   application name keeps letters, digits and "._-/"; label keys the
+ *   same but '/'; label values lose only the characters that delimit the
+ *   label set ("{},=\"") and control characters: each becomes '_'. */
 #ifndef PROFCPU_PYROSCOPE_PUSH_H
 #define PROFCPU_PYROSCOPE_PUSH_H
 
