@@ -227,9 +227,9 @@ assert both, f"no round with two_loops and split apart under pid {sys.argv[2]}: 
 for pushed in both:
     assert len(pushed["workload_two_lo"]) == 1 and len(pushed["workload_split"]) == 1, shown
     assert b"two_loops" in pushed["workload_two_lo"][0] and b"spin_sixty" not in pushed["workload_two_lo"][0], \
-        "two_loops' profile is not its own"
+        f"two_loops' samples are not its own: {sorted(set(pushed['workload_two_lo'][0].split()))}"
     assert b"spin_sixty" in pushed["workload_split"][0] and b"two_loops" not in pushed["workload_split"][0], \
-        "split's profile is not its own"
+        f"split's samples are not its own: {sorted(set(pushed['workload_split'][0].split()))}"
 print(f"pid {sys.argv[2]}: two_loops and then split apart in one round: {shown}")
 PY
 

@@ -158,6 +158,18 @@ struct series_profile {
 	struct pprof_span span;
 };
 
+/* Opens a file of the spool, never through a link: the agent runs as
+ * root, and the spool's folders are its own (agent_spool_make). */
+static FILE *open_spool_file(const char *path, int flags, const char *mode)
+{
+	int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *file = fd >= 0 ? fdopen(fd, mode) : NULL;
+
+	if (fd >= 0 && !file)
+		close(fd);
+	return file;
+}
+
 /* DIR/series-NUMBER followed by `suffix` (malloc'd). */
 static char *kept_path(const char *dir, const struct series_profile *profile, const char *suffix)
 {
@@ -170,7 +182,7 @@ static void keep_profile(const char *dir, const struct series_profile *profile,
 			 const struct profile_labels *labels)
 {
 	char *path = kept_path(dir, profile, PROFILE_SUFFIX);
-	FILE *out = fopen(path, "we");
+	FILE *out = open_spool_file(path, O_WRONLY | O_CREAT | O_TRUNC, "w");
 	bool written = out && fwrite(profile->data, 1, profile->size, out) == profile->size;
 
 	if (out && fclose(out) != 0)
@@ -178,7 +190,7 @@ static void keep_profile(const char *dir, const struct series_profile *profile,
 	if (written) {
 		free(path);
 		path = kept_path(dir, profile, LABELS_SUFFIX);
-		out = fopen(path, "we");
+		out = open_spool_file(path, O_WRONLY | O_CREAT | O_TRUNC, "w");
 		if (out) {
 			fprintf(out, "service_name=%s\n", labels->service);
 			for (size_t i = 0; i < labels->labels.count; i++)
@@ -321,7 +333,7 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 
 static unsigned char *read_small_file(const char *path, size_t *size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat status;
 	unsigned char *data = NULL;
 
@@ -341,7 +353,7 @@ static unsigned char *read_small_file(const char *path, size_t *size)
 /* Reads DIR/PID.labels, as keep_profile wrote it. */
 static bool read_labels(const char *path, struct profile_labels *labels)
 {
-	FILE *file = fopen(path, "re");
+	FILE *file = open_spool_file(path, O_RDONLY, "r");
 	char line[1024];
 
 	*labels = (struct profile_labels){0};
@@ -425,8 +437,10 @@ void agent_sender_open(struct agent_sender *sender, const struct agent_send_opti
 		      .max_periods = options->max_periods,
 		      .url = options->target->url},
 	    .config = {.live_every_process = true},
-	    .log = fopen(log_path, "we"),
 	};
+	/* The sampler checked the folder; the worker opens it for itself. */
+	if (agent_spool_make(&sender->spool) == 0)
+		sender->log = open_spool_file(log_path, O_WRONLY | O_CREAT | O_TRUNC, "w");
 	free(log_path);
 	if (!sender->log)
 		sender->log = fopen("/dev/null", "we");

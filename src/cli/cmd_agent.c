@@ -37,7 +37,9 @@ static const char usage[] =
     "  --push-interval SECS  the period (default 15, as Pyroscope's eBPF agent)\n"
     "  -F, -frequency HZ     samples per second of CPU time (default 49)\n"
     "  --call-graph MODE     fp, dwarf or hybrid (default fp: see docs/AGENT.md)\n"
-    "  --spool DIR           where periods wait (default /tmp/profcpu-agent)\n"
+    "  --spool DIR           where periods wait: a folder of the agent's user,\n"
+    "                        writable by no other (default $STATE_DIRECTORY/spool,\n"
+    "                        else /var/lib/profcpu/spool as root)\n"
     "  --buffer-periods N    periods kept while the receiver takes none (default 40)\n"
     "  --node NAME           the node label (default $NODE_NAME, else the hostname)\n"
     "  --label KEY=VALUE     a label of every profile (repeatable)\n"
@@ -97,7 +99,8 @@ static char *node_name(const char *given)
 
 int cmd_agent(int argc, char **argv)
 {
-	struct agent_send_options send = {.timeout = 10, .spool_dir = "/tmp/profcpu-agent"};
+	struct agent_send_options send = {.timeout = 10};
+	char *default_spool = NULL;
 	struct agent_run run = {0};
 	struct push_target_options credentials = {0};
 	struct push_target receiver = {0};
@@ -144,6 +147,8 @@ int cmd_agent(int argc, char **argv)
 		goto done;
 	status = 1;
 	send.target = &receiver;
+	if (!send.spool_dir)
+		send.spool_dir = default_spool = agent_spool_default_dir();
 	send.max_periods = (size_t)buffer_periods;
 	send.node = node_name(node);
 	run.spool.dir = send.spool_dir;
@@ -181,5 +186,6 @@ done:
 	string_list_clear(&credentials.headers);
 	push_target_release(&receiver);
 	free((char *)send.node);
+	free(default_spool);
 	return status;
 }
