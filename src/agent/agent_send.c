@@ -275,6 +275,20 @@ static void group_series(struct agent_sender *sender, const struct agent_period 
 	}
 }
 
+/* What the replay asks of a process: whether the selection takes it. */
+struct selection_context {
+	struct agent_sender *sender;
+	unsigned long period;
+};
+
+static bool takes_process(uint32_t pid, void *context)
+{
+	struct selection_context *selection = context;
+
+	return agent_processes_selected(&selection->sender->processes, (pid_t)pid,
+					selection->period, selection->sender->options->selection);
+}
+
 /* The period's perf.data into one profile per series, pushed or kept in
  * its folder. */
 static void encode_period(struct agent_sender *sender, const struct agent_period *period,
@@ -292,9 +306,14 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 		sender->resolver = resolver_new(&sender->config);
 	else
 		resolver_next_capture(sender->resolver);
-	agent_processes_ask_runtimes(&sender->processes, sender->resolver, sender->log);
+	agent_processes_ask_runtimes(&sender->processes, sender->resolver,
+				     sender->options->selection, sender->log);
 	if (rename(perf_data, reading) == 0)
-		read = process_profiles_read(reading, sender->resolver, &profiles) == 0;
+		read =
+		    process_profiles_read(
+			reading, sender->resolver,
+			agent_selection_narrows(sender->options->selection) ? takes_process : NULL,
+			&(struct selection_context){sender, period->number}, &profiles) == 0;
 	if (read) {
 		group_series(sender, period, &profiles, &list);
 		made = cpu_seconds();

@@ -21,6 +21,7 @@
 
 struct agent_send_options {
 	const struct push_target *target; /* the receiver, as whom */
+	const struct agent_selection *selection;
 	const char *spool_dir;
 	const char *node;	   /* the node label */
 	struct string_list labels; /* --label KEY=VALUE: added to every profile */

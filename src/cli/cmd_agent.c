@@ -1,5 +1,6 @@
 /* profcpu agent: every process of the node, sampled without a pause, one
  * profile per process and period pushed to Pyroscope. */
+#include "agent_selection.h"
 #include "agent_spool.h"
 #include "agent_worker.h"
 #include "capture.h"
@@ -43,6 +44,14 @@ static const char usage[] =
     "  --buffer-periods N    periods kept while the receiver takes none (default 40)\n"
     "  --node NAME           the node label (default $NODE_NAME, else the hostname)\n"
     "  --label KEY=VALUE     a label of every profile (repeatable)\n"
+    "  --namespace NAME      profile only the pods of namespace NAME (a name or a\n"
+    "                        glob; repeatable, as the five below); the processes\n"
+    "                        left out are neither walked nor named\n"
+    "  --pod NAME            profile only the pod NAME\n"
+    "  --container ID        profile only the container ID (12 hex digits)\n"
+    "  --exclude-namespace NAME  leave out the pods of namespace NAME\n"
+    "  --exclude-pod NAME    leave out the pod NAME\n"
+    "  --exclude-container ID  leave out the container ID\n"
     "  --push-timeout SECS   give up a push when the receiver is silent for SECS\n"
     "                        (default 10)\n" PUSH_TARGET_USAGE "\n"
     "EXAMPLES:\n"
@@ -51,7 +60,8 @@ static const char usage[] =
     "    profcpu agent --push http://pyroscope:4040 -F 97 --push-interval 10\n"
     "    profcpu agent --push https://profiles-prod-001.grafana.net --basic-auth-user 123456 \\\n"
     "        --basic-auth-password-file /run/secrets/grafana/token   # Grafana Cloud\n"
-    "    profcpu agent --push http://pyroscope:4040 --tenant team-a  # multi-tenant\n";
+    "    profcpu agent --push http://pyroscope:4040 --tenant team-a  # multi-tenant\n"
+    "    profcpu agent --push http://pyroscope:4040 --namespace 'shop-*' --exclude-pod 'debug-*'\n";
 
 /* Ring buffer pages per CPU: at the default rate a CPU fills a few KB a
  * second with frame-pointer stacks; 64 pages is room for seconds. */
@@ -104,6 +114,7 @@ int cmd_agent(int argc, char **argv)
 	struct agent_run run = {0};
 	struct push_target_options credentials = {0};
 	struct push_target receiver = {0};
+	struct agent_selection selection = {0};
 	const char *url = NULL;
 	long frequency = DEFAULT_FREQUENCY, buffer_periods = DEFAULT_BUFFER_PERIODS;
 	double interval = 15;
@@ -119,6 +130,12 @@ int cmd_agent(int argc, char **argv)
 	    {"buffer-periods", NULL, OPTION_INTEGER, &buffer_periods},
 	    {"node", NULL, OPTION_STRING, &node},
 	    {"label", NULL, OPTION_STRING_LIST, &send.labels},
+	    {"namespace", NULL, OPTION_STRING_LIST, &selection.namespaces},
+	    {"pod", NULL, OPTION_STRING_LIST, &selection.pods},
+	    {"container", NULL, OPTION_STRING_LIST, &selection.containers},
+	    {"exclude-namespace", NULL, OPTION_STRING_LIST, &selection.exclude_namespaces},
+	    {"exclude-pod", NULL, OPTION_STRING_LIST, &selection.exclude_pods},
+	    {"exclude-container", NULL, OPTION_STRING_LIST, &selection.exclude_containers},
 	    {"push-timeout", NULL, OPTION_NUMBER, &send.timeout},
 	    PUSH_TARGET_OPTION_ENTRIES(&credentials),
 	    {NULL, NULL, OPTION_FLAG, NULL},
@@ -147,6 +164,7 @@ int cmd_agent(int argc, char **argv)
 		goto done;
 	status = 1;
 	send.target = &receiver;
+	send.selection = &selection;
 	if (!send.spool_dir)
 		send.spool_dir = default_spool = agent_spool_default_dir();
 	send.max_periods = (size_t)buffer_periods;
@@ -185,6 +203,7 @@ done:
 	string_list_clear(&send.labels);
 	string_list_clear(&credentials.headers);
 	push_target_release(&receiver);
+	agent_selection_release(&selection);
 	free((char *)send.node);
 	free(default_spool);
 	return status;

@@ -35,9 +35,11 @@ struct process_profiles {
 };
 
 /* Replays `perf_data`, naming frames with `resolver`, and lists each
- * process that has samples (not the idle task). Returns 0, or -1 after
+ * process that has samples (not the idle task) and that `takes` takes
+ * (NULL: every one; profile.h's takes_process). Returns 0, or -1 after
  * printing why the capture could not be read (then nothing to release). */
 int process_profiles_read(const char *perf_data, struct resolver *resolver,
+			  bool (*takes)(uint32_t pid, void *context), void *context,
 			  struct process_profiles *profiles);
 
 /* The gzipped pprof profile (malloc'd, in `*data`, `*size`) of the
