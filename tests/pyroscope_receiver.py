@@ -13,6 +13,10 @@ a line):
   from=, until=, sampleRate= come from the profile itself.
 - POST /ingest (the legacy API): the query parameters name, from, until,
   sampleRate, format; the pprof profile in the multipart field "profile".
+- POST /v1development/profiles, as an OpenTelemetry Collector's OTLP/HTTP
+  receiver takes profiles: the body as N.otlp (an
+  ExportProfilesServiceRequest), content_type= and version= (the
+  OTLP-Profiles-Development-Version header) in N.query.
 
 Every N.query also holds path=, connection=K (the request came on the Kth
 connection the receiver accepted), received=SECONDS (when, as Unix time),
@@ -47,6 +51,7 @@ from protobuf_wire import fields  # noqa: E402
 port, out_dir, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 required_authorization = sys.argv[4] if len(sys.argv) > 4 else None
 PUSH_PATH = "/push.v1.PusherService/Push"
+OTLP_PATH = "/v1development/profiles"
 
 
 def profile_span(gzipped):
@@ -86,8 +91,8 @@ class Receiver(http.server.BaseHTTPRequestHandler):
         with Receiver.lock:
             self.connection_number = next(Receiver.connections)
 
-    def keep(self, path, query, profile):
-        """Writes N.query and N.pb.gz."""
+    def keep(self, path, query, profile, suffix=".pb.gz"):
+        """Writes N.query and N.pb.gz (or N.SUFFIX)."""
         with Receiver.lock:
             number = next(Receiver.requests)
         with open(os.path.join(out_dir, f"{number}.query"), "w") as out:
@@ -104,7 +109,7 @@ class Receiver(http.server.BaseHTTPRequestHandler):
                 if name.lower().startswith("x-") and name.lower() != "x-scope-orgid":
                     out.write(f"header.{name}={value}\n")
         if profile is not None:
-            with open(os.path.join(out_dir, f"{number}.pb.gz"), "wb") as out:
+            with open(os.path.join(out_dir, f"{number}{suffix}"), "wb") as out:
                 out.write(profile)
 
     def take_push(self, body):
@@ -140,6 +145,10 @@ class Receiver(http.server.BaseHTTPRequestHandler):
         refused = None
         if url.path == PUSH_PATH:
             refused = self.take_push(body)
+        elif url.path == OTLP_PATH:
+            self.keep(url.path, [("content_type", self.headers.get("Content-Type")),
+                                 ("version", self.headers.get("OTLP-Profiles-Development-Version"))],
+                      body, ".otlp")
         else:
             self.take_ingest(url, body)
         if mode == "slow":

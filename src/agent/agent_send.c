@@ -1,5 +1,6 @@
 #include "agent_send.h"
 #include "http_client.h"
+#include "otlp_profiles.h"
 #include "pod_labels.h"
 #include "process_profiles.h"
 #include "pyroscope_push.h"
@@ -260,9 +261,11 @@ static double cpu_seconds(void)
 	return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 }
 
-/* The period's processes into series: each process's labels read. */
+/* The period's processes into series, each process's labels read; and
+ * each process's OTLP resource (malloc'd strings) when `resources`. */
 static void group_series(struct agent_sender *sender, const struct agent_period *period,
-			 const struct process_profiles *profiles, struct series_list *list)
+			 const struct process_profiles *profiles, struct series_list *list,
+			 struct otlp_process *resources)
 {
 	for (size_t i = 0; i < profiles->count; i++) {
 		const struct process_profile *profile = &profiles->processes[i];
@@ -271,8 +274,49 @@ static void group_series(struct agent_sender *sender, const struct agent_period 
 		struct profile_labels labels;
 
 		make_labels(sender->options, profile, process, &labels);
+		if (resources)
+			resources[i] =
+			    (struct otlp_process){.index = i,
+						  .service = xstrdup(labels.service),
+						  .namespace = xstrdup(process->labels.namespace),
+						  .pod = xstrdup(process->labels.pod),
+						  .container = xstrdup(process->labels.container)};
 		add_to_series(list, i, &labels);
 	}
+}
+
+static void free_resources(struct otlp_process *resources, size_t count)
+{
+	for (size_t i = 0; resources && i < count; i++) {
+		free((char *)resources[i].service);
+		free((char *)resources[i].namespace);
+		free((char *)resources[i].pod);
+		free((char *)resources[i].container);
+	}
+	free(resources);
+}
+
+/* The period's processes to the OpenTelemetry receiver, in one request;
+ * what it cannot take is dropped (said once until it takes them again). */
+static void export_otlp(struct agent_sender *sender, const struct process_profiles *profiles,
+			const struct otlp_process *resources)
+{
+	const struct push_target *otlp = sender->options->otlp;
+	char why[512] = "";
+	size_t size;
+	unsigned char *body = otlp_profiles_encode(profiles, resources, profiles->count, &size);
+	enum push_result result = otlp_profiles_send(otlp, body, size, sender->options->timeout,
+						     &sender->otlp_connection, why, sizeof(why));
+
+	if (result == PUSH_SENT && sender->otlp_down)
+		fprintf(stderr, "profcpu: %s takes OTLP profiles again\n", otlp->url);
+	else if (result != PUSH_SENT && !sender->otlp_down)
+		fprintf(stderr,
+			"profcpu: cannot export OTLP profiles to %s: %s; each period's are dropped "
+			"until it takes them (said once)\n",
+			otlp->url, why);
+	sender->otlp_down = result != PUSH_SENT;
+	free(body);
 }
 
 /* What the replay asks of a process: whether the selection takes it. */
@@ -298,6 +342,7 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 	char *reading = xasprintf("%s/" AGENT_SPOOL_READING, period->dir);
 	struct process_profiles profiles;
 	struct series_list list = {0};
+	struct otlp_process *resources = NULL;
 	bool read = false;
 	size_t samples = 0;
 	double start = cpu_seconds(), made = start, encoding = 0;
@@ -315,10 +360,14 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 			agent_selection_narrows(sender->options->selection) ? takes_process : NULL,
 			&(struct selection_context){sender, period->number}, &profiles) == 0;
 	if (read) {
-		group_series(sender, period, &profiles, &list);
+		if (sender->options->otlp)
+			resources = xcalloc(profiles.count + 1, sizeof(*resources));
+		group_series(sender, period, &profiles, &list, resources);
 		made = cpu_seconds();
 	}
-	for (size_t i = 0; i < list.count; i++) {
+	if (resources && profiles.count)
+		export_otlp(sender, &profiles, resources);
+	for (size_t i = 0; sender->options->target && i < list.count; i++) {
 		struct series_profile profile = {.number = i};
 		double before = cpu_seconds();
 
@@ -342,6 +391,7 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 		1000 * (made - start + encoding), 1000 * (cpu_seconds() - made - encoding));
 	fflush(sender->log);
 	free_series(&list);
+	free_resources(resources, read ? profiles.count : 0);
 	if (read)
 		process_profiles_release(&profiles);
 	agent_processes_prune(&sender->processes, period->number, sender->resolver);
@@ -454,7 +504,7 @@ void agent_sender_open(struct agent_sender *sender, const struct agent_send_opti
 	    .options = options,
 	    .spool = {.dir = options->spool_dir,
 		      .max_periods = options->max_periods,
-		      .url = options->target->url},
+		      .url = options->target ? options->target->url : options->otlp->url},
 	    .config = {.live_every_process = true},
 	};
 	/* The sampler checked the folder; the worker opens it for itself. */
@@ -517,6 +567,7 @@ void agent_sender_close(struct agent_sender *sender)
 	resolver_free(sender->resolver);
 	agent_processes_release(&sender->processes);
 	http_connection_close(&sender->connection);
+	http_connection_close(&sender->otlp_connection);
 	http_client_cleanup();
 	if (sender->log)
 		fclose(sender->log);

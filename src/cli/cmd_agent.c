@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 static const char usage[] =
-    "usage: profcpu agent --push URL [options]\n"
+    "usage: profcpu agent --push URL [--otlp URL] [options]\n"
     "\n"
     "Samples every process of the node (this PID namespace: run it with the\n"
     "host's, as a DaemonSet with hostPID) until SIGTERM or Ctrl-C, and every\n"
@@ -34,7 +34,10 @@ static const char usage[] =
     "Needs CAP_PERFMON (or root) and CAP_SYS_PTRACE.\n"
     "\n"
     "options:\n"
-    "  --push URL            the receiver (required)\n"
+    "  --push URL            the Pyroscope receiver\n"
+    "  --otlp URL            also, or instead, each period's profiles as OTLP/HTTP\n"
+    "                        profiles (alpha) to URL/v1development/profiles (an\n"
+    "                        OpenTelemetry Collector); --header applies to it too\n"
     "  --push-interval SECS  the period (default 15, as Pyroscope's eBPF agent)\n"
     "  -F, -frequency HZ     samples per second of CPU time (default 49)\n"
     "  --call-graph MODE     fp, dwarf or hybrid (default fp: see docs/AGENT.md)\n"
@@ -61,7 +64,8 @@ static const char usage[] =
     "    profcpu agent --push https://profiles-prod-001.grafana.net --basic-auth-user 123456 \\\n"
     "        --basic-auth-password-file /run/secrets/grafana/token   # Grafana Cloud\n"
     "    profcpu agent --push http://pyroscope:4040 --tenant team-a  # multi-tenant\n"
-    "    profcpu agent --push http://pyroscope:4040 --namespace 'shop-*' --exclude-pod 'debug-*'\n";
+    "    profcpu agent --push http://pyroscope:4040 --namespace 'shop-*' --exclude-pod 'debug-*'\n"
+    "    profcpu agent --otlp http://otel-collector:4318    # OpenTelemetry profiles\n";
 
 /* Ring buffer pages per CPU: at the default rate a CPU fills a few KB a
  * second with frame-pointer stacks; 64 pages is room for seconds. */
@@ -113,7 +117,8 @@ int cmd_agent(int argc, char **argv)
 	char *default_spool = NULL;
 	struct agent_run run = {0};
 	struct push_target_options credentials = {0};
-	struct push_target receiver = {0};
+	struct push_target receiver = {0}, otlp = {0};
+	const char *otlp_url = NULL;
 	struct agent_selection selection = {0};
 	const char *url = NULL;
 	long frequency = DEFAULT_FREQUENCY, buffer_periods = DEFAULT_BUFFER_PERIODS;
@@ -123,6 +128,7 @@ int cmd_agent(int argc, char **argv)
 	struct string_list positionals = {0};
 	const struct option entries[] = {
 	    {"push", NULL, OPTION_STRING, &url},
+	    {"otlp", NULL, OPTION_STRING, &otlp_url},
 	    {"push-interval", NULL, OPTION_NUMBER, &interval},
 	    {"frequency", "F", OPTION_INTEGER, &frequency},
 	    {"call-graph", "callgraph", OPTION_STRING, &call_graph_text},
@@ -153,17 +159,24 @@ int cmd_agent(int argc, char **argv)
 		goto done;
 	}
 	status = 2;
-	if (!url || interval < 1 || frequency < 1 || frequency > 10000 || buffer_periods < 1 ||
-	    send.timeout <= 0 || !call_graph_parse(call_graph_text, &call_graph)) {
-		report_error("agent needs --push URL, --push-interval of 1 s or more, -F from 1 to "
+	if ((!url && !otlp_url) || interval < 1 || frequency < 1 || frequency > 10000 ||
+	    buffer_periods < 1 || send.timeout <= 0 ||
+	    !call_graph_parse(call_graph_text, &call_graph)) {
+		report_error("agent needs --push URL or --otlp URL, --push-interval of 1 s or "
+			     "more, -F from 1 to "
 			     "10000, --buffer-periods of 1 or more, --call-graph fp, dwarf or "
 			     "hybrid (see profcpu agent --help)");
 		goto done;
 	}
-	if (push_target_make(url, &credentials, &receiver) < 0)
+	if ((url && push_target_make(url, &credentials, &receiver) < 0) ||
+	    (otlp_url &&
+	     push_target_make(otlp_url,
+			      &(struct push_target_options){.headers = credentials.headers},
+			      &otlp) < 0))
 		goto done;
 	status = 1;
-	send.target = &receiver;
+	send.target = url ? &receiver : NULL;
+	send.otlp = otlp_url ? &otlp : NULL;
 	send.selection = &selection;
 	if (!send.spool_dir)
 		send.spool_dir = default_spool = agent_spool_default_dir();
@@ -179,7 +192,7 @@ int cmd_agent(int argc, char **argv)
 	 * error: neither stops the agent. */
 	signal(SIGPIPE, SIG_IGN);
 	fprintf(stderr, "profcpu: agent on node %s: every %g s, one profile per workload to %s\n",
-		send.node, interval, receiver.url);
+		send.node, interval, url ? receiver.url : otlp.url);
 	status =
 	    capture_target(&(struct capture_options){.frequency = (unsigned)frequency,
 						     .buffer_pages = AGENT_BUFFER_PAGES,
@@ -203,6 +216,7 @@ done:
 	string_list_clear(&send.labels);
 	string_list_clear(&credentials.headers);
 	push_target_release(&receiver);
+	push_target_release(&otlp);
 	agent_selection_release(&selection);
 	free((char *)send.node);
 	free(default_spool);

@@ -173,6 +173,13 @@ int process_profiles_read(const char *perf_data, struct resolver *resolver,
 	return 0;
 }
 
+struct process_samples process_profiles_samples(const struct process_profiles *profiles,
+						size_t index)
+{
+	return (struct process_samples){profiles->parts[index].samples,
+					profiles->parts[index].sample_count};
+}
+
 void process_profiles_release(struct process_profiles *profiles)
 {
 	for (size_t i = 0; i < profiles->count; i++) {

@@ -50,6 +50,15 @@ int process_profiles_encode(const struct process_profiles *profiles, const size_
 			    size_t member_count, unsigned char **data, size_t *size,
 			    struct pprof_span *span);
 
+/* The samples of process `index`: their indices in the profile, in time
+ * order. */
+struct process_samples {
+	const uint32_t *samples;
+	size_t sample_count;
+};
+struct process_samples process_profiles_samples(const struct process_profiles *profiles,
+						size_t index);
+
 void process_profiles_release(struct process_profiles *profiles);
 
 #endif

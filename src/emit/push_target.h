@@ -37,6 +37,34 @@ struct push_target {
 	size_t header_count;
 };
 
+/* What became of a push. */
+enum push_result {
+	PUSH_REFUSED = -1, /* not pprof, or the server refused it (4xx): no other try */
+	PUSH_SENT = 0,
+	PUSH_LATER = 1,	       /* unreachable, too slow, 5xx, 429: worth another try */
+	PUSH_UNAUTHORIZED = 2, /* 401, 403: the credentials were refused */
+};
+
+/* One POST to the target. */
+struct push_post {
+	const char *url; /* push_target_url's */
+	const char *content_type;
+	const void *body;
+	size_t size;
+	const struct http_header *extra_header; /* sent besides the target's, or NULL */
+	double timeout;				/* seconds the server may stay silent */
+	struct http_connection **keep;		/* as http_request's */
+};
+
+/* Sends `post` with the target's headers. Unless PUSH_SENT, `why` says
+ * what went wrong (the first line of the server's answer with its HTTP
+ * status; for PUSH_UNAUTHORIZED, which credential it refused). */
+enum push_result push_target_post(const struct push_target *target, const struct push_post *post,
+				  char *why, size_t why_size);
+
+/* The target's URL followed by `path` (malloc'd), without a doubled '/'. */
+char *push_target_url(const struct push_target *target, const char *path);
+
 /* Makes the target of `url` with `credentials` (the options): the API
  * chosen, the password and token
  * files and the variable are read now. Returns 0, or -1 after one line

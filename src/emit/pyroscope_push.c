@@ -183,27 +183,6 @@ static char *series_name(const struct push_request *request, const struct profil
 	return name;
 }
 
-/* The first line of the server's answer, kept for the error message. */
-struct answer {
-	char text[200];
-	size_t length;
-};
-
-static bool keep_answer(void *context, const char *data, size_t size, char *why, size_t why_size)
-{
-	struct answer *answer = context;
-	size_t room = sizeof(answer->text) - 1 - answer->length;
-	size_t take = size < room ? size : room;
-
-	(void)why;
-	(void)why_size;
-	memcpy(answer->text + answer->length, data, take);
-	answer->length += take;
-	answer->text[answer->length] = '\0';
-	answer->text[strcspn(answer->text, "\r\n")] = '\0';
-	return true;
-}
-
 /* The multipart/form-data body: `data` as the field "profile". */
 #define FORM_BOUNDARY "profcpu-8d2f4c1a9e7b3605"
 static char *form_body(const unsigned char *data, size_t size, size_t *length)
@@ -222,20 +201,6 @@ static char *form_body(const unsigned char *data, size_t size, size_t *length)
 	return body;
 }
 
-/* What a 401 or 403 says: which credential the server refused. */
-static void describe_refusal(const struct push_target *target, int status, const char *answer,
-			     char *why, size_t why_size)
-{
-	if (target->credential)
-		snprintf(why, why_size, "the server refused %s: HTTP %d%s%s", target->credential,
-			 status, answer[0] ? ": " : "", answer);
-	else
-		snprintf(why, why_size,
-			 "the server wants credentials (HTTP %d%s%s): give --basic-auth-user "
-			 "with --basic-auth-password-file, or --bearer-token-file",
-			 status, answer[0] ? ": " : "", answer);
-}
-
 /* A request's URL and body, for one API. */
 struct post {
 	char *url, *body;
@@ -244,58 +209,6 @@ struct post {
 	/* Connect's unary requests name the protocol's version. */
 	bool connect;
 };
-
-/* One POST; `why` says what went wrong. */
-static enum push_result post_once(const struct push_request *push, const struct post *post,
-				  double timeout, char *why, size_t why_size)
-{
-	const struct push_target *target = push->target;
-	struct http_header *headers = xcalloc(target->header_count + 1, sizeof(*headers));
-	struct answer answer = {{0}, 0};
-	size_t header_count = target->header_count;
-	int status;
-
-	if (target->header_count)
-		memcpy(headers, target->headers, target->header_count * sizeof(*headers));
-	if (post->connect)
-		headers[header_count++] = (struct http_header){"Connect-Protocol-Version", "1"};
-	if (!http_send(&(struct http_request){.method = "POST",
-					      .url = post->url,
-					      .content_type = post->content_type,
-					      .body = post->body,
-					      .body_size = post->size,
-					      .headers = headers,
-					      .header_count = header_count,
-					      .timeout_ms = (int)(timeout * 1000),
-					      .sink = keep_answer,
-					      .sink_context = &answer,
-					      .keep = push->keep},
-		       &status, why, why_size)) {
-		free(headers);
-		return PUSH_LATER;
-	}
-	free(headers);
-	if (status >= 200 && status < 300)
-		return PUSH_SENT;
-	if (status == 401 || status == 403) {
-		describe_refusal(target, status, answer.text, why, why_size);
-		return PUSH_UNAUTHORIZED;
-	}
-	snprintf(why, why_size, "the server answered HTTP %d%s%s", status,
-		 answer.text[0] ? ": " : "", answer.text);
-	return status >= 500 || status == 429 ? PUSH_LATER : PUSH_REFUSED;
-}
-
-/* The server's URL and `path` (malloc'd), without a doubled '/'. */
-static char *server_url(const struct push_request *request, const char *path)
-{
-	const char *server = request->target->url;
-	size_t base = strlen(server);
-
-	while (base && server[base - 1] == '/')
-		base--;
-	return xasprintf("%.*s%s", (int)base, server, path);
-}
 
 /* URL/ingest?name=...: the name percent-encoded; the profile as the
  * multipart field "profile". */
@@ -309,7 +222,7 @@ static void ingest_post(const struct push_request *request, const struct profile
 		      "&sampleRate=%ld&format=pprof&spyName=profcpu",
 		      escaped ? escaped : name, facts->from, facts->until, facts->sample_rate);
 
-	*post = (struct post){.url = server_url(request, query),
+	*post = (struct post){.url = push_target_url(request->target, query),
 			      .content_type = "multipart/form-data; boundary=" FORM_BOUNDARY};
 	post->body = form_body(data, size, &post->size);
 	free(query);
@@ -326,9 +239,10 @@ static void push_api_post(const struct push_request *request, const struct profi
 			      : facts->process_name ? facts->process_name
 						    : "profcpu";
 
-	*post = (struct post){.url = server_url(request, "/push.v1.PusherService/Push"),
-			      .content_type = "application/proto",
-			      .connect = true};
+	*post =
+	    (struct post){.url = push_target_url(request->target, "/push.v1.PusherService/Push"),
+			  .content_type = "application/proto",
+			  .connect = true};
 	post->body = (char *)push_request_encode(service, request->labels, request->label_count,
 						 data, size, &post->size);
 }
@@ -342,6 +256,7 @@ static enum push_result post_with_retries(const struct push_request *request,
 {
 	double timeout = request->timeout > 0 ? request->timeout : 30;
 	int tries = request->tries > 0 ? request->tries : TRIES;
+	static const struct http_header connect_version = {"Connect-Protocol-Version", "1"};
 	enum push_result result = PUSH_REFUSED;
 	struct post post;
 
@@ -350,7 +265,16 @@ static enum push_result post_with_retries(const struct push_request *request,
 	else
 		push_api_post(request, facts, data, size, &post);
 	for (int try = 1; try <= tries; try++) {
-		result = post_once(request, &post, timeout, why, why_size);
+		result = push_target_post(
+		    request->target,
+		    &(struct push_post){.url = post.url,
+					.content_type = post.content_type,
+					.body = post.body,
+					.size = post.size,
+					.extra_header = post.connect ? &connect_version : NULL,
+					.timeout = timeout,
+					.keep = request->keep},
+		    why, why_size);
 		if (result != PUSH_LATER)
 			break;
 		if (try < tries)

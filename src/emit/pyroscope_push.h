@@ -34,14 +34,6 @@ struct push_request {
 	struct http_connection **keep;
 };
 
-/* What became of a push. */
-enum push_result {
-	PUSH_REFUSED = -1, /* not pprof, or the server refused it (4xx): no other try */
-	PUSH_SENT = 0,
-	PUSH_LATER = 1,	       /* unreachable, too slow, 5xx, 429: worth another try */
-	PUSH_UNAUTHORIZED = 2, /* 401, 403: the credentials were refused */
-};
-
 /* Pushes DIR/profile.pb.gz; from, until and the sample rate come from the
  * profile itself. Tries three times when the server cannot be reached, is
  * too slow or answers 5xx or 429. Returns 0, or -1 after one line that says
