@@ -36,11 +36,11 @@ static bool find_user_info(const char *url, const char **start, const char **end
 
 char *push_target_redact(const char *url)
 {
-	const char *start, *end;
+	char *redacted = http_redact_url(url);
 
-	if (!find_user_info(url, &start, &end))
-		return xstrdup(url);
-	return xasprintf("%.*s%s", (int)(start - url), url, end + 1);
+	if (!redacted)
+		die("out of memory");
+	return redacted;
 }
 
 static int hex_value(char c)
