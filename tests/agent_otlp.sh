@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # profcpu agent --otlp URL: each period's profiles as one OTLP/HTTP
 # ExportProfilesServiceRequest (opentelemetry-proto profiles/v1development)
-# to URL/v1development/profiles, with the OTLP-Profiles-Development-Version
-# header: a ResourceProfiles per process with the attributes the
+# to URL/v1development/profiles, gzip-compressed, with the
+# OTLP-Profiles-Development-Version header: a ResourceProfiles per process with the attributes the
 # OpenTelemetry eBPF profiler and the k8sattributes processor set
 # (service.name, k8s.namespace.name, k8s.pod.name, process.pid,
 # process.executable.name), one Profile each (samples/count, period
@@ -47,6 +47,7 @@ cat "$workdir/received/1.query"
 grep -qx 'path=/v1development/profiles' "$workdir/received/1.query" || fail "not POST /v1development/profiles"
 grep -qx 'content_type=application/x-protobuf' "$workdir/received/1.query" || fail "not application/x-protobuf"
 grep -qx 'version=1' "$workdir/received/1.query" || fail "no OTLP-Profiles-Development-Version: 1"
+grep -qx 'content_encoding=gzip' "$workdir/received/1.query" || fail "the request is not gzip-compressed"
 grep -qx 'header.X-Team=payments' "$workdir/received/1.query" || fail "no X-Team header"
 
 python3 - "$workdir/received" "$pod_pid" "$tests_dir" <<'PY' || fail "the OTLP requests do not hold what they should"

@@ -14,9 +14,10 @@ a line):
 - POST /ingest (the legacy API): the query parameters name, from, until,
   sampleRate, format; the pprof profile in the multipart field "profile".
 - POST /v1development/profiles, as an OpenTelemetry Collector's OTLP/HTTP
-  receiver takes profiles: the body as N.otlp (an
-  ExportProfilesServiceRequest), content_type= and version= (the
-  OTLP-Profiles-Development-Version header) in N.query.
+  receiver takes profiles: the body, gunzipped when its Content-Encoding
+  says gzip, as N.otlp (an ExportProfilesServiceRequest); content_type=,
+  content_encoding= and version= (the OTLP-Profiles-Development-Version
+  header) in N.query.
 
 Every N.query also holds path=, connection=K (the request came on the Kth
 connection the receiver accepted), received=SECONDS (when, as Unix time),
@@ -146,9 +147,11 @@ class Receiver(http.server.BaseHTTPRequestHandler):
         if url.path == PUSH_PATH:
             refused = self.take_push(body)
         elif url.path == OTLP_PATH:
+            encoding = self.headers.get("Content-Encoding", "")
             self.keep(url.path, [("content_type", self.headers.get("Content-Type")),
+                                 ("content_encoding", encoding),
                                  ("version", self.headers.get("OTLP-Profiles-Development-Version"))],
-                      body, ".otlp")
+                      gzip.decompress(body) if encoding == "gzip" else body, ".otlp")
         else:
             self.take_ingest(url, body)
         if mode == "slow":

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/types.h>
+#include <zlib.h>
 
 /* Field numbers of opentelemetry-proto's messages. */
 enum {
@@ -353,26 +354,55 @@ unsigned char *otlp_profiles_encode(const struct process_profiles *profiles,
 	return request.bytes;
 }
 
+/* `data` gzip-compressed (malloc'd), or NULL when zlib cannot. */
+static unsigned char *gzip(const unsigned char *data, size_t size, size_t *length)
+{
+	z_stream stream = {.next_in = (Bytef *)data, .avail_in = (uInt)size};
+	size_t capacity;
+	unsigned char *out;
+
+	if (deflateInit2(&stream, 1, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return NULL;
+	capacity = deflateBound(&stream, (uLong)size);
+	out = xmalloc(capacity);
+	stream.next_out = out;
+	stream.avail_out = (uInt)capacity;
+	if (deflate(&stream, Z_FINISH) != Z_STREAM_END) {
+		deflateEnd(&stream);
+		free(out);
+		return NULL;
+	}
+	*length = stream.total_out;
+	deflateEnd(&stream);
+	return out;
+}
+
 enum push_result otlp_profiles_send(const struct push_target *target, const unsigned char *body,
 				    size_t size, double timeout, struct http_connection **keep,
 				    char *why, size_t why_size)
 {
-	static const struct http_header version = {"OTLP-Profiles-Development-Version", "1"};
+	static const struct http_header headers[] = {
+	    {"OTLP-Profiles-Development-Version", "1"},
+	    {"Content-Encoding", "gzip"},
+	};
 	const char *path = "/v1development/profiles";
-	size_t length = strlen(target->url);
+	size_t length = strlen(target->url), compressed_size = 0;
 	bool given = length >= strlen(path) && !strcmp(target->url + length - strlen(path), path);
 	char *url = given ? xstrdup(target->url) : push_target_url(target, path);
+	unsigned char *compressed = gzip(body, size, &compressed_size);
 	enum push_result result =
 	    push_target_post(target,
 			     &(struct push_post){.url = url,
 						 .content_type = "application/x-protobuf",
-						 .body = body,
-						 .size = size,
-						 .extra_header = &version,
+						 .body = compressed ? compressed : body,
+						 .size = compressed ? compressed_size : size,
+						 .extra_headers = headers,
+						 .extra_header_count = compressed ? 2 : 1,
 						 .timeout = timeout,
 						 .keep = keep},
 			     why, why_size);
 
+	free(compressed);
 	free(url);
 	return result;
 }

@@ -29,7 +29,8 @@ unsigned char *otlp_profiles_encode(const struct process_profiles *profiles,
 				    size_t *size);
 
 /* POSTs the request to URL/v1development/profiles (URL as given when it
- * ends so) as application/x-protobuf, with the header
+ * ends so) as application/x-protobuf, gzip-compressed (Content-Encoding:
+ * gzip, which OTLP/HTTP receivers take), with the header
  * OTLP-Profiles-Development-Version: 1. Returns as push_target_post. */
 enum push_result otlp_profiles_send(const struct push_target *target, const unsigned char *body,
 				    size_t size, double timeout, struct http_connection **keep,

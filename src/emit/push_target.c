@@ -355,7 +355,8 @@ static void describe_refusal(const struct push_target *target, int status, const
 enum push_result push_target_post(const struct push_target *target, const struct push_post *post,
 				  char *why, size_t why_size)
 {
-	struct http_header *headers = xcalloc(target->header_count + 1, sizeof(*headers));
+	struct http_header *headers =
+	    xcalloc(target->header_count + post->extra_header_count + 1, sizeof(*headers));
 	size_t header_count = target->header_count;
 	struct answer answer = {{0}, 0};
 	bool answered;
@@ -363,8 +364,8 @@ enum push_result push_target_post(const struct push_target *target, const struct
 
 	if (target->header_count)
 		memcpy(headers, target->headers, target->header_count * sizeof(*headers));
-	if (post->extra_header)
-		headers[header_count++] = *post->extra_header;
+	for (size_t i = 0; i < post->extra_header_count; i++)
+		headers[header_count++] = post->extra_headers[i];
 	answered = http_send(&(struct http_request){.method = "POST",
 						    .url = post->url,
 						    .content_type = post->content_type,

@@ -51,9 +51,10 @@ struct push_post {
 	const char *content_type;
 	const void *body;
 	size_t size;
-	const struct http_header *extra_header; /* sent besides the target's, or NULL */
-	double timeout;				/* seconds the server may stay silent */
-	struct http_connection **keep;		/* as http_request's */
+	const struct http_header *extra_headers; /* sent besides the target's */
+	size_t extra_header_count;
+	double timeout;		       /* seconds the server may stay silent */
+	struct http_connection **keep; /* as http_request's */
 };
 
 /* Sends `post` with the target's headers. Unless PUSH_SENT, `why` says

@@ -265,16 +265,17 @@ static enum push_result post_with_retries(const struct push_request *request,
 	else
 		push_api_post(request, facts, data, size, &post);
 	for (int try = 1; try <= tries; try++) {
-		result = push_target_post(
-		    request->target,
-		    &(struct push_post){.url = post.url,
-					.content_type = post.content_type,
-					.body = post.body,
-					.size = post.size,
-					.extra_header = post.connect ? &connect_version : NULL,
-					.timeout = timeout,
-					.keep = request->keep},
-		    why, why_size);
+		result =
+		    push_target_post(request->target,
+				     &(struct push_post){.url = post.url,
+							 .content_type = post.content_type,
+							 .body = post.body,
+							 .size = post.size,
+							 .extra_headers = &connect_version,
+							 .extra_header_count = post.connect ? 1 : 0,
+							 .timeout = timeout,
+							 .keep = request->keep},
+				     why, why_size);
 		if (result != PUSH_LATER)
 			break;
 		if (try < tries)
