@@ -581,11 +581,19 @@ static void follow_code(struct replay *replay, const struct perf_event_header *r
 		return;
 	}
 	switch (perf_record_process_change(record, &pid, &parent)) {
-	case PERF_PROCESS_FORKED:
+	case PERF_PROCESS_FORKED: {
+		/* The child runs under its parent's name until it execs (the
+		 * kernel writes no comm record at a fork): not under the name of
+		 * the process that had its pid before. */
+		const char *name = thread_slot(replay, parent)->name;
+
 		resolver_fork(replay->resolver, (pid_t)pid, (pid_t)parent);
 		id_map_get(&replay->profile->forks, pid, ++thread_slot(replay, pid)->generation,
 			   NULL);
+		if (name)
+			thread_slot(replay, pid)->name = name;
 		break;
+	}
 	case PERF_PROCESS_EXECED:
 		resolver_exec(replay->resolver, (pid_t)pid);
 		thread_slot(replay, pid)->generation++;
