@@ -19,6 +19,7 @@
 
 static const char usage[] =
     "usage: profcpu agent --push URL [--otlp URL] [options]\n"
+    "       profcpu agent --otlp URL [options]\n"
     "\n"
     "Samples every process of the node (this PID namespace: run it with the\n"
     "host's, as a DaemonSet with hostPID) until SIGTERM or Ctrl-C, and every\n"
@@ -26,8 +27,8 @@ static const char usage[] =
     "Pyroscope server (or Grafana Alloy's pyroscope.receive_http) at URL,\n"
     "labelled as Pyroscope's agents label them: service_name, namespace, pod,\n"
     "container, node; each sample carries its pid, process and thread.\n"
-    "Sampling goes on while a period is encoded and sent,\n"
-    "by a child process. .NET processes are asked once, through their\n"
+    "Sampling goes on while a child process encodes and sends a period.\n"
+    ".NET processes are asked once, through their\n"
     "diagnostics socket, to write their perf map, to name JIT frames.\n"
     "A receiver that is down or slow costs nothing but the buffer: periods\n"
     "wait in the spool folder, the oldest dropped past --buffer-periods.\n"
