@@ -227,9 +227,9 @@ assert both, f"no round with two_loops and split apart under pid {sys.argv[2]}: 
 for pushed in both:
     assert len(pushed["workload_two_lo"]) == 1 and len(pushed["workload_split"]) == 1, shown
     assert b"two_loops" in pushed["workload_two_lo"][0] and b"spin_sixty" not in pushed["workload_two_lo"][0], \
-        "two_loops' profile is not its own"
+        f"two_loops' samples are not its own: {sorted(set(pushed['workload_two_lo'][0].split()))}"
     assert b"spin_sixty" in pushed["workload_split"][0] and b"two_loops" not in pushed["workload_split"][0], \
-        "split's profile is not its own"
+        f"split's samples are not its own: {sorted(set(pushed['workload_split'][0].split()))}"
 print(f"pid {sys.argv[2]}: two_loops and then split apart in one round: {shown}")
 PY
 
@@ -255,7 +255,7 @@ echo "--- a receiver that refuses the agent's credentials"
 receiver refused ok "Basic $(printf '%s' 'agent:right' | base64)"
 printf 'wrong-secret' >"$workdir/wrong-password"
 agent refused 1 --basic-auth-user agent --basic-auth-password-file "$workdir/wrong-password"
-until (($(grep -c "named and encoded" "$workdir/refused/agent.log" 2>/dev/null || true) >= 3)); do
+until (($(cat "$workdir/refused/agent.log" 2>/dev/null | grep -c "named and encoded" || true) >= 3)); do
 	sleep 0.2
 done
 stop_agent refused

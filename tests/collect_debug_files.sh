@@ -102,7 +102,9 @@ grep -q "downloaded its debug file from http://127.0.0.1:$port" served/profcpu.l
 mkdir -p "served/buildid/$build_id"
 cp libsplit.so.dbg "served/buildid/$build_id/debuginfo"
 export XDG_CACHE_HOME=$workdir/cache-debuginfod
-DEBUGINFOD_URLS="http://127.0.0.1:$port" profile debuginfod
+# The server's URL carries a user and password: the log shows it without.
+DEBUGINFOD_URLS="http://reader:s3cret@127.0.0.1:$port" profile debuginfod
 assert_share debuginfod/folded_stacks.out 'lib_entry;internal_spin$' 90 100
 grep -q "downloaded its debug file from http://127.0.0.1:$port" debuginfod/profcpu.log ||
 	fail "the debug file was not downloaded after the sampling (the walk made while sampling downloaded it?)"
+! grep -rq s3cret debuginfod/ || fail "the symbol server's password was written"

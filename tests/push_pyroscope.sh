@@ -47,8 +47,11 @@ received=$workdir/received-ok
 [[ -s $received/1.pb.gz && ! -e $received/2.query ]] || fail "the receiver did not get exactly one profile"
 cat "$received/1.query"
 name=$(query_value "$received/1.query" name)
-[[ $(query_value "$received/1.query" path) == /ingest ]] || fail "not POST /ingest"
-[[ $(query_value "$received/1.query" format) == pprof ]] || fail "format is not pprof"
+[[ $(query_value "$received/1.query" path) == /push.v1.PusherService/Push ]] ||
+	fail "not POST /push.v1.PusherService/Push"
+[[ $(query_value "$received/1.query" label.__name__) == process_cpu ]] || fail "__name__ is not process_cpu"
+[[ $(query_value "$received/1.query" label.service_name) == workload_split ]] ||
+	fail "service_name is not the process name"
 [[ $(query_value "$received/1.query" sampleRate) == 499 ]] || fail "sampleRate is not 499"
 [[ $name == "workload_split.cpu{process=workload_split,hostname=$(hostname),env=test}" ]] ||
 	fail "unexpected name: $name"
@@ -65,9 +68,34 @@ grep -q 'spin_sixty' "$workdir/top.txt" || fail "the pushed profile does not nam
 
 echo "--- profcpu push DIR URL --app"
 "$PROFCPU" push "$workdir/capture" "$url" --app 'checkout api' --label 'team=a,b'
-name=$(query_value "$received/2.query" name)
-[[ $name == "checkout_api.cpu{team=a_b}" ]] || fail "unexpected name: $name"
+# The push API takes any text as a label's value: nothing to clean.
+[[ $(query_value "$received/2.query" label.service_name) == "checkout api" ]] || fail "service_name is not --app"
+[[ $(query_value "$received/2.query" label.team) == "a,b" ]] || fail "team is not a,b"
 cmp -s "$received/2.pb.gz" "$workdir/capture/profile.pb.gz" || fail "push sent another file"
+
+echo "--- --api ingest: the legacy API"
+"$PROFCPU" push "$workdir/capture" "$url" --api ingest --app 'checkout api' --label 'team=a,b'
+cat "$received/3.query"
+[[ $(query_value "$received/3.query" path) == /ingest ]] || fail "not POST /ingest"
+[[ $(query_value "$received/3.query" format) == pprof ]] || fail "format is not pprof"
+[[ $(query_value "$received/3.query" sampleRate) == 499 ]] || fail "sampleRate is not 499"
+name=$(query_value "$received/3.query" name)
+[[ $name == "checkout_api.cpu{team=a_b}" ]] || fail "unexpected name: $name"
+cmp -s "$received/3.pb.gz" "$workdir/capture/profile.pb.gz" || fail "push --api ingest sent another file"
+status=0
+"$PROFCPU" push "$workdir/capture" "$url" --api grpc 2>"$workdir/api.err" || status=$?
+((status == 2)) && grep -q "unknown --api grpc: give push or ingest" "$workdir/api.err" ||
+	fail "an unknown --api is not refused clearly"
+
+echo "--- a receiver that refuses the request (400): one try; one over its limits (429): three"
+start_receiver reject
+expect_push_failure reject "$PROFCPU" push "$workdir/capture" "$url"
+grep -q "the server answered HTTP 400: " "$workdir/reject.err" || fail "the 400 is not in the error"
+[[ -e $received/1.query && ! -e $received/2.query ]] || fail "a 400 was tried again"
+start_receiver limited
+expect_push_failure limited "$PROFCPU" push "$workdir/capture" "$url"
+grep -q "the server answered HTTP 429: " "$workdir/limited.err" || fail "the 429 is not in the error"
+[[ -e $received/3.query && ! -e $received/4.query ]] || fail "a 429 was not tried three times"
 
 echo "--- collect --push-interval: a profile each period"
 start_receiver ok

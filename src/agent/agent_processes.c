@@ -104,6 +104,7 @@ struct agent_process *agent_processes_of_profile(struct agent_processes *process
 	if (profile->generation > 0 && found->first_period < period && profile->last_of_pid) {
 		found->runtime_asked = false;
 		found->labels_settled = false;
+		found->selection_decided = false;
 	}
 	return found;
 }
@@ -124,8 +125,30 @@ bool agent_processes_settle_labels(struct agent_processes *processes)
 	return unsettled;
 }
 
+static bool decide(struct agent_process *process, const struct agent_selection *selection)
+{
+	if (!process->selection_decided) {
+		process->selected = agent_selection_takes(selection, &process->labels);
+		process->selection_decided = true;
+	}
+	return process->selected;
+}
+
+bool agent_processes_selected(struct agent_processes *processes, pid_t pid, unsigned long period,
+			      const struct agent_selection *selection)
+{
+	struct agent_process *found = NULL;
+
+	if (!agent_selection_narrows(selection))
+		return true;
+	for (size_t i = 0; i < processes->count; i++)
+		if (processes->items[i].pid == pid)
+			found = &processes->items[i]; /* the newest */
+	return decide(found ? found : agent_processes_note(processes, pid, period), selection);
+}
+
 void agent_processes_ask_runtimes(struct agent_processes *processes, struct resolver *resolver,
-				  FILE *log)
+				  const struct agent_selection *selection, FILE *log)
 {
 	for (size_t i = 0; i < processes->count; i++) {
 		struct agent_process *process = &processes->items[i];
@@ -135,6 +158,8 @@ void agent_processes_ask_runtimes(struct agent_processes *processes, struct reso
 		    age_seconds(process) < SETTLE_SECONDS)
 			continue;
 		process->runtime_asked = true;
+		if (agent_selection_narrows(selection) && !decide(process, selection))
+			continue;
 		if (target_process_runs_dotnet(process->pid) &&
 		    target_process_open(process->pid, &target) == 0) {
 			dotnet_ensure_perfmap(&target, log);

@@ -8,6 +8,7 @@
 #ifndef PROFCPU_AGENT_PROCESSES_H
 #define PROFCPU_AGENT_PROCESSES_H
 
+#include "agent_selection.h"
 #include "pod_labels.h"
 #include "process_profiles.h"
 #include "resolver.h"
@@ -20,8 +21,10 @@ struct agent_process {
 	pid_t pid;
 	unsigned long long start_ticks; /* 0: gone before it was seen */
 	struct pod_labels labels;
-	bool labels_settled;	    /* read when it had run a second, or its pod found */
-	bool runtime_asked;	    /* its perf map switched on, or not .NET */
+	bool labels_settled;	/* read when it had run a second, or its pod found */
+	bool runtime_asked;	/* its perf map switched on, or not .NET */
+	bool selection_decided; /* `selected` holds whether the selection takes it */
+	bool selected;
 	unsigned long first_period; /* the first period it was seen sampled in */
 	unsigned long last_period;  /* the last one */
 };
@@ -51,12 +54,19 @@ struct agent_process *agent_processes_of_profile(struct agent_processes *process
  * container's root). Returns whether some are still unsettled. */
 bool agent_processes_settle_labels(struct agent_processes *processes);
 
-/* Switches on the perf map and jitdump of each .NET process seen, once in
- * its life and once it has run a second (its runtime loaded): the runtime
- * then writes every method it has prepared so far, so the period just
- * sampled is named too; `resolver` reads that map from its start. */
+/* Whether `selection` takes the process that has `pid` now (or had it
+ * last), seen sampled in period number `period`: decided once, from its
+ * labels when first asked (again after it exec'd). */
+bool agent_processes_selected(struct agent_processes *processes, pid_t pid, unsigned long period,
+			      const struct agent_selection *selection);
+
+/* Switches on the perf map and jitdump of each .NET process seen that
+ * `selection` takes, once in its life and once it has run a second (its
+ * runtime loaded): the runtime then writes every method it has prepared
+ * so far, so the period just sampled is named too; `resolver` reads that
+ * map from its start. */
 void agent_processes_ask_runtimes(struct agent_processes *processes, struct resolver *resolver,
-				  FILE *log);
+				  const struct agent_selection *selection, FILE *log);
 
 /* Once period number `period` is sent: drops the processes last seen in
  * it or before that exited (or whose pid another took), and what

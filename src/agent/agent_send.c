@@ -1,5 +1,6 @@
 #include "agent_send.h"
 #include "http_client.h"
+#include "otlp_profiles.h"
 #include "pod_labels.h"
 #include "process_profiles.h"
 #include "pyroscope_push.h"
@@ -158,6 +159,18 @@ struct series_profile {
 	struct pprof_span span;
 };
 
+/* Opens a file of the spool, never through a link: the agent runs as
+ * root, and the spool's folders are its own (agent_spool_make). */
+static FILE *open_spool_file(const char *path, int flags, const char *mode)
+{
+	int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *file = fd >= 0 ? fdopen(fd, mode) : NULL;
+
+	if (fd >= 0 && !file)
+		close(fd);
+	return file;
+}
+
 /* DIR/series-NUMBER followed by `suffix` (malloc'd). */
 static char *kept_path(const char *dir, const struct series_profile *profile, const char *suffix)
 {
@@ -170,7 +183,7 @@ static void keep_profile(const char *dir, const struct series_profile *profile,
 			 const struct profile_labels *labels)
 {
 	char *path = kept_path(dir, profile, PROFILE_SUFFIX);
-	FILE *out = fopen(path, "we");
+	FILE *out = open_spool_file(path, O_WRONLY | O_CREAT | O_TRUNC, "w");
 	bool written = out && fwrite(profile->data, 1, profile->size, out) == profile->size;
 
 	if (out && fclose(out) != 0)
@@ -178,7 +191,7 @@ static void keep_profile(const char *dir, const struct series_profile *profile,
 	if (written) {
 		free(path);
 		path = kept_path(dir, profile, LABELS_SUFFIX);
-		out = fopen(path, "we");
+		out = open_spool_file(path, O_WRONLY | O_CREAT | O_TRUNC, "w");
 		if (out) {
 			fprintf(out, "service_name=%s\n", labels->service);
 			for (size_t i = 0; i < labels->labels.count; i++)
@@ -248,9 +261,11 @@ static double cpu_seconds(void)
 	return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 }
 
-/* The period's processes into series: each process's labels read. */
+/* The period's processes into series, each process's labels read; and
+ * each process's OTLP resource (malloc'd strings) when `resources`. */
 static void group_series(struct agent_sender *sender, const struct agent_period *period,
-			 const struct process_profiles *profiles, struct series_list *list)
+			 const struct process_profiles *profiles, struct series_list *list,
+			 struct otlp_process *resources)
 {
 	for (size_t i = 0; i < profiles->count; i++) {
 		const struct process_profile *profile = &profiles->processes[i];
@@ -259,8 +274,63 @@ static void group_series(struct agent_sender *sender, const struct agent_period 
 		struct profile_labels labels;
 
 		make_labels(sender->options, profile, process, &labels);
+		if (resources)
+			resources[i] =
+			    (struct otlp_process){.index = i,
+						  .service = xstrdup(labels.service),
+						  .namespace = xstrdup(process->labels.namespace),
+						  .pod = xstrdup(process->labels.pod),
+						  .container = xstrdup(process->labels.container)};
 		add_to_series(list, i, &labels);
 	}
+}
+
+static void free_resources(struct otlp_process *resources, size_t count)
+{
+	for (size_t i = 0; resources && i < count; i++) {
+		free((char *)resources[i].service);
+		free((char *)resources[i].namespace);
+		free((char *)resources[i].pod);
+		free((char *)resources[i].container);
+	}
+	free(resources);
+}
+
+/* The period's processes to the OpenTelemetry receiver, in one request;
+ * what it cannot take is dropped (said once until it takes them again). */
+static void export_otlp(struct agent_sender *sender, const struct process_profiles *profiles,
+			const struct otlp_process *resources)
+{
+	const struct push_target *otlp = sender->options->otlp;
+	char why[512] = "";
+	size_t size;
+	unsigned char *body = otlp_profiles_encode(profiles, resources, profiles->count, &size);
+	enum push_result result = otlp_profiles_send(otlp, body, size, sender->options->timeout,
+						     &sender->otlp_connection, why, sizeof(why));
+
+	if (result == PUSH_SENT && sender->otlp_down)
+		fprintf(stderr, "profcpu: %s takes OTLP profiles again\n", otlp->url);
+	else if (result != PUSH_SENT && !sender->otlp_down)
+		fprintf(stderr,
+			"profcpu: cannot export OTLP profiles to %s: %s; each period's are dropped "
+			"until it takes them (said once)\n",
+			otlp->url, why);
+	sender->otlp_down = result != PUSH_SENT;
+	free(body);
+}
+
+/* What the replay asks of a process: whether the selection takes it. */
+struct selection_context {
+	struct agent_sender *sender;
+	unsigned long period;
+};
+
+static bool takes_process(uint32_t pid, void *context)
+{
+	struct selection_context *selection = context;
+
+	return agent_processes_selected(&selection->sender->processes, (pid_t)pid,
+					selection->period, selection->sender->options->selection);
 }
 
 /* The period's perf.data into one profile per series, pushed or kept in
@@ -272,6 +342,7 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 	char *reading = xasprintf("%s/" AGENT_SPOOL_READING, period->dir);
 	struct process_profiles profiles;
 	struct series_list list = {0};
+	struct otlp_process *resources = NULL;
 	bool read = false;
 	size_t samples = 0;
 	double start = cpu_seconds(), made = start, encoding = 0;
@@ -280,14 +351,23 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 		sender->resolver = resolver_new(&sender->config);
 	else
 		resolver_next_capture(sender->resolver);
-	agent_processes_ask_runtimes(&sender->processes, sender->resolver, sender->log);
+	agent_processes_ask_runtimes(&sender->processes, sender->resolver,
+				     sender->options->selection, sender->log);
 	if (rename(perf_data, reading) == 0)
-		read = process_profiles_read(reading, sender->resolver, &profiles) == 0;
+		read =
+		    process_profiles_read(
+			reading, sender->resolver,
+			agent_selection_narrows(sender->options->selection) ? takes_process : NULL,
+			&(struct selection_context){sender, period->number}, &profiles) == 0;
 	if (read) {
-		group_series(sender, period, &profiles, &list);
+		if (sender->options->otlp)
+			resources = xcalloc(profiles.count + 1, sizeof(*resources));
+		group_series(sender, period, &profiles, &list, resources);
 		made = cpu_seconds();
 	}
-	for (size_t i = 0; i < list.count; i++) {
+	if (resources && profiles.count)
+		export_otlp(sender, &profiles, resources);
+	for (size_t i = 0; sender->options->target && i < list.count; i++) {
 		struct series_profile profile = {.number = i};
 		double before = cpu_seconds();
 
@@ -311,6 +391,7 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 		1000 * (made - start + encoding), 1000 * (cpu_seconds() - made - encoding));
 	fflush(sender->log);
 	free_series(&list);
+	free_resources(resources, read ? profiles.count : 0);
 	if (read)
 		process_profiles_release(&profiles);
 	agent_processes_prune(&sender->processes, period->number, sender->resolver);
@@ -321,7 +402,7 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 
 static unsigned char *read_small_file(const char *path, size_t *size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat status;
 	unsigned char *data = NULL;
 
@@ -341,7 +422,7 @@ static unsigned char *read_small_file(const char *path, size_t *size)
 /* Reads DIR/PID.labels, as keep_profile wrote it. */
 static bool read_labels(const char *path, struct profile_labels *labels)
 {
-	FILE *file = fopen(path, "re");
+	FILE *file = open_spool_file(path, O_RDONLY, "r");
 	char line[1024];
 
 	*labels = (struct profile_labels){0};
@@ -423,10 +504,12 @@ void agent_sender_open(struct agent_sender *sender, const struct agent_send_opti
 	    .options = options,
 	    .spool = {.dir = options->spool_dir,
 		      .max_periods = options->max_periods,
-		      .url = options->target->url},
+		      .url = options->target ? options->target->url : options->otlp->url},
 	    .config = {.live_every_process = true},
-	    .log = fopen(log_path, "we"),
 	};
+	/* The sampler checked the folder; the worker opens it for itself. */
+	if (agent_spool_make(&sender->spool) == 0)
+		sender->log = open_spool_file(log_path, O_WRONLY | O_CREAT | O_TRUNC, "w");
 	free(log_path);
 	if (!sender->log)
 		sender->log = fopen("/dev/null", "we");
@@ -484,6 +567,7 @@ void agent_sender_close(struct agent_sender *sender)
 	resolver_free(sender->resolver);
 	agent_processes_release(&sender->processes);
 	http_connection_close(&sender->connection);
+	http_connection_close(&sender->otlp_connection);
 	http_client_cleanup();
 	if (sender->log)
 		fclose(sender->log);

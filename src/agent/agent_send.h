@@ -20,7 +20,9 @@
 #include <sys/types.h>
 
 struct agent_send_options {
-	const struct push_target *target; /* the receiver, as whom */
+	const struct push_target *target; /* the Pyroscope receiver, as whom; or NULL */
+	const struct push_target *otlp;	  /* the OpenTelemetry receiver, or NULL */
+	const struct agent_selection *selection;
 	const char *spool_dir;
 	const char *node;	   /* the node label */
 	struct string_list labels; /* --label KEY=VALUE: added to every profile */
@@ -37,6 +39,8 @@ struct agent_sender {
 	FILE *log;			    /* SPOOL/agent.log: what symbols were (not) found */
 	bool receiver_down;		    /* said so, not yet that it takes them again */
 	struct http_connection *connection; /* to the receiver, kept from push to push */
+	bool otlp_down;			    /* said so */
+	struct http_connection *otlp_connection;
 };
 
 /* Takes the periods left in the spool folder but `skip` (the one being

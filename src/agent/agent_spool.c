@@ -13,11 +13,68 @@
 
 #define PERIOD_PREFIX "period-"
 
+char *agent_spool_default_dir(void)
+{
+	const char *state = getenv("STATE_DIRECTORY");
+
+	if (state && state[0] == '/')
+		return xasprintf("%.*s/spool", (int)strcspn(state, ":"), state);
+	if (geteuid() == 0) {
+		mkdir("/var/lib/profcpu", 0700); /* checked with the spool below it */
+		return xstrdup("/var/lib/profcpu/spool");
+	}
+	return xasprintf("/tmp/profcpu-agent-%u", (unsigned)geteuid());
+}
+
+/* Whether the open folder `fd` is one the agent may trust; else says why. */
+static bool trusted_folder(const char *dir, int fd)
+{
+	struct stat status;
+
+	if (fstat(fd, &status) < 0) {
+		report_error("cannot read the spool folder %s: %s", dir, strerror(errno));
+		return false;
+	}
+	if (status.st_uid != geteuid()) {
+		report_error("the spool folder %s belongs to uid %u, not to the agent's (uid %u): "
+			     "another user could plant files the agent reads; remove it or choose "
+			     "another with --spool DIR",
+			     dir, (unsigned)status.st_uid, (unsigned)geteuid());
+		return false;
+	}
+	if (status.st_mode & (S_IWGRP | S_IWOTH)) {
+		report_error("the spool folder %s is writable by other users (mode %04o): chmod "
+			     "700 it or choose another with --spool DIR",
+			     dir, (unsigned)(status.st_mode & 07777));
+		return false;
+	}
+	return true;
+}
+
 int agent_spool_make(struct agent_spool *spool)
 {
+	struct stat status;
+
+	spool->fd = -1;
 	if (mkdir(spool->dir, 0700) < 0 && errno != EEXIST) {
 		report_error("cannot make the spool folder %s: %s; choose another with --spool DIR",
 			     spool->dir, strerror(errno));
+		return -1;
+	}
+	spool->fd = open(spool->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (spool->fd < 0) {
+		bool link = lstat(spool->dir, &status) == 0 && S_ISLNK(status.st_mode);
+
+		report_error("the spool folder %s %s: remove it or choose another with --spool DIR",
+			     spool->dir,
+			     link ? "is a symbolic link, which the agent does not follow"
+			     : errno == ENOTDIR ? "is not a folder"
+						: strerror(errno));
+		return -1;
+	}
+	if (!trusted_folder(spool->dir, spool->fd)) {
+		close(spool->fd);
+		spool->fd = -1;
 		return -1;
 	}
 	return 0;
@@ -32,7 +89,7 @@ char *agent_spool_new_period(struct agent_spool *spool)
 	/* Names sort in time order: a new run's after an old run's. */
 	dir = xasprintf("%s/" PERIOD_PREFIX "%013lld-%06u", spool->dir,
 			(long long)now.tv_sec * 1000 + now.tv_nsec / 1000000, spool->sequence++);
-	if (mkdir(dir, 0700) < 0) {
+	if (mkdirat(spool->fd, strrchr(dir, '/') + 1, 0700) < 0) {
 		report_error("cannot make %s: %s", dir, strerror(errno));
 		free(dir);
 		return NULL;
@@ -48,17 +105,20 @@ static int is_period(const struct dirent *entry)
 void agent_spool_take_left(struct agent_spool *spool, const char *skip, bool say)
 {
 	struct dirent **entries;
-	int count = scandir(spool->dir, &entries, is_period, alphasort), taken = 0;
+	int count = scandirat(spool->fd, ".", &entries, is_period, alphasort), taken = 0;
 
 	for (int i = 0; i < count; i++) {
 		char *dir = xasprintf("%s/%s", spool->dir, entries[i]->d_name);
-		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int fd = openat(spool->fd, entries[i]->d_name,
+				O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
+		/* A link or a file in a period's place is no period the agent made:
+		 * left alone. */
 		if (fd >= 0 && faccessat(fd, AGENT_SPOOL_READING, F_OK, 0) == 0) {
 			report_error(
 			    "a worker of the agent died reading %s: that period is dropped", dir);
 			remove_flat_folder(dir);
-		} else if (!skip || strcmp(dir, skip)) {
+		} else if (fd >= 0 && (!skip || strcmp(dir, skip))) {
 			agent_spool_add(spool, dir);
 			taken++;
 		}
@@ -120,4 +180,7 @@ void agent_spool_close(struct agent_spool *spool)
 	free(spool->periods);
 	spool->periods = NULL;
 	spool->count = spool->capacity = 0;
+	if (spool->fd >= 0)
+		close(spool->fd);
+	spool->fd = -1;
 }

@@ -24,6 +24,7 @@ struct agent_period {
 
 struct agent_spool {
 	const char *dir;
+	int fd; /* the folder, opened by agent_spool_make; -1 before */
 	size_t max_periods;
 	const char *url;	      /* the receiver, for the lines said */
 	unsigned sequence;	      /* of the folders this run made */
@@ -34,7 +35,15 @@ struct agent_spool {
 	unsigned long long dropped;
 };
 
-/* Makes the spool folder. Returns 0, or -1 after saying why. */
+/* The default spool folder (malloc'd): $STATE_DIRECTORY/spool (systemd's
+ * StateDirectory=), else /var/lib/profcpu/spool when root, else
+ * /tmp/profcpu-agent-UID. */
+char *agent_spool_default_dir(void);
+
+/* Makes the spool folder (0700) and opens it, or opens the one there: it
+ * must be a folder, not a symbolic link, of the agent's user and not
+ * writable by others, as the agent (root) writes and reads there. Returns
+ * 0, or -1 after one line that says what is wrong and how to fix it. */
 int agent_spool_make(struct agent_spool *spool);
 
 /* A new folder for the next period's perf.data (malloc'd), or NULL after

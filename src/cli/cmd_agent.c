@@ -1,5 +1,6 @@
 /* profcpu agent: every process of the node, sampled without a pause, one
  * profile per process and period pushed to Pyroscope. */
+#include "agent_selection.h"
 #include "agent_spool.h"
 #include "agent_worker.h"
 #include "capture.h"
@@ -17,7 +18,8 @@
 #include <unistd.h>
 
 static const char usage[] =
-    "usage: profcpu agent --push URL [options]\n"
+    "usage: profcpu agent --push URL [--otlp URL] [options]\n"
+    "       profcpu agent --otlp URL [options]\n"
     "\n"
     "Samples every process of the node (this PID namespace: run it with the\n"
     "host's, as a DaemonSet with hostPID) until SIGTERM or Ctrl-C, and every\n"
@@ -25,31 +27,46 @@ static const char usage[] =
     "Pyroscope server (or Grafana Alloy's pyroscope.receive_http) at URL,\n"
     "labelled as Pyroscope's agents label them: service_name, namespace, pod,\n"
     "container, node; each sample carries its pid, process and thread.\n"
-    "Sampling goes on while a period is encoded and sent,\n"
-    "by a child process. .NET processes are asked once, through their\n"
+    "Sampling goes on while a child process encodes and sends a period.\n"
+    ".NET processes are asked once, through their\n"
     "diagnostics socket, to write their perf map, to name JIT frames.\n"
     "A receiver that is down or slow costs nothing but the buffer: periods\n"
     "wait in the spool folder, the oldest dropped past --buffer-periods.\n"
     "Needs CAP_PERFMON (or root) and CAP_SYS_PTRACE.\n"
     "\n"
     "options:\n"
-    "  --push URL            the receiver (required)\n"
+    "  --push URL            the Pyroscope receiver\n"
+    "  --otlp URL            also, or instead, each period's profiles as OTLP/HTTP\n"
+    "                        profiles (alpha) to URL/v1development/profiles (an\n"
+    "                        OpenTelemetry Collector); --header applies to it too\n"
     "  --push-interval SECS  the period (default 15, as Pyroscope's eBPF agent)\n"
     "  -F, -frequency HZ     samples per second of CPU time (default 49)\n"
     "  --call-graph MODE     fp, dwarf or hybrid (default fp: see docs/AGENT.md)\n"
-    "  --spool DIR           where periods wait (default /tmp/profcpu-agent)\n"
+    "  --spool DIR           where periods wait: a folder of the agent's user,\n"
+    "                        writable by no other (default $STATE_DIRECTORY/spool,\n"
+    "                        else /var/lib/profcpu/spool as root)\n"
     "  --buffer-periods N    periods kept while the receiver takes none (default 40)\n"
     "  --node NAME           the node label (default $NODE_NAME, else the hostname)\n"
     "  --label KEY=VALUE     a label of every profile (repeatable)\n"
+    "  --namespace NAME      profile only the pods of namespace NAME (a name or a\n"
+    "                        glob; repeatable, as the five below); the processes\n"
+    "                        left out are neither walked nor named\n"
+    "  --pod NAME            profile only the pod NAME\n"
+    "  --container ID        profile only the container ID (12 hex digits)\n"
+    "  --exclude-namespace NAME  leave out the pods of namespace NAME\n"
+    "  --exclude-pod NAME    leave out the pod NAME\n"
+    "  --exclude-container ID  leave out the container ID\n"
     "  --push-timeout SECS   give up a push when the receiver is silent for SECS\n"
-    "                        (default 10)\n" PUSH_CREDENTIALS_USAGE "\n"
+    "                        (default 10)\n" PUSH_TARGET_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu agent --push http://pyroscope:4040          # until SIGTERM\n"
     "    profcpu agent --push http://alloy:9999 --label cluster=prod\n"
     "    profcpu agent --push http://pyroscope:4040 -F 97 --push-interval 10\n"
     "    profcpu agent --push https://profiles-prod-001.grafana.net --basic-auth-user 123456 \\\n"
     "        --basic-auth-password-file /run/secrets/grafana/token   # Grafana Cloud\n"
-    "    profcpu agent --push http://pyroscope:4040 --tenant team-a  # multi-tenant\n";
+    "    profcpu agent --push http://pyroscope:4040 --tenant team-a  # multi-tenant\n"
+    "    profcpu agent --push http://pyroscope:4040 --namespace 'shop-*' --exclude-pod 'debug-*'\n"
+    "    profcpu agent --otlp http://otel-collector:4318    # OpenTelemetry profiles\n";
 
 /* Ring buffer pages per CPU: at the default rate a CPU fills a few KB a
  * second with frame-pointer stacks; 64 pages is room for seconds. */
@@ -97,10 +114,13 @@ static char *node_name(const char *given)
 
 int cmd_agent(int argc, char **argv)
 {
-	struct agent_send_options send = {.timeout = 10, .spool_dir = "/tmp/profcpu-agent"};
+	struct agent_send_options send = {.timeout = 10};
+	char *default_spool = NULL;
 	struct agent_run run = {0};
-	struct push_credentials credentials = {0};
-	struct push_target receiver = {0};
+	struct push_target_options credentials = {0};
+	struct push_target receiver = {0}, otlp = {0};
+	const char *otlp_url = NULL;
+	struct agent_selection selection = {0};
 	const char *url = NULL;
 	long frequency = DEFAULT_FREQUENCY, buffer_periods = DEFAULT_BUFFER_PERIODS;
 	double interval = 15;
@@ -109,6 +129,7 @@ int cmd_agent(int argc, char **argv)
 	struct string_list positionals = {0};
 	const struct option entries[] = {
 	    {"push", NULL, OPTION_STRING, &url},
+	    {"otlp", NULL, OPTION_STRING, &otlp_url},
 	    {"push-interval", NULL, OPTION_NUMBER, &interval},
 	    {"frequency", "F", OPTION_INTEGER, &frequency},
 	    {"call-graph", "callgraph", OPTION_STRING, &call_graph_text},
@@ -116,8 +137,14 @@ int cmd_agent(int argc, char **argv)
 	    {"buffer-periods", NULL, OPTION_INTEGER, &buffer_periods},
 	    {"node", NULL, OPTION_STRING, &node},
 	    {"label", NULL, OPTION_STRING_LIST, &send.labels},
+	    {"namespace", NULL, OPTION_STRING_LIST, &selection.namespaces},
+	    {"pod", NULL, OPTION_STRING_LIST, &selection.pods},
+	    {"container", NULL, OPTION_STRING_LIST, &selection.containers},
+	    {"exclude-namespace", NULL, OPTION_STRING_LIST, &selection.exclude_namespaces},
+	    {"exclude-pod", NULL, OPTION_STRING_LIST, &selection.exclude_pods},
+	    {"exclude-container", NULL, OPTION_STRING_LIST, &selection.exclude_containers},
 	    {"push-timeout", NULL, OPTION_NUMBER, &send.timeout},
-	    PUSH_CREDENTIAL_OPTION_ENTRIES(&credentials),
+	    PUSH_TARGET_OPTION_ENTRIES(&credentials),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	struct target_process target;
@@ -133,17 +160,27 @@ int cmd_agent(int argc, char **argv)
 		goto done;
 	}
 	status = 2;
-	if (!url || interval < 1 || frequency < 1 || frequency > 10000 || buffer_periods < 1 ||
-	    send.timeout <= 0 || !call_graph_parse(call_graph_text, &call_graph)) {
-		report_error("agent needs --push URL, --push-interval of 1 s or more, -F from 1 to "
+	if ((!url && !otlp_url) || interval < 1 || frequency < 1 || frequency > 10000 ||
+	    buffer_periods < 1 || send.timeout <= 0 ||
+	    !call_graph_parse(call_graph_text, &call_graph)) {
+		report_error("agent needs --push URL or --otlp URL, --push-interval of 1 s or "
+			     "more, -F from 1 to "
 			     "10000, --buffer-periods of 1 or more, --call-graph fp, dwarf or "
 			     "hybrid (see profcpu agent --help)");
 		goto done;
 	}
-	if (push_target_make(url, &credentials, &receiver) < 0)
+	if ((url && push_target_make(url, &credentials, &receiver) < 0) ||
+	    (otlp_url &&
+	     push_target_make(otlp_url,
+			      &(struct push_target_options){.headers = credentials.headers},
+			      &otlp) < 0))
 		goto done;
 	status = 1;
-	send.target = &receiver;
+	send.target = url ? &receiver : NULL;
+	send.otlp = otlp_url ? &otlp : NULL;
+	send.selection = &selection;
+	if (!send.spool_dir)
+		send.spool_dir = default_spool = agent_spool_default_dir();
 	send.max_periods = (size_t)buffer_periods;
 	send.node = node_name(node);
 	run.spool.dir = send.spool_dir;
@@ -156,7 +193,7 @@ int cmd_agent(int argc, char **argv)
 	 * error: neither stops the agent. */
 	signal(SIGPIPE, SIG_IGN);
 	fprintf(stderr, "profcpu: agent on node %s: every %g s, one profile per workload to %s\n",
-		send.node, interval, receiver.url);
+		send.node, interval, url ? receiver.url : otlp.url);
 	status =
 	    capture_target(&(struct capture_options){.frequency = (unsigned)frequency,
 						     .buffer_pages = AGENT_BUFFER_PAGES,
@@ -180,6 +217,9 @@ done:
 	string_list_clear(&send.labels);
 	string_list_clear(&credentials.headers);
 	push_target_release(&receiver);
+	push_target_release(&otlp);
+	agent_selection_release(&selection);
 	free((char *)send.node);
+	free(default_spool);
 	return status;
 }

@@ -32,7 +32,7 @@ void push_options_add_target_labels(struct push_options *options, pid_t pid, con
 
 int push_options_prepare(struct push_options *options, const char *url)
 {
-	return push_target_make(url, &options->credentials, &options->target);
+	return push_target_make(url, &options->target_options, &options->target);
 }
 
 int push_options_push(const struct push_options *options, const char *dir)
@@ -60,7 +60,7 @@ void push_options_release(struct push_options *options)
 		free(options->owned[i]);
 	free(options->owned);
 	string_list_clear(&options->labels);
-	string_list_clear(&options->credentials.headers);
+	string_list_clear(&options->target_options.headers);
 	push_target_release(&options->target);
 	*options = (struct push_options){0};
 }

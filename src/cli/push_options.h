@@ -10,7 +10,7 @@
 
 struct push_options {
 	const char *app_name; /* --app NAME */
-	struct push_credentials credentials;
+	struct push_target_options target_options;
 	struct push_target target; /* made by push_options_prepare */
 	struct string_list labels; /* --label KEY=VALUE, repeatable */
 	double timeout;		   /* --push-timeout SECONDS */
@@ -18,9 +18,10 @@ struct push_options {
 	size_t owned_count;
 };
 
-/* The credentials, for every command that pushes (agent too). */
-#define PUSH_CREDENTIAL_OPTION_ENTRIES(credentials)                                                \
-	{"basic-auth-user", NULL, OPTION_STRING, &(credentials)->user},                            \
+/* The API and the credentials, for every command that pushes (agent too). */
+#define PUSH_TARGET_OPTION_ENTRIES(credentials)                                                    \
+	{"api", NULL, OPTION_STRING, &(credentials)->api},                                         \
+	    {"basic-auth-user", NULL, OPTION_STRING, &(credentials)->user},                        \
 	    {"basic-auth-password-file", NULL, OPTION_STRING, &(credentials)->password_file},      \
 	    {"basic-auth-password-env", NULL, OPTION_STRING, &(credentials)->password_env},        \
 	    {"bearer-token-file", NULL, OPTION_STRING, &(credentials)->token_file},                \
@@ -29,7 +30,10 @@ struct push_options {
 		"header", NULL, OPTION_STRING_LIST, &(credentials)->headers                        \
 	}
 
-#define PUSH_CREDENTIALS_USAGE                                                                     \
+#define PUSH_TARGET_USAGE                                                                          \
+	"  --api API             push (default: /push.v1.PusherService/Push, Pyroscope's\n"        \
+	"                        stable API, Alloy's pyroscope.write) or ingest (/ingest,\n"       \
+	"                        the legacy one)\n"                                                \
 	"  --basic-auth-user USER  basic auth (also in the URL: http://USER:PASSWORD@host)\n"      \
 	"  --basic-auth-password-file FILE\n"                                                      \
 	"                        its password, read from FILE (a mounted Secret)\n"                \
@@ -42,7 +46,7 @@ struct push_options {
 	"                        an extra header of every push (repeatable)\n"
 
 #define PUSH_OPTION_ENTRIES(push_options)                                                          \
-	PUSH_CREDENTIAL_OPTION_ENTRIES(&(push_options)->credentials),                              \
+	PUSH_TARGET_OPTION_ENTRIES(&(push_options)->target_options),                               \
 	    {"app", NULL, OPTION_STRING, &(push_options)->app_name},                               \
 	    {"label", NULL, OPTION_STRING_LIST, &(push_options)->labels},                          \
 	{                                                                                          \
@@ -54,7 +58,7 @@ struct push_options {
 	"                        name)\n"                                                          \
 	"  --label KEY=VALUE     a label of the pushed profile (repeatable)\n"                     \
 	"  --push-timeout SECS   give up one try when the server is silent for SECS\n"             \
-	"                        seconds (default 30); three tries\n" PUSH_CREDENTIALS_USAGE
+	"                        seconds (default 30); three tries\n" PUSH_TARGET_USAGE
 
 /* Adds the labels profcpu knows about `pid` (0: none) before the user's:
  * process, hostname, container (its id, from its cgroup) and pod (the

@@ -155,11 +155,14 @@ int process_profiles_encode(const struct process_profiles *profiles, const size_
 }
 
 int process_profiles_read(const char *perf_data, struct resolver *resolver,
+			  bool (*takes)(uint32_t pid, void *context), void *context,
 			  struct process_profiles *profiles)
 {
 	*profiles = (struct process_profiles){0};
 	profile_init(&profiles->profile);
 	profiles->profile.without_pid_0 = true; /* no process's */
+	profiles->profile.takes_process = takes;
+	profiles->profile.takes_context = context;
 	if (replay_capture(perf_data, resolver, &profiles->profile) < 0) {
 		profile_release(&profiles->profile);
 		return -1;
@@ -168,6 +171,13 @@ int process_profiles_read(const char *perf_data, struct resolver *resolver,
 	profiles->count =
 	    list_processes(&profiles->profile, &profiles->processes, &profiles->parts);
 	return 0;
+}
+
+struct process_samples process_profiles_samples(const struct process_profiles *profiles,
+						size_t index)
+{
+	return (struct process_samples){profiles->parts[index].samples,
+					profiles->parts[index].sample_count};
 }
 
 void process_profiles_release(struct process_profiles *profiles)

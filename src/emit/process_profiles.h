@@ -35,9 +35,11 @@ struct process_profiles {
 };
 
 /* Replays `perf_data`, naming frames with `resolver`, and lists each
- * process that has samples (not the idle task). Returns 0, or -1 after
+ * process that has samples (not the idle task) and that `takes` takes
+ * (NULL: every one; profile.h's takes_process). Returns 0, or -1 after
  * printing why the capture could not be read (then nothing to release). */
 int process_profiles_read(const char *perf_data, struct resolver *resolver,
+			  bool (*takes)(uint32_t pid, void *context), void *context,
 			  struct process_profiles *profiles);
 
 /* The gzipped pprof profile (malloc'd, in `*data`, `*size`) of the
@@ -47,6 +49,15 @@ int process_profiles_read(const char *perf_data, struct resolver *resolver,
 int process_profiles_encode(const struct process_profiles *profiles, const size_t *members,
 			    size_t member_count, unsigned char **data, size_t *size,
 			    struct pprof_span *span);
+
+/* The samples of process `index`: their indices in the profile, in time
+ * order. */
+struct process_samples {
+	const uint32_t *samples;
+	size_t sample_count;
+};
+struct process_samples process_profiles_samples(const struct process_profiles *profiles,
+						size_t index);
 
 void process_profiles_release(struct process_profiles *profiles);
 

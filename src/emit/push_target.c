@@ -36,11 +36,11 @@ static bool find_user_info(const char *url, const char **start, const char **end
 
 char *push_target_redact(const char *url)
 {
-	const char *start, *end;
+	char *redacted = http_redact_url(url);
 
-	if (!find_user_info(url, &start, &end))
-		return xstrdup(url);
-	return xasprintf("%.*s%s", (int)(start - url), url, end + 1);
+	if (!redacted)
+		die("out of memory");
+	return redacted;
 }
 
 static int hex_value(char c)
@@ -145,7 +145,7 @@ static bool header_safe(const char *text)
 
 /* The password: from the URL, the file or the variable. NULL after saying
  * why. `*source` says where it came from. */
-static char *find_password(const struct push_credentials *credentials, const char *url_password,
+static char *find_password(const struct push_target_options *credentials, const char *url_password,
 			   char **source)
 {
 	if (credentials->password_file) {
@@ -170,7 +170,7 @@ static char *find_password(const struct push_credentials *credentials, const cha
 }
 
 /* Authorization: Basic, from the user of the URL or --basic-auth-user. */
-static int add_basic_auth(struct push_target *target, const struct push_credentials *credentials,
+static int add_basic_auth(struct push_target *target, const struct push_target_options *credentials,
 			  char *url_user, char *url_password)
 {
 	const char *user = credentials->user ? credentials->user : url_user;
@@ -241,7 +241,7 @@ static int add_user_header(struct push_target *target, const char *text)
 	return 0;
 }
 
-int push_target_make(const char *url, const struct push_credentials *credentials,
+int push_target_make(const char *url, const struct push_target_options *credentials,
 		     struct push_target *target)
 {
 	const char *start, *end;
@@ -250,6 +250,14 @@ int push_target_make(const char *url, const struct push_credentials *credentials
 	int status = 0;
 
 	*target = (struct push_target){.url = push_target_redact(url)};
+	if (credentials->api && strcmp(credentials->api, "push")) {
+		if (strcmp(credentials->api, "ingest")) {
+			report_error("unknown --api %s: give push or ingest", credentials->api);
+			push_target_release(target);
+			return -1;
+		}
+		target->api = PUSH_API_INGEST;
+	}
 	if (find_user_info(url, &start, &end)) {
 		const char *colon = memchr(start, ':', (size_t)(end - start));
 
@@ -298,4 +306,88 @@ void push_target_release(struct push_target *target)
 	free(target->url);
 	free(target->credential);
 	*target = (struct push_target){0};
+}
+
+char *push_target_url(const struct push_target *target, const char *path)
+{
+	size_t base = strlen(target->url);
+
+	while (base && target->url[base - 1] == '/')
+		base--;
+	return xasprintf("%.*s%s", (int)base, target->url, path);
+}
+
+/* The first line of the server's answer, kept for the error message. */
+struct answer {
+	char text[200];
+	size_t length;
+};
+
+static bool keep_answer(void *context, const char *data, size_t size, char *why, size_t why_size)
+{
+	struct answer *answer = context;
+	size_t room = sizeof(answer->text) - 1 - answer->length;
+	size_t take = size < room ? size : room;
+
+	(void)why;
+	(void)why_size;
+	memcpy(answer->text + answer->length, data, take);
+	answer->length += take;
+	answer->text[answer->length] = '\0';
+	answer->text[strcspn(answer->text, "\r\n")] = '\0';
+	return true;
+}
+
+/* What a 401 or 403 says: which credential the server refused. */
+static void describe_refusal(const struct push_target *target, int status, const char *answer,
+			     char *why, size_t why_size)
+{
+	if (target->credential)
+		snprintf(why, why_size, "the server refused %s: HTTP %d%s%s", target->credential,
+			 status, answer[0] ? ": " : "", answer);
+	else
+		snprintf(why, why_size,
+			 "the server wants credentials (HTTP %d%s%s): give --basic-auth-user "
+			 "with --basic-auth-password-file, or --bearer-token-file",
+			 status, answer[0] ? ": " : "", answer);
+}
+
+enum push_result push_target_post(const struct push_target *target, const struct push_post *post,
+				  char *why, size_t why_size)
+{
+	struct http_header *headers =
+	    xcalloc(target->header_count + post->extra_header_count + 1, sizeof(*headers));
+	size_t header_count = target->header_count;
+	struct answer answer = {{0}, 0};
+	bool answered;
+	int status;
+
+	if (target->header_count)
+		memcpy(headers, target->headers, target->header_count * sizeof(*headers));
+	for (size_t i = 0; i < post->extra_header_count; i++)
+		headers[header_count++] = post->extra_headers[i];
+	answered = http_send(&(struct http_request){.method = "POST",
+						    .url = post->url,
+						    .content_type = post->content_type,
+						    .body = post->body,
+						    .body_size = post->size,
+						    .headers = headers,
+						    .header_count = header_count,
+						    .timeout_ms = (int)(post->timeout * 1000),
+						    .sink = keep_answer,
+						    .sink_context = &answer,
+						    .keep = post->keep},
+			     &status, why, why_size);
+	free(headers);
+	if (!answered)
+		return PUSH_LATER;
+	if (status >= 200 && status < 300)
+		return PUSH_SENT;
+	if (status == 401 || status == 403) {
+		describe_refusal(target, status, answer.text, why, why_size);
+		return PUSH_UNAUTHORIZED;
+	}
+	snprintf(why, why_size, "the server answered HTTP %d%s%s", status,
+		 answer.text[0] ? ": " : "", answer.text);
+	return status >= 500 || status == 429 ? PUSH_LATER : PUSH_REFUSED;
 }

@@ -1,6 +1,7 @@
 #include "pyroscope_push.h"
 #include "http_client.h"
 #include "profile.pb-c.h"
+#include "push_request_encode.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -182,27 +183,6 @@ static char *series_name(const struct push_request *request, const struct profil
 	return name;
 }
 
-/* The first line of the server's answer, kept for the error message. */
-struct answer {
-	char text[200];
-	size_t length;
-};
-
-static bool keep_answer(void *context, const char *data, size_t size, char *why, size_t why_size)
-{
-	struct answer *answer = context;
-	size_t room = sizeof(answer->text) - 1 - answer->length;
-	size_t take = size < room ? size : room;
-
-	(void)why;
-	(void)why_size;
-	memcpy(answer->text + answer->length, data, take);
-	answer->length += take;
-	answer->text[answer->length] = '\0';
-	answer->text[strcspn(answer->text, "\r\n")] = '\0';
-	return true;
-}
-
 /* The multipart/form-data body: `data` as the field "profile". */
 #define FORM_BOUNDARY "profcpu-8d2f4c1a9e7b3605"
 static char *form_body(const unsigned char *data, size_t size, size_t *length)
@@ -221,75 +201,54 @@ static char *form_body(const unsigned char *data, size_t size, size_t *length)
 	return body;
 }
 
-/* What a 401 or 403 says: which credential the server refused. */
-static void describe_refusal(const struct push_target *target, int status, const char *answer,
-			     char *why, size_t why_size)
-{
-	if (target->credential)
-		snprintf(why, why_size, "the server refused %s: HTTP %d%s%s", target->credential,
-			 status, answer[0] ? ": " : "", answer);
-	else
-		snprintf(why, why_size,
-			 "the server wants credentials (HTTP %d%s%s): give --basic-auth-user "
-			 "with --basic-auth-password-file, or --bearer-token-file",
-			 status, answer[0] ? ": " : "", answer);
-}
+/* A request's URL and body, for one API. */
+struct post {
+	char *url, *body;
+	size_t size;
+	const char *content_type;
+	/* Connect's unary requests name the protocol's version. */
+	bool connect;
+};
 
-/* One POST; `why` says what went wrong. */
-static enum push_result post_once(const struct push_request *push, const char *url,
-				  const char *body, size_t size, double timeout, char *why,
-				  size_t why_size)
-{
-	struct answer answer = {{0}, 0};
-	const struct http_request request = {
-	    .method = "POST",
-	    .url = url,
-	    .content_type = "multipart/form-data; boundary=" FORM_BOUNDARY,
-	    .body = body,
-	    .body_size = size,
-	    .headers = push->target->headers,
-	    .header_count = push->target->header_count,
-	    .timeout_ms = (int)(timeout * 1000),
-	    .sink = keep_answer,
-	    .sink_context = &answer,
-	    .keep = push->keep,
-	};
-	int status;
-
-	if (!http_send(&request, &status, why, why_size))
-		return PUSH_LATER;
-	if (status >= 200 && status < 300)
-		return PUSH_SENT;
-	if (status == 401 || status == 403) {
-		describe_refusal(push->target, status, answer.text, why, why_size);
-		return PUSH_UNAUTHORIZED;
-	}
-	snprintf(why, why_size, "the server answered HTTP %d%s%s", status,
-		 answer.text[0] ? ": " : "", answer.text);
-	return status >= 500 || status == 429 ? PUSH_LATER : PUSH_REFUSED;
-}
-
-/* URL/ingest?name=...: the name percent-encoded. */
-static char *ingest_url(const struct push_request *request, const struct profile_facts *facts)
+/* URL/ingest?name=...: the name percent-encoded; the profile as the
+ * multipart field "profile". */
+static void ingest_post(const struct push_request *request, const struct profile_facts *facts,
+			const unsigned char *data, size_t size, struct post *post)
 {
 	char *name = series_name(request, facts);
 	char *escaped = http_escape(name);
-	const char *server = request->target->url;
-	size_t base = strlen(server);
-	char *url;
+	char *query =
+	    xasprintf("/ingest?name=%s&from=%" PRId64 "&until=%" PRId64
+		      "&sampleRate=%ld&format=pprof&spyName=profcpu",
+		      escaped ? escaped : name, facts->from, facts->until, facts->sample_rate);
 
-	while (base && server[base - 1] == '/')
-		base--;
-	url = xasprintf("%.*s/ingest?name=%s&from=%" PRId64 "&until=%" PRId64
-			"&sampleRate=%ld&format=pprof&spyName=profcpu",
-			(int)base, server, escaped ? escaped : name, facts->from, facts->until,
-			facts->sample_rate);
+	*post = (struct post){.url = push_target_url(request->target, query),
+			      .content_type = "multipart/form-data; boundary=" FORM_BOUNDARY};
+	post->body = form_body(data, size, &post->size);
+	free(query);
 	free(escaped);
 	free(name);
-	return url;
 }
 
-/* Posts the profile, trying again after 1 s and 2 s when that may help. */
+/* URL/push.v1.PusherService/Push: a PushRequest of one series
+ * (push_request_encode.h). */
+static void push_api_post(const struct push_request *request, const struct profile_facts *facts,
+			  const unsigned char *data, size_t size, struct post *post)
+{
+	const char *service = request->app_name	    ? request->app_name
+			      : facts->process_name ? facts->process_name
+						    : "profcpu";
+
+	*post =
+	    (struct post){.url = push_target_url(request->target, "/push.v1.PusherService/Push"),
+			  .content_type = "application/proto",
+			  .connect = true};
+	post->body = (char *)push_request_encode(service, request->labels, request->label_count,
+						 data, size, &post->size);
+}
+
+/* Posts the profile, trying again after 1 s and 2 s when the server was
+ * unreachable, slow, or answered 429 or 5xx. */
 static enum push_result post_with_retries(const struct push_request *request,
 					  const struct profile_facts *facts,
 					  const unsigned char *data, size_t size, char *why,
@@ -297,20 +256,33 @@ static enum push_result post_with_retries(const struct push_request *request,
 {
 	double timeout = request->timeout > 0 ? request->timeout : 30;
 	int tries = request->tries > 0 ? request->tries : TRIES;
-	char *url = ingest_url(request, facts);
-	size_t body_size;
-	char *body = form_body(data, size, &body_size);
+	static const struct http_header connect_version = {"Connect-Protocol-Version", "1"};
 	enum push_result result = PUSH_REFUSED;
+	struct post post;
 
+	if (request->target->api == PUSH_API_INGEST)
+		ingest_post(request, facts, data, size, &post);
+	else
+		push_api_post(request, facts, data, size, &post);
 	for (int try = 1; try <= tries; try++) {
-		result = post_once(request, url, body, body_size, timeout, why, why_size);
+		result =
+		    push_target_post(request->target,
+				     &(struct push_post){.url = post.url,
+							 .content_type = post.content_type,
+							 .body = post.body,
+							 .size = post.size,
+							 .extra_headers = &connect_version,
+							 .extra_header_count = post.connect ? 1 : 0,
+							 .timeout = timeout,
+							 .keep = request->keep},
+				     why, why_size);
 		if (result != PUSH_LATER)
 			break;
 		if (try < tries)
 			sleep((unsigned)try);
 	}
-	free(body);
-	free(url);
+	free(post.body);
+	free(post.url);
 	return result;
 }
 

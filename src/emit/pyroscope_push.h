@@ -1,10 +1,14 @@
 /* Sends a capture's profile.pb.gz to a Pyroscope server (or anything that
- * speaks its ingest API: Grafana Alloy's pyroscope.receive_http, Grafana
- * Cloud Profiles): POST URL/ingest?name=APP.cpu{LABELS}&from=&until=
- * &sampleRate=&format=pprof, the profile as the multipart field "profile".
- * The application name keeps letters, digits and "._-/"; label keys the
- * same but '/'; label values lose only the characters that delimit the
- * label set ("{},=\"") and control characters: each becomes '_'. */
+ * speaks its APIs: Grafana Alloy's pyroscope.receive_http, Grafana Cloud
+ * Profiles), through the API its target names (push_target.h):
+ * - push (the default): POST URL/push.v1.PusherService/Push, a PushRequest
+ *   of one series (push_request_encode.h) labelled __name__=process_cpu,
+ *   service_name=APP and the labels;
+ * - ingest: POST URL/ingest?name=APP.cpu{LABELS}&from=&until=&sampleRate=
+ *   &format=pprof, the profile as the multipart field "profile". The
+ *   application name keeps letters, digits and "._-/"; label keys the
+ *   same but '/'; label values lose only the characters that delimit the
+ *   label set ("{},=\"") and control characters: each becomes '_'. */
 #ifndef PROFCPU_PYROSCOPE_PUSH_H
 #define PROFCPU_PYROSCOPE_PUSH_H
 
@@ -28,14 +32,6 @@ struct push_request {
 	/* NULL: a connection for this push alone; else the connection kept
 	 * from push to push (http_client.h), closed by the caller. */
 	struct http_connection **keep;
-};
-
-/* What became of a push. */
-enum push_result {
-	PUSH_REFUSED = -1, /* not pprof, or the server refused it (4xx): no other try */
-	PUSH_SENT = 0,
-	PUSH_LATER = 1,	       /* unreachable, too slow, 5xx, 429: worth another try */
-	PUSH_UNAUTHORIZED = 2, /* 401, 403: the credentials were refused */
 };
 
 /* Pushes DIR/profile.pb.gz; from, until and the sample rate come from the

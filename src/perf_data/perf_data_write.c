@@ -278,7 +278,8 @@ static void make_reserve(struct perf_data_writer *writer, const char *path)
 	int fd;
 
 	writer->reserve_path = xasprintf("%s.reserve", path);
-	fd = open(writer->reserve_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd =
+	    open(writer->reserve_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0 && posix_fallocate(fd, 0, (off_t)features_size(writer)) == 0) {
 		close(fd);
 		return;
@@ -332,7 +333,9 @@ struct perf_data_writer *perf_data_writer_create(const char *path,
 			return NULL;
 		}
 	}
-	writer->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* A link planted where perf.data goes is not followed (profcpu writes
+	 * as root). */
+	writer->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (writer->fd < 0 || write_header(writer, no_features) < 0) {
 		error = errno;
 		if (writer->fd >= 0)

@@ -100,6 +100,11 @@ struct profile {
 	 * PID namespace every task outside it (the kernel names them 0), whose
 	 * user stacks would be named from all their mappings at once. */
 	bool without_pid_0;
+	/* Set before the replay to replay only the processes it takes (NULL:
+	 * all): the others' samples are neither walked nor named, their
+	 * mappings not read (the agent's selection). */
+	bool (*takes_process)(uint32_t pid, void *context);
+	void *takes_context;
 
 	struct profile_frame *frames;
 	size_t frame_count, frame_capacity;

@@ -265,6 +265,16 @@ static struct thread_name *thread_slot(struct replay *replay, uint32_t tid)
 	return &replay->threads[slot];
 }
 
+/* Whether the samples and mappings of `pid` are replayed. */
+static bool replays_process(const struct profile *profile, uint32_t pid)
+{
+	if (pid == 0)
+		return !profile->without_pid_0;
+	/* The kernel's own mappings come with pid -1. */
+	return pid == UINT32_MAX || !profile->takes_process ||
+	       profile->takes_process(pid, profile->takes_context);
+}
+
 static const char *thread_name(struct replay *replay, uint32_t tid)
 {
 	/* The idle task, pid 0 on every CPU, has no comm record: perf calls
@@ -486,7 +496,7 @@ static void replay_sample(struct replay *replay, const struct kept_sample *kept)
 	bool whole = false;
 	struct perf_sched_switch fields;
 
-	if (sample->pid == 0 && replay->profile->without_pid_0)
+	if (!replays_process(replay->profile, sample->pid))
 		return;
 	replay->time = sample->time;
 	replay->generation = generation_of(replay, sample->pid);
@@ -561,7 +571,7 @@ static void follow_code(struct replay *replay, const struct perf_event_header *r
 	uint32_t pid, parent;
 
 	if (perf_record_mapping(record, &mapping)) {
-		if (mapping.pid == 0 && replay->profile->without_pid_0)
+		if (!replays_process(replay->profile, mapping.pid))
 			return;
 		resolver_add_mapping(
 		    replay->resolver, (pid_t)mapping.pid, mapping.address, mapping.length,
@@ -572,11 +582,19 @@ static void follow_code(struct replay *replay, const struct perf_event_header *r
 		return;
 	}
 	switch (perf_record_process_change(record, &pid, &parent)) {
-	case PERF_PROCESS_FORKED:
+	case PERF_PROCESS_FORKED: {
+		/* The child runs under its parent's name until it execs (the
+		 * kernel writes no comm record at a fork): not under the name of
+		 * the process that had its pid before. */
+		const char *name = thread_slot(replay, parent)->name;
+
 		resolver_fork(replay->resolver, (pid_t)pid, (pid_t)parent);
 		id_map_get(&replay->profile->forks, pid, ++thread_slot(replay, pid)->generation,
 			   NULL);
+		if (name)
+			thread_slot(replay, pid)->name = name;
 		break;
+	}
 	case PERF_PROCESS_EXECED:
 		resolver_exec(replay->resolver, (pid_t)pid);
 		thread_slot(replay, pid)->generation++;

@@ -396,6 +396,24 @@ void http_connection_close(struct http_connection **connection)
 	*connection = NULL;
 }
 
+char *http_redact_url(const char *url)
+{
+	const char *authority = strstr(url, "://"), *at = NULL;
+	char *redacted;
+
+	if (authority) {
+		authority += 3;
+		for (const char *c = authority; *c && !strchr("/?#", *c); c++)
+			if (*c == '@')
+				at = c;
+	}
+	if (!at)
+		return strdup(url);
+	if (asprintf(&redacted, "%.*s%s", (int)(authority - url), url, at + 1) < 0)
+		return NULL;
+	return redacted;
+}
+
 void http_client_cleanup(void)
 {
 	if (lib.loaded)

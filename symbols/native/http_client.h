@@ -61,6 +61,11 @@ void http_connection_close(struct http_connection **connection);
  * loaded. */
 char *http_escape(const char *text);
 
+/* `url` with the user info between "//" and "@" (a user and password)
+ * left out (malloc'd; NULL when out of memory): what may be printed of a
+ * URL. */
+char *http_redact_url(const char *url);
+
 /* Frees what the TLS part kept (the CA certificates); for the end of a run. */
 void http_client_cleanup(void);
 

@@ -24,7 +24,8 @@ enum key_layout {
 };
 
 struct server {
-	char *url; /* without a trailing '/' */
+	char *url;   /* without a trailing '/' */
+	char *shown; /* the URL without its user info, for the log */
 	unsigned layouts;
 	bool unreachable;
 };
@@ -46,6 +47,11 @@ static void add_server(struct symbol_server *server, const char *url, size_t len
 	server->servers[server->count].url = strndup(url, length);
 	if (!server->servers[server->count].url)
 		return;
+	server->servers[server->count].shown = http_redact_url(server->servers[server->count].url);
+	if (!server->servers[server->count].shown) {
+		free(server->servers[server->count].url);
+		return;
+	}
 	server->servers[server->count].layouts = layouts;
 	server->count++;
 }
@@ -97,8 +103,10 @@ void symbol_server_free(struct symbol_server *server)
 {
 	if (!server)
 		return;
-	for (size_t i = 0; i < server->count; i++)
+	for (size_t i = 0; i < server->count; i++) {
 		free(server->servers[i].url);
+		free(server->servers[i].shown);
+	}
 	http_client_cleanup();
 	free(server->cache_dir);
 	free(server);
@@ -238,12 +246,12 @@ char *symbol_server_fetch(struct symbol_server *server, const struct build_id *i
 		fclose(temporary);
 		if (fetched && rename(temporary_path, path) == 0) {
 			symbols_log(server->log, "%s: downloaded its debug file from %s into %s",
-				    file_name, from->url, path);
+				    file_name, from->shown, path);
 			return strdup(path);
 		}
 		unlink(temporary_path);
 		symbols_log(server->log, "%s: no debug file for build-id %s on %s (%s)", file_name,
-			    hex, from->url, failure);
+			    hex, from->shown, failure);
 	}
 	return NULL;
 }

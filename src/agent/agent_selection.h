@@ -1,0 +1,28 @@
+/* Which processes the agent profiles, by their pod labels (pod_labels.h):
+ * --namespace, --pod, --container (names or shell globs, repeatable; a
+ * process must match one of each kind given) and --exclude-namespace,
+ * --exclude-pod, --exclude-container (a process that matches one is left
+ * out). A container is its id, 12 hex digits. Without any, every process. */
+#ifndef PROFCPU_AGENT_SELECTION_H
+#define PROFCPU_AGENT_SELECTION_H
+
+#include "pod_labels.h"
+#include "util.h"
+
+#include <stdbool.h>
+
+struct agent_selection {
+	struct string_list namespaces, pods, containers;
+	struct string_list exclude_namespaces, exclude_pods, exclude_containers;
+};
+
+/* Whether any option narrows the selection. */
+bool agent_selection_narrows(const struct agent_selection *selection);
+
+/* Whether a process with `labels` is profiled. */
+bool agent_selection_takes(const struct agent_selection *selection,
+			   const struct pod_labels *labels);
+
+void agent_selection_release(struct agent_selection *selection);
+
+#endif

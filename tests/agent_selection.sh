@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# profcpu agent --namespace, --pod, --container and --exclude-*: only the
+# processes the selection takes are pushed (the others are neither walked
+# nor named); a name or a glob, decided from a process's pod labels when
+# the agent first looks at it. Two "pods" stand in for Kubernetes' (a
+# mount namespace each, with the pod's hostname and service-account
+# namespace file, as the kubelet mounts them) beside a process of the host.
+#
+# The agent runs in a PID namespace of its own, with its workloads. No
+# Pyroscope server can be installed on this machine: the receiver is the
+# tests' stand-in (tests/pyroscope_receiver.py).
+if [[ ${AGENT_SELECTION_INSIDE:-} != 1 ]]; then
+	AGENT_SELECTION_INSIDE=1 exec unshare --pid --fork --mount-proc bash "$0" "$@"
+fi
+source "$(dirname "$0")/lib.sh"
+
+# pod NAMESPACE POD: a process busy for 60 s in a pod's files.
+pod() {
+	echo "$2" >"$workdir/hostname-$2"
+	start unshare --mount bash -c 'mount --bind "$2" /etc/hostname && mount -t tmpfs pod /run &&
+		mkdir -p /run/secrets/kubernetes.io/serviceaccount &&
+		echo "$1" >/run/secrets/kubernetes.io/serviceaccount/namespace || exit 1
+		end=$((SECONDS + 60)); while ((SECONDS < end)); do :; done' \
+		pod "$1" "$workdir/hostname-$2"
+}
+pod shop shop-7c6d9b5f8-x2k4q
+pod debug debug-5f6d7c8b9-x7k2p
+start "$WORKLOAD_SPLIT" 60
+
+# pushed NAME OPTION...: an agent with the options for two periods of 2 s;
+# the series it pushed, a line each ("SERVICE.cpu{LABELS}"), in
+# $workdir/NAME.series.
+pushed() {
+	local name=$1 port
+	shift
+	port=$(free_port)
+	mkdir -p "$workdir/received-$name"
+	start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received-$name" ok
+	until [[ -e $workdir/received-$name/ready ]]; do sleep 0.1; done
+	start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 2 \
+		--spool "$workdir/spool-$name" "$@" 2>"$workdir/$name.err"
+	local agent_pid=$started_pid
+	until (($(cat "$workdir/spool-$name/agent.log" 2>/dev/null | grep -c "named and encoded" || true) >= 2)); do
+		kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/$name.err"; fail "$name: the agent stopped"; }
+		sleep 0.2
+	done
+	kill -INT "$agent_pid"
+	wait "$agent_pid" || fail "$name: the agent exited with status $?"
+	cat "$workdir"/received-"$name"/*.query 2>/dev/null | sed -n 's/^name=//p' | sort -u >"$workdir/$name.series"
+	echo "$name ($*):"
+	sed 's/^/    /' "$workdir/$name.series"
+}
+
+echo "--- --namespace 'sh*': the shop pod alone"
+pushed only-shop --namespace 'sh*'
+grep -q '^shop/shop.cpu{namespace=shop,pod=shop-7c6d9b5f8-x2k4q,' "$workdir/only-shop.series" ||
+	fail "the shop pod was not pushed"
+! grep -v '^shop/shop.cpu{' "$workdir/only-shop.series" || fail "a process outside the namespace was pushed"
+# The others were not replayed at all: each period's profile holds the
+# pod's one process.
+grep "named and encoded" "$workdir/spool-only-shop/agent.log"
+! grep "named and encoded" "$workdir/spool-only-shop/agent.log" | grep -vq " of [01] processes in" ||
+	fail "processes outside the selection were walked and named"
+
+echo "--- --pod: by the pod's name"
+pushed only-debug --pod 'debug-5f6d7c8b9-x7k2p'
+grep -q '^debug/debug.cpu{' "$workdir/only-debug.series" || fail "the debug pod was not pushed"
+! grep -v '^debug/debug.cpu{' "$workdir/only-debug.series" || fail "a process of another pod was pushed"
+
+echo "--- --exclude-namespace debug: everything else"
+pushed not-debug --exclude-namespace debug
+grep -q '^shop/shop.cpu{' "$workdir/not-debug.series" || fail "the shop pod was not pushed"
+grep -q '^workload_split.cpu{' "$workdir/not-debug.series" || fail "the host's process was not pushed"
+! grep -q 'namespace=debug' "$workdir/not-debug.series" || fail "the excluded namespace was pushed"
+echo "ok: the selection takes what it names and leaves out the rest"
