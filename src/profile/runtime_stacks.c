@@ -1,0 +1,252 @@
+#include "runtime_stacks.h"
+#include "id_map.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define RUNTIME_PROVIDER "Microsoft-Windows-DotNETRuntime"
+/* Bounds on what a hostile trace can make this keep. */
+#define MAX_EVENTS	1000000
+#define MAX_IPS		(16u << 20) /* 128 MiB of stacks */
+#define MAX_DEPTH	256	    /* the runtime walks at most 100 frames */
+#define MAX_THREADS	65536
+#define MAX_DURATION_NS 1e15 /* a wait longer than 11 days is not one */
+
+/* Event ids of the runtime provider (ClrEtwAll.man). */
+enum {
+	EVENT_GC_ALLOCATION_TICK = 10,
+	EVENT_EXCEPTION_THROWN = 80,
+	EVENT_CONTENTION_START = 81,
+	EVENT_CONTENTION_STOP = 91,
+};
+
+/* A thread's wait for a lock, from its ContentionStart to its Stop. */
+struct waiting_thread {
+	bool waiting;
+	uint64_t start; /* nanoseconds */
+	size_t event;	/* the kept wait in stacks->events, or SIZE_MAX */
+};
+
+struct runtime_stacks_reading {
+	struct runtime_stacks *stacks;
+	const struct nettrace_info *info;
+	struct id_map thread_ids; /* OS thread id -> index in threads */
+	struct waiting_thread *threads;
+	size_t thread_capacity;
+};
+
+/* Nanoseconds of CLOCK_MONOTONIC, the clock of the runtime's timestamps on
+ * Linux (QueryPerformanceCounter) and of the samples. */
+static uint64_t to_nanoseconds(const struct nettrace_info *info, uint64_t ticks)
+{
+	if (info->ticks_per_second == 1000000000 || info->ticks_per_second == 0)
+		return ticks;
+	return (uint64_t)((unsigned __int128)ticks * 1000000000u / info->ticks_per_second);
+}
+
+/* Keeps `event`'s stack as one of `kind`; NULL past the bounds. */
+static struct runtime_stack_event *keep(struct runtime_stacks_reading *reading,
+					const struct nettrace_event *event,
+					enum runtime_stack_kind kind)
+{
+	struct runtime_stacks *stacks = reading->stacks;
+	size_t pointer_size = reading->info->pointer_size == 4 ? 4 : 8;
+	size_t depth = event->stack_depth < MAX_DEPTH ? event->stack_depth : MAX_DEPTH;
+	struct runtime_stack_event *kept;
+
+	if (stacks->count == MAX_EVENTS || stacks->ip_count + depth > MAX_IPS)
+		return NULL;
+	grow_array((void **)&stacks->ips, &stacks->ip_capacity, stacks->ip_count + depth + 1,
+		   sizeof(*stacks->ips));
+	for (size_t i = 0; i < depth; i++) {
+		uint64_t ip = 0;
+
+		memcpy(&ip, event->stack + i * pointer_size, pointer_size);
+		stacks->ips[stacks->ip_count + i] = ip;
+	}
+	grow_array((void **)&stacks->events, &stacks->capacity, stacks->count + 1,
+		   sizeof(*stacks->events));
+	kept = &stacks->events[stacks->count++];
+	*kept = (struct runtime_stack_event){
+	    .kind = kind,
+	    .time = to_nanoseconds(reading->info, event->timestamp),
+	    .thread_id = event->thread_id,
+	    .weight = 1,
+	    .objects = 1,
+	    .first_ip = stacks->ip_count,
+	    .depth = depth,
+	};
+	stacks->ip_count += depth;
+	return kept;
+}
+
+/* The wait state of a thread, or NULL past MAX_THREADS threads. */
+static struct waiting_thread *thread_of(struct runtime_stacks_reading *reading, uint64_t thread_id)
+{
+	bool added;
+	uint32_t index;
+
+	if (reading->thread_ids.count == MAX_THREADS) {
+		for (size_t i = 0; i < reading->thread_ids.count; i++)
+			if (reading->thread_ids.keys[i].first == thread_id)
+				return &reading->threads[i];
+		return NULL;
+	}
+	index = id_map_get(&reading->thread_ids, thread_id, 0, &added);
+	if (added) {
+		grow_array((void **)&reading->threads, &reading->thread_capacity, index + 1,
+			   sizeof(*reading->threads));
+		reading->threads[index] = (struct waiting_thread){0};
+	}
+	return &reading->threads[index];
+}
+
+/* ContentionStart keeps the stack; the same thread's ContentionStop gives
+ * the wait's length: ContentionStop_V1's DurationNs (a double after its
+ * flags and instance id), else the time between the two. The stream
+ * groups events by thread, not by time, so the pair is the thread's. */
+static void on_contention(struct runtime_stacks_reading *reading,
+			  const struct nettrace_event *event)
+{
+	struct runtime_stacks *stacks = reading->stacks;
+	struct waiting_thread *thread = thread_of(reading, event->thread_id);
+	uint64_t now = to_nanoseconds(reading->info, event->timestamp), duration;
+	double duration_ns;
+	struct runtime_stack_event *kept;
+
+	if (!thread)
+		return;
+	if (event->id == EVENT_CONTENTION_START) {
+		kept = keep(reading, event, RUNTIME_STACK_CONTENTION);
+		*thread = (struct waiting_thread){true, now, kept ? (size_t)(kept - stacks->events)
+								  : SIZE_MAX};
+		if (kept)
+			kept->weight = 0; /* until the wait ends */
+		return;
+	}
+	if (!thread->waiting)
+		return;
+	thread->waiting = false;
+	if (event->version >= 1 && event->payload_size >= 11) {
+		memcpy(&duration_ns, event->payload + 3, sizeof(duration_ns));
+		duration = duration_ns > 0 && duration_ns < MAX_DURATION_NS ? (uint64_t)duration_ns
+									    : 0;
+	} else {
+		duration = now > thread->start ? now - thread->start : 0;
+	}
+	stacks->seen[RUNTIME_STACK_CONTENTION]++;
+	stacks->seen_weight[RUNTIME_STACK_CONTENTION] += duration;
+	if (thread->event != SIZE_MAX)
+		stacks->events[thread->event].weight = duration;
+}
+
+static void on_exception(struct runtime_stacks_reading *reading, const struct nettrace_event *event)
+{
+	const uint8_t *payload = event->payload;
+	size_t remaining = event->payload_size;
+	char type[256];
+	struct runtime_stack_event *kept;
+
+	if (!nettrace_read_string(&payload, &remaining, type, sizeof(type)))
+		return;
+	reading->stacks->seen[RUNTIME_STACK_EXCEPTION]++;
+	reading->stacks->seen_weight[RUNTIME_STACK_EXCEPTION]++;
+	if ((kept = keep(reading, event, RUNTIME_STACK_EXCEPTION)))
+		kept->type = string_table_intern(reading->stacks->types, type);
+}
+
+/* GCAllocationTick_V2 and later: AllocationAmount (u32), AllocationKind
+ * (u32), ClrInstanceID (u16), AllocationAmount64 (u64), TypeID (pointer),
+ * TypeName, HeapIndex (u32); V3 adds Address (pointer), V4 ObjectSize
+ * (u64). The bytes are those allocated since the heap's last tick, the
+ * type that of the object that crossed the mark: a sample of them. */
+static void on_allocation_tick(struct runtime_stacks_reading *reading,
+			       const struct nettrace_event *event)
+{
+	size_t pointer_size = reading->info->pointer_size == 4 ? 4 : 8;
+	size_t names_at = 18 + pointer_size;
+	const uint8_t *payload = event->payload + names_at;
+	size_t remaining;
+	uint64_t amount, object_size = 0;
+	char type[256];
+	struct runtime_stack_event *kept;
+
+	if (event->version < 2 || event->payload_size <= names_at)
+		return;
+	remaining = event->payload_size - names_at;
+	memcpy(&amount, event->payload + 10, sizeof(amount));
+	if (!nettrace_read_string(&payload, &remaining, type, sizeof(type)))
+		return;
+	/* HeapIndex, Address, then ObjectSize. */
+	if (event->version >= 4 && remaining >= 4 + pointer_size + 8)
+		memcpy(&object_size, payload + 4 + pointer_size, sizeof(object_size));
+	reading->stacks->seen[RUNTIME_STACK_ALLOCATION]++;
+	reading->stacks->seen_weight[RUNTIME_STACK_ALLOCATION] += amount;
+	if (!(kept = keep(reading, event, RUNTIME_STACK_ALLOCATION)))
+		return;
+	kept->weight = amount;
+	/* The objects the bytes stand for, if all were the sampled one's size. */
+	kept->objects = object_size && amount / object_size ? amount / object_size : 1;
+	kept->type = string_table_intern(reading->stacks->types, type);
+}
+
+void runtime_stacks_reading_take(struct runtime_stacks_reading *reading,
+				 const struct nettrace_event *event)
+{
+	if (strcmp(event->provider, RUNTIME_PROVIDER))
+		return;
+	switch (event->id) {
+	case EVENT_CONTENTION_START:
+	case EVENT_CONTENTION_STOP:
+		on_contention(reading, event);
+		break;
+	case EVENT_EXCEPTION_THROWN:
+		on_exception(reading, event);
+		break;
+	case EVENT_GC_ALLOCATION_TICK:
+		on_allocation_tick(reading, event);
+		break;
+	}
+}
+
+struct runtime_stacks_reading *runtime_stacks_reading_start(struct runtime_stacks *stacks,
+							    const struct nettrace_info *info)
+{
+	struct runtime_stacks_reading *reading = xcalloc(1, sizeof(*reading));
+
+	*stacks = (struct runtime_stacks){.types = string_table_new()};
+	reading->stacks = stacks;
+	reading->info = info;
+	return reading;
+}
+
+/* A wait with no end in the trace (the session stopped first) has no
+ * length: it is left out. */
+static void drop_unfinished_waits(struct runtime_stacks *stacks)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < stacks->count; i++)
+		if (stacks->events[i].kind != RUNTIME_STACK_CONTENTION ||
+		    stacks->events[i].weight > 0)
+			stacks->events[kept++] = stacks->events[i];
+	stacks->count = kept;
+}
+
+void runtime_stacks_reading_finish(struct runtime_stacks_reading *reading)
+{
+	drop_unfinished_waits(reading->stacks);
+	id_map_release(&reading->thread_ids);
+	free(reading->threads);
+	free(reading);
+}
+
+void runtime_stacks_release(struct runtime_stacks *stacks)
+{
+	free(stacks->events);
+	free(stacks->ips);
+	if (stacks->types)
+		string_table_free(stacks->types);
+	*stacks = (struct runtime_stacks){0};
+}
