@@ -38,7 +38,8 @@ struct event_options {
 	"  -gcwithheap           -gconly and heap survival and movement: every GC reports\n"       \
 	"                        each block it keeps or moves, which can make each GC\n"           \
 	"                        pause more than twice as long\n"                                  \
-	"  -events LIST          only these, comma-separated: gc, jit, loader,\n"                  \
+	"  -events LIST          only these, comma-separated: gc, alloc (GC with its\n"            \
+	"                        allocation ticks: alloc_* profiles), jit, loader,\n"              \
 	"                        exceptions, contention, threading, or\n"                          \
 	"                        Provider:0xKEYWORDS[:LEVEL] for any EventSource\n"                \
 	"  -nolttng, -noevents   no runtime events: samples only\n"                                \
