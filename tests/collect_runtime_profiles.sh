@@ -10,7 +10,9 @@
 # named frames, go tool pprof reads each file with its sample types, and
 # TraceEvent's TraceLog (what PerfView's GC Heap Alloc and contention views
 # are built on) finds a stack on every such event of runtime.nettrace.
-# postprocess -dir, offline, names the stacks the same.
+# postprocess -dir, offline, names the stacks the same. On .NET 10 (the
+# SDK's) and .NET 8 (published self-contained with its runtime pack from
+# NuGet: that part skips where NuGet cannot be reached).
 source "$(dirname "$0")/lib.sh"
 
 command -v go >/dev/null || skip "go (Debian's golang-go) is not installed: no go tool pprof"
@@ -30,100 +32,124 @@ assert_two_to_one() {
 		fail "$1: $2 against $3 is not 2:1 within 10%"
 }
 
-start_dotnet_app "$workdir/EventStacks/eventstacks.dll" "$workdir/go" 100
-app_pid=$started_pid app_output=$started_output
-"$PROFCPU" collect -pid "$app_pid" -o run -events contention,exceptions,alloc >run.out 2>run.err &
-collect_pid=$!
-background_pids+=("$collect_pid")
-until grep -q 'EventPipe session' run/profcpu.log 2>/dev/null; do
-	kill -0 "$collect_pid" 2>/dev/null || { cat run.err; fail "collect exited before its event session started"; }
-	sleep 0.1
-done
-touch go
-until grep -q done "$app_output"; do
-	kill -0 "$app_pid" 2>/dev/null || { cat "$app_output"; fail "the app exited"; }
-	sleep 0.2
-done
-kill -INT "$collect_pid"
-wait "$collect_pid" || { cat run.err; fail "collect failed"; }
-cat "$app_output" run.out
-
-# 1. Each profile's split, named as the CPU samples are.
-contention=run/contention_folded_stacks.out exceptions=run/exceptions_folded_stacks.out alloc=run/alloc_folded_stacks.out
-for file in "$contention" "$exceptions" "$alloc" run/contention_flamegraph.svg run/exceptions_flamegraph.svg \
-	run/alloc_flamegraph.svg run/contention.pb.gz run/exceptions.pb.gz run/alloc.pb.gz; do
-	[[ -s $file ]] || fail "no $file"
-done
-assert_two_to_one "time waited in WaitOnA and WaitOnB (ns)" \
-	"$(folded count "$contention" 'Demo\.Program::WaitOnA;')" "$(folded count "$contention" 'Demo\.Program::WaitOnB;')"
-assert_two_to_one "exceptions from ThrowA and ThrowB" \
-	"$(folded count "$exceptions" 'Demo\.Program::ThrowA;.*Demo\.KnownException$')" \
-	"$(folded count "$exceptions" 'Demo\.Program::ThrowB;.*Demo\.KnownException$')"
-assert_two_to_one "bytes allocated in AllocateA and AllocateB" \
-	"$(folded count "$alloc" 'Demo\.Program::AllocateA;System\.Byte\[\]$')" \
-	"$(folded count "$alloc" 'Demo\.Program::AllocateB;System\.Byte\[\]$')"
-# The app waited about 20 ms a round in each of three threads.
-waited=$(folded count "$contention" 'Demo\.Program::WaitOn[AB];')
-((waited > 100 * 3 * 15 * 1000000)) || fail "only $waited ns waited in WaitOnA and WaitOnB over 100 rounds of 20 ms"
-# Every exception the app caught, counted once.
-caught=$(value exceptions "$app_output")
-[[ $(folded count "$exceptions" 'Demo\.KnownException$') == "$caught" ]] ||
-	fail "exceptions_folded_stacks.out counts $(folded count "$exceptions" 'Demo\.KnownException$') Demo.KnownException, the app caught $caught"
-grep -qE "^ +$((caught * 2 / 3))  Demo\.KnownException  in eventstacks!Demo\.Program::ThrowA$" run.out ||
-	fail "the summary does not count $((caught * 2 / 3)) exceptions thrown in ThrowA"
-grep -qE '^ +[0-9.]+ ms +[0-9]+ waits  eventstacks!Demo\.Program::WaitOnA$' run.out ||
-	fail "the summary does not name WaitOnA as where threads waited"
-grep -qE '^ +[0-9.]+ MB  System\.Byte\[\]  in eventstacks!Demo\.Program::AllocateA$' run.out ||
-	fail "the summary does not name AllocateA as where System.Byte[] was allocated"
-# At least 95% of each profile's weight under named frames.
-while read -r share; do
-	python3 -c "import sys; sys.exit(0 if $share <= 5 else 1)" || fail "$share% of a profile's weight is under no named frame"
-done < <(sed -nE 's/^profcpu: .*: [0-9]+ events, ([0-9.]+)% under no named frame$/\1/p' run.out)
-[[ $(grep -c 'under no named frame' run.out) == 3 ]] || fail "the summary does not give the three profiles"
-
-# 2. go tool pprof reads each with its sample types.
+# check_pprof FILE INDEX METHOD: go tool pprof -top reads FILE with the sample
+# type INDEX and shows METHOD.
 check_pprof() {
 	local file=$1 index=$2 method=$3
 	go tool pprof -top -sample_index="$index" "$file" >"$file.top" 2>&1 || { cat "$file.top"; fail "go tool pprof cannot read $file"; }
 	grep -q "^Type: $index$" "$file.top" || { cat "$file.top"; fail "$file has no sample type $index"; }
 	grep -q "$method" "$file.top" || { cat "$file.top"; fail "go tool pprof -sample_index=$index shows no $method in $file"; }
 }
-check_pprof run/contention.pb.gz delay Demo.Program::WaitOnA
-check_pprof run/contention.pb.gz contentions Demo.Program::WaitOnB
-check_pprof run/exceptions.pb.gz exceptions Demo.Program::ThrowA
-check_pprof run/alloc.pb.gz alloc_space Demo.Program::AllocateA
-check_pprof run/alloc.pb.gz alloc_objects Demo.Program::AllocateB
-# pprof's total of exceptions is the folded stacks' total.
-grep -qE "of $(folded total "$exceptions") total" run/exceptions.pb.gz.top ||
-	{ cat run/exceptions.pb.gz.top; fail "go tool pprof's total of exceptions is not $(folded total "$exceptions")"; }
 
-# 3. TraceEvent: the same exceptions, and a stack on every event PerfView's views use.
-dotnet "$workdir/nettrace_check-bin/NettraceCheck.dll" run/runtime.nettrace | tee check.out
-grep -qx "exception Demo.KnownException $caught" check.out || fail "TraceEvent does not count the $caught exceptions"
-for kind in alloc contention exception; do
-	read -r with_stack all < <(awk -v kind="$kind" '$1 == "stacked" && $2 == kind {print $3, $4}' check.out)
-	((all > 0 && with_stack == all)) || fail "TraceEvent finds a stack on ${with_stack:-0} of ${all:-0} $kind events"
-done
-assert_two_to_one "TraceEvent's waits in WaitOnA and WaitOnB" \
-	"$(awk '$1 == "site" && $3 == "Demo.Program.WaitOnA" {print $4}' check.out)" \
-	"$(awk '$1 == "site" && $3 == "Demo.Program.WaitOnB" {print $4}' check.out)"
+# check_runtime RUN COMMAND...: starts the app as COMMAND TRIGGER ROUNDS,
+# samples it into the folder RUN and checks the profiles.
+check_runtime() {
+	local run=$1 app_pid app_output started_output collect_pid contention exceptions alloc waited caught
+	shift
+	echo "--- $run: $*"
+	started_output=$workdir/$run-app.out
+	"$@" "$workdir/go-$run" 100 >"$started_output" 2>&1 &
+	app_pid=$! app_output=$started_output
+	background_pids+=("$app_pid")
+	until grep -q ready "$app_output" 2>/dev/null; do
+		kill -0 "$app_pid" 2>/dev/null || { cat "$app_output"; fail "$* exited before it was ready"; }
+		sleep 0.1
+	done
+	"$PROFCPU" collect -pid "$app_pid" -o "$run" -events contention,exceptions,alloc >$run.out 2>$run.err &
+	collect_pid=$!
+	background_pids+=("$collect_pid")
+	until grep -q 'EventPipe session' "$run/profcpu.log" 2>/dev/null; do
+		kill -0 "$collect_pid" 2>/dev/null || { cat "$run.err"; fail "collect exited before its event session started"; }
+		sleep 0.1
+	done
+	touch "go-$run"
+	until grep -q done "$app_output"; do
+		kill -0 "$app_pid" 2>/dev/null || { cat "$app_output"; fail "the app exited"; }
+		sleep 0.2
+	done
+	kill -INT "$collect_pid"
+	wait "$collect_pid" || { cat "$run.err"; fail "collect failed"; }
+	cat "$app_output" "$run.out"
 
-# 4. The archives hold them, profcpu view shows them; postprocess, offline,
-# names them the same.
-python3 - run/prof.trace.zip <<'PY' || fail "prof.trace.zip does not hold the runtime profiles"
+	# 1. Each profile's split, named as the CPU samples are.
+	contention=$run/contention_folded_stacks.out exceptions=$run/exceptions_folded_stacks.out
+	alloc=$run/alloc_folded_stacks.out
+	for file in "$contention" "$exceptions" "$alloc" "$run/contention_flamegraph.svg" "$run/exceptions_flamegraph.svg" \
+		"$run/alloc_flamegraph.svg" "$run/contention.pb.gz" "$run/exceptions.pb.gz" "$run/alloc.pb.gz"; do
+		[[ -s $file ]] || fail "no $file"
+	done
+	assert_two_to_one "time waited in WaitOnA and WaitOnB (ns)" \
+		"$(folded count "$contention" 'Demo\.Program::WaitOnA(;|$)')" "$(folded count "$contention" 'Demo\.Program::WaitOnB(;|$)')"
+	assert_two_to_one "exceptions from ThrowA and ThrowB" \
+		"$(folded count "$exceptions" 'Demo\.Program::ThrowA;.*Demo\.KnownException$')" \
+		"$(folded count "$exceptions" 'Demo\.Program::ThrowB;.*Demo\.KnownException$')"
+	assert_two_to_one "bytes allocated in AllocateA and AllocateB" \
+		"$(folded count "$alloc" 'Demo\.Program::AllocateA;System\.Byte\[\]$')" \
+		"$(folded count "$alloc" 'Demo\.Program::AllocateB;System\.Byte\[\]$')"
+	# The app waited about 20 ms a round in each of three threads. (.NET 8's
+	# lock waits in native code: WaitOnA is the leaf there.)
+	waited=$(folded count "$contention" 'Demo\.Program::WaitOn[AB](;|$)')
+	((waited > 100 * 3 * 15 * 1000000)) || fail "only $waited ns waited in WaitOnA and WaitOnB over 100 rounds of 20 ms"
+	# Every exception the app caught, counted once.
+	caught=$(value exceptions "$app_output")
+	[[ $(folded count "$exceptions" 'Demo\.KnownException$') == "$caught" ]] ||
+		fail "exceptions_folded_stacks.out counts $(folded count "$exceptions" 'Demo\.KnownException$') Demo.KnownException, the app caught $caught"
+	grep -qE "^ +$((caught * 2 / 3))  Demo\.KnownException  in eventstacks!Demo\.Program::ThrowA$" "$run.out" ||
+		fail "the summary does not count $((caught * 2 / 3)) exceptions thrown in ThrowA"
+	grep -qE '^ +[0-9.]+ ms +[0-9]+ waits  eventstacks!Demo\.Program::WaitOnA$' "$run.out" ||
+		fail "the summary does not name WaitOnA as where threads waited"
+	grep -qE '^ +[0-9.]+ MB  System\.Byte\[\]  in eventstacks!Demo\.Program::AllocateA$' "$run.out" ||
+		fail "the summary does not name AllocateA as where System.Byte[] was allocated"
+	# At least 95% of each profile's weight under named frames.
+	while read -r share; do
+		python3 -c "import sys; sys.exit(0 if $share <= 5 else 1)" || fail "$share% of a profile's weight is under no named frame"
+	done < <(sed -nE 's/^profcpu: .*: [0-9]+ events, ([0-9.]+)% under no named frame$/\1/p' "$run.out")
+	[[ $(grep -c 'under no named frame' "$run.out") == 3 ]] || fail "the summary does not give the three profiles"
+
+	# 2. go tool pprof reads each with its sample types.
+	check_pprof "$run/contention.pb.gz" delay Demo.Program::WaitOnA
+	check_pprof "$run/contention.pb.gz" contentions Demo.Program::WaitOnB
+	check_pprof "$run/exceptions.pb.gz" exceptions Demo.Program::ThrowA
+	check_pprof "$run/alloc.pb.gz" alloc_space Demo.Program::AllocateA
+	check_pprof "$run/alloc.pb.gz" alloc_objects Demo.Program::AllocateB
+	# pprof's total of exceptions is the folded stacks' total.
+	grep -qE "of $(folded total "$exceptions") total" "$run/exceptions.pb.gz.top" ||
+		{ cat "$run/exceptions.pb.gz.top"; fail "go tool pprof's total of exceptions is not $(folded total "$exceptions")"; }
+
+	# 3. TraceEvent: the same exceptions, and a stack on every event PerfView's views use.
+	dotnet "$workdir/nettrace_check-bin/NettraceCheck.dll" "$run/runtime.nettrace" | tee check.out
+	grep -qx "exception Demo.KnownException $caught" check.out || fail "TraceEvent does not count the $caught exceptions"
+	for kind in alloc contention exception; do
+		read -r with_stack all < <(awk -v kind="$kind" '$1 == "stacked" && $2 == kind {print $3, $4}' check.out)
+		((all > 0 && with_stack == all)) || fail "TraceEvent finds a stack on ${with_stack:-0} of ${all:-0} $kind events"
+	done
+	assert_two_to_one "TraceEvent's waits in WaitOnA and WaitOnB" \
+		"$(awk '$1 == "site" && $3 == "Demo.Program.WaitOnA" {print $4}' check.out)" \
+		"$(awk '$1 == "site" && $3 == "Demo.Program.WaitOnB" {print $4}' check.out)"
+
+	# 4. The archives hold them, profcpu view shows them; postprocess, offline,
+	# names them the same.
+	python3 - "$run/prof.trace.zip" <<'PY' || fail "prof.trace.zip does not hold the runtime profiles"
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
 wanted = [f"prof.trace/{kind}_{suffix}" for kind in ("contention", "exceptions", "alloc")
           for suffix in ("folded_stacks.out", "flamegraph.svg")]
 sys.exit(0 if all(name in names for name in wanted) else 1)
 PY
-tar -tzf run/prof.tar.gz | grep -qx 'run/alloc.pb.gz' || fail "prof.tar.gz does not hold alloc.pb.gz"
-"$PROFCPU" view run/prof.trace.zip >view.out || fail "profcpu view failed"
-grep -qE '^ +66\.7%  .*Demo\.Program::ThrowA;.*Demo\.KnownException$' view.out ||
-	{ cat view.out; fail "profcpu view does not show two thirds of the exceptions thrown in ThrowA"; }
-grep -qE "^exceptions: $caught thrown in all" view.out || fail "profcpu view does not count $caught exceptions"
-cp "$contention" contention-live.out
-"$PROFCPU" postprocess -dir run >postprocess.out 2>postprocess.err || { cat postprocess.err; fail "postprocess failed"; }
-cmp -s contention-live.out "$contention" || fail "postprocess -dir names the waits otherwise than collect did"
-grep -qE 'waits  eventstacks!Demo\.Program::WaitOnA$' postprocess.out || fail "postprocess does not name WaitOnA"
-echo "ok: contention, exceptions and allocations split 2:1 and named; $caught exceptions"
+	tar -tzf "$run/prof.tar.gz" >listing
+	grep -qx "$run/alloc.pb.gz" listing || fail "prof.tar.gz does not hold alloc.pb.gz"
+	"$PROFCPU" view "$run/prof.trace.zip" >view.out || fail "profcpu view failed"
+	grep -qE '^ +66\.7%  .*Demo\.Program::ThrowA;.*Demo\.KnownException$' view.out ||
+		{ cat view.out; fail "profcpu view does not show two thirds of the exceptions thrown in ThrowA"; }
+	grep -qE "^exceptions: $caught thrown in all" view.out || fail "profcpu view does not count $caught exceptions"
+	cp "$contention" contention-live.out
+	"$PROFCPU" postprocess -dir "$run" >postprocess.out 2>postprocess.err || { cat postprocess.err; fail "postprocess failed"; }
+	cmp -s contention-live.out "$contention" || fail "postprocess -dir names the waits otherwise than collect did"
+	grep -qE 'waits  eventstacks!Demo\.Program::WaitOnA$' postprocess.out || fail "postprocess does not name WaitOnA"
+	kill "$app_pid"
+	echo "ok: $run: contention, exceptions and allocations split 2:1 and named; $caught exceptions"
+}
+
+check_runtime net10 dotnet "$workdir/EventStacks/eventstacks.dll"
+publish_dotnet_app EventStacks "$workdir/net8" -p:Net8=true
+check_runtime net8 "$workdir/net8/eventstacks"
