@@ -18,6 +18,10 @@
 #define MAX_METADATA_ID 65536 /* real traces use a few thousand */
 #define NAME_SIZE	128
 #define MAX_FILE_SIZE	(4ULL << 30)
+/* Stacks kept between two sequence points: each costs more memory than
+ * the 4 bytes a hostile block may give it. Real sessions write a few
+ * thousand distinct stacks an interval. */
+#define MAX_STACKS (1u << 22)
 
 /* Reads little-endian values from a byte range; reading past its end sets
  * `bad` and yields zeros, so callers check once per record. */
@@ -306,8 +310,8 @@ static int read_stack_block(struct parser *parser, struct cursor *block)
 		uint32_t size = read_u32(block);
 		const uint8_t *ips = take(block, size);
 
-		if (block->bad)
-			break;
+		if (block->bad || parser->stack_count == MAX_STACKS)
+			continue;
 		grow_array((void **)&parser->stacks, &parser->stack_capacity,
 			   parser->stack_count + 1, sizeof(*parser->stacks));
 		parser->stacks[parser->stack_count++] =

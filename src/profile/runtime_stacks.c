@@ -81,18 +81,16 @@ static struct runtime_stack_event *keep(struct runtime_stacks_reading *reading,
 	return kept;
 }
 
-/* The wait state of a thread, or NULL past MAX_THREADS threads. */
+/* The wait state of a thread, or NULL once MAX_THREADS threads are known
+ * (a hostile trace's: the waits of the threads past it are not paired,
+ * nor, to keep each look-up short, those after them). */
 static struct waiting_thread *thread_of(struct runtime_stacks_reading *reading, uint64_t thread_id)
 {
 	bool added;
 	uint32_t index;
 
-	if (reading->thread_ids.count == MAX_THREADS) {
-		for (size_t i = 0; i < reading->thread_ids.count; i++)
-			if (reading->thread_ids.keys[i].first == thread_id)
-				return &reading->threads[i];
+	if (reading->thread_ids.count == MAX_THREADS)
 		return NULL;
-	}
 	index = id_map_get(&reading->thread_ids, thread_id, 0, &added);
 	if (added) {
 		grow_array((void **)&reading->threads, &reading->thread_capacity, index + 1,
@@ -119,8 +117,8 @@ static void on_contention(struct runtime_stacks_reading *reading,
 		return;
 	if (event->id == EVENT_CONTENTION_START) {
 		kept = keep(reading, event, RUNTIME_STACK_CONTENTION);
-		*thread = (struct waiting_thread){true, now, kept ? (size_t)(kept - stacks->events)
-								  : SIZE_MAX};
+		*thread = (struct waiting_thread){
+		    true, now, kept ? (size_t)(kept - stacks->events) : SIZE_MAX};
 		if (kept)
 			kept->weight = 0; /* until the wait ends */
 		return;
@@ -130,8 +128,8 @@ static void on_contention(struct runtime_stacks_reading *reading,
 	thread->waiting = false;
 	if (event->version >= 1 && event->payload_size >= 11) {
 		memcpy(&duration_ns, event->payload + 3, sizeof(duration_ns));
-		duration = duration_ns > 0 && duration_ns < MAX_DURATION_NS ? (uint64_t)duration_ns
-									    : 0;
+		duration =
+		    duration_ns > 0 && duration_ns < MAX_DURATION_NS ? (uint64_t)duration_ns : 0;
 	} else {
 		duration = now > thread->start ? now - thread->start : 0;
 	}
