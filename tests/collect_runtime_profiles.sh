@@ -10,7 +10,9 @@
 # named frames, go tool pprof reads each file with its sample types, and
 # TraceEvent's TraceLog (what PerfView's GC Heap Alloc and contention views
 # are built on) finds a stack on every such event of runtime.nettrace.
-# postprocess -dir, offline, names the stacks the same. On .NET 10 (the
+# postprocess -dir, offline, names the stacks the same. .NET 10's randomized
+# allocation samples (-events allocsampled) estimate the bytes the app
+# allocated. On .NET 10 (the
 # SDK's) and .NET 8 (published self-contained with its runtime pack from
 # NuGet: that part skips where NuGet cannot be reached).
 source "$(dirname "$0")/lib.sh"
@@ -41,21 +43,22 @@ check_pprof() {
 	grep -q "$method" "$file.top" || { cat "$file.top"; fail "go tool pprof -sample_index=$index shows no $method in $file"; }
 }
 
-# check_runtime RUN COMMAND...: starts the app as COMMAND TRIGGER ROUNDS,
-# samples it into the folder RUN and checks the profiles.
-check_runtime() {
-	local run=$1 app_pid app_output started_output collect_pid contention exceptions alloc waited caught
-	shift
+# capture RUN ROUNDS EVENTS COMMAND...: starts the app as COMMAND TRIGGER
+# ROUNDS, samples it into the folder RUN with -events EVENTS until the app is
+# done, and leaves the app's pid in $app_pid, its output in $app_output.
+capture() {
+	local run=$1 rounds=$2 events=$3 collect_pid
+	shift 3
 	echo "--- $run: $*"
-	started_output=$workdir/$run-app.out
-	"$@" "$workdir/go-$run" 100 >"$started_output" 2>&1 &
-	app_pid=$! app_output=$started_output
+	app_output=$workdir/$run-app.out
+	"$@" "$workdir/go-$run" "$rounds" >"$app_output" 2>&1 &
+	app_pid=$!
 	background_pids+=("$app_pid")
 	until grep -q ready "$app_output" 2>/dev/null; do
 		kill -0 "$app_pid" 2>/dev/null || { cat "$app_output"; fail "$* exited before it was ready"; }
 		sleep 0.1
 	done
-	"$PROFCPU" collect -pid "$app_pid" -o "$run" -events contention,exceptions,alloc >$run.out 2>$run.err &
+	"$PROFCPU" collect -pid "$app_pid" -o "$run" -events "$events" >"$run.out" 2>"$run.err" &
 	collect_pid=$!
 	background_pids+=("$collect_pid")
 	until grep -q 'EventPipe session' "$run/profcpu.log" 2>/dev/null; do
@@ -70,6 +73,14 @@ check_runtime() {
 	kill -INT "$collect_pid"
 	wait "$collect_pid" || { cat "$run.err"; fail "collect failed"; }
 	cat "$app_output" "$run.out"
+}
+
+# check_runtime RUN COMMAND...: 100 rounds of the app as COMMAND, sampled
+# into the folder RUN with allocation ticks; checks the profiles.
+check_runtime() {
+	local run=$1 contention exceptions alloc waited caught
+	shift
+	capture "$run" 100 contention,exceptions,alloc "$@"
 
 	# 1. Each profile's split, named as the CPU samples are.
 	contention=$run/contention_folded_stacks.out exceptions=$run/exceptions_folded_stacks.out
@@ -151,5 +162,22 @@ PY
 }
 
 check_runtime net10 dotnet "$workdir/EventStacks/eventstacks.dll"
+
+# .NET 10's randomized allocation samples (-events allocsampled): each
+# object weighed by its chance to be sampled, the estimate is the bytes the
+# app allocated (GC.GetAllocatedBytesForCurrentThread) within 10%, split 2:1.
+# 300 rounds: about 9,000 samples, so 2:1 holds within 10% at 4.5 standard
+# errors.
+capture sampled 300 contention,exceptions,allocsampled dotnet "$workdir/EventStacks/eventstacks.dll"
+estimated_a=$(folded count sampled/alloc_folded_stacks.out 'Demo\.Program::AllocateA;System\.Byte\[\]$')
+estimated_b=$(folded count sampled/alloc_folded_stacks.out 'Demo\.Program::AllocateB;System\.Byte\[\]$')
+assert_two_to_one "estimated bytes allocated in AllocateA and AllocateB" "$estimated_a" "$estimated_b"
+allocated=$(($(value allocated-a "$app_output") + $(value allocated-b "$app_output")))
+echo "estimated $((estimated_a + estimated_b)) bytes, the app allocated $allocated"
+python3 -c "import sys; sys.exit(0 if abs($estimated_a + $estimated_b - $allocated) <= 0.1 * $allocated else 1)" ||
+	fail "the samples estimate $((estimated_a + estimated_b)) bytes allocated in AllocateA and AllocateB, the app allocated $allocated"
+go tool pprof -top -sample_index=alloc_space sampled/alloc.pb.gz | grep -q 'Demo.Program::AllocateA' ||
+	fail "go tool pprof does not read the sampled allocations"
+kill "$app_pid"
 publish_dotnet_app EventStacks "$workdir/net8" -p:Net8=true
 check_runtime net8 "$workdir/net8/eventstacks"

@@ -17,6 +17,7 @@ enum runtime_keyword {
 	KEYWORD_EXCEPTION = 0x8000,
 	KEYWORD_THREADING = 0x10000,
 	KEYWORD_GC_HEAP_SURVIVAL_AND_MOVEMENT = 0x400000,
+	KEYWORD_ALLOCATION_SAMPLING = 0x80000000000, /* .NET 10: AllocationSampled */
 };
 
 /* The level is the provider's, so a Verbose set makes every set verbose:
@@ -28,6 +29,7 @@ static const struct {
 } named_sets[] = {
     {"gc", KEYWORD_GC, EVENTPIPE_LEVEL_INFORMATIONAL},
     {"alloc", KEYWORD_GC, EVENTPIPE_LEVEL_VERBOSE},
+    {"allocsampled", KEYWORD_ALLOCATION_SAMPLING, EVENTPIPE_LEVEL_INFORMATIONAL},
     {"jit", KEYWORD_JIT, EVENTPIPE_LEVEL_VERBOSE},
     {"loader", KEYWORD_LOADER, EVENTPIPE_LEVEL_INFORMATIONAL},
     {"exceptions", KEYWORD_EXCEPTION, EVENTPIPE_LEVEL_INFORMATIONAL},
@@ -67,7 +69,8 @@ static int add_event_item(struct eventpipe_config *config, char *item)
 					     named_sets[i].level);
 				return 0;
 			}
-		report_error("unknown -events item '%s': give gc, alloc, jit, loader, exceptions, "
+		report_error("unknown -events item '%s': give gc, alloc, allocsampled, jit, "
+			     "loader, exceptions, "
 			     "contention, threading or Provider:0xKEYWORDS[:LEVEL]",
 			     item);
 		return -1;
@@ -108,9 +111,9 @@ static int add_event_list(struct eventpipe_config *config, const char *list)
 	if (status < 0)
 		return -1;
 	if (!config->provider_count) {
-		report_error(
-		    "-events needs a list: gc, alloc, jit, loader, exceptions, contention, "
-		    "threading or Provider:0xKEYWORDS[:LEVEL]");
+		report_error("-events needs a list: gc, alloc, allocsampled, jit, loader, "
+			     "exceptions, contention, "
+			     "threading or Provider:0xKEYWORDS[:LEVEL]");
 		return -1;
 	}
 	return 0;

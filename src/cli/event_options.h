@@ -39,8 +39,9 @@ struct event_options {
 	"                        each block it keeps or moves, which can make each GC\n"           \
 	"                        pause more than twice as long\n"                                  \
 	"  -events LIST          only these, comma-separated: gc, alloc (GC with its\n"            \
-	"                        allocation ticks: alloc_* profiles), jit, loader,\n"              \
-	"                        exceptions, contention, threading, or\n"                          \
+	"                        allocation ticks: alloc_* profiles), allocsampled\n"              \
+	"                        (.NET 10's randomized allocation samples instead),\n"             \
+	"                        jit, loader, exceptions, contention, threading, or\n"             \
 	"                        Provider:0xKEYWORDS[:LEVEL] for any EventSource\n"                \
 	"  -nolttng, -noevents   no runtime events: samples only\n"                                \
 	"  -noperf               runtime events only: no samples\n"

@@ -2,6 +2,7 @@
 #include "id_map.h"
 #include "util.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,13 @@ enum {
 	EVENT_EXCEPTION_THROWN = 80,
 	EVENT_CONTENTION_START = 81,
 	EVENT_CONTENTION_STOP = 91,
+	EVENT_ALLOCATION_SAMPLED = 303,
 };
+
+/* AllocationSampled's chance for each byte allocated to be the one
+ * sampled (docs/design/features/RandomizedAllocationSampling.md in
+ * dotnet/runtime). */
+#define SAMPLED_BYTE_PROBABILITY (1.0 / 102400)
 
 /* A thread's wait for a lock, from its ContentionStart to its Stop. */
 struct waiting_thread {
@@ -34,6 +41,7 @@ struct runtime_stacks_reading {
 	struct id_map thread_ids; /* OS thread id -> index in threads */
 	struct waiting_thread *threads;
 	size_t thread_capacity;
+	uint64_t ticks, samples; /* allocation events of each kind */
 };
 
 /* Nanoseconds of CLOCK_MONOTONIC, the clock of the runtime's timestamps on
@@ -179,13 +187,51 @@ static void on_allocation_tick(struct runtime_stacks_reading *reading,
 	/* HeapIndex, Address, then ObjectSize. */
 	if (event->version >= 4 && remaining >= 4 + pointer_size + 8)
 		memcpy(&object_size, payload + 4 + pointer_size, sizeof(object_size));
-	reading->stacks->seen[RUNTIME_STACK_ALLOCATION]++;
-	reading->stacks->seen_weight[RUNTIME_STACK_ALLOCATION] += amount;
+	reading->ticks++;
 	if (!(kept = keep(reading, event, RUNTIME_STACK_ALLOCATION)))
 		return;
 	kept->weight = amount;
 	/* The objects the bytes stand for, if all were the sampled one's size. */
 	kept->objects = object_size && amount / object_size ? amount / object_size : 1;
+	kept->type = string_table_intern(reading->stacks->types, type);
+}
+
+/* AllocationSampled (.NET 10): AllocationKind (u32), ClrInstanceID (u16),
+ * TypeID (pointer), TypeName, then Address (pointer), ObjectSize (u64) and
+ * SampledByteOffset (u64) at the payload's end (some manifests put a
+ * HeapIndex before Address). Each of the object's bytes had the same
+ * chance to be sampled: an object of S bytes was with the chance
+ * 1 - (1 - p)^S, and counting it as 1 / that objects, S / that bytes,
+ * estimates without bias what the thread allocated. */
+static void on_allocation_sampled(struct runtime_stacks_reading *reading,
+				  const struct nettrace_event *event)
+{
+	size_t pointer_size = reading->info->pointer_size == 4 ? 4 : 8;
+	size_t names_at = 6 + pointer_size;
+	const uint8_t *payload = event->payload + names_at;
+	size_t remaining;
+	uint64_t object_size, offset;
+	double chance;
+	char type[256];
+	struct runtime_stack_event *kept;
+
+	if (event->payload_size <= names_at)
+		return;
+	remaining = event->payload_size - names_at;
+	if (!nettrace_read_string(&payload, &remaining, type, sizeof(type)) ||
+	    remaining < pointer_size + 16)
+		return;
+	memcpy(&object_size, event->payload + event->payload_size - 16, 8);
+	memcpy(&offset, event->payload + event->payload_size - 8, 8);
+	if (object_size == 0 || offset >= object_size || object_size > (1ull << 40))
+		return;
+	chance = -expm1((double)object_size * log1p(-SAMPLED_BYTE_PROBABILITY));
+	reading->samples++;
+	if (!(kept = keep(reading, event, RUNTIME_STACK_ALLOCATION)))
+		return;
+	kept->weight = (uint64_t)llround((double)object_size / chance);
+	kept->objects = (uint64_t)llround(1 / chance);
+	kept->sampled = true;
 	kept->type = string_table_intern(reading->stacks->types, type);
 }
 
@@ -205,6 +251,9 @@ void runtime_stacks_reading_take(struct runtime_stacks_reading *reading,
 	case EVENT_GC_ALLOCATION_TICK:
 		on_allocation_tick(reading, event);
 		break;
+	case EVENT_ALLOCATION_SAMPLED:
+		on_allocation_sampled(reading, event);
+		break;
 	}
 }
 
@@ -219,22 +268,37 @@ struct runtime_stacks_reading *runtime_stacks_reading_start(struct runtime_stack
 	return reading;
 }
 
-/* A wait with no end in the trace (the session stopped first) has no
- * length: it is left out. */
-static void drop_unfinished_waits(struct runtime_stacks *stacks)
+/* What the allocation profile is made of: the randomized samples where
+ * the trace has them (the ticks beside them would count the same bytes
+ * twice), else the ticks. Waits with no end in the trace (the session
+ * stopped first) have no length: they are left out. */
+static void keep_what_counts(struct runtime_stacks_reading *reading)
 {
+	struct runtime_stacks *stacks = reading->stacks;
 	size_t kept = 0;
 
-	for (size_t i = 0; i < stacks->count; i++)
-		if (stacks->events[i].kind != RUNTIME_STACK_CONTENTION ||
-		    stacks->events[i].weight > 0)
-			stacks->events[kept++] = stacks->events[i];
+	for (size_t i = 0; i < stacks->count; i++) {
+		const struct runtime_stack_event *event = &stacks->events[i];
+
+		if (event->kind == RUNTIME_STACK_CONTENTION && event->weight == 0)
+			continue;
+		if (event->kind == RUNTIME_STACK_ALLOCATION &&
+		    event->sampled != (reading->samples > 0))
+			continue;
+		stacks->events[kept++] = *event;
+	}
 	stacks->count = kept;
+	stacks->allocations_sampled = reading->samples > 0;
+	stacks->seen[RUNTIME_STACK_ALLOCATION] =
+	    reading->samples ? reading->samples : reading->ticks;
+	for (size_t i = 0; i < stacks->count; i++)
+		if (stacks->events[i].kind == RUNTIME_STACK_ALLOCATION)
+			stacks->seen_weight[RUNTIME_STACK_ALLOCATION] += stacks->events[i].weight;
 }
 
 void runtime_stacks_reading_finish(struct runtime_stacks_reading *reading)
 {
-	drop_unfinished_waits(reading->stacks);
+	keep_what_counts(reading);
 	id_map_release(&reading->thread_ids);
 	free(reading->threads);
 	free(reading);

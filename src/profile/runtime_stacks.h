@@ -1,9 +1,11 @@
 /* The .NET runtime's events that carry the managed stack of the thread
  * that sent them (read from its nettrace): lock waits (ContentionStart,
  * with the length its ContentionStop gives), exceptions thrown
- * (ExceptionThrown_V1, with their type) and allocation ticks
+ * (ExceptionThrown_V1, with their type) and allocations: ticks
  * (GCAllocationTick, with the bytes allocated since the last one and the
- * type of the object that crossed the mark). Their stacks are instruction
+ * type of the object that crossed the mark) or, on .NET 10 where asked,
+ * randomized samples (AllocationSampled, each object weighed by the chance
+ * it had to be sampled). Their stacks are instruction
  * pointers, leaf first, named later as samples' frames are
  * (runtime_profiles.h). */
 #ifndef PROFCPU_RUNTIME_STACKS_H
@@ -12,13 +14,14 @@
 #include "nettrace.h"
 #include "string_table.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 enum runtime_stack_kind {
 	RUNTIME_STACK_CONTENTION, /* weight: nanoseconds waited */
 	RUNTIME_STACK_EXCEPTION,  /* weight: 1 */
-	RUNTIME_STACK_ALLOCATION, /* weight: bytes allocated */
+	RUNTIME_STACK_ALLOCATION, /* weight: bytes allocated (estimated) */
 	RUNTIME_STACK_KINDS,
 };
 
@@ -27,8 +30,9 @@ struct runtime_stack_event {
 	uint64_t time;	    /* CLOCK_MONOTONIC nanoseconds, the samples' clock */
 	uint64_t thread_id; /* the OS thread id */
 	uint64_t weight;
-	uint64_t objects;	    /* allocations: about how many objects the bytes are */
-	const char *type;	    /* exceptions, allocations: the type's name (interned); else NULL */
+	uint64_t objects;	/* allocations: about how many objects the bytes are */
+	bool sampled;		/* an AllocationSampled event, not a tick */
+	const char *type;	/* exceptions, allocations: the type's name (interned); else NULL */
 	size_t first_ip, depth; /* into runtime_stacks.ips, leaf first */
 };
 
@@ -39,8 +43,10 @@ struct runtime_stacks {
 	size_t ip_count, ip_capacity;
 	struct string_table *types; /* owns the types' names */
 	/* Every event of each kind and its weight, also those not kept (past
-	 * the bounds on what a hostile trace can make this keep). */
+	 * the bounds on what a hostile trace can make this keep); allocations'
+	 * weight is only the kept ones'. */
 	uint64_t seen[RUNTIME_STACK_KINDS], seen_weight[RUNTIME_STACK_KINDS];
+	bool allocations_sampled; /* from AllocationSampled, not ticks */
 };
 
 /* Reading the events one at a time, as nettrace_parse() passes them,
