@@ -7,7 +7,8 @@
  * method events name, each range at its time (runtime_methods.h), and the
  * events that carry stacks (runtime_stacks.h): lock waits with their
  * lengths, exceptions and allocation ticks with their types, each with the
- * stack it names by id, also one written in an earlier stack block. */
+ * stack it names by id, also one written in an earlier stack block, and
+ * .NET 10's randomized allocation samples weighed by their chance. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -514,6 +515,58 @@ static void keeps_the_stacks_of_waits_exceptions_and_allocations(void **state)
 	runtime_trace_release(&trace);
 }
 
+/* .NET 10's AllocationSampled: a 1,024-byte System.Byte[] sampled at its
+ * 100th byte stands for 1 / (1 - (1 - 1/102400)^1024) = 100.5 objects and
+ * 102,912 bytes; beside it, the tick's bytes are not counted again. */
+static void weighs_randomized_allocation_samples(void **state)
+{
+	struct stream stream = {0}, sample = {0}, tick = {0};
+	struct runtime_trace trace;
+	const struct runtime_stack_event *event;
+	size_t size_at;
+
+	(void)state;
+	write_trace_header(&stream);
+	size_at = begin_object(&stream, "MetadataBlock");
+	put_block_header(&stream);
+	put_metadata(&stream, 1, 303, 0); /* AllocationSampled */
+	put_metadata(&stream, 2, 10, 4);  /* GCAllocationTick_V4 */
+	end_block(&stream, size_at);
+	write_stack_block(&stream, 1, 2, 0x7f0000001000);
+
+	put_u32(&sample, 0);
+	put_u16(&sample, 0);
+	put_u64(&sample, 0x1234); /* TypeID */
+	put_utf16(&sample, "System.Byte[]");
+	put_u64(&sample, 0x5678); /* Address */
+	put_u64(&sample, 1024);	  /* ObjectSize */
+	put_u64(&sample, 100);	  /* SampledByteOffset */
+	put_u32(&tick, 100000);
+	put_u32(&tick, 0);
+	put_u16(&tick, 0);
+	put_u64(&tick, 100000);
+	put_u64(&tick, 0x1234);
+	put_utf16(&tick, "System.Byte[]");
+	put_u32(&tick, 0);
+	size_at = begin_object(&stream, "EventBlock");
+	put_block_header(&stream);
+	put_event(&stream, 2, 7, 1, 10, tick.bytes, (uint8_t)tick.length);
+	put_event(&stream, 1, 7, 1, 10, sample.bytes, (uint8_t)sample.length);
+	end_block(&stream, size_at);
+	write_trace_end(&stream);
+
+	assert_int_equal(runtime_trace_parse(stream.bytes, stream.length, &trace), 0);
+	assert_true(trace.stacks.allocations_sampled);
+	assert_int_equal(trace.stacks.count, 1);
+	event = &trace.stacks.events[0];
+	assert_true(event->sampled);
+	assert_string_equal(event->type, "System.Byte[]");
+	assert_true(event->weight > 102900 && event->weight < 102925);
+	assert_int_equal(event->objects, 101);
+	assert_int_equal(event->depth, 2);
+	runtime_trace_release(&trace);
+}
+
 static void survives_every_damaged_stack_byte(void **state)
 {
 	struct stream stream = {0};
@@ -547,6 +600,7 @@ int main(void)
 	    cmocka_unit_test(names_code_by_its_method_events),
 	    cmocka_unit_test(survives_every_damaged_method_byte),
 	    cmocka_unit_test(keeps_the_stacks_of_waits_exceptions_and_allocations),
+	    cmocka_unit_test(weighs_randomized_allocation_samples),
 	    cmocka_unit_test(survives_every_damaged_stack_byte),
 	};
 
