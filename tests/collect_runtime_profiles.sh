@@ -2,19 +2,20 @@
 # The .NET runtime's events with stacks as profiles: a real app
 # (tests/dotnet/EventStacks) allocates twice as many bytes in AllocateA as
 # in AllocateB, waits twice as long on LockA (two threads in WaitOnA) as on
-# LockB (one in WaitOnB), and throws twice as many exceptions from ThrowA as
-# from ThrowB, while profcpu samples it with -events contention,exceptions,alloc.
-# Each profile (contention, exceptions, alloc: folded stacks, flame graph,
-# pprof) splits 2:1 within 10%, the exceptions counted are those the app
-# caught and TraceEvent saw, at least 95% of each profile's weight lies under
-# named frames, go tool pprof reads each file with its sample types, and
+# LockB (one in WaitOnB) and for EventA (WaitForA) as for EventB, and throws
+# twice as many exceptions from ThrowA as from ThrowB, while profcpu samples
+# it with -events contention,exceptions,alloc,waits. Each profile
+# (contention, waits, exceptions, alloc: folded stacks, flame graph, pprof)
+# splits 2:1 within 10%, the exceptions counted are those the app caught
+# and TraceEvent saw, at least 95% of each profile's weight lies under named
+# frames, go tool pprof reads each file with its sample types, and
 # TraceEvent's TraceLog (what PerfView's GC Heap Alloc and contention views
 # are built on) finds a stack on every such event of runtime.nettrace.
 # postprocess -dir, offline, names the stacks the same. .NET 10's randomized
 # allocation samples (-events allocsampled) estimate the bytes the app
-# allocated. On .NET 10 (the
-# SDK's) and .NET 8 (published self-contained with its runtime pack from
-# NuGet: that part skips where NuGet cannot be reached).
+# allocated. On .NET 10 (the SDK's) and .NET 8 (published self-contained
+# with its runtime pack from NuGet: that part skips where NuGet cannot be
+# reached; .NET 8 has no wait-handle events).
 source "$(dirname "$0")/lib.sh"
 
 command -v go >/dev/null || skip "go (Debian's golang-go) is not installed: no go tool pprof"
@@ -75,12 +76,13 @@ capture() {
 	cat "$app_output" "$run.out"
 }
 
-# check_runtime RUN COMMAND...: 100 rounds of the app as COMMAND, sampled
-# into the folder RUN with allocation ticks; checks the profiles.
+# check_runtime RUN WAITS COMMAND...: 100 rounds of the app as COMMAND,
+# sampled into the folder RUN with allocation ticks and wait-handle waits;
+# checks the profiles, the waits' when WAITS is yes (.NET 9 and later).
 check_runtime() {
-	local run=$1 contention exceptions alloc waited caught
-	shift
-	capture "$run" 100 contention,exceptions,alloc "$@"
+	local run=$1 waits=$2 contention exceptions alloc waited caught
+	shift 2
+	capture "$run" 100 contention,exceptions,alloc,waits "$@"
 
 	# 1. Each profile's split, named as the CPU samples are.
 	contention=$run/contention_folded_stacks.out exceptions=$run/exceptions_folded_stacks.out
@@ -97,6 +99,15 @@ check_runtime() {
 	assert_two_to_one "bytes allocated in AllocateA and AllocateB" \
 		"$(folded count "$alloc" 'Demo\.Program::AllocateA;System\.Byte\[\]$')" \
 		"$(folded count "$alloc" 'Demo\.Program::AllocateB;System\.Byte\[\]$')"
+	# Waits on wait handles: WaitForA (two threads) against WaitForB (one).
+	if [[ $waits == yes ]]; then
+		assert_two_to_one "time waited for EventA and EventB (ns)" \
+			"$(folded count "$run/waits_folded_stacks.out" 'Demo\.Program::WaitForA(;|$)')" \
+			"$(folded count "$run/waits_folded_stacks.out" 'Demo\.Program::WaitForB(;|$)')"
+		check_pprof "$run/waits.pb.gz" delay Demo.Program::WaitForA
+	else
+		[[ ! -e $run/waits_folded_stacks.out ]] || fail "a runtime before .NET 9 gave waits on wait handles"
+	fi
 	# The app waited about 20 ms a round in each of three threads. (.NET 8's
 	# lock waits in native code: WaitOnA is the leaf there.)
 	waited=$(folded count "$contention" 'Demo\.Program::WaitOn[AB](;|$)')
@@ -115,7 +126,8 @@ check_runtime() {
 	while read -r share; do
 		python3 -c "import sys; sys.exit(0 if $share <= 5 else 1)" || fail "$share% of a profile's weight is under no named frame"
 	done < <(sed -nE 's/^profcpu: .*: [0-9]+ events, ([0-9.]+)% under no named frame$/\1/p' "$run.out")
-	[[ $(grep -c 'under no named frame' "$run.out") == 3 ]] || fail "the summary does not give the three profiles"
+	[[ $(grep -c 'under no named frame' "$run.out") == $([[ $waits == yes ]] && echo 4 || echo 3) ]] ||
+		fail "the summary does not give each profile"
 
 	# 2. go tool pprof reads each with its sample types.
 	check_pprof "$run/contention.pb.gz" delay Demo.Program::WaitOnA
@@ -161,7 +173,7 @@ PY
 	echo "ok: $run: contention, exceptions and allocations split 2:1 and named; $caught exceptions"
 }
 
-check_runtime net10 dotnet "$workdir/EventStacks/eventstacks.dll"
+check_runtime net10 yes dotnet "$workdir/EventStacks/eventstacks.dll"
 
 # .NET 10's randomized allocation samples (-events allocsampled): each
 # object weighed by its chance to be sampled, the estimate is the bytes the
@@ -180,4 +192,4 @@ go tool pprof -top -sample_index=alloc_space sampled/alloc.pb.gz | grep -q 'Demo
 	fail "go tool pprof does not read the sampled allocations"
 kill "$app_pid"
 publish_dotnet_app EventStacks "$workdir/net8" -p:Net8=true
-check_runtime net8 "$workdir/net8/eventstacks"
+check_runtime net8 no "$workdir/net8/eventstacks"

@@ -7,8 +7,9 @@
  * method events name, each range at its time (runtime_methods.h), and the
  * events that carry stacks (runtime_stacks.h): lock waits with their
  * lengths, exceptions and allocation ticks with their types, each with the
- * stack it names by id, also one written in an earlier stack block, and
- * .NET 10's randomized allocation samples weighed by their chance. */
+ * stack it names by id, also one written in an earlier stack block,
+ * .NET 10's randomized allocation samples weighed by their chance, and
+ * waits on wait handles. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -567,6 +568,40 @@ static void weighs_randomized_allocation_samples(void **state)
 	runtime_trace_release(&trace);
 }
 
+/* WaitHandleWaitStart on thread 7, its Stop 120 ticks (1.2 ms) later. */
+static void times_waits_on_wait_handles(void **state)
+{
+	struct stream stream = {0};
+	uint8_t start[11] = {1}; /* WaitSource MonitorWait, AssociatedObjectID, ClrInstanceID */
+	uint8_t stop[2] = {0};
+	struct runtime_trace trace;
+	size_t size_at;
+
+	(void)state;
+	write_trace_header(&stream);
+	size_at = begin_object(&stream, "MetadataBlock");
+	put_block_header(&stream);
+	put_metadata(&stream, 1, 301, 0); /* WaitHandleWaitStart */
+	put_metadata(&stream, 2, 302, 0); /* WaitHandleWaitStop */
+	end_block(&stream, size_at);
+	write_stack_block(&stream, 1, 2, 0x7f0000001000);
+	size_at = begin_object(&stream, "EventBlock");
+	put_block_header(&stream);
+	put_event(&stream, 1, 7, 1, 10, start, sizeof(start));
+	put_event(&stream, 2, 7, 0, 120, stop, sizeof(stop));
+	end_block(&stream, size_at);
+	write_trace_end(&stream);
+
+	assert_int_equal(runtime_trace_parse(stream.bytes, stream.length, &trace), 0);
+	assert_int_equal(trace.stacks.count, 1);
+	assert_int_equal(trace.stacks.events[0].kind, RUNTIME_STACK_WAIT);
+	assert_int_equal(trace.stacks.events[0].weight, 1200000);
+	assert_int_equal(trace.stacks.events[0].depth, 2);
+	assert_int_equal(trace.stacks.seen[RUNTIME_STACK_WAIT], 1);
+	assert_int_equal(trace.events.contentions, 0); /* not a lock's */
+	runtime_trace_release(&trace);
+}
+
 static void survives_every_damaged_stack_byte(void **state)
 {
 	struct stream stream = {0};
@@ -601,6 +636,7 @@ int main(void)
 	    cmocka_unit_test(survives_every_damaged_method_byte),
 	    cmocka_unit_test(keeps_the_stacks_of_waits_exceptions_and_allocations),
 	    cmocka_unit_test(weighs_randomized_allocation_samples),
+	    cmocka_unit_test(times_waits_on_wait_handles),
 	    cmocka_unit_test(survives_every_damaged_stack_byte),
 	};
 

@@ -17,11 +17,13 @@ enum runtime_keyword {
 	KEYWORD_EXCEPTION = 0x8000,
 	KEYWORD_THREADING = 0x10000,
 	KEYWORD_GC_HEAP_SURVIVAL_AND_MOVEMENT = 0x400000,
+	KEYWORD_WAIT_HANDLE = 0x40000000000,	     /* .NET 9: WaitHandleWaitStart/Stop */
 	KEYWORD_ALLOCATION_SAMPLING = 0x80000000000, /* .NET 10: AllocationSampled */
 };
 
 /* The level is the provider's, so a Verbose set makes every set verbose:
- * method loads (jit) and allocation ticks (alloc) are Verbose events. */
+ * method loads (jit), allocation ticks (alloc) and wait-handle waits
+ * (waits) are Verbose events. */
 static const struct {
 	const char *name;
 	uint64_t keywords;
@@ -36,6 +38,7 @@ static const struct {
     {"exception", KEYWORD_EXCEPTION, EVENTPIPE_LEVEL_INFORMATIONAL},
     {"contention", KEYWORD_CONTENTION, EVENTPIPE_LEVEL_INFORMATIONAL},
     {"threading", KEYWORD_THREADING, EVENTPIPE_LEVEL_INFORMATIONAL},
+    {"waits", KEYWORD_WAIT_HANDLE, EVENTPIPE_LEVEL_VERBOSE},
 };
 
 static void add_provider(struct eventpipe_config *config, const char *name, uint64_t keywords,
@@ -70,8 +73,8 @@ static int add_event_item(struct eventpipe_config *config, char *item)
 				return 0;
 			}
 		report_error("unknown -events item '%s': give gc, alloc, allocsampled, jit, "
-			     "loader, exceptions, "
-			     "contention, threading or Provider:0xKEYWORDS[:LEVEL]",
+			     "loader, exceptions, contention, threading, waits or "
+			     "Provider:0xKEYWORDS[:LEVEL]",
 			     item);
 		return -1;
 	}
@@ -112,8 +115,8 @@ static int add_event_list(struct eventpipe_config *config, const char *list)
 		return -1;
 	if (!config->provider_count) {
 		report_error("-events needs a list: gc, alloc, allocsampled, jit, loader, "
-			     "exceptions, contention, "
-			     "threading or Provider:0xKEYWORDS[:LEVEL]");
+			     "exceptions, contention, threading, waits or "
+			     "Provider:0xKEYWORDS[:LEVEL]");
 		return -1;
 	}
 	return 0;

@@ -41,7 +41,9 @@ struct event_options {
 	"  -events LIST          only these, comma-separated: gc, alloc (GC with its\n"            \
 	"                        allocation ticks: alloc_* profiles), allocsampled\n"              \
 	"                        (.NET 10's randomized allocation samples instead),\n"             \
-	"                        jit, loader, exceptions, contention, threading, or\n"             \
+	"                        jit, loader, exceptions, contention, threading,\n"                \
+	"                        waits (.NET 9: waits on wait handles, waits_*\n"                  \
+	"                        profiles), or\n"                                                  \
 	"                        Provider:0xKEYWORDS[:LEVEL] for any EventSource\n"                \
 	"  -nolttng, -noevents   no runtime events: samples only\n"                                \
 	"  -noperf               runtime events only: no samples\n"

@@ -18,6 +18,7 @@ static const struct {
     {"contention_folded_stacks.out", "lock contention", "ms waited", 1e6, 1},
     {"exceptions_folded_stacks.out", "exceptions", "thrown", 1, 0},
     {"alloc_folded_stacks.out", "allocations (sampled)", "MB allocated", 1e6, 1},
+    {"waits_folded_stacks.out", "waits on wait handles", "ms waited", 1e6, 1},
 };
 
 struct stack_line {

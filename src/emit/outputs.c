@@ -27,17 +27,29 @@
  * NAME_flamegraph.svg, where the capture holds such events. */
 static const struct runtime_output {
 	const char *name, *title, *palette;
-	const char *unit;	      /* of the folded counts and the graph */
-	struct pprof_values values;   /* counts filled in when written */
+	const char *unit;	    /* of the folded counts and the graph */
+	struct pprof_values values; /* counts filled in when written */
 } runtime_outputs[RUNTIME_STACK_KINDS] = {
-    [RUNTIME_STACK_CONTENTION] = {"contention", "Lock contention (time waited)", "blue",
+    [RUNTIME_STACK_CONTENTION] = {"contention",
+				  "Lock contention (time waited)",
+				  "blue",
 				  "nanoseconds",
 				  {"contentions", "count", "delay", "nanoseconds", NULL}},
-    [RUNTIME_STACK_EXCEPTION] = {"exceptions", "Exceptions thrown", "red", "exceptions",
+    [RUNTIME_STACK_EXCEPTION] = {"exceptions",
+				 "Exceptions thrown",
+				 "red",
+				 "exceptions",
 				 {"exceptions", "count", NULL, NULL, NULL}},
-    [RUNTIME_STACK_ALLOCATION] = {"alloc", "Allocations (bytes, sampled by the runtime)", "mem",
+    [RUNTIME_STACK_ALLOCATION] = {"alloc",
+				  "Allocations (bytes, sampled by the runtime)",
+				  "mem",
 				  "bytes",
 				  {"alloc_objects", "count", "alloc_space", "bytes", NULL}},
+    [RUNTIME_STACK_WAIT] = {"waits",
+			    "Waits on wait handles (time waited)",
+			    "blue",
+			    "nanoseconds",
+			    {"waits", "count", "delay", "nanoseconds", NULL}},
 };
 
 static void report_write_error(const char *path)
@@ -387,9 +399,9 @@ static int write_runtime_profile(const char *dir, const struct runtime_output *o
 
 		weighed.weigh_by_period = true;
 		profile_fold(profile, &weighed, &folded);
-		subtitle = xasprintf("%zu events, %llu %s in all, profcpu %s",
-				     profile->sample_count, (unsigned long long)folded.total,
-				     output->unit, PROFCPU_VERSION);
+		subtitle =
+		    xasprintf("%zu events, %llu %s in all, profcpu %s", profile->sample_count,
+			      (unsigned long long)folded.total, output->unit, PROFCPU_VERSION);
 		values.counts = runtime->counts;
 		status |= write_output(dir, folded_name, write_folded, &folded);
 		status |= write_output(dir, graph_name, write_flamegraph,
@@ -414,10 +426,9 @@ static int write_runtime_profiles(const char *dir, const struct runtime_profile 
 	int status = 0;
 
 	for (int kind = 0; kind < RUNTIME_STACK_KINDS; kind++)
-		status |= write_runtime_profile(dir, &runtime_outputs[kind],
-						runtime ? &runtime[kind]
-							: &(struct runtime_profile){0},
-						fold);
+		status |= write_runtime_profile(
+		    dir, &runtime_outputs[kind],
+		    runtime ? &runtime[kind] : &(struct runtime_profile){0}, fold);
 	return status;
 }
 

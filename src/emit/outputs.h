@@ -24,8 +24,8 @@ struct trace_zip {
  * the capture, too (NULL: none), and `runtime`, the profiles of its events
  * with stacks, by kind (NULL: none): contention.pb.gz,
  * contention_folded_stacks.out (nanoseconds), contention_flamegraph.svg,
- * and the same of exceptions (counts) and alloc (bytes), each where it has
- * events. Returns 0, or -1 after printing which outputs could not be
+ * and the same of waits (nanoseconds), exceptions (counts) and alloc
+ * (bytes), each where it has events. Returns 0, or -1 after printing which outputs could not be
  * written (the others are still written). */
 int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip,
 		  const struct fold_options *fold, const struct runtime_events *events,

@@ -303,6 +303,7 @@ static void print_profile(const struct runtime_profile *runtime, enum runtime_st
 	    [RUNTIME_STACK_CONTENTION] = "lock contention by where threads waited",
 	    [RUNTIME_STACK_EXCEPTION] = "exceptions by where they were thrown",
 	    [RUNTIME_STACK_ALLOCATION] = "allocations (sampled) by where they were made",
+	    [RUNTIME_STACK_WAIT] = "waits on wait handles by where threads waited",
 	};
 	struct string_table *names = string_table_new();
 	uint64_t total = total_weight(&runtime->profile);
@@ -315,7 +316,7 @@ static void print_profile(const struct runtime_profile *runtime, enum runtime_st
 	for (size_t i = 0; i < count && i < SHOWN; i++) {
 		const struct place *place = &places[i];
 
-		if (kind == RUNTIME_STACK_CONTENTION)
+		if (kind == RUNTIME_STACK_CONTENTION || kind == RUNTIME_STACK_WAIT)
 			fprintf(out, "    %10.1f ms %7llu waits  %s\n", (double)place->weight / 1e6,
 				(unsigned long long)place->count, place->site);
 		else if (kind == RUNTIME_STACK_EXCEPTION)

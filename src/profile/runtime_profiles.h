@@ -1,8 +1,8 @@
 /* The .NET runtime's events with stacks (runtime_stacks.h) as profiles of
  * their own, read by the same outputs as the CPU samples' profile: lock
- * contention (each wait's nanoseconds on the stack that waited),
- * exceptions (each throw counted on its stack) and allocations (the bytes
- * of each allocation tick on its stack). Their frames are named by the
+ * contention and waits on wait handles (each wait's nanoseconds on the
+ * stack that waited), exceptions (each throw counted on its stack) and
+ * allocations (the bytes of each allocation tick or sample on its stack). Their frames are named by the
  * resolver that named the samples', so JIT, ReadyToRun and rundown names
  * are the same; the type thrown or allocated is a frame of its own at the
  * leaf, as PerfView shows it. */

@@ -20,6 +20,8 @@ enum {
 	EVENT_EXCEPTION_THROWN = 80,
 	EVENT_CONTENTION_START = 81,
 	EVENT_CONTENTION_STOP = 91,
+	EVENT_WAIT_HANDLE_WAIT_START = 301,
+	EVENT_WAIT_HANDLE_WAIT_STOP = 302,
 	EVENT_ALLOCATION_SAMPLED = 303,
 };
 
@@ -28,11 +30,16 @@ enum {
  * dotnet/runtime). */
 #define SAMPLED_BYTE_PROBABILITY (1.0 / 102400)
 
-/* A thread's wait for a lock, from its ContentionStart to its Stop. */
-struct waiting_thread {
+/* A thread's wait, from its Start event to its Stop. */
+struct pending_wait {
 	bool waiting;
 	uint64_t start; /* nanoseconds */
 	size_t event;	/* the kept wait in stacks->events, or SIZE_MAX */
+};
+
+/* A thread waits for a lock (Contention) or a wait handle, not both. */
+struct waiting_thread {
+	struct pending_wait lock, handle;
 };
 
 struct runtime_stacks_reading {
@@ -108,43 +115,77 @@ static struct waiting_thread *thread_of(struct runtime_stacks_reading *reading, 
 	return &reading->threads[index];
 }
 
-/* ContentionStart keeps the stack; the same thread's ContentionStop gives
- * the wait's length: ContentionStop_V1's DurationNs (a double after its
- * flags and instance id), else the time between the two. The stream
- * groups events by thread, not by time, so the pair is the thread's. */
+/* A Start event keeps the stack of a wait of `kind`; the same thread's
+ * Stop gives its length: `duration_ns` when the Stop says (above 0), else
+ * the time between the two. The stream groups events by thread, not by
+ * time, so the pair is the thread's. */
+static void on_wait_start(struct runtime_stacks_reading *reading,
+			  const struct nettrace_event *event, enum runtime_stack_kind kind,
+			  struct pending_wait *wait)
+{
+	struct runtime_stack_event *kept = keep(reading, event, kind);
+
+	*wait = (struct pending_wait){true, to_nanoseconds(reading->info, event->timestamp),
+				      kept ? (size_t)(kept - reading->stacks->events) : SIZE_MAX};
+	if (kept)
+		kept->weight = 0; /* until the wait ends */
+}
+
+static void on_wait_stop(struct runtime_stacks_reading *reading, const struct nettrace_event *event,
+			 enum runtime_stack_kind kind, struct pending_wait *wait,
+			 double duration_ns)
+{
+	struct runtime_stacks *stacks = reading->stacks;
+	uint64_t now = to_nanoseconds(reading->info, event->timestamp), duration;
+
+	if (!wait->waiting)
+		return;
+	wait->waiting = false;
+	if (duration_ns > 0)
+		duration = duration_ns < MAX_DURATION_NS ? (uint64_t)duration_ns : 0;
+	else
+		duration = now > wait->start ? now - wait->start : 0;
+	stacks->seen[kind]++;
+	stacks->seen_weight[kind] += duration;
+	if (wait->event != SIZE_MAX)
+		stacks->events[wait->event].weight = duration;
+}
+
+/* ContentionStart and ContentionStop, whose V1 carries the wait's length
+ * (DurationNs, a double after its flags and instance id). */
 static void on_contention(struct runtime_stacks_reading *reading,
 			  const struct nettrace_event *event)
 {
-	struct runtime_stacks *stacks = reading->stacks;
 	struct waiting_thread *thread = thread_of(reading, event->thread_id);
-	uint64_t now = to_nanoseconds(reading->info, event->timestamp), duration;
-	double duration_ns;
-	struct runtime_stack_event *kept;
+	double duration_ns = 0;
 
 	if (!thread)
 		return;
 	if (event->id == EVENT_CONTENTION_START) {
-		kept = keep(reading, event, RUNTIME_STACK_CONTENTION);
-		*thread = (struct waiting_thread){
-		    true, now, kept ? (size_t)(kept - stacks->events) : SIZE_MAX};
-		if (kept)
-			kept->weight = 0; /* until the wait ends */
+		on_wait_start(reading, event, RUNTIME_STACK_CONTENTION, &thread->lock);
 		return;
 	}
-	if (!thread->waiting)
-		return;
-	thread->waiting = false;
 	if (event->version >= 1 && event->payload_size >= 11) {
 		memcpy(&duration_ns, event->payload + 3, sizeof(duration_ns));
-		duration =
-		    duration_ns > 0 && duration_ns < MAX_DURATION_NS ? (uint64_t)duration_ns : 0;
-	} else {
-		duration = now > thread->start ? now - thread->start : 0;
+		if (!(duration_ns > 0)) /* NaN, or no wait: the timestamps say */
+			duration_ns = 0;
 	}
-	stacks->seen[RUNTIME_STACK_CONTENTION]++;
-	stacks->seen_weight[RUNTIME_STACK_CONTENTION] += duration;
-	if (thread->event != SIZE_MAX)
-		stacks->events[thread->event].weight = duration;
+	on_wait_stop(reading, event, RUNTIME_STACK_CONTENTION, &thread->lock, duration_ns);
+}
+
+/* WaitHandleWaitStart and Stop (.NET 9 and later): a wait on a wait handle
+ * or in Monitor.Wait that blocked. */
+static void on_wait_handle(struct runtime_stacks_reading *reading,
+			   const struct nettrace_event *event)
+{
+	struct waiting_thread *thread = thread_of(reading, event->thread_id);
+
+	if (!thread)
+		return;
+	if (event->id == EVENT_WAIT_HANDLE_WAIT_START)
+		on_wait_start(reading, event, RUNTIME_STACK_WAIT, &thread->handle);
+	else
+		on_wait_stop(reading, event, RUNTIME_STACK_WAIT, &thread->handle, 0);
 }
 
 static void on_exception(struct runtime_stacks_reading *reading, const struct nettrace_event *event)
@@ -245,6 +286,10 @@ void runtime_stacks_reading_take(struct runtime_stacks_reading *reading,
 	case EVENT_CONTENTION_STOP:
 		on_contention(reading, event);
 		break;
+	case EVENT_WAIT_HANDLE_WAIT_START:
+	case EVENT_WAIT_HANDLE_WAIT_STOP:
+		on_wait_handle(reading, event);
+		break;
 	case EVENT_EXCEPTION_THROWN:
 		on_exception(reading, event);
 		break;
@@ -280,7 +325,9 @@ static void keep_what_counts(struct runtime_stacks_reading *reading)
 	for (size_t i = 0; i < stacks->count; i++) {
 		const struct runtime_stack_event *event = &stacks->events[i];
 
-		if (event->kind == RUNTIME_STACK_CONTENTION && event->weight == 0)
+		if ((event->kind == RUNTIME_STACK_CONTENTION ||
+		     event->kind == RUNTIME_STACK_WAIT) &&
+		    event->weight == 0)
 			continue;
 		if (event->kind == RUNTIME_STACK_ALLOCATION &&
 		    event->sampled != (reading->samples > 0))

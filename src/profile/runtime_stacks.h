@@ -1,6 +1,7 @@
 /* The .NET runtime's events that carry the managed stack of the thread
  * that sent them (read from its nettrace): lock waits (ContentionStart,
- * with the length its ContentionStop gives), exceptions thrown
+ * with the length its ContentionStop gives), waits on wait handles and in
+ * Monitor.Wait (WaitHandleWaitStart and Stop, .NET 9 and later), exceptions thrown
  * (ExceptionThrown_V1, with their type) and allocations: ticks
  * (GCAllocationTick, with the bytes allocated since the last one and the
  * type of the object that crossed the mark) or, on .NET 10 where asked,
@@ -22,6 +23,7 @@ enum runtime_stack_kind {
 	RUNTIME_STACK_CONTENTION, /* weight: nanoseconds waited */
 	RUNTIME_STACK_EXCEPTION,  /* weight: 1 */
 	RUNTIME_STACK_ALLOCATION, /* weight: bytes allocated (estimated) */
+	RUNTIME_STACK_WAIT,	  /* weight: nanoseconds waited */
 	RUNTIME_STACK_KINDS,
 };
 

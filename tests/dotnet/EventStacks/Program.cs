@@ -5,6 +5,8 @@
 //       - AllocateA allocating twice the bytes AllocateB allocates;
 //       - WaitOnA (two threads) and WaitOnB (one thread) each waiting about
 //         as long for a lock the main thread holds: twice the time on LockA;
+//       - then the same threads in WaitForA and WaitForB, waiting as long for
+//         an event the main thread sets (WaitHandle.WaitOne);
 //       - ThrowA throwing twice as many Demo.KnownException as ThrowB;
 //       then prints "exceptions N" (the exceptions caught), "allocated-a N"
 //       and "allocated-b N" (the bytes each allocated) and "done", and
@@ -26,6 +28,8 @@ public static class Program
     private const int HoldMilliseconds = 20;
     private static readonly object LockA = new();
     private static readonly object LockB = new();
+    private static readonly ManualResetEvent EventA = new(false);
+    private static readonly ManualResetEvent EventB = new(false);
     private static long sink;
     // Where the arrays go, so that they escape: .NET 10 allocates arrays
     // that do not on the stack, which the GC never sees.
@@ -60,6 +64,12 @@ public static class Program
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void WaitForA() => EventA.WaitOne();
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void WaitForB() => EventB.WaitOne();
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
     private static void ThrowA(int number) => throw new KnownException(number);
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -77,15 +87,18 @@ public static class Program
     }
 
     // Each round the main thread holds both locks while the waiters line up
-    // behind them, then lets them go: each waiter waits about HoldMilliseconds.
-    private static Thread Waiter(Barrier barrier, int rounds, Action wait)
+    // behind them, then lets them go, then does the same with both events:
+    // each waiter waits about HoldMilliseconds for each.
+    private static Thread Waiter(Barrier barrier, int rounds, Action lockWait, Action eventWait)
     {
         var thread = new Thread(() =>
         {
             for (int round = 0; round < rounds; round++)
             {
                 barrier.SignalAndWait();
-                wait();
+                lockWait();
+                barrier.SignalAndWait();
+                eventWait();
                 barrier.SignalAndWait();
             }
         });
@@ -107,7 +120,8 @@ public static class Program
         long allocatedA = 0, allocatedB = 0;
         using var barrier = new Barrier(4);
         var waiters = new[] {
-            Waiter(barrier, rounds, WaitOnA), Waiter(barrier, rounds, WaitOnA), Waiter(barrier, rounds, WaitOnB)
+            Waiter(barrier, rounds, WaitOnA, WaitForA), Waiter(barrier, rounds, WaitOnA, WaitForA),
+            Waiter(barrier, rounds, WaitOnB, WaitForB)
         };
         for (int round = 0; round < rounds; round++)
         {
@@ -121,10 +135,16 @@ public static class Program
             caught += Throw(1, ThrowB);
             Monitor.Enter(LockA);
             Monitor.Enter(LockB);
+            EventA.Reset();
+            EventB.Reset();
             barrier.SignalAndWait();
             Thread.Sleep(HoldMilliseconds);
             Monitor.Exit(LockB);
             Monitor.Exit(LockA);
+            barrier.SignalAndWait();
+            Thread.Sleep(HoldMilliseconds);
+            EventA.Set();
+            EventB.Set();
             barrier.SignalAndWait();
         }
         foreach (var waiter in waiters)
