@@ -29,7 +29,7 @@ enum { VALUE_SAMPLES, VALUE_CPU, VALUE_COUNT };
 
 struct pprof_builder {
 	const struct profile *profile;
-	const struct profile_part *part; /* NULL: the whole profile */
+	const struct profile_part *part;   /* NULL: the whole profile */
 	const struct pprof_values *values; /* NULL: CPU samples' */
 	Profile message;
 	size_t string_capacity, mapping_capacity, function_capacity;
@@ -89,8 +89,7 @@ static void describe_event_values(struct pprof_builder *builder)
 		    value_type(builder, values->weight_type, values->weight_unit);
 	message->period_type = value_type(builder, values->count_type, values->count_unit);
 	message->period = 1;
-	message->default_sample_type =
-	    message->sample_type[message->n_sample_type - 1]->type;
+	message->default_sample_type = message->sample_type[message->n_sample_type - 1]->type;
 }
 
 /* Clock events count nanoseconds of CPU time in their period; other events
@@ -319,8 +318,7 @@ static void add_samples(struct pprof_builder *builder)
 			message->sample[index]->value[VALUE_SAMPLES] +=
 			    counts ? (int64_t)counts[sample_at(builder, i)] : 1;
 			if (builder->values->weight_type)
-				message->sample[index]->value[VALUE_CPU] +=
-				    (int64_t)source->period;
+				message->sample[index]->value[VALUE_CPU] += (int64_t)source->period;
 			continue;
 		}
 		message->sample[index]->value[VALUE_SAMPLES]++;

@@ -8,7 +8,7 @@
 #define RUNDOWN_PROVIDER "Microsoft-Windows-DotNETRuntimeRundown"
 #define SHOWN		 10 /* exception types listed */
 /* Bounds on what a hostile trace can make this keep. */
-#define MAX_THREADS	1024
+#define MAX_THREADS 1024
 
 /* Event ids of the runtime providers (ClrEtwAll.man). */
 enum runtime_event_id {

@@ -2,10 +2,10 @@
  * their own, read by the same outputs as the CPU samples' profile: lock
  * contention and waits on wait handles (each wait's nanoseconds on the
  * stack that waited), exceptions (each throw counted on its stack) and
- * allocations (the bytes of each allocation tick or sample on its stack). Their frames are named by the
- * resolver that named the samples', so JIT, ReadyToRun and rundown names
- * are the same; the type thrown or allocated is a frame of its own at the
- * leaf, as PerfView shows it. */
+ * allocations (the bytes of each allocation tick or sample on its
+ * stack). Their frames are named by the resolver that named the samples',
+ * so JIT, ReadyToRun and rundown names are the same; the type thrown or
+ * allocated is a frame of its own at the leaf, as PerfView shows it. */
 #ifndef PROFCPU_RUNTIME_PROFILES_H
 #define PROFCPU_RUNTIME_PROFILES_H
 

@@ -26,10 +26,10 @@ static void take_event(const struct nettrace_event *event, void *context)
 static int parse_trace(const uint8_t *data, size_t size, void *context, char *why, size_t why_size)
 {
 	struct runtime_trace *trace = context;
-	struct readings readings = {runtime_events_reading_start(&trace->events),
-				    runtime_methods_reading_start(&trace->events.info),
-				    runtime_line_maps_reading_start(),
-				    runtime_stacks_reading_start(&trace->stacks, &trace->events.info)};
+	struct readings readings = {
+	    runtime_events_reading_start(&trace->events),
+	    runtime_methods_reading_start(&trace->events.info), runtime_line_maps_reading_start(),
+	    runtime_stacks_reading_start(&trace->stacks, &trace->events.info)};
 	char methods_why[160];
 	int status =
 	    nettrace_parse(data, size, &trace->events.info, take_event, &readings, why, why_size);

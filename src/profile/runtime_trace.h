@@ -18,9 +18,9 @@ struct runtime_trace {
 	char why[160];		      /* why status is -1 */
 	struct runtime_events events; /* what came before any damage */
 	struct runtime_stacks stacks;
-	struct code_ranges *methods;  /* NULL when the trace names no code */
-	struct managed_lines *lines;  /* NULL when the trace maps no code to IL */
-	uint32_t process_id;	      /* the pid the runtime knows itself by */
+	struct code_ranges *methods; /* NULL when the trace names no code */
+	struct managed_lines *lines; /* NULL when the trace maps no code to IL */
+	uint32_t process_id;	     /* the pid the runtime knows itself by */
 };
 
 /* Reads the nettrace file at `path` (a regular file of at most 4 GiB, not
