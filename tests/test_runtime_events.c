@@ -568,7 +568,9 @@ static void weighs_randomized_allocation_samples(void **state)
 	runtime_trace_release(&trace);
 }
 
-/* WaitHandleWaitStart on thread 7, its Stop 120 ticks (1.2 ms) later. */
+/* WaitHandleWaitStart on thread 7, its Stop 120 ticks (1.2 ms) later;
+ * thread 8's wait starts then and is still going on 100 ticks later, at
+ * the trace's last event: it counts 1 ms. */
 static void times_waits_on_wait_handles(void **state)
 {
 	struct stream stream = {0};
@@ -589,15 +591,19 @@ static void times_waits_on_wait_handles(void **state)
 	put_block_header(&stream);
 	put_event(&stream, 1, 7, 1, 10, start, sizeof(start));
 	put_event(&stream, 2, 7, 0, 120, stop, sizeof(stop));
+	put_event(&stream, 1, 8, 1, 0, start, sizeof(start));
+	put_event(&stream, 2, 7, 0, 100, stop, sizeof(stop)); /* no wait of 7's to end */
 	end_block(&stream, size_at);
 	write_trace_end(&stream);
 
 	assert_int_equal(runtime_trace_parse(stream.bytes, stream.length, &trace), 0);
-	assert_int_equal(trace.stacks.count, 1);
+	assert_int_equal(trace.stacks.count, 2);
 	assert_int_equal(trace.stacks.events[0].kind, RUNTIME_STACK_WAIT);
 	assert_int_equal(trace.stacks.events[0].weight, 1200000);
 	assert_int_equal(trace.stacks.events[0].depth, 2);
-	assert_int_equal(trace.stacks.seen[RUNTIME_STACK_WAIT], 1);
+	assert_int_equal(trace.stacks.events[1].thread_id, 8);
+	assert_int_equal(trace.stacks.events[1].weight, 1000000);
+	assert_int_equal(trace.stacks.seen[RUNTIME_STACK_WAIT], 2);
 	assert_int_equal(trace.events.contentions, 0); /* not a lock's */
 	runtime_trace_release(&trace);
 }

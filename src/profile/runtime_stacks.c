@@ -49,6 +49,7 @@ struct runtime_stacks_reading {
 	struct waiting_thread *threads;
 	size_t thread_capacity;
 	uint64_t ticks, samples; /* allocation events of each kind */
+	uint64_t last_time;	 /* of the latest event, nanoseconds */
 };
 
 /* Nanoseconds of CLOCK_MONOTONIC, the clock of the runtime's timestamps on
@@ -279,6 +280,10 @@ static void on_allocation_sampled(struct runtime_stacks_reading *reading,
 void runtime_stacks_reading_take(struct runtime_stacks_reading *reading,
 				 const struct nettrace_event *event)
 {
+	uint64_t time = to_nanoseconds(reading->info, event->timestamp);
+
+	if (time > reading->last_time)
+		reading->last_time = time;
 	if (strcmp(event->provider, RUNTIME_PROVIDER))
 		return;
 	switch (event->id) {
@@ -313,10 +318,34 @@ struct runtime_stacks_reading *runtime_stacks_reading_start(struct runtime_stack
 	return reading;
 }
 
+/* A wait still going on when the session stopped (a thread blocked for
+ * good, a deadlock) lasted at least until the trace's last event: it is
+ * counted until then. */
+static void end_waits_at_the_end(struct runtime_stacks_reading *reading)
+{
+	for (size_t i = 0; i < reading->thread_ids.count; i++) {
+		struct waiting_thread *thread = &reading->threads[i];
+		struct pending_wait *waits[] = {&thread->lock, &thread->handle};
+		enum runtime_stack_kind kinds[] = {RUNTIME_STACK_CONTENTION, RUNTIME_STACK_WAIT};
+
+		for (size_t j = 0; j < 2; j++) {
+			uint64_t duration = reading->last_time > waits[j]->start
+						? reading->last_time - waits[j]->start
+						: 0;
+
+			if (!waits[j]->waiting || duration == 0)
+				continue;
+			reading->stacks->seen[kinds[j]]++;
+			reading->stacks->seen_weight[kinds[j]] += duration;
+			if (waits[j]->event != SIZE_MAX)
+				reading->stacks->events[waits[j]->event].weight = duration;
+		}
+	}
+}
+
 /* What the allocation profile is made of: the randomized samples where
  * the trace has them (the ticks beside them would count the same bytes
- * twice), else the ticks. Waits with no end in the trace (the session
- * stopped first) have no length: they are left out. */
+ * twice), else the ticks. Waits of no length are left out. */
 static void keep_what_counts(struct runtime_stacks_reading *reading)
 {
 	struct runtime_stacks *stacks = reading->stacks;
@@ -345,6 +374,7 @@ static void keep_what_counts(struct runtime_stacks_reading *reading)
 
 void runtime_stacks_reading_finish(struct runtime_stacks_reading *reading)
 {
+	end_waits_at_the_end(reading);
 	keep_what_counts(reading);
 	id_map_release(&reading->thread_ids);
 	free(reading->threads);
