@@ -1,7 +1,7 @@
 /* libFuzzer entry point for the nettrace reader, the runtime-events
- * summary and the JIT code names built on it: any bytes, as a
- * runtime.nettrace from a hostile or broken process, or a zip someone sent,
- * would give them. */
+ * summary, the events with stacks (runtime_stacks.h) and the JIT code
+ * names built on it: any bytes, as a runtime.nettrace from a hostile or
+ * broken process, or a zip someone sent, would give them. */
 #include "runtime_trace.h"
 
 #include <stddef.h>

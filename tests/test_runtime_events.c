@@ -4,7 +4,12 @@
  * then on every prefix of it (a session cut short) and on every one-byte
  * corruption of it (a hostile file): it must count what it can and never
  * read outside the bytes it was given (ASan checks). Then the JIT code its
- * method events name, each range at its time (runtime_methods.h). */
+ * method events name, each range at its time (runtime_methods.h), and the
+ * events that carry stacks (runtime_stacks.h): lock waits with their
+ * lengths, exceptions and allocation ticks with their types, each with the
+ * stack it names by id, also one written in an earlier stack block,
+ * .NET 10's randomized allocation samples weighed by their chance, and
+ * waits on wait handles. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -396,6 +401,236 @@ static void survives_every_damaged_method_byte(void **state)
 		}
 }
 
+/* A stack block of one stack, id `id`, of `depth` addresses from `first`. */
+static void write_stack_block(struct stream *stream, uint32_t id, size_t depth, uint64_t first)
+{
+	size_t size_at = begin_object(stream, "StackBlock");
+
+	put_u32(stream, id);
+	put_u32(stream, 1);
+	put_u32(stream, (uint32_t)(depth * 8));
+	for (size_t i = 0; i < depth; i++)
+		put_u64(stream, first + i * 0x100);
+	end_block(stream, size_at);
+}
+
+/* Thread 7 waits 5 ms (ContentionStop_V1's DurationNs) at stack 1, thread
+ * 8 waits 120 ticks (1.2 ms: a ContentionStop without one) at stack 2, an
+ * exception is thrown at stack 1 and 250,000 bytes of System.Byte[] are
+ * allocated at stack 2. Stack 1 is in the first stack block, stack 2 in
+ * the second: the events after both name stack 1 by its id. Thread 9's
+ * wait has no end. */
+static void write_stack_trace(struct stream *stream)
+{
+	uint8_t start[3] = {0}, stop[11] = {0}, exception[64], tick[96];
+	double five_ms = 5e6;
+	struct stream type = {0}, allocation = {0};
+	size_t size_at;
+
+	write_trace_header(stream);
+	size_at = begin_object(stream, "MetadataBlock");
+	put_block_header(stream);
+	put_metadata(stream, 1, 81, 1); /* ContentionStart */
+	put_metadata(stream, 2, 91, 1); /* ContentionStop_V1 */
+	put_metadata(stream, 3, 91, 0); /* ContentionStop */
+	put_metadata(stream, 4, 80, 1); /* ExceptionThrown_V1 */
+	put_metadata(stream, 5, 10, 4); /* GCAllocationTick_V4 */
+	end_block(stream, size_at);
+	write_stack_block(stream, 1, 3, 0x7f0000001000);
+	write_stack_block(stream, 2, 2, 0x7f0000005000);
+
+	memcpy(stop + 3, &five_ms, sizeof(five_ms));
+	put_utf16(&type, "Demo.KnownException");
+	memcpy(exception, type.bytes, type.length);
+	put_u32(&allocation, 100000);
+	put_u32(&allocation, 0);
+	put_u16(&allocation, 0);
+	put_u64(&allocation, 250000);
+	put_u64(&allocation, 0x1234); /* TypeID */
+	put_utf16(&allocation, "System.Byte[]");
+	put_u32(&allocation, 0);      /* HeapIndex */
+	put_u64(&allocation, 0x5678); /* Address */
+	put_u64(&allocation, 1024);   /* ObjectSize */
+	memcpy(tick, allocation.bytes, allocation.length);
+	size_at = begin_object(stream, "EventBlock");
+	put_block_header(stream);
+	put_event(stream, 1, 7, 1, 100, start, sizeof(start));
+	put_event(stream, 2, 7, 0, 100, stop, sizeof(stop));
+	put_event(stream, 1, 8, 2, 100, start, sizeof(start));
+	put_event(stream, 3, 8, 0, 120, NULL, 0);
+	put_event(stream, 3, 8, 0, 100, NULL, 0); /* no wait to end */
+	put_event(stream, 4, 7, 1, 10, exception, (uint8_t)type.length);
+	put_event(stream, 5, 8, 2, 10, tick, (uint8_t)allocation.length);
+	put_event(stream, 1, 9, 1, 10, start, sizeof(start));
+	end_block(stream, size_at);
+	write_trace_end(stream);
+}
+
+static void keeps_the_stacks_of_waits_exceptions_and_allocations(void **state)
+{
+	struct stream stream = {0};
+	struct runtime_trace trace;
+	const struct runtime_stacks *stacks = &trace.stacks;
+	const struct runtime_stack_event *event;
+
+	(void)state;
+	write_stack_trace(&stream);
+	if (runtime_trace_parse(stream.bytes, stream.length, &trace) != 0)
+		fail_msg("%s", trace.why);
+	assert_int_equal(stacks->count, 4);
+	assert_int_equal(stacks->seen[RUNTIME_STACK_CONTENTION], 2);
+	assert_int_equal(stacks->seen_weight[RUNTIME_STACK_CONTENTION], 6200000);
+	assert_int_equal(trace.events.contentions, 2);
+	assert_true(trace.events.contention_seconds > 0.00619 &&
+		    trace.events.contention_seconds < 0.00621);
+
+	event = &stacks->events[0];
+	assert_int_equal(event->kind, RUNTIME_STACK_CONTENTION);
+	assert_int_equal(event->thread_id, 7);
+	assert_int_equal(event->weight, 5000000);
+	assert_int_equal(event->time, 1000000); /* tick 100 at 100,000 a second */
+	assert_int_equal(event->depth, 3);
+	assert_int_equal(stacks->ips[event->first_ip], 0x7f0000001000);
+	assert_int_equal(stacks->ips[event->first_ip + 2], 0x7f0000001200);
+
+	event = &stacks->events[1];
+	assert_int_equal(event->kind, RUNTIME_STACK_CONTENTION);
+	assert_int_equal(event->weight, 1200000);
+	assert_int_equal(event->depth, 2);
+	assert_int_equal(stacks->ips[event->first_ip], 0x7f0000005000);
+
+	/* Stack 1 came before the stack block that the previous events read. */
+	event = &stacks->events[2];
+	assert_int_equal(event->kind, RUNTIME_STACK_EXCEPTION);
+	assert_string_equal(event->type, "Demo.KnownException");
+	assert_int_equal(event->weight, 1);
+	assert_int_equal(event->depth, 3);
+	assert_int_equal(stacks->ips[event->first_ip], 0x7f0000001000);
+
+	event = &stacks->events[3];
+	assert_int_equal(event->kind, RUNTIME_STACK_ALLOCATION);
+	assert_string_equal(event->type, "System.Byte[]");
+	assert_int_equal(event->weight, 250000);
+	assert_int_equal(event->objects, 244); /* 250,000 bytes of 1,024-byte arrays */
+	assert_int_equal(event->depth, 2);
+	runtime_trace_release(&trace);
+}
+
+/* .NET 10's AllocationSampled: a 1,024-byte System.Byte[] sampled at its
+ * 100th byte stands for 1 / (1 - (1 - 1/102400)^1024) = 100.5 objects and
+ * 102,912 bytes; beside it, the tick's bytes are not counted again. */
+static void weighs_randomized_allocation_samples(void **state)
+{
+	struct stream stream = {0}, sample = {0}, tick = {0};
+	struct runtime_trace trace;
+	const struct runtime_stack_event *event;
+	size_t size_at;
+
+	(void)state;
+	write_trace_header(&stream);
+	size_at = begin_object(&stream, "MetadataBlock");
+	put_block_header(&stream);
+	put_metadata(&stream, 1, 303, 0); /* AllocationSampled */
+	put_metadata(&stream, 2, 10, 4);  /* GCAllocationTick_V4 */
+	end_block(&stream, size_at);
+	write_stack_block(&stream, 1, 2, 0x7f0000001000);
+
+	put_u32(&sample, 0);
+	put_u16(&sample, 0);
+	put_u64(&sample, 0x1234); /* TypeID */
+	put_utf16(&sample, "System.Byte[]");
+	put_u64(&sample, 0x5678); /* Address */
+	put_u64(&sample, 1024);	  /* ObjectSize */
+	put_u64(&sample, 100);	  /* SampledByteOffset */
+	put_u32(&tick, 100000);
+	put_u32(&tick, 0);
+	put_u16(&tick, 0);
+	put_u64(&tick, 100000);
+	put_u64(&tick, 0x1234);
+	put_utf16(&tick, "System.Byte[]");
+	put_u32(&tick, 0);
+	size_at = begin_object(&stream, "EventBlock");
+	put_block_header(&stream);
+	put_event(&stream, 2, 7, 1, 10, tick.bytes, (uint8_t)tick.length);
+	put_event(&stream, 1, 7, 1, 10, sample.bytes, (uint8_t)sample.length);
+	end_block(&stream, size_at);
+	write_trace_end(&stream);
+
+	assert_int_equal(runtime_trace_parse(stream.bytes, stream.length, &trace), 0);
+	assert_true(trace.stacks.allocations_sampled);
+	assert_int_equal(trace.stacks.count, 1);
+	event = &trace.stacks.events[0];
+	assert_true(event->sampled);
+	assert_string_equal(event->type, "System.Byte[]");
+	assert_true(event->weight > 102900 && event->weight < 102925);
+	assert_int_equal(event->objects, 101);
+	assert_int_equal(event->depth, 2);
+	runtime_trace_release(&trace);
+}
+
+/* WaitHandleWaitStart on thread 7, its Stop 120 ticks (1.2 ms) later;
+ * thread 8's wait starts then and is still going on 100 ticks later, at
+ * the trace's last event: it counts 1 ms. */
+static void times_waits_on_wait_handles(void **state)
+{
+	struct stream stream = {0};
+	uint8_t start[11] = {1}; /* WaitSource MonitorWait, AssociatedObjectID, ClrInstanceID */
+	uint8_t stop[2] = {0};
+	struct runtime_trace trace;
+	size_t size_at;
+
+	(void)state;
+	write_trace_header(&stream);
+	size_at = begin_object(&stream, "MetadataBlock");
+	put_block_header(&stream);
+	put_metadata(&stream, 1, 301, 0); /* WaitHandleWaitStart */
+	put_metadata(&stream, 2, 302, 0); /* WaitHandleWaitStop */
+	end_block(&stream, size_at);
+	write_stack_block(&stream, 1, 2, 0x7f0000001000);
+	size_at = begin_object(&stream, "EventBlock");
+	put_block_header(&stream);
+	put_event(&stream, 1, 7, 1, 10, start, sizeof(start));
+	put_event(&stream, 2, 7, 0, 120, stop, sizeof(stop));
+	put_event(&stream, 1, 8, 1, 0, start, sizeof(start));
+	put_event(&stream, 2, 7, 0, 100, stop, sizeof(stop)); /* no wait of 7's to end */
+	end_block(&stream, size_at);
+	write_trace_end(&stream);
+
+	assert_int_equal(runtime_trace_parse(stream.bytes, stream.length, &trace), 0);
+	assert_int_equal(trace.stacks.count, 2);
+	assert_int_equal(trace.stacks.events[0].kind, RUNTIME_STACK_WAIT);
+	assert_int_equal(trace.stacks.events[0].weight, 1200000);
+	assert_int_equal(trace.stacks.events[0].depth, 2);
+	assert_int_equal(trace.stacks.events[1].thread_id, 8);
+	assert_int_equal(trace.stacks.events[1].weight, 1000000);
+	assert_int_equal(trace.stacks.seen[RUNTIME_STACK_WAIT], 2);
+	assert_int_equal(trace.events.contentions, 0); /* not a lock's */
+	runtime_trace_release(&trace);
+}
+
+static void survives_every_damaged_stack_byte(void **state)
+{
+	struct stream stream = {0};
+
+	(void)state;
+	write_stack_trace(&stream);
+	for (size_t at = 0; at < stream.length; at++)
+		for (unsigned flip = 1; flip < 256; flip <<= 1) {
+			uint8_t *copy = malloc(stream.length);
+			struct runtime_trace trace;
+
+			memcpy(copy, stream.bytes, stream.length);
+			copy[at] ^= (uint8_t)flip;
+			runtime_trace_parse(copy, stream.length, &trace);
+			for (size_t i = 0; i < trace.stacks.count; i++)
+				assert_true(trace.stacks.events[i].first_ip +
+						trace.stacks.events[i].depth <=
+					    trace.stacks.ip_count);
+			runtime_trace_release(&trace);
+			free(copy);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -405,6 +640,10 @@ int main(void)
 	    cmocka_unit_test(refuses_what_is_not_nettrace),
 	    cmocka_unit_test(names_code_by_its_method_events),
 	    cmocka_unit_test(survives_every_damaged_method_byte),
+	    cmocka_unit_test(keeps_the_stacks_of_waits_exceptions_and_allocations),
+	    cmocka_unit_test(weighs_randomized_allocation_samples),
+	    cmocka_unit_test(times_waits_on_wait_handles),
+	    cmocka_unit_test(survives_every_damaged_stack_byte),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

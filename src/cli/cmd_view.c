@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "options.h"
 #include "perf_script_read.h"
+#include "runtime_profiles_view.h"
 #include "runtime_trace.h"
 #include "string_table.h"
 #include "util.h"
@@ -27,7 +28,9 @@ static const char usage[] =
     "and under them (total), and the heaviest call stacks. Reads the trace's\n"
     "perf.data.txt as PerfView does; also takes a bare *.data.txt file. When\n"
     "the trace holds the .NET runtime's events (runtime.nettrace), also what\n"
-    "they say: GCs and their pauses, exceptions, lock contention, JIT.\n"
+    "they say: GCs and their pauses, exceptions, lock contention, JIT; and\n"
+    "where threads waited for locks, threw and allocated, from the profiles of\n"
+    "those events (contention_, exceptions_ and alloc_folded_stacks.out).\n"
     "\n"
     "options:\n"
     "  -top N                how many functions and stacks to list (default 15)\n"
@@ -472,5 +475,7 @@ int cmd_view(int argc, char **argv)
 	} else if (status == 0 && print_runtime_events(path) < 0) {
 		status = 1;
 	}
+	if (status == 0 && runtime_profiles_view(path, (size_t)top, stdout) < 0)
+		status = 1;
 	return status;
 }

@@ -17,19 +17,28 @@ enum runtime_keyword {
 	KEYWORD_EXCEPTION = 0x8000,
 	KEYWORD_THREADING = 0x10000,
 	KEYWORD_GC_HEAP_SURVIVAL_AND_MOVEMENT = 0x400000,
+	KEYWORD_WAIT_HANDLE = 0x40000000000,	     /* .NET 9: WaitHandleWaitStart/Stop */
+	KEYWORD_ALLOCATION_SAMPLING = 0x80000000000, /* .NET 10: AllocationSampled */
 };
 
+/* The level is the provider's, so a Verbose set makes every set verbose:
+ * method loads (jit), allocation ticks (alloc) and wait-handle waits
+ * (waits) are Verbose events. */
 static const struct {
 	const char *name;
 	uint64_t keywords;
+	uint32_t level;
 } named_sets[] = {
-    {"gc", KEYWORD_GC},
-    {"jit", KEYWORD_JIT},
-    {"loader", KEYWORD_LOADER},
-    {"exceptions", KEYWORD_EXCEPTION},
-    {"exception", KEYWORD_EXCEPTION},
-    {"contention", KEYWORD_CONTENTION},
-    {"threading", KEYWORD_THREADING},
+    {"gc", KEYWORD_GC, EVENTPIPE_LEVEL_INFORMATIONAL},
+    {"alloc", KEYWORD_GC, EVENTPIPE_LEVEL_VERBOSE},
+    {"allocsampled", KEYWORD_ALLOCATION_SAMPLING, EVENTPIPE_LEVEL_INFORMATIONAL},
+    {"jit", KEYWORD_JIT, EVENTPIPE_LEVEL_VERBOSE},
+    {"loader", KEYWORD_LOADER, EVENTPIPE_LEVEL_INFORMATIONAL},
+    {"exceptions", KEYWORD_EXCEPTION, EVENTPIPE_LEVEL_INFORMATIONAL},
+    {"exception", KEYWORD_EXCEPTION, EVENTPIPE_LEVEL_INFORMATIONAL},
+    {"contention", KEYWORD_CONTENTION, EVENTPIPE_LEVEL_INFORMATIONAL},
+    {"threading", KEYWORD_THREADING, EVENTPIPE_LEVEL_INFORMATIONAL},
+    {"waits", KEYWORD_WAIT_HANDLE, EVENTPIPE_LEVEL_VERBOSE},
 };
 
 static void add_provider(struct eventpipe_config *config, const char *name, uint64_t keywords,
@@ -59,16 +68,13 @@ static int add_event_item(struct eventpipe_config *config, char *item)
 	if (!keywords_text) {
 		for (size_t i = 0; i < sizeof(named_sets) / sizeof(*named_sets); i++)
 			if (!strcasecmp(item, named_sets[i].name)) {
-				/* Method loads are Verbose events; the level is the
-				 * provider's, so jit makes every set verbose. */
 				add_provider(config, RUNTIME_PROVIDER, named_sets[i].keywords,
-					     named_sets[i].keywords == KEYWORD_JIT
-						 ? EVENTPIPE_LEVEL_VERBOSE
-						 : EVENTPIPE_LEVEL_INFORMATIONAL);
+					     named_sets[i].level);
 				return 0;
 			}
-		report_error("unknown -events item '%s': give gc, jit, loader, exceptions, "
-			     "contention, threading or Provider:0xKEYWORDS[:LEVEL]",
+		report_error("unknown -events item '%s': give gc, alloc, allocsampled, jit, "
+			     "loader, exceptions, contention, threading, waits or "
+			     "Provider:0xKEYWORDS[:LEVEL]",
 			     item);
 		return -1;
 	}
@@ -108,8 +114,9 @@ static int add_event_list(struct eventpipe_config *config, const char *list)
 	if (status < 0)
 		return -1;
 	if (!config->provider_count) {
-		report_error("-events needs a list: gc, jit, loader, exceptions, contention, "
-			     "threading or Provider:0xKEYWORDS[:LEVEL]");
+		report_error("-events needs a list: gc, alloc, allocsampled, jit, loader, "
+			     "exceptions, contention, threading, waits or "
+			     "Provider:0xKEYWORDS[:LEVEL]");
 		return -1;
 	}
 	return 0;

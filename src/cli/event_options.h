@@ -38,8 +38,12 @@ struct event_options {
 	"  -gcwithheap           -gconly and heap survival and movement: every GC reports\n"       \
 	"                        each block it keeps or moves, which can make each GC\n"           \
 	"                        pause more than twice as long\n"                                  \
-	"  -events LIST          only these, comma-separated: gc, jit, loader,\n"                  \
-	"                        exceptions, contention, threading, or\n"                          \
+	"  -events LIST          only these, comma-separated: gc, alloc (GC with its\n"            \
+	"                        allocation ticks: alloc_* profiles), allocsampled\n"              \
+	"                        (.NET 10's randomized allocation samples instead),\n"             \
+	"                        jit, loader, exceptions, contention, threading,\n"                \
+	"                        waits (.NET 9: waits on wait handles, waits_*\n"                  \
+	"                        profiles), or\n"                                                  \
 	"                        Provider:0xKEYWORDS[:LEVEL] for any EventSource\n"                \
 	"  -nolttng, -noevents   no runtime events: samples only\n"                                \
 	"  -noperf               runtime events only: no samples\n"

@@ -35,6 +35,20 @@ int emit_flamegraph_styled(const struct folded_profile *folded, const char *titl
  * unknown), which dates the profile. */
 int emit_pprof(const struct profile *profile, int64_t end_time_nanos, FILE *out);
 
+/* The values of a profile of events (runtime_profiles.h), as pprof names
+ * them: a count ("contentions"/"count") and, unless weight_type is NULL, a
+ * weight the samples' periods hold ("delay"/"nanoseconds"). */
+struct pprof_values {
+	const char *count_type, *count_unit;
+	const char *weight_type, *weight_unit;
+	const uint64_t *counts; /* by sample; NULL: each sample counts 1 */
+};
+
+/* The same of a profile of events: its samples' `values`, the count its
+ * period type, the profile's length from its first event to its last. */
+int emit_pprof_events(const struct profile *profile, const struct pprof_values *values,
+		      int64_t end_time_nanos, FILE *out);
+
 /* A part of a profile (some processes'): the indices of its samples (in
  * time order) and of its locations (ascending) in the profile's arrays. */
 struct profile_part {

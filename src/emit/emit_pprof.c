@@ -29,7 +29,8 @@ enum { VALUE_SAMPLES, VALUE_CPU, VALUE_COUNT };
 
 struct pprof_builder {
 	const struct profile *profile;
-	const struct profile_part *part; /* NULL: the whole profile */
+	const struct profile_part *part;   /* NULL: the whole profile */
+	const struct pprof_values *values; /* NULL: CPU samples' */
 	Profile message;
 	size_t string_capacity, mapping_capacity, function_capacity;
 	struct id_map strings;		     /* interned text's address -> string_table index */
@@ -65,6 +66,32 @@ static ValueType *value_type(struct pprof_builder *builder, const char *type, co
 	return value;
 }
 
+/* How many values each sample has. */
+static size_t value_count(const struct pprof_builder *builder)
+{
+	return builder->values && !builder->values->weight_type ? 1 : VALUE_COUNT;
+}
+
+/* A profile of events: the count first, then the weight, which the
+ * samples' periods hold; the count is the period type, as Go's mutex
+ * profile has it. */
+static void describe_event_values(struct pprof_builder *builder)
+{
+	const struct pprof_values *values = builder->values;
+	Profile *message = &builder->message;
+
+	message->n_sample_type = value_count(builder);
+	message->sample_type = xcalloc(VALUE_COUNT, sizeof(*message->sample_type));
+	message->sample_type[VALUE_SAMPLES] =
+	    value_type(builder, values->count_type, values->count_unit);
+	if (values->weight_type)
+		message->sample_type[VALUE_CPU] =
+		    value_type(builder, values->weight_type, values->weight_unit);
+	message->period_type = value_type(builder, values->count_type, values->count_unit);
+	message->period = 1;
+	message->default_sample_type = message->sample_type[message->n_sample_type - 1]->type;
+}
+
 /* Clock events count nanoseconds of CPU time in their period; other events
  * (cycles) count events. */
 static void describe_values(struct pprof_builder *builder)
@@ -73,6 +100,10 @@ static void describe_values(struct pprof_builder *builder)
 	bool clock = !strcmp(event, "cpu-clock") || !strcmp(event, "task-clock");
 	Profile *message = &builder->message;
 
+	if (builder->values) {
+		describe_event_values(builder);
+		return;
+	}
 	message->n_sample_type = VALUE_COUNT;
 	message->sample_type = xcalloc(VALUE_COUNT, sizeof(*message->sample_type));
 	message->sample_type[VALUE_SAMPLES] = value_type(builder, "samples", "count");
@@ -234,7 +265,7 @@ static Sample *new_sample(struct pprof_builder *builder, const struct profile_sa
 	sample->location_id = xcalloc(stack->depth, sizeof(*sample->location_id));
 	for (uint32_t level = 0; level < stack->depth; level++)
 		sample->location_id[level] = profile->stack_locations[stack->first + level] + 1;
-	sample->n_value = VALUE_COUNT;
+	sample->n_value = value_count(builder);
 	sample->value = xcalloc(VALUE_COUNT, sizeof(*sample->value));
 	sample->n_label = LABEL_COUNT;
 	sample->label = xcalloc(LABEL_COUNT, sizeof(*sample->label));
@@ -259,6 +290,7 @@ static void add_samples(struct pprof_builder *builder)
 	const struct profile *profile = builder->profile;
 	Profile *message = &builder->message;
 	const struct profile_sample *first = NULL, *last = NULL;
+	uint64_t earliest = UINT64_MAX, latest = 0;
 	size_t capacity = 0;
 
 	for (size_t i = 0; i < sample_count(builder); i++) {
@@ -268,6 +300,8 @@ static void add_samples(struct pprof_builder *builder)
 
 		first = first ? first : source;
 		last = source;
+		earliest = source->time < earliest ? source->time : earliest;
+		latest = source->time > latest ? source->time : latest;
 		index = id_map_get(&builder->samples,
 				   (uint64_t)source->stack << 32 | (uintptr_t)source->pid,
 				   (uintptr_t)source->thread_name, &added);
@@ -278,10 +312,22 @@ static void add_samples(struct pprof_builder *builder)
 			message->sample[index] = new_sample(builder, source);
 			message->n_sample = index + 1;
 		}
+		if (builder->values) {
+			const uint64_t *counts = builder->values->counts;
+
+			message->sample[index]->value[VALUE_SAMPLES] +=
+			    counts ? (int64_t)counts[sample_at(builder, i)] : 1;
+			if (builder->values->weight_type)
+				message->sample[index]->value[VALUE_CPU] += (int64_t)source->period;
+			continue;
+		}
 		message->sample[index]->value[VALUE_SAMPLES]++;
 		message->sample[index]->value[VALUE_CPU] += (int64_t)source->period;
 	}
-	if (first) {
+	/* Events come in the stream's order, grouped by thread. */
+	if (first && builder->values) {
+		message->duration_nanos = (int64_t)(latest - earliest);
+	} else if (first) {
 		message->period = (int64_t)first->period;
 		message->duration_nanos = (int64_t)(last->time - first->time + last->period);
 	}
@@ -365,18 +411,14 @@ static void release_message(Profile *message)
 	free(message->string_table);
 }
 
-int emit_pprof(const struct profile *profile, int64_t end_time_nanos, FILE *out)
+static int emit(const struct profile *profile, const struct profile_part *part,
+		const struct pprof_values *values, int64_t end_time_nanos, FILE *out,
+		struct pprof_span *span)
 {
-	struct pprof_span span;
-
-	return emit_pprof_part(profile, NULL, end_time_nanos, out, &span);
-}
-
-int emit_pprof_part(const struct profile *profile, const struct profile_part *part,
-		    int64_t end_time_nanos, FILE *out, struct pprof_span *span)
-{
-	struct pprof_builder builder = {
-	    .profile = profile, .part = part, .readable_names = string_table_new()};
+	struct pprof_builder builder = {.profile = profile,
+					.part = part,
+					.values = values,
+					.readable_names = string_table_new()};
 	int status;
 
 	perftools__profiles__profile__init(&builder.message);
@@ -396,4 +438,25 @@ int emit_pprof_part(const struct profile *profile, const struct profile_part *pa
 	id_map_release(&builder.samples);
 	string_table_free(builder.readable_names);
 	return status;
+}
+
+int emit_pprof(const struct profile *profile, int64_t end_time_nanos, FILE *out)
+{
+	struct pprof_span span;
+
+	return emit(profile, NULL, NULL, end_time_nanos, out, &span);
+}
+
+int emit_pprof_events(const struct profile *profile, const struct pprof_values *values,
+		      int64_t end_time_nanos, FILE *out)
+{
+	struct pprof_span span;
+
+	return emit(profile, NULL, values, end_time_nanos, out, &span);
+}
+
+int emit_pprof_part(const struct profile *profile, const struct profile_part *part,
+		    int64_t end_time_nanos, FILE *out, struct pprof_span *span)
+{
+	return emit(profile, part, NULL, end_time_nanos, out, span);
 }

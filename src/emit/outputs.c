@@ -22,6 +22,36 @@
 #define WALL_FOLDED	   "wall_folded_stacks.out"
 #define WALL_FLAMEGRAPH	   "wall_flamegraph.svg"
 
+/* The profiles of the .NET runtime's events (write_runtime_profiles()),
+ * by kind (runtime_stacks.h): each NAME.pb.gz, NAME_folded_stacks.out and
+ * NAME_flamegraph.svg, where the capture holds such events. */
+static const struct runtime_output {
+	const char *name, *title, *palette;
+	const char *unit;	    /* of the folded counts and the graph */
+	struct pprof_values values; /* counts filled in when written */
+} runtime_outputs[RUNTIME_STACK_KINDS] = {
+    [RUNTIME_STACK_CONTENTION] = {"contention",
+				  "Lock contention (time waited)",
+				  "blue",
+				  "nanoseconds",
+				  {"contentions", "count", "delay", "nanoseconds", NULL}},
+    [RUNTIME_STACK_EXCEPTION] = {"exceptions",
+				 "Exceptions thrown",
+				 "red",
+				 "exceptions",
+				 {"exceptions", "count", NULL, NULL, NULL}},
+    [RUNTIME_STACK_ALLOCATION] = {"alloc",
+				  "Allocations (bytes, sampled by the runtime)",
+				  "mem",
+				  "bytes",
+				  {"alloc_objects", "count", "alloc_space", "bytes", NULL}},
+    [RUNTIME_STACK_WAIT] = {"waits",
+			    "Waits on wait handles (time waited)",
+			    "blue",
+			    "nanoseconds",
+			    {"waits", "count", "delay", "nanoseconds", NULL}},
+};
+
 static void report_write_error(const char *path)
 {
 	report_error("cannot write %s: %s%s", path, strerror(errno),
@@ -152,6 +182,24 @@ static void add_member(struct member_list *list, const char *file, const char *n
 	list->members[list->count++] = (struct archive_member){xstrdup(file), name, false};
 }
 
+/* The runtime events' outputs that exist (emit_archive leaves out the
+ * others): the folded stacks and graphs, and with `pprof` the pprof files. */
+static void add_runtime_outputs(struct member_list *list, bool pprof)
+{
+	for (int kind = 0; kind < RUNTIME_STACK_KINDS; kind++) {
+		const char *name = runtime_outputs[kind].name;
+		char *files[] = {xasprintf("%s_folded_stacks.out", name),
+				 xasprintf("%s_flamegraph.svg", name),
+				 pprof ? xasprintf("%s.pb.gz", name) : NULL};
+
+		for (size_t i = 0; i < 3; i++) {
+			if (files[i])
+				add_member(list, files[i], NULL);
+			free(files[i]);
+		}
+	}
+}
+
 static void add_runtime_symbol_files(struct member_list *list, const char *dir)
 {
 	DIR *directory = opendir(dir);
@@ -206,6 +254,7 @@ static int write_tar_gz(const char *dir, bool perf_data_compressed,
 	for (size_t i = 0; i < sizeof(outputs) / sizeof(*outputs); i++)
 		add_member(&list, outputs[i], NULL);
 	list.members[0].stored = perf_data_compressed;
+	add_runtime_outputs(&list, true);
 	add_runtime_symbol_files(&list, dir);
 	add_member(&list, KERNEL_SYMBOLS_COPY, NULL);
 	add_member(&list, OUTPUTS_RUNTIME_EVENTS, NULL);
@@ -245,6 +294,7 @@ static int write_trace_zip(const char *dir, const struct trace_zip *zip, bool pe
 	add_member(&list, "flamegraph.svg", NULL);
 	add_member(&list, OFF_CPU_FLAMEGRAPH, NULL);
 	add_member(&list, WALL_FLAMEGRAPH, NULL);
+	add_runtime_outputs(&list, false);
 	status = write_archive(dir, &list, top, ARCHIVE_ZIP, path, NULL);
 	release_members(&list);
 	*deflated = (struct deflated_members){path, top};
@@ -306,13 +356,90 @@ static int write_off_cpu_outputs(const char *dir, const struct profile *profile,
 	return status;
 }
 
+struct events_pprof_input {
+	const struct profile *profile;
+	const struct pprof_values *values;
+	int64_t end_time_nanos;
+};
+
+static int write_events_pprof(const void *data, FILE *out)
+{
+	const struct events_pprof_input *input = data;
+
+	return emit_pprof_events(input->profile, input->values, input->end_time_nanos, out);
+}
+
+/* A runtime profile's three files, or none when it has no events (and
+ * none left by an earlier postprocess of the folder). */
+static int write_runtime_profile(const char *dir, const struct runtime_output *output,
+				 const struct runtime_profile *runtime,
+				 const struct fold_options *fold)
+{
+	struct fold_options weighed = fold ? *fold : (struct fold_options){0};
+	struct pprof_values values = output->values;
+	char *folded_name = xasprintf("%s_folded_stacks.out", output->name);
+	char *graph_name = xasprintf("%s_flamegraph.svg", output->name);
+	char *pprof_name = xasprintf("%s.pb.gz", output->name);
+	const struct profile *profile = &runtime->profile;
+	struct folded_profile folded;
+	int status = 0;
+
+	if (!profile->sample_count) {
+		char *names[] = {folded_name, graph_name, pprof_name};
+
+		for (size_t i = 0; i < 3; i++) {
+			char *path = xasprintf("%s/%s", dir, names[i]);
+
+			unlink(path);
+			free(path);
+		}
+	} else {
+		char *title = xasprintf("%s: %s", output->title, profile->samples[0].process_name);
+		char *subtitle;
+
+		weighed.weigh_by_period = true;
+		profile_fold(profile, &weighed, &folded);
+		subtitle =
+		    xasprintf("%zu events, %llu %s in all, profcpu %s", profile->sample_count,
+			      (unsigned long long)folded.total, output->unit, PROFCPU_VERSION);
+		values.counts = runtime->counts;
+		status |= write_output(dir, folded_name, write_folded, &folded);
+		status |= write_output(dir, graph_name, write_flamegraph,
+				       &(struct flamegraph_input){&folded, title, subtitle,
+								  output->palette, output->unit});
+		status |= write_output(
+		    dir, pprof_name, write_events_pprof,
+		    &(struct events_pprof_input){profile, &values, capture_end_time(dir)});
+		folded_profile_release(&folded);
+		free(title);
+		free(subtitle);
+	}
+	free(folded_name);
+	free(graph_name);
+	free(pprof_name);
+	return status;
+}
+
+static int write_runtime_profiles(const char *dir, const struct runtime_profile *runtime,
+				  const struct fold_options *fold)
+{
+	int status = 0;
+
+	for (int kind = 0; kind < RUNTIME_STACK_KINDS; kind++)
+		status |= write_runtime_profile(
+		    dir, &runtime_outputs[kind],
+		    runtime ? &runtime[kind] : &(struct runtime_profile){0}, fold);
+	return status;
+}
+
 int outputs_write_archives(const char *dir, const struct trace_zip *zip)
 {
 	return write_archives(dir, zip, false);
 }
 
 int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip,
-		  const struct fold_options *fold, const struct runtime_events *events)
+		  const struct fold_options *fold, const struct runtime_events *events,
+		  const struct runtime_profile *runtime)
 {
 	struct folded_profile folded;
 	int status = 0;
@@ -348,6 +475,7 @@ int outputs_write(const char *dir, const struct profile *profile, const struct t
 	folded_profile_release(&folded);
 	if (profile->switch_count)
 		status |= write_off_cpu_outputs(dir, profile, fold);
+	status |= write_runtime_profiles(dir, runtime, fold);
 	status |= write_archives(dir, zip, profile->compressed_capture);
 	return status ? -1 : 0;
 }

@@ -7,6 +7,7 @@
 
 #include "profile.h"
 #include "runtime_events.h"
+#include "runtime_profiles.h"
 
 /* Where the perfcollect zip goes. */
 struct trace_zip {
@@ -20,10 +21,15 @@ struct trace_zip {
 
 /* `zip` and `fold` (how folded stacks and the flame graph name and group
  * frames) may be NULL for the defaults; `events`, the runtime's events of
- * the capture, too (NULL: none). Returns 0, or -1 after printing which
- * outputs could not be written (the others are still written). */
+ * the capture, too (NULL: none), and `runtime`, the profiles of its events
+ * with stacks, by kind (NULL: none): contention.pb.gz,
+ * contention_folded_stacks.out (nanoseconds), contention_flamegraph.svg,
+ * and the same of waits (nanoseconds), exceptions (counts) and alloc
+ * (bytes), each where it has events. Returns 0, or -1 after printing which outputs could not be
+ * written (the others are still written). */
 int outputs_write(const char *dir, const struct profile *profile, const struct trace_zip *zip,
-		  const struct fold_options *fold, const struct runtime_events *events);
+		  const struct fold_options *fold, const struct runtime_events *events,
+		  const struct runtime_profile *runtime);
 
 /* Only the two archives, of whatever the folder holds (a capture of runtime
  * events without samples). Returns 0 or -1 as outputs_write. */

@@ -1,6 +1,7 @@
 #include "postprocess.h"
 #include "outputs.h"
 #include "replay.h"
+#include "runtime_profiles.h"
 #include "runtime_trace.h"
 #include "target_file.h"
 #include "util.h"
@@ -136,6 +137,22 @@ int postprocess_read_profile(const char *dir, const struct resolver_config *conf
 	return status;
 }
 
+/* The profiles of the runtime's events with stacks, named by the resolver
+ * that named the samples, now that it has replayed the capture; their tops
+ * on stdout and in the log. */
+static void build_runtime_profiles(struct runtime_trace *trace, struct resolver *resolver,
+				   const struct resolver_config *config,
+				   const struct profile *samples,
+				   struct runtime_profile runtime[RUNTIME_STACK_KINDS])
+{
+	pid_t pid = config->live_pid ? config->live_pid : (pid_t)trace->process_id;
+
+	runtime_profiles_build(&trace->stacks, resolver, pid, samples, runtime);
+	runtime_profiles_print(runtime, stdout);
+	if (config->native.log)
+		runtime_profiles_print(runtime, config->native.log);
+}
+
 int postprocess_capture(const char *dir, const struct resolver_config *config,
 			const struct trace_zip *zip, const struct fold_options *fold,
 			struct runtime_trace *trace)
@@ -144,6 +161,7 @@ int postprocess_capture(const char *dir, const struct resolver_config *config,
 	char *path = xasprintf("%s/%s", dir, OUTPUTS_RUNTIME_EVENTS);
 	struct runtime_trace own;
 	struct profile profile;
+	struct runtime_profile runtime[RUNTIME_STACK_KINDS];
 	int status;
 
 	if (!trace) {
@@ -152,6 +170,7 @@ int postprocess_capture(const char *dir, const struct resolver_config *config,
 	}
 	profile_init(&profile);
 	status = replay_folder(dir, resolver, config, trace, &profile);
+	build_runtime_profiles(trace, resolver, config, &profile, runtime);
 	/* Before the archives, which hold the copy. */
 	resolver_finish_kernel_symbols_copy(resolver);
 	if (status == 0) {
@@ -166,7 +185,7 @@ int postprocess_capture(const char *dir, const struct resolver_config *config,
 			    (unsigned long long)profile.cut_stacks, profile.sample_count,
 			    profile.max_stack_depth);
 		status = outputs_write(dir, &profile, zip, fold,
-				       trace->status == 0 ? &trace->events : NULL);
+				       trace->status == 0 ? &trace->events : NULL, runtime);
 		if (profile.sample_count == 0)
 			report_warning("no samples: the target used no CPU while it was sampled; "
 				       "no flame graph was drawn");
@@ -174,6 +193,7 @@ int postprocess_capture(const char *dir, const struct resolver_config *config,
 			report_stack_completeness(&profile, config->native.log);
 	}
 	profile_release(&profile);
+	runtime_profiles_release(runtime);
 	resolver_free(resolver);
 	if (trace == &own)
 		runtime_trace_release(&own);

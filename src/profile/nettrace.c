@@ -18,6 +18,10 @@
 #define MAX_METADATA_ID 65536 /* real traces use a few thousand */
 #define NAME_SIZE	128
 #define MAX_FILE_SIZE	(4ULL << 30)
+/* Stacks kept between two sequence points: each costs more memory than
+ * the 4 bytes a hostile block may give it. Real sessions write a few
+ * thousand distinct stacks an interval. */
+#define MAX_STACKS (1u << 22)
 
 /* Reads little-endian values from a byte range; reading past its end sets
  * `bad` and yields zeros, so callers check once per record. */
@@ -289,18 +293,25 @@ static int read_event_block(struct parser *parser, struct cursor *block, size_t 
 	return 0;
 }
 
-/* A StackBlock: consecutive ids from the first, each a run of IPs. */
+/* A StackBlock: consecutive ids from the first, each a run of IPs. The
+ * ids go on rising from block to block until the next sequence point
+ * (SPBlock): an event names a stack once written by its id, and that
+ * stack may lie in any earlier block since the sequence point, not only
+ * the latest (the runtime writes each distinct stack once per interval). */
 static int read_stack_block(struct parser *parser, struct cursor *block)
 {
 	uint32_t id = read_u32(block), count = read_u32(block);
 
-	parser->stack_count = 0; /* ids restart after each sequence point */
+	/* Ids that do not rise (a damaged or hostile trace) would break the
+	 * binary search: such a block starts the list anew. */
+	if (parser->stack_count && id <= parser->stacks[parser->stack_count - 1].id)
+		parser->stack_count = 0;
 	for (uint32_t i = 0; i < count && !block->bad; i++, id++) {
 		uint32_t size = read_u32(block);
 		const uint8_t *ips = take(block, size);
 
-		if (block->bad)
-			break;
+		if (block->bad || parser->stack_count == MAX_STACKS)
+			continue;
 		grow_array((void **)&parser->stacks, &parser->stack_capacity,
 			   parser->stack_count + 1, sizeof(*parser->stacks));
 		parser->stacks[parser->stack_count++] =

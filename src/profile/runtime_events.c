@@ -1,5 +1,4 @@
 #include "runtime_events.h"
-#include "runtime_methods.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -7,12 +6,9 @@
 
 #define RUNTIME_PROVIDER "Microsoft-Windows-DotNETRuntime"
 #define RUNDOWN_PROVIDER "Microsoft-Windows-DotNETRuntimeRundown"
-#define SITE_FRAMES	 32 /* frames of a waiting stack kept to name its site */
-#define SHOWN		 10 /* exception types and lock sites listed */
+#define SHOWN		 10 /* exception types listed */
 /* Bounds on what a hostile trace can make this keep. */
-#define MAX_THREADS	1024
-#define MAX_CONTENTIONS 100000 /* waits kept with their stacks */
-#define MAX_METHODS	1000000
+#define MAX_THREADS 1024
 
 /* Event ids of the runtime providers (ClrEtwAll.man). */
 enum runtime_event_id {
@@ -20,8 +16,6 @@ enum runtime_event_id {
 	EVENT_GC_RESTART_EE_END = 3,
 	EVENT_GC_SUSPEND_EE_BEGIN = 9,
 	EVENT_EXCEPTION_THROWN = 80,
-	EVENT_CONTENTION_START = 81,
-	EVENT_CONTENTION_STOP = 91,
 	EVENT_METHOD_LOAD_VERBOSE = 143,
 	EVENT_METHOD_DC_END_VERBOSE = 144, /* the rundown's */
 };
@@ -30,31 +24,11 @@ enum runtime_event_id {
 #define SUSPEND_FOR_GC	    1
 #define SUSPEND_FOR_GC_PREP 6
 
-/* A thread between two events that pair up (suspension and restart, a
- * wait for a lock and its end). */
+/* A thread between a suspension and its restart. */
 struct pending {
 	uint64_t thread_id;
 	bool gc_suspended; /* the thread suspended the runtime for a GC */
 	uint64_t gc_suspend_time;
-	bool waiting; /* for a lock, since wait_time, at the stack in ips */
-	uint64_t wait_time;
-	uint64_t ips[SITE_FRAMES];
-	size_t depth;
-};
-
-struct contention {
-	uint64_t ips[SITE_FRAMES];
-	size_t depth;
-	double seconds;
-};
-
-/* A method's code, named only if a wait's site needs it: from the event's
- * payload, which stays in the caller's bytes until the reading ends. */
-struct method_range {
-	uint64_t start, size;
-	const uint8_t *payload;
-	size_t payload_size;
-	char *name; /* made when first asked for */
 };
 
 /* What reading collects before the summary is made. */
@@ -63,10 +37,6 @@ struct runtime_events_reading {
 	uint64_t last_timestamp;
 	struct pending *threads;
 	size_t thread_count, thread_capacity;
-	struct contention *contentions;
-	size_t contention_count, contention_capacity;
-	struct method_range *methods;
-	size_t method_count, method_capacity;
 };
 
 /* The state of a thread, or NULL past MAX_THREADS threads. */
@@ -107,18 +77,6 @@ static uint32_t payload_u32(const struct nettrace_event *event, size_t offset)
 	return value;
 }
 
-static void copy_stack(const struct nettrace_event *event, uint32_t pointer_size, uint64_t *ips,
-		       size_t *depth)
-{
-	*depth = 0;
-	for (size_t i = 0; i < event->stack_depth && *depth < SITE_FRAMES; i++) {
-		uint64_t ip = 0;
-
-		memcpy(&ip, event->stack + i * pointer_size, pointer_size);
-		ips[(*depth)++] = ip;
-	}
-}
-
 /* The stream groups events by thread, not by time: a suspension pairs with
  * the restart of the same thread (the one that runs the GC). */
 static void on_gc_event(struct runtime_events_reading *reading, const struct nettrace_event *event)
@@ -152,60 +110,6 @@ static void on_gc_event(struct runtime_events_reading *reading, const struct net
 	}
 }
 
-static void on_contention_event(struct runtime_events_reading *reading,
-				const struct nettrace_event *event)
-{
-	struct pending *thread = thread_state(reading, event->thread_id);
-	struct contention *contention;
-	double duration_ns;
-
-	if (!thread)
-		return;
-	if (event->id == EVENT_CONTENTION_START) {
-		thread->waiting = true;
-		thread->wait_time = event->timestamp;
-		copy_stack(event, reading->events->info.pointer_size, thread->ips, &thread->depth);
-		return;
-	}
-	if (!thread->waiting || reading->contention_count == MAX_CONTENTIONS)
-		return;
-	thread->waiting = false;
-	grow_array((void **)&reading->contentions, &reading->contention_capacity,
-		   reading->contention_count + 1, sizeof(*reading->contentions));
-	contention = &reading->contentions[reading->contention_count++];
-	memcpy(contention->ips, thread->ips, sizeof(thread->ips));
-	contention->depth = thread->depth;
-	/* ContentionStop_V1 carries the wait's length after its flags and
-	 * instance id; older ones leave the timestamps to tell. */
-	if (event->version >= 1 && event->payload_size >= 11) {
-		memcpy(&duration_ns, event->payload + 3, sizeof(duration_ns));
-		contention->seconds = duration_ns > 0 && duration_ns < 1e15 ? duration_ns / 1e9 : 0;
-	} else {
-		contention->seconds =
-		    event->timestamp > thread->wait_time
-			? to_seconds(reading, event->timestamp - thread->wait_time)
-			: 0;
-	}
-}
-
-/* MethodLoadVerbose and the rundown's MethodDCEndVerbose: the code range
- * of a method and its name, Namespace.Type::Method. */
-static void on_method_event(struct runtime_events_reading *reading,
-			    const struct nettrace_event *event)
-{
-	uint64_t start, size = 0;
-
-	/* MethodID, ModuleID, MethodStartAddress, MethodSize (u32), ... */
-	if (reading->method_count == MAX_METHODS || event->payload_size <= 36)
-		return;
-	memcpy(&start, event->payload + 16, 8);
-	memcpy(&size, event->payload + 24, 4);
-	grow_array((void **)&reading->methods, &reading->method_capacity, reading->method_count + 1,
-		   sizeof(*reading->methods));
-	reading->methods[reading->method_count++] =
-	    (struct method_range){start, size, event->payload, event->payload_size, NULL};
-}
-
 void runtime_events_reading_take(struct runtime_events_reading *reading,
 				 const struct nettrace_event *event)
 {
@@ -224,88 +128,11 @@ void runtime_events_reading_take(struct runtime_events_reading *reading,
 
 		if (nettrace_read_string(&payload, &remaining, type, sizeof(type)))
 			tally(&events->exceptions, type)->count++;
-	} else if (runtime &&
-		   (event->id == EVENT_CONTENTION_START || event->id == EVENT_CONTENTION_STOP))
-		on_contention_event(reading, event);
-	else if (runtime && event->id == EVENT_METHOD_LOAD_VERBOSE) {
+	} else if (runtime && event->id == EVENT_METHOD_LOAD_VERBOSE)
 		events->methods_jitted++;
-		on_method_event(reading, event);
-	} else if (!strcmp(event->provider, RUNDOWN_PROVIDER) &&
-		   event->id == EVENT_METHOD_DC_END_VERBOSE) {
+	else if (!strcmp(event->provider, RUNDOWN_PROVIDER) &&
+		 event->id == EVENT_METHOD_DC_END_VERBOSE)
 		events->rundown_methods++;
-		on_method_event(reading, event);
-	}
-}
-
-static int by_start(const void *left, const void *right)
-{
-	const struct method_range *a = left, *b = right;
-
-	return (a->start > b->start) - (a->start < b->start);
-}
-
-/* Namespace.Type::Method of the method whose code holds ip, or NULL. */
-static const char *method_at(struct runtime_events_reading *reading, uint64_t ip)
-{
-	struct method_range *method;
-	struct runtime_method parsed;
-
-	size_t low = 0, high = reading->method_count;
-
-	while (low < high) { /* the last range starting at or below ip */
-		size_t middle = (low + high) / 2;
-
-		if (reading->methods[middle].start <= ip)
-			low = middle + 1;
-		else
-			high = middle;
-	}
-	if (low == 0 || ip - reading->methods[low - 1].start >= reading->methods[low - 1].size)
-		return NULL;
-	method = &reading->methods[low - 1];
-	if (!method->name &&
-	    runtime_method_parse(&(struct nettrace_event){.payload = method->payload,
-							  .payload_size = method->payload_size},
-				 &parsed))
-		method->name = xasprintf("%s::%s", parsed.namespace_name, parsed.method_name);
-	return method->name;
-}
-
-/* A wait's site: the first frame named by the method events that is not
- * the locking code itself (System.Threading), else the first named one. */
-static const char *lock_site(struct runtime_events_reading *reading,
-			     const struct contention *contention)
-{
-	const char *first = NULL;
-
-	for (size_t i = 0; i < contention->depth; i++) {
-		const char *name = method_at(reading, contention->ips[i]);
-
-		if (!name)
-			continue;
-		if (strncmp(name, "System.Threading.", 17))
-			return name;
-		if (!first)
-			first = name;
-	}
-	return first ? first : "(no managed frame named)";
-}
-
-static void summarize_contention(struct runtime_events_reading *reading)
-{
-	struct runtime_events *events = reading->events;
-
-	if (reading->method_count)
-		qsort(reading->methods, reading->method_count, sizeof(*reading->methods), by_start);
-	for (size_t i = 0; i < reading->contention_count; i++) {
-		struct runtime_tally *site =
-		    tally(&events->lock_sites, lock_site(reading, &reading->contentions[i]));
-
-		site->count++;
-		site->seconds += reading->contentions[i].seconds;
-		events->contentions++;
-		events->contention_seconds += reading->contentions[i].seconds;
-	}
 }
 
 struct runtime_events_reading *runtime_events_reading_start(struct runtime_events *events)
@@ -324,11 +151,6 @@ void runtime_events_reading_finish(struct runtime_events_reading *reading)
 	if (reading->last_timestamp > events->info.start_timestamp)
 		events->seconds =
 		    to_seconds(reading, reading->last_timestamp - events->info.start_timestamp);
-	summarize_contention(reading);
-	for (size_t i = 0; i < reading->method_count; i++)
-		free(reading->methods[i].name);
-	free(reading->methods);
-	free(reading->contentions);
 	free(reading->threads);
 	free(reading);
 }
@@ -337,10 +159,7 @@ void runtime_events_release(struct runtime_events *events)
 {
 	for (size_t i = 0; i < events->exceptions.count; i++)
 		free(events->exceptions.items[i].name);
-	for (size_t i = 0; i < events->lock_sites.count; i++)
-		free(events->lock_sites.items[i].name);
 	free(events->exceptions.items);
-	free(events->lock_sites.items);
 	*events = (struct runtime_events){0};
 }
 
@@ -350,15 +169,6 @@ static int by_count(const void *left, const void *right)
 
 	if (a->count != b->count)
 		return a->count < b->count ? 1 : -1;
-	return strcmp(a->name, b->name);
-}
-
-static int by_time(const void *left, const void *right)
-{
-	const struct runtime_tally *a = left, *b = right;
-
-	if (a->seconds != b->seconds)
-		return a->seconds < b->seconds ? 1 : -1;
 	return strcmp(a->name, b->name);
 }
 
@@ -415,11 +225,6 @@ void runtime_events_print(const struct runtime_events *events, FILE *out)
 	free(sorted);
 	fprintf(out, "  lock contention: %llu waits, %.1f ms in total\n",
 		(unsigned long long)events->contentions, events->contention_seconds * 1e3);
-	sorted = sorted_copy(&events->lock_sites, by_time);
-	for (size_t i = 0; i < events->lock_sites.count && i < SHOWN; i++)
-		fprintf(out, "    %8.1f ms %6llu waits  %s\n", sorted[i].seconds * 1e3,
-			(unsigned long long)sorted[i].count, sorted[i].name);
-	free(sorted);
 	fprintf(out, "  JIT: %llu methods jitted%s\n", (unsigned long long)events->methods_jitted,
 		events->methods_jitted ? ""
 				       : " (method loads are Verbose events: recorded with -gconly "

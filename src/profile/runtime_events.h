@@ -1,7 +1,8 @@
 /* What a .NET runtime's events say about a capture (read from its
  * nettrace): garbage collections by generation and their pauses,
- * exceptions by type, lock contention by the method that waited, and the
- * methods jitted meanwhile. */
+ * exceptions by type, lock contention in all, and the methods jitted
+ * meanwhile. Where the waits and exceptions were is their stacks'
+ * (runtime_stacks.h), named later. */
 #ifndef PROFCPU_RUNTIME_EVENTS_H
 #define PROFCPU_RUNTIME_EVENTS_H
 
@@ -10,11 +11,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* A count and a time per name (exception type, lock site). */
+/* A count per name (exception type). */
 struct runtime_tally {
 	char *name;
 	uint64_t count;
-	double seconds;
 };
 
 struct runtime_tally_list {
@@ -29,9 +29,8 @@ struct runtime_events {
 	uint64_t gc_count[3], gc_other; /* by generation; gc_other: a bad depth */
 	double gc_pause_seconds, gc_longest_pause_seconds;
 	struct runtime_tally_list exceptions;
-	uint64_t contentions;
+	uint64_t contentions; /* set by the reader of the stacks (runtime_trace.h) */
 	double contention_seconds;
-	struct runtime_tally_list lock_sites; /* by the first named frame */
 	uint64_t methods_jitted;
 	uint64_t rundown_methods; /* methods the rundown named */
 };

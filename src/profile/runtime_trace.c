@@ -8,6 +8,7 @@ struct readings {
 	struct runtime_events_reading *events;
 	struct runtime_methods_reading *methods;
 	struct runtime_line_maps_reading *line_maps;
+	struct runtime_stacks_reading *stacks;
 };
 
 static void take_event(const struct nettrace_event *event, void *context)
@@ -17,16 +18,18 @@ static void take_event(const struct nettrace_event *event, void *context)
 	runtime_events_reading_take(readings->events, event);
 	runtime_methods_reading_take(readings->methods, event);
 	runtime_line_maps_reading_take(readings->line_maps, event);
+	runtime_stacks_reading_take(readings->stacks, event);
 }
 
-/* Both readings are finished while the bytes they point into are still
+/* The readings are finished while the bytes they point into are still
  * there. */
 static int parse_trace(const uint8_t *data, size_t size, void *context, char *why, size_t why_size)
 {
 	struct runtime_trace *trace = context;
-	struct readings readings = {runtime_events_reading_start(&trace->events),
-				    runtime_methods_reading_start(&trace->events.info),
-				    runtime_line_maps_reading_start()};
+	struct readings readings = {
+	    runtime_events_reading_start(&trace->events),
+	    runtime_methods_reading_start(&trace->events.info), runtime_line_maps_reading_start(),
+	    runtime_stacks_reading_start(&trace->stacks, &trace->events.info)};
 	char methods_why[160];
 	int status =
 	    nettrace_parse(data, size, &trace->events.info, take_event, &readings, why, why_size);
@@ -35,6 +38,10 @@ static int parse_trace(const uint8_t *data, size_t size, void *context, char *wh
 	trace->methods = runtime_methods_reading_finish(readings.methods, &trace->process_id,
 							methods_why, sizeof(methods_why));
 	trace->lines = runtime_line_maps_reading_finish(readings.line_maps);
+	runtime_stacks_reading_finish(readings.stacks);
+	trace->events.contentions = trace->stacks.seen[RUNTIME_STACK_CONTENTION];
+	trace->events.contention_seconds =
+	    (double)trace->stacks.seen_weight[RUNTIME_STACK_CONTENTION] / 1e9;
 	return status;
 }
 
@@ -71,6 +78,7 @@ struct managed_lines *runtime_trace_take_lines(struct runtime_trace *trace)
 void runtime_trace_release(struct runtime_trace *trace)
 {
 	runtime_events_release(&trace->events);
+	runtime_stacks_release(&trace->stacks);
 	code_ranges_free(trace->methods);
 	trace->methods = NULL;
 	managed_lines_free(trace->lines);

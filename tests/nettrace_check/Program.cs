@@ -8,12 +8,20 @@
 //   rundown N          events of the rundown provider
 //   other-runtime N    runtime-provider events outside the GC keyword
 //   provider NAME N    events per provider
+//   stacked KIND N M   of the M events of KIND (alloc: GC/AllocationTick,
+//                      contention: Contention/Start, exception:
+//                      Exception/Start), N have a stack in TraceLog, the
+//                      model PerfView's views are built on
+//   site KIND METHOD N events of KIND whose stack passes through METHOD,
+//                      the first Demo.* frame from the leaf (Demo.Type.Method)
 //   pause-total MS, pause-max MS   GC pauses as TraceEvent's GC analysis
 //                      (the one PerfView's GCStats uses) computes them
 using System;
 using System.Collections.Generic;
 using Microsoft.Diagnostics.Tracing;
 using Microsoft.Diagnostics.Tracing.Analysis;
+using Microsoft.Diagnostics.Tracing.Etlx;
+using TraceLog = Microsoft.Diagnostics.Tracing.Etlx.TraceLog;
 
 if (args.Length != 1)
 {
@@ -73,4 +81,38 @@ Console.WriteLine($"pause-total {pauseTotal:F1}");
 Console.WriteLine($"pause-max {pauseMax:F1}");
 foreach (var (name, count) in providers)
     Console.WriteLine($"provider {name} {count}");
+
+var kinds = new Dictionary<string, string>
+{
+    ["GC/AllocationTick"] = "alloc",
+    ["Contention/Start"] = "contention",
+    ["Exception/Start"] = "exception",
+};
+var stacked = new SortedDictionary<string, (long WithStack, long All)>(StringComparer.Ordinal);
+var sites = new SortedDictionary<string, long>(StringComparer.Ordinal);
+using (var log = new TraceLog(TraceLog.CreateFromEventPipeDataFile(args[0])))
+{
+    foreach (var data in log.Events)
+    {
+        if (data.ProviderName != Runtime || !kinds.TryGetValue(data.EventName, out var kind))
+            continue;
+        var stack = data.CallStack();
+        var (withStack, all) = stacked.GetValueOrDefault(kind);
+        stacked[kind] = (withStack + (stack != null ? 1 : 0), all + 1);
+        for (; stack != null; stack = stack.Caller)
+        {
+            string method = stack.CodeAddress.FullMethodName;
+            if (method.StartsWith("Demo.", StringComparison.Ordinal))
+            {
+                string key = $"{kind} {method.Split('(')[0]}";
+                sites[key] = sites.GetValueOrDefault(key) + 1;
+                break;
+            }
+        }
+    }
+}
+foreach (var (kind, (withStack, all)) in stacked)
+    Console.WriteLine($"stacked {kind} {withStack} {all}");
+foreach (var (site, count) in sites)
+    Console.WriteLine($"site {site} {count}");
 return 0;

@@ -1,0 +1,159 @@
+// A .NET app whose allocations, lock waits and exceptions are split 2:1
+// between two methods each, for the tests of the runtime events' profiles:
+//   eventstacks TRIGGER ROUNDS   prints "ready", waits until the file
+//       TRIGGER exists, then runs ROUNDS rounds of:
+//       - AllocateA allocating twice the bytes AllocateB allocates;
+//       - WaitOnA (two threads) and WaitOnB (one thread) each waiting about
+//         as long for a lock the main thread holds: twice the time on LockA;
+//       - then the same threads in WaitForA and WaitForB, waiting as long for
+//         an event the main thread sets (WaitHandle.WaitOne);
+//       - ThrowA throwing twice as many Demo.KnownException as ThrowB;
+//       then prints "exceptions N" (the exceptions caught), "allocated-a N"
+//       and "allocated-b N" (the bytes each allocated) and "done", and
+//       idles until killed.
+using System;
+using System.IO;
+using System.Runtime.CompilerServices;
+using System.Threading;
+
+namespace Demo;
+
+public sealed class KnownException : Exception
+{
+    public KnownException(int number) : base($"known exception {number}") { }
+}
+
+public static class Program
+{
+    private const int HoldMilliseconds = 20;
+    private static readonly object LockA = new();
+    private static readonly object LockB = new();
+    private static readonly ManualResetEvent EventA = new(false);
+    private static readonly ManualResetEvent EventB = new(false);
+    private static long sink;
+    // Where the arrays go, so that they escape: .NET 10 allocates arrays
+    // that do not on the stack, which the GC never sees.
+    private static readonly byte[][] Kept = new byte[16][];
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void AllocateA()
+    {
+        for (int i = 0; i < 2000; i++)
+            Kept[i & 15] = new byte[1000];
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void AllocateB()
+    {
+        for (int i = 0; i < 1000; i++)
+            Kept[i & 15] = new byte[1000];
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void WaitOnA()
+    {
+        lock (LockA)
+            sink++;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void WaitOnB()
+    {
+        lock (LockB)
+            sink++;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void WaitForA() => EventA.WaitOne();
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void WaitForB() => EventB.WaitOne();
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowA(int number) => throw new KnownException(number);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowB(int number) => throw new KnownException(number);
+
+    private static int Throw(int count, Action<int> thrower)
+    {
+        int caught = 0;
+        for (int i = 0; i < count; i++)
+        {
+            try { thrower(i); }
+            catch (KnownException) { caught++; }
+        }
+        return caught;
+    }
+
+    // Each round the main thread holds both locks while the waiters line up
+    // behind them, then lets them go, then does the same with both events:
+    // each waiter waits about HoldMilliseconds for each.
+    private static Thread Waiter(Barrier barrier, int rounds, Action lockWait, Action eventWait)
+    {
+        var thread = new Thread(() =>
+        {
+            for (int round = 0; round < rounds; round++)
+            {
+                barrier.SignalAndWait();
+                lockWait();
+                barrier.SignalAndWait();
+                eventWait();
+                barrier.SignalAndWait();
+            }
+        });
+        thread.Start();
+        return thread;
+    }
+
+    public static int Main(string[] args)
+    {
+        if (args.Length != 2)
+        {
+            Console.Error.WriteLine("usage: eventstacks TRIGGER ROUNDS");
+            return 2;
+        }
+        Console.WriteLine("ready");
+        while (!File.Exists(args[0]))
+            Thread.Sleep(50);
+        int rounds = int.Parse(args[1]), caught = 0;
+        long allocatedA = 0, allocatedB = 0;
+        using var barrier = new Barrier(4);
+        var waiters = new[] {
+            Waiter(barrier, rounds, WaitOnA, WaitForA), Waiter(barrier, rounds, WaitOnA, WaitForA),
+            Waiter(barrier, rounds, WaitOnB, WaitForB)
+        };
+        for (int round = 0; round < rounds; round++)
+        {
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            AllocateA();
+            long between = GC.GetAllocatedBytesForCurrentThread();
+            AllocateB();
+            allocatedA += between - before;
+            allocatedB += GC.GetAllocatedBytesForCurrentThread() - between;
+            caught += Throw(2, ThrowA);
+            caught += Throw(1, ThrowB);
+            Monitor.Enter(LockA);
+            Monitor.Enter(LockB);
+            EventA.Reset();
+            EventB.Reset();
+            barrier.SignalAndWait();
+            Thread.Sleep(HoldMilliseconds);
+            Monitor.Exit(LockB);
+            Monitor.Exit(LockA);
+            barrier.SignalAndWait();
+            Thread.Sleep(HoldMilliseconds);
+            EventA.Set();
+            EventB.Set();
+            barrier.SignalAndWait();
+        }
+        foreach (var waiter in waiters)
+            waiter.Join();
+        Console.WriteLine($"exceptions {caught}");
+        Console.WriteLine($"allocated-a {allocatedA}");
+        Console.WriteLine($"allocated-b {allocatedB}");
+        Console.WriteLine("done");
+        Thread.Sleep(Timeout.Infinite);
+        return 0;
+    }
+}
