@@ -41,7 +41,8 @@ static const char usage[] =
     "                        OpenTelemetry Collector); --header applies to it too\n"
     "  --push-interval SECS  the period (default 15, as Pyroscope's eBPF agent)\n"
     "  -F, -frequency HZ     samples per second of CPU time (default 49)\n"
-    "  --call-graph MODE     fp, dwarf or hybrid (default fp: see docs/AGENT.md)\n"
+    "  --call-graph MODE     hybrid (default: whole stacks), fp or dwarf (see\n"
+    "                        docs/AGENT.md)\n"
     "  --spool DIR           where periods wait: a folder of the agent's user,\n"
     "                        writable by no other (default $STATE_DIRECTORY/spool,\n"
     "                        else /var/lib/profcpu/spool as root)\n"
@@ -124,7 +125,7 @@ int cmd_agent(int argc, char **argv)
 	const char *url = NULL;
 	long frequency = DEFAULT_FREQUENCY, buffer_periods = DEFAULT_BUFFER_PERIODS;
 	double interval = 15;
-	const char *node = NULL, *call_graph_text = "fp";
+	const char *node = NULL, *call_graph_text = "hybrid";
 	enum call_graph_mode call_graph;
 	struct string_list positionals = {0};
 	const struct option entries[] = {

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The node agent's stacks by default (hybrid) on an ASP.NET Core service
+# under its own load (tests/dotnet/WebMix: JSON, regex, LINQ, SHA256 through
+# OpenSSL, gzip through zlib), on the OpenSSL path tests/lib.sh forces: at
+# least 99% of the samples it pushes reach a thread root with every frame
+# named, and the samples in OpenSSL's libcrypto keep their managed caller.
+# The agent runs in a PID namespace of its own, with WebMix, and pushes to
+# the tests' stand-in receiver (no Pyroscope server can run here).
+if [[ ${AGENT_WEBMIX_INSIDE:-} != 1 ]]; then
+	AGENT_WEBMIX_INSIDE=1 exec unshare --pid --fork --mount-proc bash "$0" "$@"
+fi
+source "$(dirname "$0")/lib.sh"
+
+build_dotnet_app WebMix
+port=$(free_port)
+start_dotnet_app "$workdir/WebMix/webmix.dll" "http://127.0.0.1:$port" 60
+webmix=$started_pid
+
+receiver_port=$(free_port)
+mkdir "$workdir/received"
+start python3 "$tests_dir/pyroscope_receiver.py" "$receiver_port" "$workdir/received" ok
+until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
+sleep 3 # past WebMix's start-up, into its steady load
+start "$PROFCPU" agent --push "http://127.0.0.1:$receiver_port" --push-interval 5 \
+	--push-timeout 60 --spool "$workdir/spool" 2>"$workdir/agent.err"
+agent=$started_pid
+sleep 16
+kill -INT "$agent"
+wait "$agent" || fail "the agent exited with status $?"
+cat "$workdir/agent.err"
+
+python3 - "$workdir/received" "$webmix" "$tests_dir" <<'PY' || fail "the agent's WebMix stacks are not whole and named"
+import glob, re, sys
+sys.path.insert(0, sys.argv[3])
+from protobuf_wire import pprof_samples
+
+received, pid = sys.argv[1], sys.argv[2]
+ROOTS = {"start_thread", "__libc_start_call_main", "_start", "clone3"}
+UNNAMED = re.compile(r"^\[(unknown|JIT|[A-Za-z0-9_.]+\.dll)\]$")
+LIBCRYPTO = re.compile(r"^(\[libcrypto\.so\.3\]|SHA(256|512)_|EVP_|CRYPTO_|OPENSSL_|ossl_)")
+total = whole = crypto = crypto_called = 0
+for path in glob.glob(f"{received}/*.pb.gz"):
+    for labels, values, names in pprof_samples(open(path, "rb").read()):
+        if labels.get("pid") != pid or not names:
+            continue
+        count = values[0]
+        total += count
+        if names[-1] in ROOTS and not any(UNNAMED.match(name) for name in names):
+            whole += count
+        inside = [i for i, name in enumerate(names) if LIBCRYPTO.match(name)]
+        if inside:
+            crypto += count
+            # names run from the leaf up: a managed frame (Module!Type::Method) above
+            if any("!" in name and "::" in name for name in names[max(inside) + 1:]):
+                crypto_called += count
+print(f"WebMix as the agent pushed it: {total} samples, {100 * whole / max(total, 1):.1f}% "
+      f"whole and named; {crypto} in libcrypto, {100 * crypto_called / max(crypto, 1):.1f}% "
+      f"of them with their managed caller")
+sys.exit(0 if total >= 100 and whole >= 0.99 * total and crypto > 0 and
+         crypto_called >= 0.99 * crypto else 1)
+PY
+echo "ok"
