@@ -1,5 +1,6 @@
 // The app of the shapes test (tests/dotnet_shapes.sh): its time goes to two
-// methods of its own, Heavy doing twice the work of Light, and a little to
+// methods of its own, Heavy doing twice the work of Light (in Work, which
+// both call), and a little to
 // the framework's precompiled code (Array.Sort of a few ints, then
 // Array.Copy). Usage: shapes SECONDS; prints "ready" once it runs.
 using System;
@@ -10,20 +11,30 @@ namespace Demo;
 
 public static class Program
 {
-    private const int Unit = 200_000; // loop iterations in one unit of work
+    // Loop iterations in one unit of work: a round (three units) takes tens of
+    // ms, many sampling periods, so that samples fall all over it instead of
+    // at the same few points of a round as short as the period.
+    private const int Unit = 5_000_000;
     private static volatile int sink;
 
+    // Both run the same machine code, so their time follows their work
+    // however each shape compiles it (two loops of their own may not).
+    // A chain of multiplications in registers: each step waits for the one
+    // before, so its time does not depend on memory (a loop adding to a
+    // static field took 10% longer a step in Heavy, run after the sort).
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void Heavy()
+    private static int Work(int iterations)
     {
-        for (int i = 0; i < 2 * Unit; i++) sink += i;
+        int x = 0;
+        for (int i = 0; i < iterations; i++) x = x * 31 + i;
+        return x;
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void Light()
-    {
-        for (int i = 0; i < Unit; i++) sink += i;
-    }
+    private static void Heavy() => sink += Work(2 * Unit);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void Light() => sink += Work(Unit);
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static void Framework(int[] source, int[] scratch)
@@ -36,7 +47,7 @@ public static class Program
     {
         double seconds = args.Length > 0 ? double.Parse(args[0]) : 30;
         var random = new Random(42);
-        int[] source = new int[2_000], scratch = new int[2_000];
+        int[] source = new int[20_000], scratch = new int[20_000];
         for (int i = 0; i < source.Length; i++)
             source[i] = random.Next();
         var clock = Stopwatch.StartNew();
