@@ -7,8 +7,8 @@
 # diagnostics socket, so its own methods (jitted) and the framework's
 # (ReadyToRun, in the bundle) are named. Without the IPC, the framework's
 # code is named from the assemblies stored in the executable, where its
-# bundle manifest says. R2RLoop spends its time in Array.Sort and
-# Dictionary lookups.
+# bundle manifest says. Source lines come from the app's PDB beside it.
+# R2RLoop spends its time in Array.Sort and Dictionary lookups.
 source "$(dirname "$0")/lib.sh"
 
 publish_dotnet_app R2RLoop "$workdir/single" -p:PublishSingleFile=true
@@ -51,6 +51,10 @@ grep -q 'turned on the perf map' "$workdir/stderr" || fail "no word of turning t
 assert_file "$workdir/pid/runtime.nettrace" # its runtime events, through the same socket
 check_named "$workdir/pid/folded_stacks.out"
 kill "$started_pid"
+# Source lines: the app's assembly is inside the executable (the runtime
+# names it by a path in its folder, where no file is), its PDB beside it.
+"$PROFCPU" postprocess -dir "$workdir/pid" --lines >/dev/null
+assert_share "$workdir/pid/folded_stacks.out" 'r2rloop!Demo\.Program::SortRound Program\.cs:[0-9]+;' 50 100
 
 # The whole machine: each .NET process in it, single-file ones included.
 start_single_file

@@ -66,4 +66,12 @@ const struct bundle_entry *bundle_manifest_assembly_at(const struct bundle_manif
 const struct bundle_entry *bundle_manifest_find(const struct bundle_manifest *manifest,
 						const char *path);
 
+/* The assembly at `path` (as the target sees it, inside `root_fd`) when no
+ * file is there but a single-file app in its folder stores it as it is:
+ * the runtime names a stored assembly by a path in the app's folder. Looks
+ * at the first BUNDLE_MAX_NEIGHBOURS files of the folder. Returns the
+ * executable's fd with the assembly's place in `offset` and `size`, or -1. */
+#define BUNDLE_MAX_NEIGHBOURS 64
+int bundle_open_stored(int root_fd, const char *path, uint64_t *offset, uint64_t *size);
+
 #endif
