@@ -2,10 +2,13 @@
 # A single-file .NET app (dotnet publish -p:PublishSingleFile=true): the
 # runtime is linked into its executable, no libcoreclr.so is mapped, and the
 # framework's precompiled (ReadyToRun) code runs from inside the executable.
-# profcpu knows it for .NET all the same: ps says so, and collect (-pid and
-# -a --enable-perfmaps) turns its perf map and jitdump on through its diagnostics socket, so
-# its own methods (jitted) and the framework's (ReadyToRun, in the bundle)
-# are named. R2RLoop spends its time in Array.Sort and Dictionary lookups.
+# profcpu knows it for .NET all the same: ps says so, and collect (-pid, and
+# -a --enable-perfmaps) turns its perf map and jitdump on through its
+# diagnostics socket, so its own methods (jitted) and the framework's
+# (ReadyToRun, in the bundle) are named. Without the IPC, the framework's
+# code is named from the assemblies stored in the executable, where its
+# bundle manifest says. Source lines come from the app's PDB beside it.
+# R2RLoop spends its time in Array.Sort and Dictionary lookups.
 source "$(dirname "$0")/lib.sh"
 
 publish_dotnet_app R2RLoop "$workdir/single" -p:PublishSingleFile=true
@@ -48,6 +51,10 @@ grep -q 'turned on the perf map' "$workdir/stderr" || fail "no word of turning t
 assert_file "$workdir/pid/runtime.nettrace" # its runtime events, through the same socket
 check_named "$workdir/pid/folded_stacks.out"
 kill "$started_pid"
+# Source lines: the app's assembly is inside the executable (the runtime
+# names it by a path in its folder, where no file is), its PDB beside it.
+"$PROFCPU" postprocess -dir "$workdir/pid" --lines >/dev/null
+assert_share "$workdir/pid/folded_stacks.out" 'r2rloop!Demo\.Program::SortRound Program\.cs:[0-9]+;' 50 100
 
 # The whole machine: each .NET process in it, single-file ones included.
 start_single_file
@@ -58,3 +65,25 @@ grep "turned on the perf map and jitdump of .NET pid $pid" "$workdir/stderr" ||
 grep -E "^r2rloop-$pid;" "$workdir/every/folded_stacks.out" >"$workdir/app.folded" ||
 	fail "collect -a has no samples of the app"
 check_named "$workdir/app.folded"
+kill "$started_pid"
+
+# No diagnostics IPC (DOTNET_EnableDiagnostics=0), so no jitdump: the
+# framework's ReadyToRun code is named from the assemblies stored in the
+# executable, where its manifest says. The app's own methods are jitted,
+# and with no perf map they stay [JIT].
+start_single_file DOTNET_EnableDiagnostics=0
+pid=$started_pid
+"$PROFCPU" collect -pid "$pid" -duration 5 -F 499 -o "$workdir/no-ipc" 2>"$workdir/stderr"
+kill "$pid"
+folded top "$workdir/no-ipc/folded_stacks.out" 2
+assert_share "$workdir/no-ipc/folded_stacks.out" \
+	'\[JIT\];System\.Private\.CoreLib!System\.Collections\.Generic\.[A-Za-z]*ArraySortHelper`1\[Int32\]::' 50 100
+assert_share "$workdir/no-ipc/folded_stacks.out" 'System\.Private\.CoreLib!System\.Collections\.Generic\.Dictionary`2' 2 100
+# Framework code left unnamed shows as the executable's name under the app's frames.
+assert_share "$workdir/no-ipc/folded_stacks.out" '\[JIT\];(.*;)?\[r2rloop\]' 0 5
+grep 'ReadyToRun: .* named from the images' "$workdir/no-ipc/profcpu.log" ||
+	fail "the log says nothing of the assemblies read from the executable"
+# After the app is gone, a postprocess reads them from the executable again.
+"$PROFCPU" postprocess -dir "$workdir/no-ipc" >/dev/null
+assert_share "$workdir/no-ipc/folded_stacks.out" \
+	'\[JIT\];System\.Private\.CoreLib!System\.Collections\.Generic\.[A-Za-z]*ArraySortHelper`1\[Int32\]::' 50 100

@@ -211,12 +211,13 @@ dotnet_build() {
 	mkdir -p "$output" && cp -r "$cache/bin/." "$output/"
 }
 
-# publish_dotnet_app NAME DIR [ARGS...]: publishes tests/dotnet/NAME for this
+# dotnet_publish NAME DIR [ARGS...]: publishes tests/dotnet/NAME for this
 # machine (linux-x64 or linux-arm64) into DIR, self-contained, with the
 # `dotnet publish` ARGS (-p:PublishSingleFile=true, ...), cached as
-# dotnet_build caches builds; skips the test when the runtime pack cannot be
-# restored from NuGet. The executable is DIR/<assembly>.
-publish_dotnet_app() {
+# dotnet_build caches builds. Returns 2 when the NuGet restore fails (a
+# runtime pack or compiler package not served), 1 when the publish does;
+# the log is in $dotnet_build_log. The executable is DIR/<assembly>.
+dotnet_publish() {
 	local name=$1 output=$2 key cache status=0 rid
 	shift 2
 	command -v dotnet >/dev/null || skip "the .NET SDK (dotnet) is not installed"
@@ -230,15 +231,23 @@ publish_dotnet_app() {
 		flock 9
 		[[ -f $cache/built ]] && exit 0
 		rm -rf "$cache" && mkdir "$cache" && cp -r "$tests_dir/dotnet/$name" "$cache/src" || exit 1
-		timeout 120 dotnet restore -r "$rid" "$@" "$cache/src" >"$dotnet_build_log" 2>&1 || exit 2
+		timeout 300 dotnet restore -r "$rid" "$@" "$cache/src" >"$dotnet_build_log" 2>&1 || exit 2
 		dotnet publish --no-restore -c Release -r "$rid" --self-contained "$@" -o "$cache/bin" \
 			"$cache/src" >>"$dotnet_build_log" 2>&1 || exit 1
 		touch "$cache/built"
 	) 9>"$cache.lock" || status=$?
-	((status != 2)) ||
-		skip "the $rid runtime pack cannot be restored from this machine's NuGet sources: $(grep -m1 -E 'error|NU[0-9]+' "$dotnet_build_log" || tail -1 "$dotnet_build_log")"
-	((status == 0)) || { tail -20 "$dotnet_build_log"; fail "dotnet publish of $name $* failed"; }
+	((status == 0)) || return "$status"
 	mkdir -p "$output" && cp -r "$cache/bin/." "$output/"
+}
+
+# publish_dotnet_app NAME DIR [ARGS...]: dotnet_publish, skipping the test
+# when the packages cannot be restored from this machine's NuGet sources.
+publish_dotnet_app() {
+	local status=0
+	dotnet_publish "$@" || status=$?
+	((status != 2)) ||
+		skip "the packages to publish $1 (${*:3}) cannot be restored from this machine's NuGet sources: $(grep -m1 -E 'error|NU[0-9]+' "$dotnet_build_log" || tail -1 "$dotnet_build_log")"
+	((status == 0)) || { tail -20 "$dotnet_build_log"; fail "dotnet publish of $1 (${*:3}) failed"; }
 }
 
 # build_dotnet_app NAME [DIR]: builds the .NET app tests/dotnet/NAME into DIR

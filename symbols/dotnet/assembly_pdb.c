@@ -1,4 +1,5 @@
 #include "assembly_pdb.h"
+#include "bundle_manifest.h"
 #include "buffer.h"
 #include "little_endian.h"
 #include "managed_image.h"
@@ -176,12 +177,22 @@ struct portable_pdb *assembly_pdb_open(int root_fd, const char *path, char *why,
 	struct sparse_file file;
 	struct pe_image pe;
 	struct pe_loader loader = {load_range, &file};
+	uint64_t offset, size;
+	int stored;
 
 	errno = 0;
 	if (!sparse_file_open(&file, target_file_open(root_fd, path, 0), MANAGED_IMAGE_MAX_SIZE)) {
-		snprintf(why, why_size, "the assembly cannot be read (%s)",
-			 errno ? strerror(errno) : "not a regular file, or too large");
-		return NULL;
+		int reason = errno;
+
+		/* A single-file app's assembly is not at its path, but inside
+		 * the app in that folder. */
+		if (reason != ENOENT ||
+		    (stored = bundle_open_stored(root_fd, path, &offset, &size)) < 0 ||
+		    !sparse_file_open_range(&file, stored, offset, size, MANAGED_IMAGE_MAX_SIZE)) {
+			snprintf(why, why_size, "the assembly cannot be read (%s)",
+				 reason ? strerror(reason) : "not a regular file, or too large");
+			return NULL;
+		}
 	}
 	if (!pe_image_parse(&pe, file.bytes, file.size, &loader))
 		snprintf(why, why_size, "the assembly is not a PE file");

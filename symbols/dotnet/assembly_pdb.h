@@ -3,6 +3,9 @@
  * deflated copy), or the file beside it named as the assembly with ".pdb"
  * for ".dll", taken only when its id is the one the assembly's CodeView
  * entry names (a PDB of another build would give wrong lines).
+ * A single-file app's assembly is read from inside the app, where the
+ * runtime's path for it (in the app's folder) holds no file
+ * (bundle_open_stored); its PDB is beside the app.
  *
  * Both files are the target's: opened inside its root (target_file.h), a
  * .pdb of at most ASSEMBLY_PDB_MAX_SIZE bytes, read within a time limit,

@@ -7,6 +7,7 @@
 #include "target_file.h"
 
 #include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,17 +119,25 @@ static void load_for_lookups(struct managed_image *image)
 	readytorun_load_debug_info(&image->r2r);
 }
 
-struct managed_image *managed_image_open(int root_fd, const char *path, bool keep_open)
+/* An image whose file is `fd`'s `size` bytes at `offset` (size 0: the
+ * whole file). */
+static struct managed_image *open_image(int fd, uint64_t offset, uint64_t size, bool keep_open)
 {
 	struct managed_image *image = calloc(1, sizeof(*image));
 	struct pe_loader loader;
+	bool opened;
 
-	if (!image)
+	if (!image) {
+		if (fd >= 0)
+			close(fd);
 		return NULL;
+	}
 	/* Only the headers, metadata and ReadyToRun tables are read: a tenth
 	 * of CoreLib, whose code is not needed. */
-	if (!sparse_file_open(&image->file, target_file_open(root_fd, path, 0),
-			      MANAGED_IMAGE_MAX_SIZE)) {
+	opened =
+	    size ? sparse_file_open_range(&image->file, fd, offset, size, MANAGED_IMAGE_MAX_SIZE)
+		 : sparse_file_open(&image->file, fd, MANAGED_IMAGE_MAX_SIZE);
+	if (!opened) {
 		free(image);
 		return NULL;
 	}
@@ -149,6 +158,18 @@ struct managed_image *managed_image_open(int root_fd, const char *path, bool kee
 	pe_image_stop_loading(&image->pe);
 	sparse_file_done(&image->file);
 	return image;
+}
+
+struct managed_image *managed_image_open(int root_fd, const char *path, bool keep_open)
+{
+	return open_image(target_file_open(root_fd, path, 0), 0, 0, keep_open);
+}
+
+struct managed_image *managed_image_open_embedded(int root_fd, const char *path, uint64_t offset,
+						  uint64_t size, bool keep_open)
+{
+	return size ? open_image(target_file_open(root_fd, path, 0), offset, size, keep_open)
+		    : NULL;
 }
 
 void managed_image_free(struct managed_image *image)

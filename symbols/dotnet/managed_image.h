@@ -38,6 +38,12 @@ typedef const struct clr_metadata *(*managed_image_assembly_finder)(void *contex
  * file. NULL when it is not a regular file, too large, unreadable, or not a
  * .NET assembly. */
 struct managed_image *managed_image_open(int root_fd, const char *path, bool keep_open);
+/* The same for the assembly stored as it is in the `size` bytes at
+ * `offset` of the file at `path` (a single-file app's executable,
+ * bundle_manifest.h): the file offsets the lookups take are then from the
+ * assembly's start. */
+struct managed_image *managed_image_open_embedded(int root_fd, const char *path, uint64_t offset,
+						  uint64_t size, bool keep_open);
 /* Reads an assembly from `size` bytes of `data`, which it takes (free()d
  * with the image). NULL, freeing `data`, when it is not an assembly. */
 struct managed_image *managed_image_from_bytes(uint8_t *data, size_t size);

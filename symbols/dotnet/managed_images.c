@@ -1,9 +1,12 @@
 #include "managed_images.h"
 #include "buffer.h"
+#include "bundle_manifest.h"
+#include "target_file.h"
 #include "symbols_log.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_IMAGES 4096 /* a bound for a hostile capture with endless paths */
 /* Images that keep their file open to read it as lookups need; later ones
@@ -12,8 +15,9 @@
 
 struct cached_image {
 	char *path;
-	struct managed_image *image; /* NULL: not an assembly */
-	bool owned;		     /* false for a path sharing another's image */
+	struct managed_image *image;	/* NULL: not an assembly */
+	struct bundle_manifest *bundle; /* a single-file app's executable: its files */
+	bool owned;			/* false for a path sharing another's image */
 	struct managed_images *images;
 };
 
@@ -41,6 +45,9 @@ void managed_images_free(struct managed_images *images)
 	for (size_t i = 0; i < images->count; i++) {
 		if (images->cached[i]->owned)
 			managed_image_free(images->cached[i]->image);
+		if (images->cached[i]->bundle)
+			bundle_manifest_free(images->cached[i]->bundle);
+		free(images->cached[i]->bundle);
 		free(images->cached[i]->path);
 		free(images->cached[i]);
 	}
@@ -94,6 +101,52 @@ static struct managed_image *share_identical(struct managed_images *images,
 	return entry->image;
 }
 
+/* The file at `path` when it is "EXECUTABLE/NAME" and EXECUTABLE a
+ * single-file app read before that stores NAME, or NULL; its executable's
+ * path in `executable`. */
+static const struct bundle_entry *stored_file(const struct managed_images *images, const char *path,
+					      const char **executable)
+{
+	for (size_t i = 0; i < images->count; i++) {
+		const struct cached_image *bundle = images->cached[i];
+		size_t length = strlen(bundle->path);
+		const struct bundle_entry *entry;
+
+		if (bundle->bundle && !strncmp(path, bundle->path, length) && path[length] == '/' &&
+		    (entry = bundle_manifest_find(bundle->bundle, path + length + 1)) &&
+		    entry->type == BUNDLE_TYPE_ASSEMBLY && !entry->compressed_size) {
+			*executable = bundle->path;
+			return entry;
+		}
+	}
+	return NULL;
+}
+
+/* Reads what `entry` names: an assembly, one stored in a single-file app,
+ * or a single-file app's executable (its manifest). */
+static void read_entry(struct managed_images *images, struct cached_image *entry)
+{
+	bool keep_open = images->opened < MAX_OPEN_IMAGES;
+	const struct bundle_entry *stored;
+	const char *executable;
+	int fd;
+
+	if ((stored = stored_file(images, entry->path, &executable)))
+		entry->image = managed_image_open_embedded(images->root_fd, executable,
+							   stored->offset, stored->size, keep_open);
+	else
+		entry->image = managed_image_open(images->root_fd, entry->path, keep_open);
+	images->opened += entry->image != NULL;
+	if (entry->image || stored || (fd = target_file_open(images->root_fd, entry->path, 0)) < 0)
+		return;
+	if ((entry->bundle = malloc(sizeof(*entry->bundle))) &&
+	    !bundle_manifest_read(fd, entry->bundle)) {
+		free(entry->bundle);
+		entry->bundle = NULL;
+	}
+	close(fd);
+}
+
 struct managed_image *managed_images_get(struct managed_images *images, const char *path)
 {
 	struct cached_image *entry;
@@ -114,15 +167,46 @@ struct managed_image *managed_images_get(struct managed_images *images, const ch
 	entry->owned = true;
 	/* Listed even when it is not an assembly: it is not read again. */
 	images->cached[images->count++] = entry;
-	entry->image = managed_image_open(images->root_fd, path, images->opened < MAX_OPEN_IMAGES);
-	images->opened += entry->image != NULL;
+	read_entry(images, entry);
 	return entry->image ? share_identical(images, entry) : NULL;
+}
+
+/* The cached entry of `path`, read if it was not. */
+static struct cached_image *cached_entry(struct managed_images *images, const char *path)
+{
+	managed_images_get(images, path);
+	for (size_t i = 0; i < images->count; i++)
+		if (!strcmp(images->cached[i]->path, path))
+			return images->cached[i];
+	return NULL;
+}
+
+/* The image that holds the byte at `*file_offset` of the file at `path`:
+ * that file's, or the assembly a single-file app's executable stores
+ * there, `*file_offset` then made an offset in that assembly. */
+static struct managed_image *image_at(struct managed_images *images, const char *path,
+				      uint64_t *file_offset)
+{
+	struct cached_image *entry = cached_entry(images, path);
+	const struct bundle_entry *stored;
+	struct managed_image *image;
+	char *inner;
+
+	if (!entry || entry->image || !entry->bundle)
+		return entry ? entry->image : NULL;
+	if (!(stored = bundle_manifest_assembly_at(entry->bundle, *file_offset)) ||
+	    asprintf(&inner, "%s/%s", path, stored->path) < 0)
+		return NULL;
+	image = managed_images_get(images, inner);
+	free(inner);
+	*file_offset -= stored->offset;
+	return image;
 }
 
 bool managed_images_lookup(struct managed_images *images, const char *path, uint64_t file_offset,
 			   const char **name, uint64_t *offset)
 {
-	struct managed_image *image = managed_images_get(images, path);
+	struct managed_image *image = image_at(images, path, &file_offset);
 
 	if (!image || !managed_image_has_native_code(image))
 		return false;
@@ -152,7 +236,7 @@ bool managed_images_lines_assembly(struct managed_images *images, const char *pa
 bool managed_images_il_offset(struct managed_images *images, const char *path, uint64_t file_offset,
 			      uint32_t *method_token, uint32_t *il_offset)
 {
-	struct managed_image *image = managed_images_get(images, path);
+	struct managed_image *image = image_at(images, path, &file_offset);
 
 	return image && managed_image_has_native_code(image) &&
 	       managed_image_il_offset(image, file_offset, method_token, il_offset);

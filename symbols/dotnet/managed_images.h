@@ -3,7 +3,11 @@
  * whose runtime tells nothing (no diagnostics IPC, no jitdump).
  *
  * Images are cached by path; a file seen at another path with the same
- * build identity (COFF timestamp, MVID, size) is read once. Types that a
+ * build identity (COFF timestamp, MVID, size) is read once. A single-file
+ * app's executable is no assembly but stores them (bundle_manifest.h): an
+ * offset in it names the code of the assembly stored there, read from the
+ * executable and cached as EXECUTABLE/NAME, where the assemblies of its
+ * version bubble are found too. Types that a
  * signature borrows from another assembly of the version bubble are read
  * from that assembly's file in the same folder. */
 #ifndef PROFCPU_MANAGED_IMAGES_H

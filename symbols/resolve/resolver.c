@@ -687,9 +687,16 @@ static void lookup_native(struct resolver *resolver, struct process *process,
 				      frames, RESOLVER_MAX_FRAMES);
 	/* Code the file's symbols do not name may be ReadyToRun code of an
 	 * assembly inside a single-file app's executable, which the runtime
-	 * maps from there: the jitdump's [PreJIT] records name it. */
+	 * maps from there: the jitdump's [PreJIT] records name it, or else
+	 * the assembly itself, read from the executable. */
 	if (count == 0 && lookup_jit(resolver, process, lookup_address, location)) {
 		location->frames[0].offset += address - lookup_address;
+		return;
+	}
+	if (count == 0 &&
+	    lookup_managed_image(resolver, mapping, address, lookup_address, location)) {
+		add_precompiled_line(resolver, process, mapping, lookup_address,
+				     &location->frames[0]);
 		return;
 	}
 	location->kind = FRAME_NATIVE;

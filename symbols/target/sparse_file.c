@@ -8,14 +8,28 @@
 bool sparse_file_open(struct sparse_file *file, int fd, uint64_t max_size)
 {
 	struct stat status;
+
+	if (fd >= 0 && fstat(fd, &status) == 0 && S_ISREG(status.st_mode) && status.st_size > 0)
+		return sparse_file_open_range(file, fd, 0, (uint64_t)status.st_size, max_size);
+	if (fd >= 0)
+		close(fd);
+	*file = (struct sparse_file){.fd = -1};
+	return false;
+}
+
+bool sparse_file_open_range(struct sparse_file *file, int fd, uint64_t offset, uint64_t size,
+			    uint64_t max_size)
+{
+	struct stat status;
 	size_t pages;
 
-	*file = (struct sparse_file){.fd = fd};
+	*file = (struct sparse_file){.fd = fd, .base = offset};
 	/* A FIFO or device in the target's root must not be read (or block). */
-	if (fd < 0 || fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) || status.st_size <= 0 ||
-	    (uint64_t)status.st_size > max_size)
+	if (fd < 0 || fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) || size == 0 ||
+	    size > max_size || offset > (uint64_t)status.st_size ||
+	    size > (uint64_t)status.st_size - offset)
 		goto fail;
-	file->size = (size_t)status.st_size;
+	file->size = (size_t)size;
 	pages = (file->size + SPARSE_FILE_PAGE - 1) / SPARSE_FILE_PAGE;
 	/* A mapping of its own, not the heap (main() keeps freed memory
 	 * there, and calloc would zero every page): untouched pages cost no
@@ -69,7 +83,7 @@ bool sparse_file_load(struct sparse_file *file, uint64_t offset, uint64_t length
 		if (bytes > file->size - start)
 			bytes = file->size - start;
 		/* The file may have shrunk since: what is missing stays zero. */
-		got = pread(file->fd, file->bytes + start, bytes, (off_t)start);
+		got = pread(file->fd, file->bytes + start, bytes, (off_t)(file->base + start));
 		if (got < 0)
 			return false;
 		for (; page <= run_end; page++)

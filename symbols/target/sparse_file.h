@@ -18,12 +18,20 @@ struct sparse_file {
 	int fd;		/* -1 once reading is done */
 	uint8_t *bytes; /* `size` bytes; NULL for an empty file */
 	size_t size;
+	uint64_t base;	 /* the file offset of bytes[0] */
 	uint8_t *loaded; /* one bit per page */
 };
 
 /* Takes `fd` (closed by sparse_file_done or sparse_file_free), which must be
  * a regular file of at most `max_size` bytes. False, closing it, otherwise. */
 bool sparse_file_open(struct sparse_file *file, int fd, uint64_t max_size);
+
+/* The same for the `size` bytes at `offset` of the file `fd` (a file
+ * inside another, as the assemblies of a .NET single-file app are): bytes[i]
+ * is the file's byte at offset + i. False, closing `fd`, when that range
+ * is not all in the file, is empty or longer than `max_size`. */
+bool sparse_file_open_range(struct sparse_file *file, int fd, uint64_t offset, uint64_t size,
+			    uint64_t max_size);
 
 /* Makes the `length` bytes at `offset` hold the file's bytes, reading the
  * pages not yet read. False when they lie past the end or reading fails. */

@@ -1,0 +1,280 @@
+#include "bundle_manifest.h"
+#include "little_endian.h"
+#include "target_file.h"
+#include "target_root.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* SHA-256 of ".net core bundle\n": the marker's signature. */
+static const uint8_t bundle_signature[32] = {
+    0x8b, 0x12, 0x02, 0xb9, 0x6a, 0x61, 0x20, 0x38, 0x72, 0x7b, 0x93, 0x02, 0x14, 0xd7, 0xa0, 0x32,
+    0x13, 0xf5, 0xb9, 0xe6, 0xef, 0xae, 0x33, 0x18, 0xee, 0x3b, 0x2d, 0xce, 0x24, 0xb3, 0x6a, 0xae,
+};
+
+/* The host's data holding the marker is a few MiB: a larger segment is
+ * read this far only. */
+#define MAX_SCANNED_SEGMENT (64u << 20)
+#define MAX_PATH_LENGTH	    4096
+
+struct cursor {
+	const uint8_t *at, *end;
+	bool failed;
+};
+
+static const uint8_t *take(struct cursor *cursor, size_t length)
+{
+	const uint8_t *taken = cursor->at;
+
+	if (cursor->failed || (size_t)(cursor->end - cursor->at) < length) {
+		cursor->failed = true;
+		return NULL;
+	}
+	cursor->at += length;
+	return taken;
+}
+
+static uint64_t take_u64(struct cursor *cursor)
+{
+	const uint8_t *bytes = take(cursor, 8);
+
+	return bytes ? read_u64(bytes) : 0;
+}
+
+/* A length-prefixed string: 7 bits a byte, at most two bytes, 1 to
+ * MAX_PATH_LENGTH bytes long. Returns its bytes, with its length. */
+static const uint8_t *take_string(struct cursor *cursor, size_t *length)
+{
+	const uint8_t *first = take(cursor, 1), *second;
+
+	if (!first)
+		return NULL;
+	*length = *first & 0x7f;
+	if (*first & 0x80) {
+		if (!(second = take(cursor, 1)) || *second & 0x80) {
+			cursor->failed = true;
+			return NULL;
+		}
+		*length |= (size_t)*second << 7;
+	}
+	if (*length == 0 || *length > MAX_PATH_LENGTH) {
+		cursor->failed = true;
+		return NULL;
+	}
+	return take(cursor, *length);
+}
+
+void bundle_manifest_free(struct bundle_manifest *manifest)
+{
+	for (size_t i = 0; i < manifest->count; i++)
+		free(manifest->entries[i].path);
+	free(manifest->entries);
+	*manifest = (struct bundle_manifest){0};
+}
+
+bool bundle_manifest_parse(const uint8_t *bytes, size_t size, uint64_t file_size,
+			   struct bundle_manifest *manifest)
+{
+	struct cursor cursor = {bytes, bytes + size, false};
+	const uint8_t *fixed = take(&cursor, 12);
+	size_t length;
+	int32_t count;
+
+	*manifest = (struct bundle_manifest){0};
+	if (!fixed)
+		return false;
+	manifest->major_version = read_u32(fixed);
+	manifest->minor_version = read_u32(fixed + 4);
+	count = (int32_t)read_u32(fixed + 8);
+	if (manifest->major_version < 2 || manifest->major_version > 6 || count <= 0 ||
+	    count > BUNDLE_MAX_FILES || !take_string(&cursor, &length) ||
+	    !take(&cursor, 5 * 8) || /* deps.json, runtimeconfig.json, flags */
+	    !(manifest->entries = calloc((size_t)count, sizeof(*manifest->entries))))
+		return false;
+	for (int32_t i = 0; i < count && !cursor.failed; i++) {
+		struct bundle_entry entry = {0};
+		const uint8_t *type, *path;
+
+		entry.offset = take_u64(&cursor);
+		entry.size = take_u64(&cursor);
+		if (manifest->major_version >= 6)
+			entry.compressed_size = take_u64(&cursor);
+		type = take(&cursor, 1);
+		path = take_string(&cursor, &length);
+		/* Signed in the format: a negative one reads as huge here. */
+		if (!path || entry.offset == 0 || entry.offset > file_size ||
+		    (entry.compressed_size ? entry.compressed_size : entry.size) >
+			file_size - entry.offset ||
+		    memchr(path, '\0', length) ||
+		    !(entry.path = strndup((const char *)path, length))) {
+			cursor.failed = true;
+			break;
+		}
+		entry.type = *type;
+		manifest->entries[manifest->count++] = entry;
+	}
+	if (cursor.failed) {
+		bundle_manifest_free(manifest);
+		return false;
+	}
+	return true;
+}
+
+/* The bytes at `offset` of `fd`, all of them or false. */
+static bool read_exactly(int fd, void *bytes, size_t length, uint64_t offset)
+{
+	while (length) {
+		ssize_t got = pread(fd, bytes, length, (off_t)offset);
+
+		if (got <= 0)
+			return false;
+		bytes = (uint8_t *)bytes + got;
+		length -= (size_t)got;
+		offset += (uint64_t)got;
+	}
+	return true;
+}
+
+/* The manifest's offset from the marker in the segment at `offset` of
+ * `size` bytes, or 0. */
+static uint64_t find_marker(int fd, uint64_t offset, uint64_t size)
+{
+	uint64_t header_offset = 0;
+	uint8_t *bytes;
+
+	if (size > MAX_SCANNED_SEGMENT)
+		size = MAX_SCANNED_SEGMENT;
+	if (size < 8 + sizeof(bundle_signature) || !(bytes = malloc(size)))
+		return 0;
+	if (read_exactly(fd, bytes, size, offset))
+		for (size_t i = 8; i + sizeof(bundle_signature) <= size; i++)
+			if (bytes[i] == bundle_signature[0] &&
+			    !memcmp(bytes + i, bundle_signature, sizeof(bundle_signature))) {
+				header_offset = read_u64(bytes + i - 8);
+				break;
+			}
+	free(bytes);
+	return header_offset;
+}
+
+/* The manifest's offset, from the marker in a writable PT_LOAD segment of
+ * the ELF executable `fd`; 0 when there is none (an apphost that is not a
+ * bundle has 0 there too). */
+static uint64_t manifest_offset(int fd)
+{
+	Elf64_Ehdr header;
+	Elf64_Phdr segments[64];
+	uint64_t found = 0;
+
+	if (!read_exactly(fd, &header, sizeof(header), 0) ||
+	    memcmp(header.e_ident, ELFMAG, SELFMAG) || header.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    header.e_ident[EI_DATA] != ELFDATA2LSB || header.e_phentsize != sizeof(Elf64_Phdr) ||
+	    header.e_phnum == 0 || header.e_phnum > sizeof(segments) / sizeof(*segments) ||
+	    !read_exactly(fd, segments, header.e_phnum * sizeof(Elf64_Phdr), header.e_phoff))
+		return 0;
+	for (size_t i = 0; i < header.e_phnum && !found; i++)
+		if (segments[i].p_type == PT_LOAD && segments[i].p_flags & PF_W)
+			found = find_marker(fd, segments[i].p_offset, segments[i].p_filesz);
+	return found;
+}
+
+bool bundle_manifest_read(int fd, struct bundle_manifest *manifest)
+{
+	uint64_t offset = manifest_offset(fd), size;
+	struct stat status;
+	uint8_t *bytes;
+	bool parsed;
+
+	*manifest = (struct bundle_manifest){0};
+	if (!offset || fstat(fd, &status) != 0 || offset >= (uint64_t)status.st_size)
+		return false;
+	size = (uint64_t)status.st_size - offset;
+	if (size > BUNDLE_MAX_MANIFEST)
+		size = BUNDLE_MAX_MANIFEST;
+	if (!(bytes = malloc(size)))
+		return false;
+	parsed = read_exactly(fd, bytes, size, offset) &&
+		 bundle_manifest_parse(bytes, size, (uint64_t)status.st_size, manifest);
+	free(bytes);
+	return parsed;
+}
+
+const struct bundle_entry *bundle_manifest_assembly_at(const struct bundle_manifest *manifest,
+						       uint64_t file_offset)
+{
+	for (size_t i = 0; i < manifest->count; i++) {
+		const struct bundle_entry *entry = &manifest->entries[i];
+
+		if (entry->type == BUNDLE_TYPE_ASSEMBLY && !entry->compressed_size &&
+		    file_offset >= entry->offset && file_offset - entry->offset < entry->size)
+			return entry;
+	}
+	return NULL;
+}
+
+const struct bundle_entry *bundle_manifest_find(const struct bundle_manifest *manifest,
+						const char *path)
+{
+	for (size_t i = 0; i < manifest->count; i++)
+		if (!strcmp(manifest->entries[i].path, path))
+			return &manifest->entries[i];
+	return NULL;
+}
+
+/* The assembly `name` stored as it is in the bundle open on `fd`. */
+static bool stores(int fd, const char *name, uint64_t *offset, uint64_t *size)
+{
+	struct bundle_manifest manifest;
+	const struct bundle_entry *entry;
+	bool found = false;
+
+	if (!bundle_manifest_read(fd, &manifest))
+		return false;
+	if ((entry = bundle_manifest_find(&manifest, name)) &&
+	    entry->type == BUNDLE_TYPE_ASSEMBLY && !entry->compressed_size && entry->size) {
+		*offset = entry->offset;
+		*size = entry->size;
+		found = true;
+	}
+	bundle_manifest_free(&manifest);
+	return found;
+}
+
+int bundle_open_stored(int root_fd, const char *path, uint64_t *offset, uint64_t *size)
+{
+	const char *slash = strrchr(path, '/');
+	char folder[PATH_MAX], neighbour[PATH_MAX];
+	struct dirent *entry;
+	int fd = -1, listed = 0, folder_fd;
+	DIR *directory;
+
+	if (!slash || slash == path || (size_t)(slash - path) >= sizeof(folder))
+		return -1;
+	snprintf(folder, sizeof(folder), "%.*s", (int)(slash - path), path);
+	if ((folder_fd = target_root_openat(root_fd, folder, O_RDONLY | O_DIRECTORY)) < 0)
+		return -1;
+	if (!(directory = fdopendir(folder_fd))) {
+		close(folder_fd);
+		return -1;
+	}
+	while (fd < 0 && listed++ < BUNDLE_MAX_NEIGHBOURS && (entry = readdir(directory))) {
+		if (entry->d_name[0] == '.' ||
+		    snprintf(neighbour, sizeof(neighbour), "%s/%s", folder, entry->d_name) >=
+			(int)sizeof(neighbour) ||
+		    (fd = target_file_open(root_fd, neighbour, 0)) < 0)
+			continue;
+		if (!stores(fd, slash + 1, offset, size)) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	closedir(directory);
+	return fd;
+}

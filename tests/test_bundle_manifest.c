@@ -1,0 +1,158 @@
+/* The manifest of a .NET single-file app: manifests as the .NET 6+ and
+ * .NET 5 bundlers lay them out, and the damaged ones a hostile executable
+ * could hold. The real bundles are read by tests/collect_dotnet_single_file.sh. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "bundle_manifest.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+struct writer {
+	uint8_t bytes[4096];
+	size_t length;
+};
+
+static void put(struct writer *out, uint64_t value, size_t size)
+{
+	for (size_t i = 0; i < size; i++)
+		out->bytes[out->length++] = (uint8_t)(value >> (8 * i));
+}
+
+static void put_string(struct writer *out, const char *text)
+{
+	size_t length = strlen(text);
+
+	if (length >= 0x80) {
+		put(out, 0x80 | (length & 0x7f), 1);
+		put(out, length >> 7, 1);
+	} else {
+		put(out, length, 1);
+	}
+	memcpy(out->bytes + out->length, text, length);
+	out->length += length;
+}
+
+static void put_header(struct writer *out, uint32_t major, int32_t count)
+{
+	put(out, major, 4);
+	put(out, 0, 4);
+	put(out, (uint32_t)count, 4);
+	put_string(out, "QzEmIc3Wl8EO");
+	for (int i = 0; i < 5; i++) /* deps.json, runtimeconfig.json, flags */
+		put(out, 0, 8);
+}
+
+static void put_entry(struct writer *out, uint32_t major, uint64_t offset, uint64_t size,
+		      uint64_t compressed, uint8_t type, const char *path)
+{
+	put(out, offset, 8);
+	put(out, size, 8);
+	if (major >= 6)
+		put(out, compressed, 8);
+	put(out, type, 1);
+	put_string(out, path);
+}
+
+static void test_net6_manifest(void **state)
+{
+	struct writer out = {0};
+	struct bundle_manifest manifest;
+	char long_path[200];
+
+	(void)state;
+	memset(long_path, 'a', sizeof(long_path) - 1);
+	long_path[sizeof(long_path) - 1] = '\0';
+	put_header(&out, 6, 4);
+	put_entry(&out, 6, 11937792, 5120, 0, 1, "r2rloop.dll");
+	put_entry(&out, 6, 11942912, 465, 0, 4, "r2rloop.runtimeconfig.json");
+	put_entry(&out, 6, 36065664, 15576872, 0, 1, "System.Private.CoreLib.dll");
+	put_entry(&out, 6, 60000000, 100000, 40000, 1, long_path); /* compressed */
+	assert_true(bundle_manifest_parse(out.bytes, out.length, 73594420, &manifest));
+	assert_int_equal(manifest.major_version, 6);
+	assert_int_equal(manifest.count, 4);
+	assert_string_equal(manifest.entries[3].path, long_path);
+	assert_ptr_equal(bundle_manifest_assembly_at(&manifest, 36065664 + 1000),
+			 &manifest.entries[2]);
+	assert_null(bundle_manifest_assembly_at(&manifest, 11942912)); /* not an assembly */
+	assert_null(bundle_manifest_assembly_at(&manifest, 60000000)); /* compressed */
+	assert_null(bundle_manifest_assembly_at(&manifest, 36065664 + 15576872));
+	assert_ptr_equal(bundle_manifest_find(&manifest, "r2rloop.dll"), &manifest.entries[0]);
+	assert_null(bundle_manifest_find(&manifest, "missing.dll"));
+	bundle_manifest_free(&manifest);
+}
+
+static void test_net5_manifest(void **state)
+{
+	struct writer out = {0};
+	struct bundle_manifest manifest;
+
+	(void)state;
+	put_header(&out, 2, 1);
+	put_entry(&out, 2, 4096, 8192, 0, 1, "app.dll");
+	assert_true(bundle_manifest_parse(out.bytes, out.length, 1 << 20, &manifest));
+	assert_int_equal(manifest.entries[0].compressed_size, 0);
+	assert_ptr_equal(bundle_manifest_assembly_at(&manifest, 5000), &manifest.entries[0]);
+	bundle_manifest_free(&manifest);
+}
+
+/* Each damage alone, on an otherwise good .NET 6 manifest of one file. */
+static bool parses(uint32_t major, int32_t count, uint64_t offset, uint64_t size, const char *path,
+		   size_t cut)
+{
+	struct writer out = {0};
+	struct bundle_manifest manifest;
+	bool parsed;
+
+	put_header(&out, major, count);
+	put_entry(&out, major, offset, size, 0, 1, path);
+	parsed = bundle_manifest_parse(out.bytes, out.length - cut, 1 << 20, &manifest);
+	bundle_manifest_free(&manifest);
+	return parsed;
+}
+
+static void test_damaged_manifests(void **state)
+{
+	(void)state;
+	assert_true(parses(6, 1, 4096, 100, "a.dll", 0));
+	assert_false(parses(6, 1, 4096, 100, "a.dll", 1));  /* cut short */
+	assert_false(parses(7, 1, 4096, 100, "a.dll", 0));  /* a version to come */
+	assert_false(parses(1, 1, 4096, 100, "a.dll", 0));  /* .NET Core 3 */
+	assert_false(parses(6, 2, 4096, 100, "a.dll", 0));  /* more files than written */
+	assert_false(parses(6, -1, 4096, 100, "a.dll", 0)); /* a negative count */
+	assert_false(parses(6, 1 << 30, 4096, 100, "a.dll", 0));
+	assert_false(parses(6, 1, 0, 100, "a.dll", 0));		  /* offset 0 */
+	assert_false(parses(6, 1, 1 << 20, 1, "a.dll", 0));	  /* past the file's end */
+	assert_false(parses(6, 1, 4096, UINT64_MAX, "a.dll", 0)); /* a negative size */
+	assert_false(parses(6, 1, UINT64_MAX - 10, 100, "a.dll", 0));
+	assert_false(parses(6, 1, 4096, 100, "", 0)); /* an empty path */
+}
+
+static void test_not_a_bundle(void **state)
+{
+	struct bundle_manifest manifest;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_false(bundle_manifest_read(fd, &manifest));
+	assert_int_equal(manifest.count, 0);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_net6_manifest),
+	    cmocka_unit_test(test_net5_manifest),
+	    cmocka_unit_test(test_damaged_manifests),
+	    cmocka_unit_test(test_not_a_bundle),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
