@@ -17,14 +17,7 @@ export DOTNET_TC_CallCounting=0 # the framework stays in its ReadyToRun code
 
 # start_single_file [ENV...]: starts the app; its pid in $started_pid.
 start_single_file() {
-	local output=$workdir/app-$RANDOM.out
-	env "$@" "$app" 60 >"$output" 2>&1 &
-	started_pid=$!
-	background_pids+=("$started_pid")
-	until grep -q ready "$output"; do
-		kill -0 "$started_pid" 2>/dev/null || { cat "$output"; fail "the app exited before it was ready"; }
-		sleep 0.1
-	done
+	start_until_ready env "$@" "$app" 60
 }
 
 # check_named FOLDED: the app's frames and the framework's, named.

@@ -262,12 +262,19 @@ build_dotnet_app() {
 # already exported) and waits until it prints "ready"; its pid is in
 # $started_pid and its output in $started_output.
 start_dotnet_app() {
+	start_until_ready dotnet "$@"
+}
+
+# start_until_ready COMMAND...: starts a program that prints "ready" once it
+# runs (the tests' .NET apps); its pid in $started_pid, its output in
+# $started_output.
+start_until_ready() {
 	started_output=$workdir/app-$RANDOM.out
-	dotnet "$@" >"$started_output" 2>&1 &
+	"$@" >"$started_output" 2>&1 &
 	started_pid=$!
 	background_pids+=("$started_pid")
 	until grep -q ready "$started_output"; do
-		kill -0 "$started_pid" 2>/dev/null || { cat "$started_output"; fail "$1 exited before it was ready"; }
+		kill -0 "$started_pid" 2>/dev/null || { cat "$started_output"; fail "$* exited before it was ready"; }
 		sleep 0.1
 	done
 }

@@ -7,51 +7,23 @@
 #include <cmocka.h>
 
 #include "runtime_directories.h"
+#include "sleeping_process.h"
 
 #include <limits.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
-#include <unistd.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 struct directories {
 	char perfmap[PATH_MAX], socket[PATH_MAX];
 };
 
-/* posix_spawn returns once the child has replaced its memory, which can be
- * before the kernel has placed its new environment: wait for it. */
-static void wait_for_environment(pid_t pid)
-{
-	char path[64], byte;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	for (;;) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		assert_true(fd >= 0);
-		if (read(fd, &byte, 1) == 1)
-			break;
-		close(fd);
-		usleep(1000);
-	}
-	close(fd);
-}
-
 /* The directories of a process started with `environment` (NULL-ended). */
 static struct directories directories_of(char *const *environment)
 {
-	char *arguments[] = {"sleep", "30", NULL};
 	struct directories found;
-	pid_t pid;
+	pid_t pid = sleeping_process_start(environment);
 
-	assert_int_equal(posix_spawn(&pid, "/bin/sleep", NULL, NULL, arguments, environment), 0);
-	wait_for_environment(pid);
 	runtime_perfmap_directory(pid, found.perfmap, sizeof(found.perfmap));
 	runtime_socket_directory(pid, found.socket, sizeof(found.socket));
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	sleeping_process_stop(pid);
 	return found;
 }
 

@@ -382,23 +382,34 @@ static void names_code_by_its_method_events(void **state)
 	runtime_trace_release(&trace);
 }
 
+/* Parses `stream` with each bit of each byte flipped in turn, and checks
+ * what it gives: every stack within the addresses read. */
+static void parse_every_damaged_byte(const struct stream *stream)
+{
+	for (size_t at = 0; at < stream->length; at++)
+		for (unsigned flip = 1; flip < 256; flip <<= 1) {
+			uint8_t *copy = malloc(stream->length);
+			struct runtime_trace trace;
+
+			memcpy(copy, stream->bytes, stream->length);
+			copy[at] ^= (uint8_t)flip;
+			runtime_trace_parse(copy, stream->length, &trace);
+			for (size_t i = 0; i < trace.stacks.count; i++)
+				assert_true(trace.stacks.events[i].first_ip +
+						trace.stacks.events[i].depth <=
+					    trace.stacks.ip_count);
+			runtime_trace_release(&trace);
+			free(copy);
+		}
+}
+
 static void survives_every_damaged_method_byte(void **state)
 {
 	struct stream stream = {0};
 
 	(void)state;
 	write_method_trace(&stream);
-	for (size_t at = 0; at < stream.length; at++)
-		for (unsigned flip = 1; flip < 256; flip <<= 1) {
-			uint8_t *copy = malloc(stream.length);
-			struct runtime_trace trace;
-
-			memcpy(copy, stream.bytes, stream.length);
-			copy[at] ^= (uint8_t)flip;
-			runtime_trace_parse(copy, stream.length, &trace);
-			runtime_trace_release(&trace);
-			free(copy);
-		}
+	parse_every_damaged_byte(&stream);
 }
 
 /* A stack block of one stack, id `id`, of `depth` addresses from `first`. */
@@ -614,21 +625,7 @@ static void survives_every_damaged_stack_byte(void **state)
 
 	(void)state;
 	write_stack_trace(&stream);
-	for (size_t at = 0; at < stream.length; at++)
-		for (unsigned flip = 1; flip < 256; flip <<= 1) {
-			uint8_t *copy = malloc(stream.length);
-			struct runtime_trace trace;
-
-			memcpy(copy, stream.bytes, stream.length);
-			copy[at] ^= (uint8_t)flip;
-			runtime_trace_parse(copy, stream.length, &trace);
-			for (size_t i = 0; i < trace.stacks.count; i++)
-				assert_true(trace.stacks.events[i].first_ip +
-						trace.stacks.events[i].depth <=
-					    trace.stacks.ip_count);
-			runtime_trace_release(&trace);
-			free(copy);
-		}
+	parse_every_damaged_byte(&stream);
 }
 
 int main(void)

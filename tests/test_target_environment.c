@@ -7,56 +7,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "sleeping_process.h"
 #include "target_environment.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
-#include <unistd.h>
-#include <spawn.h>
 #include <string.h>
-#include <sys/wait.h>
-
-/* posix_spawn returns once the child has replaced its memory, which can be
- * before the kernel has placed its new environment: wait for it. */
-static void wait_for_environment(pid_t pid)
-{
-	char path[64], byte;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	for (;;) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		assert_true(fd >= 0);
-		if (read(fd, &byte, 1) == 1)
-			break;
-		close(fd);
-		usleep(1000);
-	}
-	close(fd);
-}
-
-/* Starts `sleep` with `environment` (NULL-ended); its pid. */
-static pid_t start_with(char *const *environment)
-{
-	char *arguments[] = {"sleep", "30", NULL};
-	pid_t pid;
-
-	assert_int_equal(posix_spawn(&pid, "/bin/sleep", NULL, NULL, arguments, environment), 0);
-	wait_for_environment(pid);
-	return pid;
-}
-
-static void stop(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-}
 
 static void test_reads_a_real_process(void **state)
 {
 	char *environment[] = {"TMP=/not/this", "TMPDIR=/srv/run", "TMPDIR2=/nor/this", NULL};
-	pid_t pid = start_with(environment);
+	pid_t pid = sleeping_process_start(environment);
 	char value[64];
 
 	(void)state;
@@ -67,17 +26,17 @@ static void test_reads_a_real_process(void **state)
 	assert_false(target_environment_value(pid, "HOME", value, sizeof(value)));
 	/* does not fit: not cut short */
 	assert_false(target_environment_value(pid, "TMPDIR", value, 8));
-	stop(pid);
+	sleeping_process_stop(pid);
 }
 
 static void test_gone_process(void **state)
 {
 	char *environment[] = {"TMPDIR=/srv/run", NULL};
-	pid_t pid = start_with(environment);
+	pid_t pid = sleeping_process_start(environment);
 	char value[64];
 
 	(void)state;
-	stop(pid);
+	sleeping_process_stop(pid);
 	assert_false(target_environment_value(pid, "TMPDIR", value, sizeof(value)));
 }
 
