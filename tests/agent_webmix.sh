@@ -35,7 +35,9 @@ sys.path.insert(0, sys.argv[3])
 from protobuf_wire import pprof_samples
 
 received, pid = sys.argv[1], sys.argv[2]
-ROOTS = {"start_thread", "__libc_start_call_main", "_start", "clone3"}
+# The thread roots profcpu's replay knows (src/profile/replay.c).
+ROOTS = {"start_thread", "__libc_start_call_main", "__libc_start_main", "_start", "clone3",
+         "__clone3"}
 UNNAMED = re.compile(r"^\[(unknown|JIT|[A-Za-z0-9_.]+\.dll)\]$")
 LIBCRYPTO = re.compile(r"^(\[libcrypto\.so\.3\]|SHA(256|512)_|EVP_|CRYPTO_|OPENSSL_|ossl_)")
 total = whole = crypto = crypto_called = 0
