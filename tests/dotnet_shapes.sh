@@ -79,22 +79,40 @@ check_shape() {
 		fail "$1: Heavy has $heavy_share% of Heavy and Light, expected 66.7 ± 5"
 }
 
-# agent_profile PID FOLDED: waits for the agent's fourth push of PID and
-# writes the third and fourth as folded stacks (the first period may end
-# before the agent asked the runtime for its perf map; two periods give
-# enough samples for the split).
+# agent_profile PID FOLDED: waits for the agent's fourth push holding
+# samples of PID (pprof sample labels: the series is the workload's) and
+# writes that pid's samples of the third and fourth as folded stacks (the
+# first period may end before the agent asked the runtime for its perf map;
+# two periods give enough samples for the split).
 agent_profile() {
-	local pushes=()
-	until ((${#pushes[@]} >= 4)); do
+	until python3 - "$tests_dir" "$workdir/received" "$1" "$2" <<'PY'; do
+import glob, os, sys, zlib
+sys.path.insert(0, sys.argv[1])
+from protobuf_wire import pprof_samples
+
+received, pid, folded = sys.argv[2:5]
+pushes = []
+# The receiver numbers the pushes as they come.
+for path in sorted(glob.glob(f"{received}/*.pb.gz"), key=lambda p: int(os.path.basename(p).split(".")[0])):
+    try:
+        pushed = pprof_samples(open(path, "rb").read())
+    except (OSError, EOFError, ValueError, zlib.error):
+        continue  # still being written
+    samples = [(values[0], names) for labels, values, names in pushed
+               # The app's own (a fork of this shell before its exec has its pid).
+               if labels.get("pid") == pid and labels.get("process") in ("shapes", "dotnet")]
+    if samples:
+        pushes.append(samples)
+if len(pushes) < 4:
+    sys.exit(1)
+with open(folded, "w") as out:
+    for samples in pushes[2:4]:
+        for count, names in samples:
+            out.write(f"{';'.join(reversed(names))} {count}\n")
+PY
 		kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent exited"; }
 		sleep 0.5
-		# The app's own (a fork of this shell before its exec has its pid).
-		mapfile -t pushes < <(grep -lE "pid=$1[,}]" "$workdir/received"/*.query 2>/dev/null |
-			xargs -r grep -lE '[{,]process=(shapes|dotnet)[,}]' | sort -V)
 	done
-	for push in "${pushes[@]:2:2}"; do
-		python3 "$tests_dir/pprof_folded.py" "${push%.query}.pb.gz"
-	done >"$2"
 }
 
 port=$(free_port)
