@@ -29,7 +29,7 @@ grep -q 'seccomp' "$workdir/stderr" || fail "the refusal does not mention seccom
 run --cap-add PERFMON --cap-add SYS_PTRACE --security-opt seccomp=unconfined "${sidecar[@]}" \
 	profcpu collect -pid 1 -duration 2 -o /profilings/sidecar --symbol-server http://127.0.0.1:9
 folded top "$workdir/out/sidecar/folded_stacks.out" 3
-assert_share "$workdir/out/sidecar/folded_stacks.out" ';call_generated;jitted_busy_loop\[Generated\]$' 90 100
+assert_share "$workdir/out/sidecar/folded_stacks.out" ';call_generated;jitted_busy_loop\[Generated\](;|$)' 90 100
 assert_file "$workdir/out/sidecar/perf-1.map"
 grep -q 'no debug file for build-id .* on http://127.0.0.1:9' "$workdir/out/sidecar/profcpu.log" ||
 	fail "the sidecar did not ask the symbol server"
@@ -90,7 +90,7 @@ grep -q "no debug file for build-id $hex on https://127.0.0.1:$https_port (the c
 # From the host, by the host's pid of the containerized process.
 host_pid=$(podman inspect -f '{{.State.Pid}}' target)
 "$PROFCPU" collect -pid "$host_pid" -duration 2 -o "$workdir/host"
-assert_share "$workdir/host/folded_stacks.out" ';call_generated;jitted_busy_loop\[Generated\]$' 90 100
+assert_share "$workdir/host/folded_stacks.out" ';call_generated;jitted_busy_loop\[Generated\](;|$)' 90 100
 
 # A hostile target: its perf map is a symlink to an absolute path. The same
 # path on the host holds a map that names everything EVIL_HOST_FILE; the
@@ -108,4 +108,4 @@ folded top "$workdir/hostile/folded_stacks.out" 3
 if grep -q EVIL_HOST_FILE "$workdir/hostile/folded_stacks.out"; then
 	fail "the profiler followed the target's symlink to a file of the host"
 fi
-assert_share "$workdir/hostile/folded_stacks.out" ';call_generated;jitted_busy_loop\[Generated\]$' 90 100
+assert_share "$workdir/hostile/folded_stacks.out" ';call_generated;jitted_busy_loop\[Generated\](;|$)' 90 100

@@ -1,6 +1,7 @@
 #include "sleeping_process.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
@@ -8,18 +9,30 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
-/* posix_spawn returns once the child has replaced its memory, which can be
- * before the kernel has placed its new environment: wait for it. */
+/* posix_spawn may return before the child has run `sleep` (under
+ * qemu-user, whose vfork does not wait for the exec), and once it has, before
+ * the kernel shows its new environment: wait for both. */
 static void wait_for_environment(pid_t pid)
 {
-	char path[64], byte;
+	char path[64], target[PATH_MAX], byte;
+	ssize_t length;
 	int fd;
 
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	for (;;) {
+		length = readlink(path, target, sizeof(target) - 1);
+		assert_true(length >= 0);
+		target[length] = '\0';
+		if (strstr(target, "/sleep"))
+			break;
+		usleep(1000);
+	}
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
 	for (;;) {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
