@@ -70,8 +70,15 @@ static const char usage[] =
     "    profcpu agent --otlp http://otel-collector:4318    # OpenTelemetry profiles\n";
 
 /* Ring buffer pages per CPU: at the default rate a CPU fills a few KB a
- * second with frame-pointer stacks; 64 pages is room for seconds. */
-enum { DEFAULT_FREQUENCY = 49, DEFAULT_BUFFER_PERIODS = 40, AGENT_BUFFER_PAGES = 64 };
+ * second with frame-pointer stacks, where 64 pages is room for seconds;
+ * with a stack copy in each sample (hybrid, dwarf: 16 KiB) 784 KiB a
+ * second, which collect's 256 pages hold between the sampler's reads. */
+enum {
+	DEFAULT_FREQUENCY = 49,
+	DEFAULT_BUFFER_PERIODS = 40,
+	FRAME_POINTER_BUFFER_PAGES = 64,
+	STACK_COPY_BUFFER_PAGES = 256,
+};
 
 /* The spool, the worker, and the folder of the period being sampled. */
 struct agent_run {
@@ -195,19 +202,21 @@ int cmd_agent(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	fprintf(stderr, "profcpu: agent on node %s: every %g s, one profile per workload to %s\n",
 		send.node, interval, url ? receiver.url : otlp.url);
-	status =
-	    capture_target(&(struct capture_options){.frequency = (unsigned)frequency,
-						     .buffer_pages = AGENT_BUFFER_PAGES,
-						     .call_graph = call_graph,
-						     .stack_size = CALL_GRAPH_DEFAULT_STACK_SIZE,
-						     .command_line = "profcpu agent",
-						     .period = interval,
-						     .next_period = next_period,
-						     .period_context = &run,
-						     .sampled = sampled},
-			   &target, run.current, stderr) == 0
-		? 0
-		: 1;
+	status = capture_target(
+		     &(struct capture_options){.frequency = (unsigned)frequency,
+					       .buffer_pages = call_graph == CALL_GRAPH_FP
+								   ? FRAME_POINTER_BUFFER_PAGES
+								   : STACK_COPY_BUFFER_PAGES,
+					       .call_graph = call_graph,
+					       .stack_size = CALL_GRAPH_DEFAULT_STACK_SIZE,
+					       .command_line = "profcpu agent",
+					       .period = interval,
+					       .next_period = next_period,
+					       .period_context = &run,
+					       .sampled = sampled},
+		     &target, run.current, stderr) == 0
+		     ? 0
+		     : 1;
 	/* The last period, cut short by the stop, is sent too. */
 	if (run.current)
 		agent_worker_period_done(&run.worker, run.current, NULL);
