@@ -79,21 +79,24 @@ check_shape() {
 		fail "$1: Heavy has $heavy_share% of Heavy and Light, expected 66.7 ± 5"
 }
 
-# agent_profile PID FOLDED: waits for the agent's fourth push holding
-# samples of PID (pprof sample labels: the series is the workload's) and
-# writes that pid's samples of the third and fourth as folded stacks (the
-# first period may end before the agent asked the runtime for its perf map;
-# two periods give enough samples for the split).
+# agent_profile PID FOLDED: waits for two pushes holding samples of PID
+# (pprof sample labels: the series is the workload's) that came after the
+# call, when the app has run for seconds and the agent has long turned on
+# its perf map, and writes that pid's samples in them as folded stacks.
 agent_profile() {
-	until python3 - "$tests_dir" "$workdir/received" "$1" "$2" <<'PY'; do
+	local before
+	before=$(ls "$workdir/received" | sed -n 's/\.pb\.gz$//p' | sort -n | tail -1)
+	until python3 - "$tests_dir" "$workdir/received" "$1" "$2" "${before:-0}" <<'PY'; do
 import glob, os, sys, zlib
 sys.path.insert(0, sys.argv[1])
 from protobuf_wire import pprof_samples
 
-received, pid, folded = sys.argv[2:5]
+received, pid, folded, before = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 pushes = []
 # The receiver numbers the pushes as they come.
 for path in sorted(glob.glob(f"{received}/*.pb.gz"), key=lambda p: int(os.path.basename(p).split(".")[0])):
+    if int(os.path.basename(path).split(".")[0]) <= before:
+        continue
     try:
         pushed = pprof_samples(open(path, "rb").read())
     except (OSError, EOFError, ValueError, zlib.error):
@@ -103,10 +106,10 @@ for path in sorted(glob.glob(f"{received}/*.pb.gz"), key=lambda p: int(os.path.b
                if labels.get("pid") == pid and labels.get("process") in ("shapes", "dotnet")]
     if samples:
         pushes.append(samples)
-if len(pushes) < 4:
+if len(pushes) < 2:
     sys.exit(1)
 with open(folded, "w") as out:
-    for samples in pushes[2:4]:
+    for samples in pushes[:2]:
         for count, names in samples:
             out.write(f"{';'.join(reversed(names))} {count}\n")
 PY
