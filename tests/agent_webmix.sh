@@ -30,7 +30,7 @@ wait "$agent" || fail "the agent exited with status $?"
 cat "$workdir/agent.err"
 
 python3 - "$workdir/received" "$webmix" "$tests_dir" <<'PY' || fail "the agent's WebMix stacks are not whole and named"
-import glob, re, sys
+import glob, os, re, sys
 sys.path.insert(0, sys.argv[3])
 from protobuf_wire import pprof_samples
 
@@ -41,10 +41,14 @@ ROOTS = {"start_thread", "__libc_start_call_main", "__libc_start_main", "_start"
 UNNAMED = re.compile(r"^\[(unknown|JIT|[A-Za-z0-9_.]+\.dll)\]$")
 LIBCRYPTO = re.compile(r"^(\[libcrypto\.so\.3\]|SHA(256|512)_|EVP_|CRYPTO_|OPENSSL_|ossl_)")
 total = whole = crypto = crypto_called = 0
-for path in glob.glob(f"{received}/*.pb.gz"):
-    for labels, values, names in pprof_samples(open(path, "rb").read()):
-        if labels.get("pid") != pid or not names:
-            continue
+# The pushes in the order they came, from the second one holding WebMix:
+# the first period began before the agent turned its perf map on.
+pushes = [[sample for sample in pprof_samples(open(path, "rb").read())
+           if sample[0].get("pid") == pid and sample[2]]
+          for path in sorted(glob.glob(f"{received}/*.pb.gz"),
+                             key=lambda p: int(os.path.basename(p).split(".")[0]))]
+for push in [push for push in pushes if push][1:]:
+    for labels, values, names in push:
         count = values[0]
         total += count
         if names[-1] in ROOTS and not any(UNNAMED.match(name) for name in names):
