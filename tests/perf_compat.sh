@@ -9,7 +9,9 @@ perf record -q -o /dev/null -e cpu-clock true 2>/dev/null || skip "perf record c
 
 start "$WORKLOAD_SPLIT" 60
 pid=$started_pid
+before=$(date +%s)
 "$PROFCPU" collect -pid "$pid" -duration 3 -F 499 -o "$workdir/ours"
+after=$(date +%s)
 ours=$(folded total "$workdir/ours/folded_stacks.out")
 perf script -i "$workdir/ours/perf.data" >"$workdir/perf.txt" 2>"$workdir/perf.err"
 theirs=$(grep -cE '^ *workload_split +[0-9]+ +\[[0-9]+\] +[0-9.]+: +[0-9]+ cpu-clock' "$workdir/perf.txt" || true)
@@ -19,6 +21,16 @@ if grep -v '^$' "$workdir/perf.err" | grep -v 'Warning:.*kernel' >/dev/null; the
 	cat "$workdir/perf.err"
 	fail "perf script complained about our perf.data"
 fi
+# Each sample dated by the wall clock (perf script's tod, from the clock
+# moment our perf.data records): within the capture's seconds.
+perf script -i "$workdir/ours/perf.data" -F tod >"$workdir/dates.txt" 2>/dev/null
+first=$(head -1 "$workdir/dates.txt") last=$(tail -1 "$workdir/dates.txt")
+echo "samples dated from $first to $last (the capture ran from $(date -d @"$before" +%T) to $(date -d @"$after" +%T))"
+for when in "$first" "$last"; do
+	seconds=$(date -d "$when" +%s) || fail "perf script gave no date: '$when'"
+	((before <= seconds && seconds <= after)) ||
+		fail "a sample dated $when, outside the capture's $before..$after"
+done
 grep -qP '^\t +[0-9a-f]+ spin_sixty\+0x[0-9a-f]+ \(.*/workload_split\)$' "$workdir/perf.txt" ||
 	fail "perf script does not name spin_sixty from our mappings"
 

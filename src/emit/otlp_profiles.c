@@ -226,10 +226,9 @@ static void value_type(struct dictionary *dictionary, struct protobuf_message *p
 }
 
 /* The Profile of process `index`: its samples counted by stack and thread,
- * dated from the capture's end (`end`, Unix nanoseconds, when the clock
- * of the samples read `last`). */
+ * dated by its first sample. */
 static void write_profile(struct dictionary *dictionary, const struct process_profiles *profiles,
-			  size_t index, uint64_t last, struct protobuf_message *out)
+			  size_t index, struct protobuf_message *out)
 {
 	const struct profile *profile = &profiles->profile;
 	const struct process_samples part = process_profiles_samples(profiles, index);
@@ -267,7 +266,8 @@ static void write_profile(struct dictionary *dictionary, const struct process_pr
 	value_type(dictionary, out, PROFILE_SAMPLE_TYPE, "samples", "count");
 	protobuf_append(out, &samples);
 	if (part.sample_count) {
-		protobuf_fixed64_field(out, PROFILE_TIME, (uint64_t)profiles->end - (last - first));
+		protobuf_fixed64_field(out, PROFILE_TIME,
+				       (uint64_t)((int64_t)first + profiles->wall_clock_offset));
 		protobuf_varint_field(out, PROFILE_DURATION, latest - first + period);
 	}
 	value_type(dictionary, out, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
@@ -303,7 +303,7 @@ static void int_attribute(struct protobuf_message *resource, const char *key, in
 
 static void write_resource_profiles(struct dictionary *dictionary,
 				    const struct process_profiles *profiles,
-				    const struct otlp_process *process, uint64_t last,
+				    const struct otlp_process *process,
 				    struct protobuf_message *request)
 {
 	const struct process_profile *facts = &profiles->processes[process->index];
@@ -318,7 +318,7 @@ static void write_resource_profiles(struct dictionary *dictionary,
 	string_attribute(&resource, "process.executable.name", facts->process_name);
 	protobuf_string_field(&scope, SCOPE_NAME, "profcpu");
 	protobuf_string_field(&scope, SCOPE_VERSION, PROFCPU_VERSION);
-	write_profile(dictionary, profiles, process->index, last, &profile);
+	write_profile(dictionary, profiles, process->index, &profile);
 	protobuf_message_field(&scope_profiles, SCOPE_PROFILES_SCOPE, &scope);
 	protobuf_message_field(&scope_profiles, SCOPE_PROFILES_PROFILES, &profile);
 	protobuf_message_field(&resource_profiles, RESOURCE_PROFILES_RESOURCE, &resource);
@@ -332,14 +332,10 @@ unsigned char *otlp_profiles_encode(const struct process_profiles *profiles,
 {
 	struct protobuf_message request = {0}, tables = {0};
 	struct dictionary dictionary;
-	uint64_t last = 0;
 
-	for (size_t i = 0; i < profiles->profile.sample_count; i++)
-		if (profiles->profile.samples[i].time > last)
-			last = profiles->profile.samples[i].time;
 	dictionary_init(&dictionary);
 	for (size_t i = 0; i < count; i++)
-		write_resource_profiles(&dictionary, profiles, &processes[i], last, &request);
+		write_resource_profiles(&dictionary, profiles, &processes[i], &request);
 	for (unsigned table = DICTIONARY_MAPPINGS; table <= DICTIONARY_STACKS; table++)
 		protobuf_append(&tables, &dictionary.tables[table]);
 	protobuf_message_field(&request, REQUEST_DICTIONARY, &tables);

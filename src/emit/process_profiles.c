@@ -10,14 +10,22 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* When the capture ended: perf.data is finished last. */
-static int64_t end_time_nanos(const char *perf_data)
+/* Unix time minus the samples' time: from perf.data's clock moment, else
+ * (a capture without one) from when perf.data was finished, taken as the
+ * time of its last sample. */
+static int64_t wall_clock_offset(const char *perf_data, const struct profile *profile)
 {
 	struct stat status;
+	uint64_t last = 0;
 
-	return stat(perf_data, &status) == 0
-		   ? (int64_t)status.st_mtim.tv_sec * 1000000000 + status.st_mtim.tv_nsec
-		   : 0;
+	if (profile->has_wall_clock)
+		return profile->wall_clock_offset;
+	for (size_t i = 0; i < profile->sample_count; i++)
+		if (profile->samples[i].time > last)
+			last = profile->samples[i].time;
+	return stat(perf_data, &status) == 0 ? (int64_t)status.st_mtim.tv_sec * 1000000000 +
+						   status.st_mtim.tv_nsec - (int64_t)last
+					     : 0;
 }
 
 /* A process's samples and locations, grown as they are found. */
@@ -133,14 +141,22 @@ int process_profiles_encode(const struct process_profiles *profiles, const size_
 	char *encoded = NULL;
 	size_t length = 0;
 	FILE *out = open_memstream(&encoded, &length);
+	int64_t end = 0;
 	bool failed;
 
 	join_parts(profiles, members, member_count, &part);
+	/* Ends with its last sample: emit dates it by its first. */
+	if (part.sample_count) {
+		const struct profile_sample *last =
+		    &profiles->profile.samples[part.samples[part.sample_count - 1]];
+
+		end = (int64_t)(last->time + last->period) + profiles->wall_clock_offset;
+	}
 	failed =
 	    !out || emit_pprof_part(&profiles->profile,
 				    &(struct profile_part){part.samples, part.locations,
 							   part.sample_count, part.location_count},
-				    profiles->end, out, span) < 0;
+				    end, out, span) < 0;
 	if (out && fclose(out) != 0)
 		failed = true;
 	free(part.samples);
@@ -167,7 +183,7 @@ int process_profiles_read(const char *perf_data, struct resolver *resolver,
 		profile_release(&profiles->profile);
 		return -1;
 	}
-	profiles->end = end_time_nanos(perf_data);
+	profiles->wall_clock_offset = wall_clock_offset(perf_data, &profiles->profile);
 	profiles->count =
 	    list_processes(&profiles->profile, &profiles->processes, &profiles->parts);
 	return 0;

@@ -28,7 +28,7 @@ struct process_part; /* its samples and locations in the profile */
 
 struct process_profiles {
 	struct profile profile;
-	int64_t end;			   /* when perf.data was finished: the profiles' date */
+	int64_t wall_clock_offset;	   /* Unix time minus the samples' time */
 	struct process_profile *processes; /* in the order their first samples came */
 	struct process_part *parts;
 	size_t count;

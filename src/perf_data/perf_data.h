@@ -25,6 +25,9 @@ struct perf_data_info {
 	const char *perf_version;	      /* HEADER_VERSION */
 	const char *command_line;	      /* HEADER_CMDLINE, one string */
 	uint32_t cpus_online, cpus_available; /* HEADER_NRCPUS */
+	/* HEADER_CLOCK_DATA, with attr.use_clockid: one moment on the wall
+	 * clock (Unix nanoseconds) and on the samples' clock. */
+	uint64_t wall_clock_ns, clockid_time_ns;
 	/* The ids the kernel gave the event (PERF_EVENT_IOC_ID), one per
 	 * opened file descriptor; stored with the attr and in
 	 * HEADER_EVENT_DESC. Optional: with a single event perf needs none. */
@@ -58,7 +61,8 @@ uint8_t *perf_data_tracing_data_build(const char *header_page, size_t header_pag
 				      const size_t *format_sizes, size_t format_count,
 				      size_t *size);
 /* The writer fills NULL strings and zero CPU counts from uname(2) and
- * sysconf(3); perf_version defaults to "profcpu <version>". */
+ * sysconf(3), a zero clock moment from clock_gettime(2) as it starts;
+ * perf_version defaults to "profcpu <version>". */
 
 struct perf_data_writer;
 
@@ -111,6 +115,11 @@ const char *perf_data_reader_event_name(const struct perf_data_reader *reader, s
 int perf_data_reader_for_each(struct perf_data_reader *reader,
 			      int (*visit)(const struct perf_event_header *record, void *context),
 			      void *context, char *error, size_t error_size);
+
+/* Where the samples' clock puts Unix time: nanoseconds to add to a
+ * record's time to date it. False when the file has no HEADER_CLOCK_DATA
+ * for its events' clock (perf record without -k, older profcpu). */
+bool perf_data_reader_wall_clock_offset(const struct perf_data_reader *reader, int64_t *offset);
 
 /* Whether perf_data_reader_for_each() met zstd-compressed records (profcpu
  * collect's default, `perf record -z`): the file is compressed already. */

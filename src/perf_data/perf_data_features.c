@@ -150,6 +150,14 @@ static void append_feature(const struct perf_event_attr *attr, const struct perf
 	case HEADER_COMPRESSED:
 		append(body, compression, sizeof(*compression));
 		break;
+	case HEADER_CLOCK_DATA:
+		append(body,
+		       &(struct perf_clock_data){.version = PERF_CLOCK_DATA_VERSION,
+						 .clockid = (uint32_t)attr->clockid,
+						 .wall_clock_ns = info->wall_clock_ns,
+						 .clockid_time_ns = info->clockid_time_ns},
+		       sizeof(struct perf_clock_data));
+		break;
 	}
 }
 
@@ -160,13 +168,14 @@ void perf_data_features_build(struct perf_data_features *features, uint64_t offs
 	static const int all[] = {HEADER_TRACING_DATA, HEADER_HOSTNAME,	  HEADER_OSRELEASE,
 				  HEADER_VERSION,      HEADER_ARCH,	  HEADER_NRCPUS,
 				  HEADER_CMDLINE,      HEADER_EVENT_DESC, HEADER_CLOCKID,
-				  HEADER_COMPRESSED};
+				  HEADER_COMPRESSED,   HEADER_CLOCK_DATA};
 	struct byte_buffer table = {0}, bodies = {0};
 	size_t count = 0;
 
 	memset(features, 0, sizeof(*features));
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		if ((all[i] == HEADER_CLOCKID && !attr->use_clockid) ||
+		if (((all[i] == HEADER_CLOCKID || all[i] == HEADER_CLOCK_DATA) &&
+		     !attr->use_clockid) ||
 		    (all[i] == HEADER_COMPRESSED && !compression) ||
 		    (all[i] == HEADER_TRACING_DATA && !info->tracing_data))
 			continue;

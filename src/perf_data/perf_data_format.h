@@ -37,6 +37,7 @@ enum {
 	HEADER_EVENT_DESC = 12,
 	HEADER_CLOCKID = 23,
 	HEADER_COMPRESSED = 27,
+	HEADER_CLOCK_DATA = 29,
 	HEADER_FEATURE_BITS = 256,
 };
 
@@ -49,6 +50,15 @@ struct perf_compressed_description {
 	uint32_t version, type, level, ratio, mmap_len;
 };
 #define PERF_COMPRESSION_ZSTD 1
+
+/* HEADER_CLOCK_DATA body: one moment read on the wall clock and on the
+ * samples' clock (attr.clockid), which dates every sample (perf script's
+ * tod field). */
+struct perf_clock_data {
+	uint32_t version, clockid;
+	uint64_t wall_clock_ns, clockid_time_ns;
+};
+#define PERF_CLOCK_DATA_VERSION 1
 
 /* Record types of perf itself (>= PERF_RECORD_USER_TYPE_START) carry no
  * sample_id trailer. */

@@ -81,6 +81,31 @@ static bool find_feature(const struct perf_data_reader *reader,
 	return true;
 }
 
+/* HEADER_CLOCK_DATA, when it speaks of the clock the events use. */
+static void read_clock_data(struct perf_data_reader *reader, const struct perf_file_header *header)
+{
+	struct perf_file_section section;
+	struct perf_clock_data clock;
+	const struct perf_event_attr *attr = &reader->events[0].attr;
+
+	if (!reader->event_count || !attr->use_clockid ||
+	    !find_feature(reader, header, HEADER_CLOCK_DATA, &section) ||
+	    section.size < sizeof(clock) || section.offset > reader->file_size ||
+	    reader->file_size - section.offset < sizeof(clock))
+		return;
+	memcpy(&clock, reader->file + section.offset, sizeof(clock));
+	if (clock.version < PERF_CLOCK_DATA_VERSION || clock.clockid != (uint32_t)attr->clockid)
+		return;
+	reader->has_wall_clock = true;
+	reader->wall_clock_offset = (int64_t)(clock.wall_clock_ns - clock.clockid_time_ns);
+}
+
+bool perf_data_reader_wall_clock_offset(const struct perf_data_reader *reader, int64_t *offset)
+{
+	*offset = reader->wall_clock_offset;
+	return reader->has_wall_clock;
+}
+
 static int check_header(struct perf_data_reader *reader, struct perf_file_header *header,
 			char *error, size_t error_size)
 {
@@ -246,6 +271,7 @@ static int read_header(struct perf_data_reader *reader, char *error, size_t erro
 				       error_size) < 0)
 		return -1;
 	name_events(reader);
+	read_clock_data(reader, &header);
 	return 0;
 }
 

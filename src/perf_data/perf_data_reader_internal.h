@@ -35,6 +35,9 @@ struct perf_data_reader {
 	 * to, in u64s from the start of a sample's body and from the end of a
 	 * trailer; -1 when they do not (only allowed with one event). */
 	int sample_id_index, trailer_id_index_from_end;
+	/* From HEADER_CLOCK_DATA: Unix time minus the records' time. */
+	bool has_wall_clock;
+	int64_t wall_clock_offset;
 	/* Decompression of PERF_RECORD_COMPRESSED records. */
 	ZSTD_DCtx *decompressor;
 	uint8_t *decompressed; /* records decompressed but not yet visited */

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -62,6 +63,24 @@ static uint64_t *copy_ids(const uint64_t *ids, size_t count)
 	return copy;
 }
 
+static uint64_t clock_nanoseconds(clockid_t clock)
+{
+	struct timespec now = {0};
+
+	clock_gettime(clock, &now);
+	return (uint64_t)now.tv_sec * 1000000000 + (uint64_t)now.tv_nsec;
+}
+
+/* One moment on both clocks: the samples' clock read between two reads of
+ * the wall clock, taken at their middle. */
+static void read_clock_moment(struct perf_data_info *info, clockid_t samples_clock)
+{
+	uint64_t before = clock_nanoseconds(CLOCK_REALTIME);
+
+	info->clockid_time_ns = clock_nanoseconds(samples_clock);
+	info->wall_clock_ns = before + (clock_nanoseconds(CLOCK_REALTIME) - before) / 2;
+}
+
 static void copy_info(struct perf_data_writer *writer, const struct perf_data_info *info)
 {
 	static const struct perf_data_info none;
@@ -85,6 +104,8 @@ static void copy_info(struct perf_data_writer *writer, const struct perf_data_in
 		writer->info.cpus_online = online > 0 ? (uint32_t)online : 1;
 	if (!info->cpus_available)
 		writer->info.cpus_available = configured > 0 ? (uint32_t)configured : 1;
+	if (!info->wall_clock_ns && writer->attr.use_clockid)
+		read_clock_moment(&writer->info, (clockid_t)writer->attr.clockid);
 	writer->event_ids = copy_ids(info->event_ids, info->event_id_count);
 	writer->info.event_ids = writer->event_ids;
 	writer->more_events = xcalloc(info->more_event_count + 1, sizeof(*writer->more_events));

@@ -93,6 +93,10 @@ struct profile {
 	struct id_map unfollowed_modules;
 	uint64_t *unfollowed_by_module;
 	bool compressed_capture; /* perf.data's records are zstd-compressed */
+	/* Unix time minus the samples' time, when perf.data says (its
+	 * HEADER_CLOCK_DATA): what dates a sample. */
+	bool has_wall_clock;
+	int64_t wall_clock_offset;
 	/* The (pid, generation) that a fork began: another process under the
 	 * pid, where the other generations began with an exec. */
 	struct id_map forks;

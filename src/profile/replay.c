@@ -704,6 +704,8 @@ int replay_capture(const char *perf_data_path, struct resolver *resolver, struct
 		/* 0 means the kernel's default limit, 127 frames. */
 		profile->max_stack_depth = attr->sample_max_stack ? attr->sample_max_stack : 127;
 	}
+	profile->has_wall_clock =
+	    perf_data_reader_wall_clock_offset(replay.reader, &profile->wall_clock_offset);
 	/* Switches: the tracepoint, or the software event beside the sampling
 	 * one (a capture of context-switches alone is a profile of them). */
 	for (size_t i = 0; i < perf_data_reader_event_count(replay.reader); i++) {
