@@ -162,6 +162,19 @@ static bool names_code(const GElf_Sym *symbol)
 	return type == STT_FUNC || type == STT_GNU_IFUNC || (type == STT_NOTYPE && symbol->st_size);
 }
 
+/* The entries of symbol table `section` (NULL: none): its data and how
+ * many, symbol 0 (always null) included. False when it has none to read. */
+static bool symbol_entries(Elf_Scn *section, const GElf_Shdr *header, Elf_Data **data,
+			   size_t *count)
+{
+	if (!section || header->sh_entsize == 0 || !(*data = elf_getdata(section, NULL)))
+		return false;
+	*count = (*data)->d_size / header->sh_entsize;
+	if (*count > INT_MAX) /* gelf_getsym takes an int index */
+		*count = INT_MAX;
+	return true;
+}
+
 size_t elf_file_read_symbols(const struct elf_file *file, struct symbol_table *table)
 {
 	GElf_Shdr header;
@@ -171,11 +184,8 @@ size_t elf_file_read_symbols(const struct elf_file *file, struct symbol_table *t
 
 	if (!section)
 		section = find_section(file->elf, SHT_DYNSYM, &header);
-	if (!section || header.sh_entsize == 0 || !(data = elf_getdata(section, NULL)))
+	if (!symbol_entries(section, &header, &data, &count))
 		return 0;
-	count = data->d_size / header.sh_entsize;
-	if (count > INT_MAX) /* gelf_getsym takes an int index */
-		count = INT_MAX;
 	for (size_t i = 1; i < count; i++) {
 		GElf_Sym symbol;
 		const char *name;
@@ -200,11 +210,8 @@ bool elf_file_exports(const struct elf_file *file, const char *name)
 	Elf_Data *data;
 	size_t count;
 
-	if (!section || header.sh_entsize == 0 || !(data = elf_getdata(section, NULL)))
+	if (!symbol_entries(section, &header, &data, &count))
 		return false;
-	count = data->d_size / header.sh_entsize;
-	if (count > INT_MAX) /* gelf_getsym takes an int index */
-		count = INT_MAX;
 	for (size_t i = 1; i < count; i++) {
 		GElf_Sym symbol;
 		const char *symbol_name;
