@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* SHA-256 of ".net core bundle\n": the marker's signature. */
 static const uint8_t bundle_signature[32] = {
@@ -217,6 +218,58 @@ const struct bundle_entry *bundle_manifest_assembly_at(const struct bundle_manif
 			return entry;
 	}
 	return NULL;
+}
+
+/* Inflates the `compressed` bytes of a raw deflate stream at `offset` of
+ * `fd` into the `size` bytes of `out`: true when they filled all of it. */
+static bool inflate_from(int fd, uint64_t offset, uint64_t compressed, uint8_t *out, size_t size)
+{
+	uint8_t chunk[64 * 1024];
+	z_stream stream = {.next_out = out};
+	int status = Z_OK;
+
+	if (inflateInit2(&stream, -MAX_WBITS) != Z_OK)
+		return false;
+	while (status == Z_OK && size) {
+		size_t length = compressed < sizeof(chunk) ? (size_t)compressed : sizeof(chunk);
+		/* zlib counts in uInt: at most 1 GiB out per call. */
+		uInt room = size < (1u << 30) ? (uInt)size : 1u << 30;
+
+		if (stream.avail_in == 0) {
+			if (length == 0 || !read_exactly(fd, chunk, length, offset))
+				break;
+			stream.next_in = chunk;
+			stream.avail_in = (uInt)length;
+			offset += length;
+			compressed -= length;
+		}
+		stream.avail_out = room;
+		status = inflate(&stream, Z_NO_FLUSH);
+		size -= room - stream.avail_out;
+	}
+	inflateEnd(&stream);
+	return size == 0;
+}
+
+uint8_t *bundle_entry_read(int fd, const struct bundle_entry *entry, uint64_t limit, size_t *size)
+{
+	uint64_t length = entry->size < limit ? entry->size : limit;
+	uint8_t *bytes;
+	bool read;
+
+	if (length == 0 || length > SIZE_MAX || !(bytes = malloc((size_t)length)))
+		return NULL;
+	if (entry->compressed_size)
+		read =
+		    inflate_from(fd, entry->offset, entry->compressed_size, bytes, (size_t)length);
+	else
+		read = read_exactly(fd, bytes, (size_t)length, entry->offset);
+	if (!read) {
+		free(bytes);
+		return NULL;
+	}
+	*size = (size_t)length;
+	return bytes;
 }
 
 const struct bundle_entry *bundle_manifest_find(const struct bundle_manifest *manifest,

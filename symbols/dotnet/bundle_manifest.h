@@ -18,8 +18,11 @@
  *     and later; 0 when stored as it is), uint8 type (1: an assembly), its
  *     path relative to the app's folder (length as above, bytes)
  *
- * Offsets are from the start of the executable. The executable is the
- * target's file: everything in it is checked and bounded. */
+ * Offsets are from the start of the executable. A compressed file
+ * (-p:EnableCompressionInSingleFile=true) holds its bytes deflated (raw
+ * deflate, no zlib header), which the runtime inflates into memory when it
+ * loads it. The executable is the target's file: everything in it is
+ * checked and bounded. */
 #ifndef PROFCPU_BUNDLE_MANIFEST_H
 #define PROFCPU_BUNDLE_MANIFEST_H
 
@@ -61,6 +64,12 @@ bool bundle_manifest_read(int fd, struct bundle_manifest *manifest);
  * `file_offset` of the executable, or NULL. */
 const struct bundle_entry *bundle_manifest_assembly_at(const struct bundle_manifest *manifest,
 						       uint64_t file_offset);
+
+/* The first `limit` bytes (all of them when it is smaller) of the file
+ * `entry` of the executable open on `fd`, inflated when it is compressed:
+ * malloc()ed, their number in `size`. NULL when they cannot be read, or a
+ * compressed file's bytes inflate to fewer. */
+uint8_t *bundle_entry_read(int fd, const struct bundle_entry *entry, uint64_t limit, size_t *size);
 
 /* The file whose relative path is `path`, or NULL. */
 const struct bundle_entry *bundle_manifest_find(const struct bundle_manifest *manifest,

@@ -101,6 +101,8 @@ static struct managed_image *share_identical(struct managed_images *images,
 	return entry->image;
 }
 
+static struct cached_image *cached_entry(struct managed_images *images, const char *path);
+
 /* The file at `path` when it is "EXECUTABLE/NAME" and EXECUTABLE a
  * single-file app read before that stores NAME, or NULL; its executable's
  * path in `executable`. */
@@ -114,12 +116,56 @@ static const struct bundle_entry *stored_file(const struct managed_images *image
 
 		if (bundle->bundle && !strncmp(path, bundle->path, length) && path[length] == '/' &&
 		    (entry = bundle_manifest_find(bundle->bundle, path + length + 1)) &&
-		    entry->type == BUNDLE_TYPE_ASSEMBLY && !entry->compressed_size) {
+		    entry->type == BUNDLE_TYPE_ASSEMBLY) {
 			*executable = bundle->path;
 			return entry;
 		}
 	}
 	return NULL;
+}
+
+/* stored_file() for a path no file is at (the capture names a copy the
+ * runtime made of a compressed assembly so, copied_images.h): the nearest
+ * folder of `path` that is a file, read first as the executable. */
+static const struct bundle_entry *stored_in_file_above(struct managed_images *images,
+						       const char *path, const char **executable)
+{
+	char *above = strdup(path), *slash;
+	const struct bundle_entry *stored = NULL;
+	int fd;
+
+	while (above && (slash = strrchr(above, '/')) && slash != above) {
+		*slash = '\0';
+		if ((fd = target_file_open(images->root_fd, above, 0)) < 0)
+			continue;
+		close(fd);
+		if (cached_entry(images, above))
+			stored = stored_file(images, path, executable);
+		break;
+	}
+	free(above);
+	return stored;
+}
+
+/* The assembly `stored` in the single-file app `executable`: read where it
+ * lies in the executable, or inflated whole when it is compressed. */
+static struct managed_image *open_stored(const struct managed_images *images,
+					 const char *executable, const struct bundle_entry *stored,
+					 bool keep_open)
+{
+	uint8_t *bytes;
+	size_t size;
+	int fd;
+
+	if (!stored->compressed_size)
+		return managed_image_open_embedded(images->root_fd, executable, stored->offset,
+						   stored->size, keep_open);
+	if (stored->size > MANAGED_IMAGE_MAX_SIZE ||
+	    (fd = target_file_open(images->root_fd, executable, 0)) < 0)
+		return NULL;
+	bytes = bundle_entry_read(fd, stored, stored->size, &size);
+	close(fd);
+	return bytes ? managed_image_from_bytes(bytes, size) : NULL;
 }
 
 /* Reads what `entry` names: an assembly, one stored in a single-file app,
@@ -129,22 +175,23 @@ static void read_entry(struct managed_images *images, struct cached_image *entry
 	bool keep_open = images->opened < MAX_OPEN_IMAGES;
 	const struct bundle_entry *stored;
 	const char *executable;
-	int fd;
+	int fd = -1;
 
-	if ((stored = stored_file(images, entry->path, &executable)))
-		entry->image = managed_image_open_embedded(images->root_fd, executable,
-							   stored->offset, stored->size, keep_open);
-	else
+	if (!(stored = stored_file(images, entry->path, &executable)) &&
+	    (fd = target_file_open(images->root_fd, entry->path, 0)) < 0)
+		stored = stored_in_file_above(images, entry->path, &executable);
+	if (stored)
+		entry->image = open_stored(images, executable, stored, keep_open);
+	else if (fd >= 0)
 		entry->image = managed_image_open(images->root_fd, entry->path, keep_open);
 	images->opened += entry->image != NULL;
-	if (entry->image || stored || (fd = target_file_open(images->root_fd, entry->path, 0)) < 0)
-		return;
-	if ((entry->bundle = malloc(sizeof(*entry->bundle))) &&
+	if (fd >= 0 && !entry->image && (entry->bundle = malloc(sizeof(*entry->bundle))) &&
 	    !bundle_manifest_read(fd, entry->bundle)) {
 		free(entry->bundle);
 		entry->bundle = NULL;
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 }
 
 struct managed_image *managed_images_get(struct managed_images *images, const char *path)

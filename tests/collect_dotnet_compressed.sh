@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# A compressed single-file .NET app (-p:EnableCompressionInSingleFile=true)
+# without the diagnostics IPC (DOTNET_EnableDiagnostics=0: no perf map, no
+# jitdump): the runtime inflates each assembly it stores into memory and
+# copies it there as it would lay its file out, so the precompiled
+# (ReadyToRun) code runs from anonymous memory. collect recognises those
+# copies by their headers, as assemblies the executable's bundle manifest
+# lists, and names their code from the assemblies inflated from the
+# executable: the app's own methods (published ReadyToRun, call counting
+# off so that they stay in that code) and the framework's. A postprocess
+# after the app is gone names them again from the executable.
+# tests/dotnet/Shapes spends its time in Heavy and Light (2:1) and a little
+# in Array.Sort.
+source "$(dirname "$0")/lib.sh"
+
+# Not composite: .NET 10's SDK otherwise compiles a self-contained
+# single-file app and its framework into one composite image, which leaves
+# the sort of ints to the JIT (unnamed without the IPC; the composite's own
+# code is named as the separate images' is).
+publish_dotnet_app Shapes "$workdir/app" -p:PublishSingleFile=true \
+	-p:EnableCompressionInSingleFile=true -p:PublishReadyToRun=true \
+	-p:PublishReadyToRunComposite=false
+[[ -f $workdir/app/shapes.pdb ]] || fail "single-file publish left no shapes.pdb beside the app"
+
+start_until_ready env DOTNET_EnableDiagnostics=0 DOTNET_TC_CallCounting=0 "$workdir/app/shapes" 60
+pid=$started_pid
+! grep -q 'shapes\.dll' "/proc/$pid/maps" || fail "the app maps shapes.dll: not the shape under test"
+
+# check_named FOLDED: of the main thread's samples (those under Main), at
+# least 99% name every frame from Main to the leaf, and Heavy has 2/3 of
+# Heavy and Light within 5 points.
+check_named() {
+	local main unnamed heavy light
+	folded top "$1" 3
+	main=$(folded count "$1" 'shapes!Demo\.Program::Main(;|$)')
+	unnamed=$(folded count "$1" 'shapes!Demo\.Program::Main;(.*;)?\[(JIT|shapes|[^];]*\.dll|unknown)\]')
+	heavy=$(folded count "$1" 'shapes!Demo\.Program::Heavy(;|$)')
+	light=$(folded count "$1" 'shapes!Demo\.Program::Light(;|$)')
+	echo "$main samples under Main, $unnamed with an unnamed frame; Heavy $heavy, Light $light"
+	((main > 0 && heavy + light > 0)) || fail "no samples of the app's methods"
+	((unnamed * 100 <= main)) || fail "$unnamed of $main samples under Main have an unnamed frame"
+	python3 -c "import sys; sys.exit(0 if abs(100 * $heavy / ($heavy + $light) - 66.7) <= 5 else 1)" ||
+		fail "Heavy has $heavy of $((heavy + light)) samples of Heavy and Light, expected 2/3 within 5 points"
+	assert_share "$1" 'shapes!Demo\.Program::Framework;System\.Private\.CoreLib!System\.' 0.1 100
+}
+
+"$PROFCPU" collect -pid "$pid" -duration 5 -F 999 -o "$workdir/capture" 2>"$workdir/stderr" ||
+	{ cat "$workdir/stderr"; fail "collect failed"; }
+kill "$pid"
+check_named "$workdir/capture/folded_stacks.out"
+grep 'ReadyToRun: .* named from the images' "$workdir/capture/profcpu.log" ||
+	fail "the log says nothing of the assemblies read from the executable"
+
+# The app gone: the capture keeps which copy was which assembly, and the
+# assemblies are inflated from the executable again.
+"$PROFCPU" postprocess -dir "$workdir/capture" >/dev/null
+check_named "$workdir/capture/folded_stacks.out"
