@@ -8,7 +8,8 @@
 # lists, and names their code from the assemblies inflated from the
 # executable: the app's own methods (published ReadyToRun, call counting
 # off so that they stay in that code) and the framework's. A postprocess
-# after the app is gone names them again from the executable.
+# after the app is gone names them again from the executable, and finds
+# Heavy's source lines in the PDB beside it.
 # tests/dotnet/Shapes spends its time in Heavy and Light (2:1) and a little
 # in Array.Sort.
 source "$(dirname "$0")/lib.sh"
@@ -32,16 +33,16 @@ pid=$started_pid
 check_named() {
 	local main unnamed heavy light
 	folded top "$1" 3
-	main=$(folded count "$1" 'shapes!Demo\.Program::Main(;|$)')
-	unnamed=$(folded count "$1" 'shapes!Demo\.Program::Main;(.*;)?\[(JIT|shapes|[^];]*\.dll|unknown)\]')
-	heavy=$(folded count "$1" 'shapes!Demo\.Program::Heavy(;|$)')
-	light=$(folded count "$1" 'shapes!Demo\.Program::Light(;|$)')
+	main=$(folded count "$1" 'shapes!Demo\.Program::Main\b')
+	unnamed=$(folded count "$1" 'shapes!Demo\.Program::Main\b[^;]*;(.*;)?\[(JIT|shapes|[^];]*\.dll|unknown)\]')
+	heavy=$(folded count "$1" 'shapes!Demo\.Program::Heavy\b')
+	light=$(folded count "$1" 'shapes!Demo\.Program::Light\b')
 	echo "$main samples under Main, $unnamed with an unnamed frame; Heavy $heavy, Light $light"
 	((main > 0 && heavy + light > 0)) || fail "no samples of the app's methods"
 	((unnamed * 100 <= main)) || fail "$unnamed of $main samples under Main have an unnamed frame"
 	python3 -c "import sys; sys.exit(0 if abs(100 * $heavy / ($heavy + $light) - 66.7) <= 5 else 1)" ||
 		fail "Heavy has $heavy of $((heavy + light)) samples of Heavy and Light, expected 2/3 within 5 points"
-	assert_share "$1" 'shapes!Demo\.Program::Framework;System\.Private\.CoreLib!System\.' 0.1 100
+	assert_share "$1" 'shapes!Demo\.Program::Framework\b[^;]*;System\.Private\.CoreLib!System\.' 0.1 100
 }
 
 "$PROFCPU" collect -pid "$pid" -duration 5 -F 999 -o "$workdir/capture" 2>"$workdir/stderr" ||
@@ -52,6 +53,12 @@ grep 'ReadyToRun: .* named from the images' "$workdir/capture/profcpu.log" ||
 	fail "the log says nothing of the assemblies read from the executable"
 
 # The app gone: the capture keeps which copy was which assembly, and the
-# assemblies are inflated from the executable again.
-"$PROFCPU" postprocess -dir "$workdir/capture" >/dev/null
+# assemblies are inflated from the executable again; lines from shapes.pdb.
+"$PROFCPU" postprocess -dir "$workdir/capture" --lines >/dev/null
 check_named "$workdir/capture/folded_stacks.out"
+assert_share "$workdir/capture/folded_stacks.out" 'shapes!Demo\.Program::Heavy Program\.cs:[0-9]+;' 30 100
+"$PROFCPU" lines -dir "$workdir/capture" --top 1 >"$workdir/lines.txt" || fail "profcpu lines failed"
+cat "$workdir/lines.txt"
+# Work's loop, with its share and its source text.
+grep -qE '^ +[0-9.]+ \| +[0-9]+ \| .*for \(int i = 0; i < iterations; i\+\+\)' "$workdir/lines.txt" ||
+	fail "profcpu lines does not show the line of Work's loop"

@@ -5,7 +5,9 @@
  * entry names (a PDB of another build would give wrong lines).
  * A single-file app's assembly is read from inside the app, where the
  * runtime's path for it (in the app's folder) holds no file
- * (bundle_open_stored); its PDB is beside the app.
+ * (bundle_open_stored); its PDB is beside the app. So is the PDB of one
+ * named EXECUTABLE/NAME (bundle_read_inner: the capture's name for the copy
+ * of a compressed one).
  *
  * Both files are the target's: opened inside its root (target_file.h), a
  * .pdb of at most ASSEMBLY_PDB_MAX_SIZE bytes, read within a time limit,

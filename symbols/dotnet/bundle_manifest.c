@@ -272,6 +272,46 @@ uint8_t *bundle_entry_read(int fd, const struct bundle_entry *entry, uint64_t li
 	return bytes;
 }
 
+/* NAME's bytes, for bundle_read_inner(), from the executable open on `fd`
+ * whose path is `executable`. */
+static uint8_t *read_inner(int fd, const char *executable, const char *name, uint64_t limit,
+			   size_t *size, char *runtime_path, size_t runtime_size)
+{
+	const char *folder_end = strrchr(executable, '/');
+	struct bundle_manifest manifest;
+	const struct bundle_entry *entry;
+	uint8_t *bytes = NULL;
+
+	if (!folder_end || !bundle_manifest_read(fd, &manifest))
+		return NULL;
+	if ((entry = bundle_manifest_find(&manifest, name)) &&
+	    snprintf(runtime_path, runtime_size, "%.*s/%s", (int)(folder_end - executable),
+		     executable, name) < (int)runtime_size)
+		bytes = bundle_entry_read(fd, entry, limit, size);
+	bundle_manifest_free(&manifest);
+	return bytes;
+}
+
+uint8_t *bundle_read_inner(int root_fd, const char *path, uint64_t limit, size_t *size,
+			   char *runtime_path, size_t runtime_size)
+{
+	char *executable = strdup(path), *slash;
+	uint8_t *bytes = NULL;
+	int fd;
+
+	while (executable && (slash = strrchr(executable, '/')) && slash != executable) {
+		*slash = '\0';
+		if ((fd = target_file_open(root_fd, executable, 0)) < 0)
+			continue;
+		bytes = read_inner(fd, executable, path + (slash - executable) + 1, limit, size,
+				   runtime_path, runtime_size);
+		close(fd);
+		break;
+	}
+	free(executable);
+	return bytes;
+}
+
 const struct bundle_entry *bundle_manifest_find(const struct bundle_manifest *manifest,
 						const char *path)
 {

@@ -71,6 +71,15 @@ const struct bundle_entry *bundle_manifest_assembly_at(const struct bundle_manif
  * compressed file's bytes inflate to fewer. */
 uint8_t *bundle_entry_read(int fd, const struct bundle_entry *entry, uint64_t limit, size_t *size);
 
+/* For `path` "EXECUTABLE/NAME" (as the target sees it, inside `root_fd`;
+ * no file is there), EXECUTABLE a single-file app that stores NAME:
+ * NAME's first `limit` bytes (bundle_entry_read()), and in `runtime_path`
+ * (`runtime_size` bytes) the path the runtime gives it, NAME in
+ * EXECUTABLE's folder. NULL when the nearest folder of `path` that is a
+ * file is no such app. */
+uint8_t *bundle_read_inner(int root_fd, const char *path, uint64_t limit, size_t *size,
+			   char *runtime_path, size_t runtime_size);
+
 /* The file whose relative path is `path`, or NULL. */
 const struct bundle_entry *bundle_manifest_find(const struct bundle_manifest *manifest,
 						const char *path);
