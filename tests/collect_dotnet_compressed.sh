@@ -11,14 +11,24 @@
 # after the app is gone names them again from the executable, and finds
 # Heavy's source lines in the PDB beside it.
 # tests/dotnet/Shapes spends its time in Heavy and Light (2:1) and a little
-# in Array.Sort.
+# in Array.Sort. For .NET VERSION (8, 9 or 10), the runtime pack and
+# crossgen2 from NuGet; skipped when NuGet does not serve them here.
+# Usage: collect_dotnet_compressed.sh VERSION
 source "$(dirname "$0")/lib.sh"
+
+version=${1:?usage: collect_dotnet_compressed.sh VERSION}
+case $version in
+8) properties=(-p:TargetFramework=net8.0 -p:RuntimeFrameworkVersion=8.0.34) ;;
+9) properties=(-p:TargetFramework=net9.0 -p:RuntimeFrameworkVersion=9.0.23) ;;
+10) properties=() ;;
+*) fail "no such .NET version in this test: $version (8, 9 or 10)" ;;
+esac
 
 # Not composite: .NET 10's SDK otherwise compiles a self-contained
 # single-file app and its framework into one composite image, which leaves
 # the sort of ints to the JIT (unnamed without the IPC; the composite's own
 # code is named as the separate images' is).
-publish_dotnet_app Shapes "$workdir/app" -p:PublishSingleFile=true \
+publish_dotnet_app Shapes "$workdir/app" "${properties[@]}" -p:PublishSingleFile=true \
 	-p:EnableCompressionInSingleFile=true -p:PublishReadyToRun=true \
 	-p:PublishReadyToRunComposite=false
 [[ -f $workdir/app/shapes.pdb ]] || fail "single-file publish left no shapes.pdb beside the app"
