@@ -9,7 +9,10 @@
 # executable: the app's own methods (published ReadyToRun, call counting
 # off so that they stay in that code) and the framework's. A postprocess
 # after the app is gone names them again from the executable, and finds
-# Heavy's source lines in the PDB beside it.
+# Heavy's source lines in the PDB beside it; for .NET 10, in a PDB embedded
+# in shapes.dll too (-p:DebugType=embedded; the SDK then stores shapes.dll
+# uncompressed, mapped from the executable). The SDK refuses to store a
+# PDB in the app for .NET 5 and later (NETSDK1142).
 # tests/dotnet/Shapes spends its time in Heavy and Light (2:1) and a little
 # in Array.Sort. For .NET VERSION (8, 9 or 10), the runtime pack and
 # crossgen2 from NuGet; skipped when NuGet does not serve them here.
@@ -28,13 +31,23 @@ esac
 # single-file app and its framework into one composite image, which leaves
 # the sort of ints to the JIT (unnamed without the IPC; the composite's own
 # code is named as the separate images' is).
-publish_dotnet_app Shapes "$workdir/app" "${properties[@]}" -p:PublishSingleFile=true \
-	-p:EnableCompressionInSingleFile=true -p:PublishReadyToRun=true \
-	-p:PublishReadyToRunComposite=false
+compressed=(-p:PublishSingleFile=true -p:EnableCompressionInSingleFile=true
+	-p:PublishReadyToRun=true -p:PublishReadyToRunComposite=false)
+publish_dotnet_app Shapes "$workdir/app" "${properties[@]}" "${compressed[@]}"
 [[ -f $workdir/app/shapes.pdb ]] || fail "single-file publish left no shapes.pdb beside the app"
 
-start_until_ready env DOTNET_EnableDiagnostics=0 DOTNET_TC_CallCounting=0 "$workdir/app/shapes" 60
-pid=$started_pid
+# start_app DIR: the app in DIR without the IPC; its pid in $pid.
+start_app() {
+	start_until_ready env DOTNET_EnableDiagnostics=0 DOTNET_TC_CallCounting=0 "$1/shapes" 60
+	pid=$started_pid
+}
+
+# check_lines FOLDED: Heavy's frames carry their line.
+check_lines() {
+	assert_share "$1" 'shapes!Demo\.Program::Heavy Program\.cs:[0-9]+;' 30 100
+}
+
+start_app "$workdir/app"
 ! grep -q 'shapes\.dll' "/proc/$pid/maps" || fail "the app maps shapes.dll: not the shape under test"
 
 # check_named FOLDED: of the main thread's samples (those under Main), at
@@ -66,9 +79,21 @@ grep 'ReadyToRun: .* named from the images' "$workdir/capture/profcpu.log" ||
 # assemblies are inflated from the executable again; lines from shapes.pdb.
 "$PROFCPU" postprocess -dir "$workdir/capture" --lines >/dev/null
 check_named "$workdir/capture/folded_stacks.out"
-assert_share "$workdir/capture/folded_stacks.out" 'shapes!Demo\.Program::Heavy Program\.cs:[0-9]+;' 30 100
+check_lines "$workdir/capture/folded_stacks.out"
 "$PROFCPU" lines -dir "$workdir/capture" --top 1 >"$workdir/lines.txt" || fail "profcpu lines failed"
 cat "$workdir/lines.txt"
 # Work's loop, with its share and its source text.
 grep -qE '^ +[0-9.]+ \| +[0-9]+ \| .*for \(int i = 0; i < iterations; i\+\+\)' "$workdir/lines.txt" ||
 	fail "profcpu lines does not show the line of Work's loop"
+
+[[ $version == 10 ]] || exit 0
+# The PDB embedded in the assembly: none beside it.
+publish_dotnet_app Shapes "$workdir/embedded" "${compressed[@]}" -p:DebugType=embedded
+[[ ! -e $workdir/embedded/shapes.pdb ]] || fail "a shapes.pdb beside the app: not the shape under test"
+start_app "$workdir/embedded"
+"$PROFCPU" collect -pid "$pid" -duration 3 -F 999 --lines -o "$workdir/embedded-capture" \
+	>/dev/null 2>"$workdir/stderr" || { cat "$workdir/stderr"; fail "collect failed"; }
+kill "$pid"
+echo "--- PDB embedded"
+check_named "$workdir/embedded-capture/folded_stacks.out"
+check_lines "$workdir/embedded-capture/folded_stacks.out"

@@ -321,53 +321,47 @@ const struct bundle_entry *bundle_manifest_find(const struct bundle_manifest *ma
 	return NULL;
 }
 
-/* The assembly `name` stored as it is in the bundle open on `fd`. */
-static bool stores(int fd, const char *name, uint64_t *offset, uint64_t *size)
+/* Whether the bundle open on `fd` stores the file `name`. */
+static bool stores(int fd, const char *name)
 {
 	struct bundle_manifest manifest;
-	const struct bundle_entry *entry;
-	bool found = false;
+	bool found;
 
 	if (!bundle_manifest_read(fd, &manifest))
 		return false;
-	if ((entry = bundle_manifest_find(&manifest, name)) &&
-	    entry->type == BUNDLE_TYPE_ASSEMBLY && !entry->compressed_size && entry->size) {
-		*offset = entry->offset;
-		*size = entry->size;
-		found = true;
-	}
+	found = bundle_manifest_find(&manifest, name) != NULL;
 	bundle_manifest_free(&manifest);
 	return found;
 }
 
-int bundle_open_stored(int root_fd, const char *path, uint64_t *offset, uint64_t *size)
+bool bundle_find_storing(int root_fd, const char *path, char *inside, size_t size)
 {
 	const char *slash = strrchr(path, '/');
 	char folder[PATH_MAX], neighbour[PATH_MAX];
 	struct dirent *entry;
-	int fd = -1, listed = 0, folder_fd;
+	int fd, listed = 0, folder_fd;
+	bool found = false;
 	DIR *directory;
 
 	if (!slash || slash == path || (size_t)(slash - path) >= sizeof(folder))
-		return -1;
+		return false;
 	snprintf(folder, sizeof(folder), "%.*s", (int)(slash - path), path);
 	if ((folder_fd = target_root_openat(root_fd, folder, O_RDONLY | O_DIRECTORY)) < 0)
-		return -1;
+		return false;
 	if (!(directory = fdopendir(folder_fd))) {
 		close(folder_fd);
-		return -1;
+		return false;
 	}
-	while (fd < 0 && listed++ < BUNDLE_MAX_NEIGHBOURS && (entry = readdir(directory))) {
+	while (!found && listed++ < BUNDLE_MAX_NEIGHBOURS && (entry = readdir(directory))) {
 		if (entry->d_name[0] == '.' ||
 		    snprintf(neighbour, sizeof(neighbour), "%s/%s", folder, entry->d_name) >=
 			(int)sizeof(neighbour) ||
 		    (fd = target_file_open(root_fd, neighbour, 0)) < 0)
 			continue;
-		if (!stores(fd, slash + 1, offset, size)) {
-			close(fd);
-			fd = -1;
-		}
+		found = stores(fd, slash + 1) &&
+			snprintf(inside, size, "%s/%s", neighbour, slash + 1) < (int)size;
+		close(fd);
 	}
 	closedir(directory);
-	return fd;
+	return found;
 }

@@ -84,12 +84,13 @@ uint8_t *bundle_read_inner(int root_fd, const char *path, uint64_t limit, size_t
 const struct bundle_entry *bundle_manifest_find(const struct bundle_manifest *manifest,
 						const char *path);
 
-/* The assembly at `path` (as the target sees it, inside `root_fd`) when no
- * file is there but a single-file app in its folder stores it as it is:
- * the runtime names a stored assembly by a path in the app's folder. Looks
- * at the first BUNDLE_MAX_NEIGHBOURS files of the folder. Returns the
- * executable's fd with the assembly's place in `offset` and `size`, or -1. */
+/* The single-file app that stores the file at `path` (as the target sees
+ * it, inside `root_fd`) when no file is there: the runtime names a stored
+ * assembly by a path in the app's folder, compressed or not. Looks at the
+ * first BUNDLE_MAX_NEIGHBOURS files of the folder. Writes
+ * "FOLDER/EXECUTABLE/NAME" to `inside` (`size` bytes), the path
+ * bundle_read_inner() reads; false when no app there stores NAME. */
 #define BUNDLE_MAX_NEIGHBOURS 64
-int bundle_open_stored(int root_fd, const char *path, uint64_t *offset, uint64_t *size);
+bool bundle_find_storing(int root_fd, const char *path, char *inside, size_t size);
 
 #endif

@@ -267,11 +267,26 @@ bool managed_images_lookup(struct managed_images *images, const char *path, uint
 bool managed_images_lines_assembly(struct managed_images *images, const char *path,
 				   uint64_t file_offset, char *assembly, size_t size)
 {
-	struct managed_image *image = managed_images_get(images, path);
-	const char *component = image ? managed_image_component_at(image, file_offset) : NULL;
-	const char *slash = strrchr(path, '/');
+	struct cached_image *entry = cached_entry(images, path);
+	const struct bundle_entry *stored;
+	const char *component = NULL, *slash;
+	char inner[4096];
 	int length;
 
+	/* Code of an assembly a single-file app stores: that assembly's,
+	 * EXECUTABLE/NAME. */
+	if (entry && !entry->image && entry->bundle &&
+	    (stored = bundle_manifest_assembly_at(entry->bundle, file_offset))) {
+		if (snprintf(inner, sizeof(inner), "%s/%s", path, stored->path) >=
+		    (int)sizeof(inner))
+			return false;
+		path = inner;
+		file_offset -= stored->offset;
+		entry = cached_entry(images, path);
+	}
+	if (entry && entry->image)
+		component = managed_image_component_at(entry->image, file_offset);
+	slash = strrchr(path, '/');
 	if (!component || !slash)
 		length = snprintf(assembly, size, "%s", path);
 	else
@@ -287,6 +302,14 @@ bool managed_images_il_offset(struct managed_images *images, const char *path, u
 
 	return image && managed_image_has_native_code(image) &&
 	       managed_image_il_offset(image, file_offset, method_token, il_offset);
+}
+
+bool managed_images_unwind_at(struct managed_images *images, const char *path, uint64_t file_offset,
+			      struct windows_unwind_code_at *unwind)
+{
+	struct managed_image *image = image_at(images, path, &file_offset);
+
+	return image && managed_image_unwind_at(image, file_offset, unwind);
 }
 
 void managed_images_report(const struct managed_images *images, FILE *log)
