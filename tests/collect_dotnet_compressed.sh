@@ -9,7 +9,8 @@
 # executable: the app's own methods (published ReadyToRun, call counting
 # off so that they stay in that code) and the framework's. A postprocess
 # after the app is gone names them again from the executable, and finds
-# Heavy's source lines in the PDB beside it; for .NET 10, in a PDB embedded
+# Heavy's source lines in the PDB beside it (with the IPC too, for the code
+# the JIT compiles again); for .NET 10, in a PDB embedded
 # in shapes.dll too (-p:DebugType=embedded; the SDK then stores shapes.dll
 # uncompressed, mapped from the executable). The SDK refuses to store a
 # PDB in the app for .NET 5 and later (NETSDK1142).
@@ -85,6 +86,19 @@ cat "$workdir/lines.txt"
 # Work's loop, with its share and its source text.
 grep -qE '^ +[0-9.]+ \| +[0-9]+ \| .*for \(int i = 0; i < iterations; i\+\+\)' "$workdir/lines.txt" ||
 	fail "profcpu lines does not show the line of Work's loop"
+
+# With the IPC, and call counting on: the app's hot methods are jitted
+# again, their lines found through the runtime's path for shapes.dll (in
+# the app's folder, where no file is) in the PDB beside the app.
+start_until_ready "$workdir/app/shapes" 60
+pid=$started_pid
+sleep 2 # Heavy and Light called often enough to be jitted again
+"$PROFCPU" collect -pid "$pid" -duration 3 -F 999 --lines -o "$workdir/ipc-capture" \
+	>/dev/null 2>"$workdir/stderr" || { cat "$workdir/stderr"; fail "collect failed"; }
+kill "$pid"
+echo "--- with the IPC"
+check_named "$workdir/ipc-capture/folded_stacks.out"
+check_lines "$workdir/ipc-capture/folded_stacks.out"
 
 [[ $version == 10 ]] || exit 0
 # The PDB embedded in the assembly: none beside it.
