@@ -10,8 +10,10 @@
 #include "bundle_manifest.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 struct writer {
 	uint8_t bytes[4096];
@@ -145,13 +147,69 @@ static void test_not_a_bundle(void **state)
 	close(fd);
 }
 
+/* A file holding, at offset 100, `original` deflated as the bundler
+ * stores a compressed file (raw deflate); the stream's length in
+ * `compressed`. */
+static int compressed_file(const uint8_t *original, size_t size, uint64_t *compressed)
+{
+	static uint8_t deflated[1 << 16];
+	char path[] = "/tmp/profcpu-bundle-XXXXXX";
+	z_stream stream = {.next_in = (uint8_t *)original,
+			   .avail_in = (uInt)size,
+			   .next_out = deflated,
+			   .avail_out = sizeof(deflated)};
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(deflateInit2(&stream, 9, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY),
+			 Z_OK);
+	assert_int_equal(deflate(&stream, Z_FINISH), Z_STREAM_END);
+	*compressed = stream.total_out;
+	deflateEnd(&stream);
+	assert_int_equal(pwrite(fd, deflated, *compressed, 100), (ssize_t)*compressed);
+	return fd;
+}
+
+/* A compressed file is inflated, whole or its first bytes; a stream that
+ * ends short of the size the manifest gives, or damaged, is no file. */
+static void test_compressed_entry(void **state)
+{
+	static uint8_t original[20000];
+	struct bundle_entry entry = {.offset = 100, .size = sizeof(original), .type = 1};
+	uint8_t *bytes;
+	size_t size;
+	int fd;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(original); i++)
+		original[i] = (uint8_t)(i * 7 / 13);
+	fd = compressed_file(original, sizeof(original), &entry.compressed_size);
+	assert_non_null(bytes = bundle_entry_read(fd, &entry, UINT64_MAX, &size));
+	assert_int_equal(size, sizeof(original));
+	assert_memory_equal(bytes, original, sizeof(original));
+	free(bytes);
+	assert_non_null(bytes = bundle_entry_read(fd, &entry, 4096, &size));
+	assert_int_equal(size, 4096);
+	assert_memory_equal(bytes, original, 4096);
+	free(bytes);
+	entry.size = sizeof(original) + 1; /* more than the stream holds */
+	assert_null(bundle_entry_read(fd, &entry, UINT64_MAX, &size));
+	entry.size = sizeof(original);
+	entry.compressed_size /= 2; /* cut short */
+	assert_null(bundle_entry_read(fd, &entry, UINT64_MAX, &size));
+	assert_int_equal(pwrite(fd, "\xff\xff\xff\xff", 4, 100), 4); /* damaged */
+	entry.compressed_size *= 2;
+	assert_null(bundle_entry_read(fd, &entry, UINT64_MAX, &size));
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_net6_manifest),
-	    cmocka_unit_test(test_net5_manifest),
-	    cmocka_unit_test(test_damaged_manifests),
-	    cmocka_unit_test(test_not_a_bundle),
+	    cmocka_unit_test(test_net6_manifest),     cmocka_unit_test(test_net5_manifest),
+	    cmocka_unit_test(test_damaged_manifests), cmocka_unit_test(test_not_a_bundle),
+	    cmocka_unit_test(test_compressed_entry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

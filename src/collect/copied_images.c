@@ -1,13 +1,17 @@
 #include "copied_images.h"
+#include "bundle_manifest.h"
 #include "pe_image.h"
 #include "target_process.h"
 #include "util.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 /* The runtime places a copy at a 64 KiB boundary (its allocation
  * granularity). Its code starts within MAX_STEPS_BELOW of that: the images
@@ -95,6 +99,13 @@ static bool known_file(const struct copied_images *images, uint32_t major, uint3
 	return false;
 }
 
+static void add_file(struct copied_images *images, struct image_file *file)
+{
+	grow_array((void **)&images->files, &images->capacity, images->count + 1,
+		   sizeof(*images->files));
+	images->files[images->count++] = file;
+}
+
 /* read_files(): keeps the headers of `mapping` when it maps a .dll from
  * its start, read through that mapping. */
 static int read_file(const struct process_mapping *mapping, void *context)
@@ -117,18 +128,90 @@ static int read_file(const struct process_mapping *mapping, void *context)
 	file->file.major = mapping->major;
 	file->file.minor = mapping->minor;
 	file->file.inode = mapping->inode;
-	grow_array((void **)&images->files, &images->capacity, images->count + 1,
-		   sizeof(*images->files));
-	images->files[images->count++] = file;
+	add_file(images, file);
 	return 0;
 }
 
-/* The headers of each .dll `pid` maps from its start. */
+/* find_executable(): the executable's inode, and the path the process maps
+ * it at. */
+struct executable {
+	uint64_t inode;
+	char path[PATH_MAX];
+};
+
+static int find_executable(const struct process_mapping *mapping, void *context)
+{
+	struct executable *executable = context;
+
+	if (mapping->inode != executable->inode || *mapping->path != '/')
+		return 0;
+	snprintf(executable->path, sizeof(executable->path), "%s", mapping->path);
+	return 1;
+}
+
+/* read_bundle(): keeps the headers of the compressed assembly `entry` of
+ * the executable open on `fd`, inflated, as the file EXECUTABLE/NAME. No
+ * file is at that path: its identity is left empty, so that nothing reads
+ * the executable's own symbols for it. */
+static void read_compressed(struct copied_images *images, int fd, const char *executable,
+			    const struct bundle_entry *entry)
+{
+	struct image_file *file;
+	uint8_t *headers;
+	size_t size;
+
+	if (!(headers = bundle_entry_read(fd, entry, HEADER_BYTES, &size)))
+		return;
+	file = xcalloc(1, sizeof(*file));
+	memcpy(file->headers, headers, size);
+	free(headers);
+	if (snprintf(file->file.path, sizeof(file->file.path), "%s/%s", executable, entry->path) >=
+		(int)sizeof(file->file.path) ||
+	    !pe_image_parse(&file->image, file->headers, size, NULL)) {
+		free(file);
+		return;
+	}
+	add_file(images, file);
+}
+
+/* A single-file app's compressed assemblies are no files: the runtime
+ * inflates each into memory and copies that as it copies a file it cannot
+ * map (dotnet/runtime's FlatImageLayout, then ConvertedImageLayout). Their
+ * headers are read from the executable (/proc/PID/exe), where its bundle
+ * manifest says, a page of each inflated. */
+static void read_bundle(struct copied_images *images, pid_t pid)
+{
+	struct executable executable = {0};
+	struct bundle_manifest manifest;
+	struct stat status;
+	char exe[64];
+	int fd;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if ((fd = open(exe, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return;
+	if (fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
+	    bundle_manifest_read(fd, &manifest)) {
+		executable.inode = status.st_ino;
+		target_process_for_each_mapping(pid, find_executable, &executable);
+		for (size_t i = 0;
+		     i < manifest.count && images->count < MAX_FILES && *executable.path; i++)
+			if (manifest.entries[i].type == BUNDLE_TYPE_ASSEMBLY &&
+			    manifest.entries[i].compressed_size)
+				read_compressed(images, fd, executable.path, &manifest.entries[i]);
+		bundle_manifest_free(&manifest);
+	}
+	close(fd);
+}
+
+/* The headers of each .dll `pid` maps from its start, and of each
+ * compressed assembly of its single-file executable. */
 static void read_files(struct copied_images *images, pid_t pid)
 {
 	forget_files(images);
 	images->pid = pid;
 	target_process_for_each_mapping(pid, read_file, images);
+	read_bundle(images, pid);
 }
 
 static const struct image_file *find_file(const struct copied_images *images,

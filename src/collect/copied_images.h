@@ -1,6 +1,7 @@
 /* .NET images the runtime copied into anonymous memory instead of mapping
  * their file. It does so when it cannot map an image as the loader would
- * (a file it failed to map, DOTNET_PELoader_DisableMapping=1): its
+ * (a file it failed to map, DOTNET_PELoader_DisableMapping=1, an assembly
+ * a single-file app stores compressed, which it inflates first): its
  * "converted" layout, a copy of each section at its RVA. The image's
  * precompiled (ReadyToRun) code then runs from anonymous mappings that
  * name no file, so neither the image's names for it nor its source lines
@@ -11,8 +12,12 @@
  * is recognised by its headers, read from the process's memory: a PE image
  * at a 64 KiB boundary at or below the mapping, the same build as one of
  * the process's mapped .dll files (the runtime keeps each file mapped flat,
- * from offset 0, beside the copy). Reads are a page at a time and bounded in
- * number: the process is hostile input. */
+ * from offset 0, beside the copy) or of the compressed assemblies its
+ * executable's bundle manifest lists (bundle_manifest.h; their first page
+ * inflated from the executable). Such an assembly's copy is described as
+ * the file EXECUTABLE/NAME, which managed_images.h reads from the
+ * executable. Reads are a page at a time and bounded in number: the
+ * process is hostile input. */
 #ifndef PROFCPU_COPIED_IMAGES_H
 #define PROFCPU_COPIED_IMAGES_H
 

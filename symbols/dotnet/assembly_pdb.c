@@ -8,6 +8,7 @@
 #include "target_file.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,43 +171,78 @@ static struct portable_pdb *read_beside(int root_fd, const char *path,
 	return pdb;
 }
 
-struct portable_pdb *assembly_pdb_open(int root_fd, const char *path, char *why, size_t why_size)
+/* The PDB of the assembly whose headers `pe` reads: embedded, or beside
+ * it at `path`. */
+static struct portable_pdb *read_pdb(int root_fd, const char *path, const struct pe_image *pe,
+				     char *why, size_t why_size)
 {
 	struct debug_directory directory = {0};
+
+	read_debug_directory(pe, &directory);
+	if (directory.embedded)
+		return inflate_embedded(&directory, why, why_size);
+	if (!directory.has_id) {
+		snprintf(why, why_size,
+			 "the assembly names no PDB (built without debug "
+			 "information)");
+		return NULL;
+	}
+	return read_beside(root_fd, path, &directory, why, why_size);
+}
+
+/* The PDB of the assembly at `inside`, "EXECUTABLE/NAME", which a
+ * single-file app stores, compressed or not: NAME read from inside the
+ * app, its PDB embedded in it or beside the app. */
+static struct portable_pdb *open_inside(int root_fd, const char *inside, char *why, size_t why_size)
+{
+	char runtime_path[PATH_MAX];
+	struct portable_pdb *pdb = NULL;
+	struct pe_image pe;
+	uint8_t *bytes;
+	size_t size;
+
+	if (!(bytes = bundle_read_inner(root_fd, inside, MANAGED_IMAGE_MAX_SIZE, &size,
+					runtime_path, sizeof(runtime_path)))) {
+		snprintf(why, why_size,
+			 "the assembly cannot be read (no file at its path, nor stored in a "
+			 "single-file app)");
+		return NULL;
+	}
+	if (!pe_image_parse(&pe, bytes, size, NULL))
+		snprintf(why, why_size, "the assembly is not a PE file");
+	else
+		pdb = read_pdb(root_fd, runtime_path, &pe, why, why_size);
+	free(bytes);
+	return pdb;
+}
+
+struct portable_pdb *assembly_pdb_open(int root_fd, const char *path, char *why, size_t why_size)
+{
 	struct portable_pdb *pdb = NULL;
 	struct sparse_file file;
 	struct pe_image pe;
 	struct pe_loader loader = {load_range, &file};
-	uint64_t offset, size;
-	int stored;
+	char inside[PATH_MAX];
 
 	errno = 0;
 	if (!sparse_file_open(&file, target_file_open(root_fd, path, 0), MANAGED_IMAGE_MAX_SIZE)) {
 		int reason = errno;
 
-		/* A single-file app's assembly is not at its path, but inside
-		 * the app in that folder. */
-		if (reason != ENOENT ||
-		    (stored = bundle_open_stored(root_fd, path, &offset, &size)) < 0 ||
-		    !sparse_file_open_range(&file, stored, offset, size, MANAGED_IMAGE_MAX_SIZE)) {
-			snprintf(why, why_size, "the assembly cannot be read (%s)",
-				 reason ? strerror(reason) : "not a regular file, or too large");
-			return NULL;
-		}
+		/* EXECUTABLE/NAME: the capture's name for a stored assembly
+		 * (managed_images.h). FOLDER/NAME, no file there: the
+		 * runtime's, for one stored in an app in FOLDER. */
+		if (reason == ENOTDIR)
+			return open_inside(root_fd, path, why, why_size);
+		if (reason == ENOENT && bundle_find_storing(root_fd, path, inside, sizeof(inside)))
+			return open_inside(root_fd, inside, why, why_size);
+		snprintf(why, why_size, "the assembly cannot be read (%s)",
+			 reason ? strerror(reason) : "not a regular file, or too large");
+		return NULL;
 	}
 	if (!pe_image_parse(&pe, file.bytes, file.size, &loader))
 		snprintf(why, why_size, "the assembly is not a PE file");
-	else {
-		read_debug_directory(&pe, &directory);
-		if (directory.embedded)
-			pdb = inflate_embedded(&directory, why, why_size);
-		else if (!directory.has_id)
-			snprintf(why, why_size,
-				 "the assembly names no PDB (built without debug "
-				 "information)");
-		else
-			pdb = read_beside(root_fd, path, &directory, why, why_size);
-	}
+	else
+		pdb = read_pdb(root_fd, path, &pe, why, why_size);
 	sparse_file_free(&file);
 	return pdb;
 }

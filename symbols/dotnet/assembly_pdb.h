@@ -3,9 +3,12 @@
  * deflated copy), or the file beside it named as the assembly with ".pdb"
  * for ".dll", taken only when its id is the one the assembly's CodeView
  * entry names (a PDB of another build would give wrong lines).
- * A single-file app's assembly is read from inside the app, where the
- * runtime's path for it (in the app's folder) holds no file
- * (bundle_open_stored); its PDB is beside the app.
+ * A single-file app's assembly is read from inside the app (inflated when
+ * compressed), where the runtime's path for it (in the app's folder) holds
+ * no file (bundle_find_storing), or named EXECUTABLE/NAME (the capture's
+ * name for the copy of a compressed one, bundle_read_inner); its PDB is
+ * embedded or beside the app (the SDK refuses to store PDBs in the app for
+ * .NET 5 and later: NETSDK1142).
  *
  * Both files are the target's: opened inside its root (target_file.h), a
  * .pdb of at most ASSEMBLY_PDB_MAX_SIZE bytes, read within a time limit,

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* SHA-256 of ".net core bundle\n": the marker's signature. */
 static const uint8_t bundle_signature[32] = {
@@ -219,6 +220,98 @@ const struct bundle_entry *bundle_manifest_assembly_at(const struct bundle_manif
 	return NULL;
 }
 
+/* Inflates the `compressed` bytes of a raw deflate stream at `offset` of
+ * `fd` into the `size` bytes of `out`: true when they filled all of it. */
+static bool inflate_from(int fd, uint64_t offset, uint64_t compressed, uint8_t *out, size_t size)
+{
+	uint8_t chunk[64 * 1024];
+	z_stream stream = {.next_out = out};
+	int status = Z_OK;
+
+	if (inflateInit2(&stream, -MAX_WBITS) != Z_OK)
+		return false;
+	while (status == Z_OK && size) {
+		size_t length = compressed < sizeof(chunk) ? (size_t)compressed : sizeof(chunk);
+		/* zlib counts in uInt: at most 1 GiB out per call. */
+		uInt room = size < (1u << 30) ? (uInt)size : 1u << 30;
+
+		if (stream.avail_in == 0) {
+			if (length == 0 || !read_exactly(fd, chunk, length, offset))
+				break;
+			stream.next_in = chunk;
+			stream.avail_in = (uInt)length;
+			offset += length;
+			compressed -= length;
+		}
+		stream.avail_out = room;
+		status = inflate(&stream, Z_NO_FLUSH);
+		size -= room - stream.avail_out;
+	}
+	inflateEnd(&stream);
+	return size == 0;
+}
+
+uint8_t *bundle_entry_read(int fd, const struct bundle_entry *entry, uint64_t limit, size_t *size)
+{
+	uint64_t length = entry->size < limit ? entry->size : limit;
+	uint8_t *bytes;
+	bool read;
+
+	if (length == 0 || length > SIZE_MAX || !(bytes = malloc((size_t)length)))
+		return NULL;
+	if (entry->compressed_size)
+		read =
+		    inflate_from(fd, entry->offset, entry->compressed_size, bytes, (size_t)length);
+	else
+		read = read_exactly(fd, bytes, (size_t)length, entry->offset);
+	if (!read) {
+		free(bytes);
+		return NULL;
+	}
+	*size = (size_t)length;
+	return bytes;
+}
+
+/* NAME's bytes, for bundle_read_inner(), from the executable open on `fd`
+ * whose path is `executable`. */
+static uint8_t *read_inner(int fd, const char *executable, const char *name, uint64_t limit,
+			   size_t *size, char *runtime_path, size_t runtime_size)
+{
+	const char *folder_end = strrchr(executable, '/');
+	struct bundle_manifest manifest;
+	const struct bundle_entry *entry;
+	uint8_t *bytes = NULL;
+
+	if (!folder_end || !bundle_manifest_read(fd, &manifest))
+		return NULL;
+	if ((entry = bundle_manifest_find(&manifest, name)) &&
+	    snprintf(runtime_path, runtime_size, "%.*s/%s", (int)(folder_end - executable),
+		     executable, name) < (int)runtime_size)
+		bytes = bundle_entry_read(fd, entry, limit, size);
+	bundle_manifest_free(&manifest);
+	return bytes;
+}
+
+uint8_t *bundle_read_inner(int root_fd, const char *path, uint64_t limit, size_t *size,
+			   char *runtime_path, size_t runtime_size)
+{
+	char *executable = strdup(path), *slash;
+	uint8_t *bytes = NULL;
+	int fd;
+
+	while (executable && (slash = strrchr(executable, '/')) && slash != executable) {
+		*slash = '\0';
+		if ((fd = target_file_open(root_fd, executable, 0)) < 0)
+			continue;
+		bytes = read_inner(fd, executable, path + (slash - executable) + 1, limit, size,
+				   runtime_path, runtime_size);
+		close(fd);
+		break;
+	}
+	free(executable);
+	return bytes;
+}
+
 const struct bundle_entry *bundle_manifest_find(const struct bundle_manifest *manifest,
 						const char *path)
 {
@@ -228,53 +321,47 @@ const struct bundle_entry *bundle_manifest_find(const struct bundle_manifest *ma
 	return NULL;
 }
 
-/* The assembly `name` stored as it is in the bundle open on `fd`. */
-static bool stores(int fd, const char *name, uint64_t *offset, uint64_t *size)
+/* Whether the bundle open on `fd` stores the file `name`. */
+static bool stores(int fd, const char *name)
 {
 	struct bundle_manifest manifest;
-	const struct bundle_entry *entry;
-	bool found = false;
+	bool found;
 
 	if (!bundle_manifest_read(fd, &manifest))
 		return false;
-	if ((entry = bundle_manifest_find(&manifest, name)) &&
-	    entry->type == BUNDLE_TYPE_ASSEMBLY && !entry->compressed_size && entry->size) {
-		*offset = entry->offset;
-		*size = entry->size;
-		found = true;
-	}
+	found = bundle_manifest_find(&manifest, name) != NULL;
 	bundle_manifest_free(&manifest);
 	return found;
 }
 
-int bundle_open_stored(int root_fd, const char *path, uint64_t *offset, uint64_t *size)
+bool bundle_find_storing(int root_fd, const char *path, char *inside, size_t size)
 {
 	const char *slash = strrchr(path, '/');
 	char folder[PATH_MAX], neighbour[PATH_MAX];
 	struct dirent *entry;
-	int fd = -1, listed = 0, folder_fd;
+	int fd, listed = 0, folder_fd;
+	bool found = false;
 	DIR *directory;
 
 	if (!slash || slash == path || (size_t)(slash - path) >= sizeof(folder))
-		return -1;
+		return false;
 	snprintf(folder, sizeof(folder), "%.*s", (int)(slash - path), path);
 	if ((folder_fd = target_root_openat(root_fd, folder, O_RDONLY | O_DIRECTORY)) < 0)
-		return -1;
+		return false;
 	if (!(directory = fdopendir(folder_fd))) {
 		close(folder_fd);
-		return -1;
+		return false;
 	}
-	while (fd < 0 && listed++ < BUNDLE_MAX_NEIGHBOURS && (entry = readdir(directory))) {
+	while (!found && listed++ < BUNDLE_MAX_NEIGHBOURS && (entry = readdir(directory))) {
 		if (entry->d_name[0] == '.' ||
 		    snprintf(neighbour, sizeof(neighbour), "%s/%s", folder, entry->d_name) >=
 			(int)sizeof(neighbour) ||
 		    (fd = target_file_open(root_fd, neighbour, 0)) < 0)
 			continue;
-		if (!stores(fd, slash + 1, offset, size)) {
-			close(fd);
-			fd = -1;
-		}
+		found = stores(fd, slash + 1) &&
+			snprintf(inside, size, "%s/%s", neighbour, slash + 1) < (int)size;
+		close(fd);
 	}
 	closedir(directory);
-	return fd;
+	return found;
 }

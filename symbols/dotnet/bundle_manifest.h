@@ -18,8 +18,11 @@
  *     and later; 0 when stored as it is), uint8 type (1: an assembly), its
  *     path relative to the app's folder (length as above, bytes)
  *
- * Offsets are from the start of the executable. The executable is the
- * target's file: everything in it is checked and bounded. */
+ * Offsets are from the start of the executable. A compressed file
+ * (-p:EnableCompressionInSingleFile=true) holds its bytes deflated (raw
+ * deflate, no zlib header), which the runtime inflates into memory when it
+ * loads it. The executable is the target's file: everything in it is
+ * checked and bounded. */
 #ifndef PROFCPU_BUNDLE_MANIFEST_H
 #define PROFCPU_BUNDLE_MANIFEST_H
 
@@ -62,16 +65,32 @@ bool bundle_manifest_read(int fd, struct bundle_manifest *manifest);
 const struct bundle_entry *bundle_manifest_assembly_at(const struct bundle_manifest *manifest,
 						       uint64_t file_offset);
 
+/* The first `limit` bytes (all of them when it is smaller) of the file
+ * `entry` of the executable open on `fd`, inflated when it is compressed:
+ * malloc()ed, their number in `size`. NULL when they cannot be read, or a
+ * compressed file's bytes inflate to fewer. */
+uint8_t *bundle_entry_read(int fd, const struct bundle_entry *entry, uint64_t limit, size_t *size);
+
+/* For `path` "EXECUTABLE/NAME" (as the target sees it, inside `root_fd`;
+ * no file is there), EXECUTABLE a single-file app that stores NAME:
+ * NAME's first `limit` bytes (bundle_entry_read()), and in `runtime_path`
+ * (`runtime_size` bytes) the path the runtime gives it, NAME in
+ * EXECUTABLE's folder. NULL when the nearest folder of `path` that is a
+ * file is no such app. */
+uint8_t *bundle_read_inner(int root_fd, const char *path, uint64_t limit, size_t *size,
+			   char *runtime_path, size_t runtime_size);
+
 /* The file whose relative path is `path`, or NULL. */
 const struct bundle_entry *bundle_manifest_find(const struct bundle_manifest *manifest,
 						const char *path);
 
-/* The assembly at `path` (as the target sees it, inside `root_fd`) when no
- * file is there but a single-file app in its folder stores it as it is:
- * the runtime names a stored assembly by a path in the app's folder. Looks
- * at the first BUNDLE_MAX_NEIGHBOURS files of the folder. Returns the
- * executable's fd with the assembly's place in `offset` and `size`, or -1. */
+/* The single-file app that stores the file at `path` (as the target sees
+ * it, inside `root_fd`) when no file is there: the runtime names a stored
+ * assembly by a path in the app's folder, compressed or not. Looks at the
+ * first BUNDLE_MAX_NEIGHBOURS files of the folder. Writes
+ * "FOLDER/EXECUTABLE/NAME" to `inside` (`size` bytes), the path
+ * bundle_read_inner() reads; false when no app there stores NAME. */
 #define BUNDLE_MAX_NEIGHBOURS 64
-int bundle_open_stored(int root_fd, const char *path, uint64_t *offset, uint64_t *size);
+bool bundle_find_storing(int root_fd, const char *path, char *inside, size_t size);
 
 #endif

@@ -101,6 +101,8 @@ static struct managed_image *share_identical(struct managed_images *images,
 	return entry->image;
 }
 
+static struct cached_image *cached_entry(struct managed_images *images, const char *path);
+
 /* The file at `path` when it is "EXECUTABLE/NAME" and EXECUTABLE a
  * single-file app read before that stores NAME, or NULL; its executable's
  * path in `executable`. */
@@ -114,12 +116,56 @@ static const struct bundle_entry *stored_file(const struct managed_images *image
 
 		if (bundle->bundle && !strncmp(path, bundle->path, length) && path[length] == '/' &&
 		    (entry = bundle_manifest_find(bundle->bundle, path + length + 1)) &&
-		    entry->type == BUNDLE_TYPE_ASSEMBLY && !entry->compressed_size) {
+		    entry->type == BUNDLE_TYPE_ASSEMBLY) {
 			*executable = bundle->path;
 			return entry;
 		}
 	}
 	return NULL;
+}
+
+/* stored_file() for a path no file is at (the capture names a copy the
+ * runtime made of a compressed assembly so, copied_images.h): the nearest
+ * folder of `path` that is a file, read first as the executable. */
+static const struct bundle_entry *stored_in_file_above(struct managed_images *images,
+						       const char *path, const char **executable)
+{
+	char *above = strdup(path), *slash;
+	const struct bundle_entry *stored = NULL;
+	int fd;
+
+	while (above && (slash = strrchr(above, '/')) && slash != above) {
+		*slash = '\0';
+		if ((fd = target_file_open(images->root_fd, above, 0)) < 0)
+			continue;
+		close(fd);
+		if (cached_entry(images, above))
+			stored = stored_file(images, path, executable);
+		break;
+	}
+	free(above);
+	return stored;
+}
+
+/* The assembly `stored` in the single-file app `executable`: read where it
+ * lies in the executable, or inflated whole when it is compressed. */
+static struct managed_image *open_stored(const struct managed_images *images,
+					 const char *executable, const struct bundle_entry *stored,
+					 bool keep_open)
+{
+	uint8_t *bytes;
+	size_t size;
+	int fd;
+
+	if (!stored->compressed_size)
+		return managed_image_open_embedded(images->root_fd, executable, stored->offset,
+						   stored->size, keep_open);
+	if (stored->size > MANAGED_IMAGE_MAX_SIZE ||
+	    (fd = target_file_open(images->root_fd, executable, 0)) < 0)
+		return NULL;
+	bytes = bundle_entry_read(fd, stored, stored->size, &size);
+	close(fd);
+	return bytes ? managed_image_from_bytes(bytes, size) : NULL;
 }
 
 /* Reads what `entry` names: an assembly, one stored in a single-file app,
@@ -129,22 +175,23 @@ static void read_entry(struct managed_images *images, struct cached_image *entry
 	bool keep_open = images->opened < MAX_OPEN_IMAGES;
 	const struct bundle_entry *stored;
 	const char *executable;
-	int fd;
+	int fd = -1;
 
-	if ((stored = stored_file(images, entry->path, &executable)))
-		entry->image = managed_image_open_embedded(images->root_fd, executable,
-							   stored->offset, stored->size, keep_open);
-	else
+	if (!(stored = stored_file(images, entry->path, &executable)) &&
+	    (fd = target_file_open(images->root_fd, entry->path, 0)) < 0)
+		stored = stored_in_file_above(images, entry->path, &executable);
+	if (stored)
+		entry->image = open_stored(images, executable, stored, keep_open);
+	else if (fd >= 0)
 		entry->image = managed_image_open(images->root_fd, entry->path, keep_open);
 	images->opened += entry->image != NULL;
-	if (entry->image || stored || (fd = target_file_open(images->root_fd, entry->path, 0)) < 0)
-		return;
-	if ((entry->bundle = malloc(sizeof(*entry->bundle))) &&
+	if (fd >= 0 && !entry->image && (entry->bundle = malloc(sizeof(*entry->bundle))) &&
 	    !bundle_manifest_read(fd, entry->bundle)) {
 		free(entry->bundle);
 		entry->bundle = NULL;
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 }
 
 struct managed_image *managed_images_get(struct managed_images *images, const char *path)
@@ -220,11 +267,26 @@ bool managed_images_lookup(struct managed_images *images, const char *path, uint
 bool managed_images_lines_assembly(struct managed_images *images, const char *path,
 				   uint64_t file_offset, char *assembly, size_t size)
 {
-	struct managed_image *image = managed_images_get(images, path);
-	const char *component = image ? managed_image_component_at(image, file_offset) : NULL;
-	const char *slash = strrchr(path, '/');
+	struct cached_image *entry = cached_entry(images, path);
+	const struct bundle_entry *stored;
+	const char *component = NULL, *slash;
+	char inner[4096];
 	int length;
 
+	/* Code of an assembly a single-file app stores: that assembly's,
+	 * EXECUTABLE/NAME. */
+	if (entry && !entry->image && entry->bundle &&
+	    (stored = bundle_manifest_assembly_at(entry->bundle, file_offset))) {
+		if (snprintf(inner, sizeof(inner), "%s/%s", path, stored->path) >=
+		    (int)sizeof(inner))
+			return false;
+		path = inner;
+		file_offset -= stored->offset;
+		entry = cached_entry(images, path);
+	}
+	if (entry && entry->image)
+		component = managed_image_component_at(entry->image, file_offset);
+	slash = strrchr(path, '/');
 	if (!component || !slash)
 		length = snprintf(assembly, size, "%s", path);
 	else
@@ -240,6 +302,14 @@ bool managed_images_il_offset(struct managed_images *images, const char *path, u
 
 	return image && managed_image_has_native_code(image) &&
 	       managed_image_il_offset(image, file_offset, method_token, il_offset);
+}
+
+bool managed_images_unwind_at(struct managed_images *images, const char *path, uint64_t file_offset,
+			      struct windows_unwind_code_at *unwind)
+{
+	struct managed_image *image = image_at(images, path, &file_offset);
+
+	return image && managed_image_unwind_at(image, file_offset, unwind);
 }
 
 void managed_images_report(const struct managed_images *images, FILE *log)

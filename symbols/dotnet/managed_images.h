@@ -49,6 +49,12 @@ bool managed_images_lines_assembly(struct managed_images *images, const char *pa
 bool managed_images_il_offset(struct managed_images *images, const char *path, uint64_t file_offset,
 			      uint32_t *method_token, uint32_t *il_offset);
 
+/* How to unwind through the precompiled code at `file_offset` of the file
+ * at `path`, an assembly or a single-file app's executable that stores one
+ * there (managed_image_unwind_at). */
+bool managed_images_unwind_at(struct managed_images *images, const char *path, uint64_t file_offset,
+			      struct windows_unwind_code_at *unwind);
+
 /* Writes one line to `log` (symbols_log): how many images with ReadyToRun
  * code were read and how many lookups they answered. Nothing when no
  * lookup was made or `images` is NULL. */

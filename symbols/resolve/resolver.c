@@ -775,6 +775,7 @@ static void find_code(struct resolver *resolver, struct process *process, uint64
 		      struct code_at *code)
 {
 	const struct mapping *mapping = address_space_find(process->space, address);
+	uint64_t file_offset;
 
 	*code = (struct code_at){.kind = CODE_UNMAPPED};
 	if (!mapping || holds_generated_code(mapping->path)) {
@@ -790,22 +791,27 @@ static void find_code(struct resolver *resolver, struct process *process, uint64
 			code->kind = CODE_GENERATED;
 		return;
 	}
+	file_offset = address - mapping->start + mapping->page_offset;
 	/* ReadyToRun code: each method's unwind info, from the image. */
 	if (is_managed_image(mapping->path)) {
-		uint64_t file_offset = address - mapping->start + mapping->page_offset;
-		struct managed_image *image =
-		    resolver->managed ? managed_images_get(resolver->managed, mapping->path) : NULL;
-		bool unwind = image && managed_image_unwind_at(image, file_offset, &code->unwind);
-
-		code->kind = unwind ? CODE_PRECOMPILED : CODE_WITHOUT_CFI;
+		code->kind =
+		    resolver->managed && managed_images_unwind_at(resolver->managed, mapping->path,
+								  file_offset, &code->unwind)
+			? CODE_PRECOMPILED
+			: CODE_WITHOUT_CFI;
 		return;
 	}
-	code->cfi = native_symbols_call_frame_info(
-	    resolver->native,
-	    &(struct mapped_file){mapping->path, mapping->identity,
-				  live_process(resolver, process)},
-	    address - mapping->start + mapping->page_offset, &code->file_address);
+	code->cfi =
+	    native_symbols_call_frame_info(resolver->native,
+					   &(struct mapped_file){mapping->path, mapping->identity,
+								 live_process(resolver, process)},
+					   file_offset, &code->file_address);
 	code->kind = code->cfi ? CODE_WITH_CFI : CODE_WITHOUT_CFI;
+	/* Code the file's CFI does not cover may be ReadyToRun code of an
+	 * assembly a single-file app's executable stores. */
+	if (!code->cfi && resolver->managed &&
+	    managed_images_unwind_at(resolver->managed, mapping->path, file_offset, &code->unwind))
+		code->kind = CODE_PRECOMPILED;
 }
 
 void resolver_code_at(struct resolver *resolver, pid_t pid, uint64_t address, struct code_at *code)
