@@ -18,7 +18,6 @@
 using System;
 using System.IO;
 using System.Runtime.CompilerServices;
-using System.Runtime.InteropServices;
 using System.Threading;
 
 namespace Demo;
@@ -40,8 +39,9 @@ public static class Program
     // that do not on the stack, which the GC never sees.
     private static readonly byte[][] Kept = new byte[16][];
 
-    [DllImport("libc", EntryPoint = "gettid")]
-    private static extern int OsThreadId();
+    // The calling thread's OS thread id: the first field of its stat file
+    // (no P/Invoke, so in any container with /proc).
+    private static string OsThreadId() => File.ReadAllText("/proc/thread-self/stat").Split(' ')[0];
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static void AllocateA()
