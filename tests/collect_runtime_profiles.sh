@@ -4,7 +4,11 @@
 # in AllocateB, waits twice as long on LockA (two threads in WaitOnA) as on
 # LockB (one in WaitOnB) and for EventA (WaitForA) as for EventB, and throws
 # twice as many exceptions from ThrowA as from ThrowB, while profcpu samples
-# it with -events contention,exceptions,alloc,waits. Each profile
+# it with -events contention,exceptions,alloc,waits; one thread of its own
+# holds the locks the others wait on, and the app prints its OS thread id:
+# contention.pb.gz's lock_owner_tid label names it for at least 90% of each
+# lock's wait (go tool pprof -tags), and the summary and profcpu view name
+# it first among the threads that held the locks. Each profile
 # (contention, waits, exceptions, alloc: folded stacks, flame graph, pprof)
 # splits 2:1 within 10%, the exceptions counted are those the app caught
 # and TraceEvent saw, at least 95% of each profile's weight lies under named
@@ -76,11 +80,20 @@ capture() {
 	cat "$app_output" "$run.out"
 }
 
+# owner_share FILE METHOD TID: the share (%) of the time waited in METHOD
+# that contention.pb.gz FILE labels as held by the thread TID.
+owner_share() {
+	go tool pprof -tags -sample_index=delay -focus="$2" "$1" 2>/dev/null |
+		awk -v tid="$3" '/^ *[^ ]+: Total/ {section = $1} section == "lock_owner_tid:" && $NF == tid {
+			match($0, /\( *[0-9.]+%\)/); print substr($0, RSTART + 1, RLENGTH - 3) + 0; found = 1; exit }
+			END {if (!found) print 0}'
+}
+
 # check_runtime RUN WAITS COMMAND...: 100 rounds of the app as COMMAND,
 # sampled into the folder RUN with allocation ticks and wait-handle waits;
 # checks the profiles, the waits' when WAITS is yes (.NET 9 and later).
 check_runtime() {
-	local run=$1 waits=$2 contention exceptions alloc waited caught
+	local run=$1 waits=$2 contention exceptions alloc waited caught holder share method
 	shift 2
 	capture "$run" 100 contention,exceptions,alloc,waits "$@"
 
@@ -112,6 +125,16 @@ check_runtime() {
 	# lock waits in native code: WaitOnA is the leaf there.)
 	waited=$(folded count "$contention" 'Demo\.Program::WaitOn[AB](;|$)')
 	((waited > 100 * 3 * 15 * 1000000)) || fail "only $waited ns waited in WaitOnA and WaitOnB over 100 rounds of 20 ms"
+	# The thread that held the locks, named on the waits for each.
+	holder=$(value holder-tid "$app_output")
+	for method in Demo.Program::WaitOnA Demo.Program::WaitOnB; do
+		share=$(owner_share "$run/contention.pb.gz" "$method" "$holder")
+		echo "time waited in $method labelled as held by the holder thread $holder: $share%"
+		python3 -c "import sys; sys.exit(0 if $share >= 90 else 1)" ||
+			{ go tool pprof -tags -sample_index=delay "$run/contention.pb.gz"; fail "contention.pb.gz names the holder thread $holder for only $share% of the wait in $method"; }
+	done
+	grep -A1 '^    by the thread that held the lock:$' "$run.out" | tail -1 | grep -qE " waits  tid $holder$" ||
+		fail "the summary does not name the holder thread $holder first among the threads that held the locks"
 	# Every exception the app caught, counted once.
 	caught=$(value exceptions "$app_output")
 	[[ $(folded count "$exceptions" 'Demo\.KnownException$') == "$caught" ]] ||
@@ -167,6 +190,8 @@ PY
 	grep -qE '^ +66\.7%  .*Demo\.Program::ThrowA;.*Demo\.KnownException$' view.out ||
 		{ cat view.out; fail "profcpu view does not show two thirds of the exceptions thrown in ThrowA"; }
 	grep -qE "^exceptions: $caught thrown in all" view.out || fail "profcpu view does not count $caught exceptions"
+	grep -A1 '^    by the thread that held the lock:$' view.out | tail -1 | grep -qE " waits  tid $holder$" ||
+		{ cat view.out; fail "profcpu view does not name the holder thread $holder first among the threads that held the locks"; }
 	cp "$contention" contention-live.out
 	"$PROFCPU" postprocess -dir "$run" >postprocess.out 2>postprocess.err || { cat postprocess.err; fail "postprocess failed"; }
 	cmp -s contention-live.out "$contention" || fail "postprocess -dir names the waits otherwise than collect did"

@@ -6,7 +6,9 @@
 # between two methods each: profcpu collect -pid 1 -events
 # contention,exceptions,alloc, stopped with SIGINT as `podman kill` sends it,
 # writes the three profiles, each split 2:1 within 10% and named (at most 5%
-# of the weight under no named frame), the exceptions those the app caught.
+# of the weight under no named frame), the exceptions those the app caught,
+# and its summary names first, among the threads that held the locks, the
+# app's holder thread by its tid in the app's PID namespace.
 source "$(dirname "$0")/lib.sh"
 source "$tests_dir/podman.sh"
 
@@ -65,4 +67,7 @@ caught=$(awk '$1 == "exceptions" {print $2}' "$workdir/app.out")
 while read -r share; do
 	python3 -c "import sys; sys.exit(0 if $share <= 5 else 1)" || fail "$share% of a profile's weight is under no named frame"
 done < <(sed -nE 's/^profcpu: .*: [0-9]+ events, ([0-9.]+)% under no named frame$/\1/p' "$workdir/sidecar.out")
-echo "ok: from the sidecar, contention, exceptions and allocations split 2:1 and named; $caught exceptions"
+holder=$(awk '$1 == "holder-tid" {print $2}' "$workdir/app.out")
+grep -A1 '^    by the thread that held the lock:$' "$workdir/sidecar.out" | tail -1 | grep -qE " waits  tid $holder$" ||
+	fail "the sidecar's summary does not name the holder thread $holder first among the threads that held the locks"
+echo "ok: from the sidecar, contention, exceptions and allocations split 2:1 and named; $caught exceptions; the locks' holder named"

@@ -425,8 +425,10 @@ static void write_stack_block(struct stream *stream, uint32_t id, size_t depth, 
 	end_block(stream, size_at);
 }
 
-/* Thread 7 waits 5 ms (ContentionStop_V1's DurationNs) at stack 1, thread
- * 8 waits 120 ticks (1.2 ms: a ContentionStop without one) at stack 2, an
+/* Thread 7 waits 5 ms (ContentionStop_V1's DurationNs) at stack 1 for a
+ * lock thread 1234 holds (ContentionStart_V2's LockOwnerThreadID), thread
+ * 8 waits 120 ticks (1.2 ms: a ContentionStop without one) at stack 2 for
+ * a lock its ContentionStart_V1 does not say the holder of, an
  * exception is thrown at stack 1 and 250,000 bytes of System.Byte[] are
  * allocated at stack 2. Stack 1 is in the first stack block, stack 2 in
  * the second: the events after both name stack 1 by its id. Thread 9's
@@ -435,7 +437,7 @@ static void write_stack_trace(struct stream *stream)
 {
 	uint8_t start[3] = {0}, stop[11] = {0}, exception[64], tick[96];
 	double five_ms = 5e6;
-	struct stream type = {0}, allocation = {0};
+	struct stream type = {0}, allocation = {0}, owned = {0};
 	size_t size_at;
 
 	write_trace_header(stream);
@@ -446,6 +448,7 @@ static void write_stack_trace(struct stream *stream)
 	put_metadata(stream, 3, 91, 0); /* ContentionStop */
 	put_metadata(stream, 4, 80, 1); /* ExceptionThrown_V1 */
 	put_metadata(stream, 5, 10, 4); /* GCAllocationTick_V4 */
+	put_metadata(stream, 6, 81, 2); /* ContentionStart_V2 */
 	end_block(stream, size_at);
 	write_stack_block(stream, 1, 3, 0x7f0000001000);
 	write_stack_block(stream, 2, 2, 0x7f0000005000);
@@ -463,9 +466,14 @@ static void write_stack_trace(struct stream *stream)
 	put_u64(&allocation, 0x5678); /* Address */
 	put_u64(&allocation, 1024);   /* ObjectSize */
 	memcpy(tick, allocation.bytes, allocation.length);
+	put_u8(&owned, 0);	 /* ContentionFlags: managed */
+	put_u16(&owned, 0);	 /* ClrInstanceID */
+	put_u64(&owned, 0x9000); /* LockID */
+	put_u64(&owned, 0x9100); /* AssociatedObjectID */
+	put_u64(&owned, 1234);	 /* LockOwnerThreadID */
 	size_at = begin_object(stream, "EventBlock");
 	put_block_header(stream);
-	put_event(stream, 1, 7, 1, 100, start, sizeof(start));
+	put_event(stream, 6, 7, 1, 100, owned.bytes, (uint8_t)owned.length);
 	put_event(stream, 2, 7, 0, 100, stop, sizeof(stop));
 	put_event(stream, 1, 8, 2, 100, start, sizeof(start));
 	put_event(stream, 3, 8, 0, 120, NULL, 0);
@@ -503,10 +511,12 @@ static void keeps_the_stacks_of_waits_exceptions_and_allocations(void **state)
 	assert_int_equal(event->depth, 3);
 	assert_int_equal(stacks->ips[event->first_ip], 0x7f0000001000);
 	assert_int_equal(stacks->ips[event->first_ip + 2], 0x7f0000001200);
+	assert_int_equal(event->lock_owner, 1234);
 
 	event = &stacks->events[1];
 	assert_int_equal(event->kind, RUNTIME_STACK_CONTENTION);
 	assert_int_equal(event->weight, 1200000);
+	assert_int_equal(event->lock_owner, 0);
 	assert_int_equal(event->depth, 2);
 	assert_int_equal(stacks->ips[event->first_ip], 0x7f0000005000);
 
@@ -524,6 +534,30 @@ static void keeps_the_stacks_of_waits_exceptions_and_allocations(void **state)
 	assert_int_equal(event->weight, 250000);
 	assert_int_equal(event->objects, 244); /* 250,000 bytes of 1,024-byte arrays */
 	assert_int_equal(event->depth, 2);
+	runtime_trace_release(&trace);
+}
+
+/* The summary names the thread that held the lock, heaviest first, and
+ * the waits whose event did not name one. */
+static void prints_the_threads_that_held_the_locks(void **state)
+{
+	struct stream stream = {0};
+	struct runtime_trace trace;
+	char text[4096] = {0};
+	FILE *out = fmemopen(text, sizeof(text) - 1, "w");
+
+	(void)state;
+	assert_non_null(out);
+	write_stack_trace(&stream);
+	if (runtime_trace_parse(stream.bytes, stream.length, &trace) != 0)
+		fail_msg("%s", trace.why);
+	assert_int_equal(trace.events.lock_owners.count, 2);
+	runtime_events_print(&trace.events, out);
+	fclose(out);
+	assert_non_null(strstr(text, "  lock contention: 2 waits, 6.2 ms in total\n"
+				     "    by the thread that held the lock:\n"
+				     "           5.0 ms       1 waits  tid 1234\n"
+				     "           1.2 ms       1 waits  (not named)\n"));
 	runtime_trace_release(&trace);
 }
 
@@ -638,6 +672,7 @@ int main(void)
 	    cmocka_unit_test(names_code_by_its_method_events),
 	    cmocka_unit_test(survives_every_damaged_method_byte),
 	    cmocka_unit_test(keeps_the_stacks_of_waits_exceptions_and_allocations),
+	    cmocka_unit_test(prints_the_threads_that_held_the_locks),
 	    cmocka_unit_test(weighs_randomized_allocation_samples),
 	    cmocka_unit_test(times_waits_on_wait_handles),
 	    cmocka_unit_test(survives_every_damaged_stack_byte),

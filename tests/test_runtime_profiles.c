@@ -61,8 +61,9 @@ static void add_event(struct runtime_stacks *stacks, enum runtime_stack_kind kin
 	stacks->ip_count += depth;
 }
 
-/* Two waits in WaitOnA (3 ms and 1 ms) and one at code no map names
- * (1 ms); three Demo.KnownException thrown in ThrowA; one allocation tick
+/* Two waits in WaitOnA (3 ms for a lock thread 1234 held, 1 ms for one
+ * thread 5678 held) and one at code no map names (1 ms, its holder not
+ * named); three Demo.KnownException thrown in ThrowA; one allocation tick
  * of 100,000 bytes, 100 objects of System.Byte[], in Main. */
 static int set_up(void **state)
 {
@@ -88,6 +89,8 @@ static int set_up(void **state)
 	add_event(&fixture->stacks, RUNTIME_STACK_CONTENTION, 3000000, 1, NULL, wait, 2);
 	add_event(&fixture->stacks, RUNTIME_STACK_CONTENTION, 1000000, 1, NULL, wait, 2);
 	add_event(&fixture->stacks, RUNTIME_STACK_CONTENTION, 1000000, 1, NULL, unknown, 1);
+	fixture->stacks.events[0].lock_owner = 1234;
+	fixture->stacks.events[1].lock_owner = 5678;
 	for (int i = 0; i < 3; i++)
 		add_event(&fixture->stacks, RUNTIME_STACK_EXCEPTION, 1, 1, "Demo.KnownException",
 			  thrown, 2);
@@ -192,6 +195,7 @@ static Perftools__Profiles__Profile *write_and_read(const struct runtime_profile
 
 	assert_non_null(out);
 	values.counts = runtime->counts;
+	values.label_values = runtime->lock_owners;
 	assert_int_equal(emit_pprof_events(&runtime->profile, &values, 0, out), 0);
 	fclose(out);
 	in = gzopen(path, "rb");
@@ -211,10 +215,11 @@ static const char *text_of(const Perftools__Profiles__Profile *profile, int64_t 
 static void writes_pprof_with_its_sample_types(void **state)
 {
 	struct fixture *fixture = *state;
-	Perftools__Profiles__Profile *profile = write_and_read(
-	    &fixture->profiles[RUNTIME_STACK_CONTENTION],
-	    (struct pprof_values){"contentions", "count", "delay", "nanoseconds", NULL});
-	int64_t delay = 0, contentions = 0;
+	Perftools__Profiles__Profile *profile =
+	    write_and_read(&fixture->profiles[RUNTIME_STACK_CONTENTION],
+			   (struct pprof_values){"contentions", "count", "delay", "nanoseconds",
+						 NULL, "lock_owner_tid", NULL});
+	int64_t delay = 0, contentions = 0, held_by[2] = {0};
 
 	assert_non_null(profile);
 	assert_int_equal(profile->n_sample_type, 2);
@@ -222,25 +227,40 @@ static void writes_pprof_with_its_sample_types(void **state)
 	assert_string_equal(text_of(profile, profile->sample_type[1]->type), "delay");
 	assert_string_equal(text_of(profile, profile->sample_type[1]->unit), "nanoseconds");
 	assert_string_equal(text_of(profile, profile->default_sample_type), "delay");
+	/* The same stack waited for two holders: a sample each. */
+	assert_int_equal(profile->n_sample, 3);
 	for (size_t i = 0; i < profile->n_sample; i++) {
-		contentions += profile->sample[i]->value[0];
-		delay += profile->sample[i]->value[1];
+		const Perftools__Profiles__Sample *sample = profile->sample[i];
+
+		contentions += sample->value[0];
+		delay += sample->value[1];
+		for (size_t label = 0; label < sample->n_label; label++) {
+			const char *value = text_of(profile, sample->label[label]->str);
+
+			if (strcmp(text_of(profile, sample->label[label]->key), "lock_owner_tid"))
+				continue;
+			held_by[!strcmp(value, "5678")] += sample->value[1];
+			assert_true(!strcmp(value, "1234") || !strcmp(value, "5678"));
+		}
 	}
 	assert_int_equal(contentions, 3);
 	assert_int_equal(delay, 5000000);
+	assert_int_equal(held_by[0], 3000000);
+	assert_int_equal(held_by[1], 1000000);
 	perftools__profiles__profile__free_unpacked(profile, NULL);
 
-	profile = write_and_read(
-	    &fixture->profiles[RUNTIME_STACK_ALLOCATION],
-	    (struct pprof_values){"alloc_objects", "count", "alloc_space", "bytes", NULL});
+	profile = write_and_read(&fixture->profiles[RUNTIME_STACK_ALLOCATION],
+				 (struct pprof_values){"alloc_objects", "count", "alloc_space",
+						       "bytes", NULL, NULL, NULL});
 	assert_non_null(profile);
 	assert_int_equal(profile->n_sample, 1);
 	assert_int_equal(profile->sample[0]->value[0], 100);
 	assert_int_equal(profile->sample[0]->value[1], 100000);
 	perftools__profiles__profile__free_unpacked(profile, NULL);
 
-	profile = write_and_read(&fixture->profiles[RUNTIME_STACK_EXCEPTION],
-				 (struct pprof_values){"exceptions", "count", NULL, NULL, NULL});
+	profile = write_and_read(
+	    &fixture->profiles[RUNTIME_STACK_EXCEPTION],
+	    (struct pprof_values){"exceptions", "count", NULL, NULL, NULL, NULL, NULL});
 	assert_non_null(profile);
 	assert_int_equal(profile->n_sample_type, 1);
 	assert_string_equal(text_of(profile, profile->sample_type[0]->type), "exceptions");

@@ -42,6 +42,10 @@ struct pprof_values {
 	const char *count_type, *count_unit;
 	const char *weight_type, *weight_unit;
 	const uint64_t *counts; /* by sample; NULL: each sample counts 1 */
+	/* A label of each sample whose value is not 0 (NULL: none): the key
+	 * `label_key`, the decimal value label_values[sample]. */
+	const char *label_key;
+	const uint64_t *label_values;
 };
 
 /* The same of a profile of events: its samples' `values`, the count its

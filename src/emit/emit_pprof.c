@@ -36,7 +36,8 @@ struct pprof_builder {
 	struct id_map strings;		     /* interned text's address -> string_table index */
 	struct id_map functions;	     /* name's string index -> Function id - 1 */
 	struct id_map mappings;		     /* module's string index -> Mapping id - 1 */
-	struct id_map samples;		     /* (stack, thread name) -> Sample index */
+	struct id_map groups;		     /* (thread name, label value) -> group id */
+	struct id_map samples;		     /* (stack and pid, group) -> Sample index */
 	struct string_table *readable_names; /* owns the functions' short names, the pids' text */
 };
 
@@ -251,14 +252,24 @@ static void add_locations(struct pprof_builder *builder)
 	}
 }
 
-static Sample *new_sample(struct pprof_builder *builder, const struct profile_sample *source)
+/* The value of the events' label of the sample at `index` (0: none). */
+static uint64_t label_value(const struct pprof_builder *builder, size_t index)
+{
+	const struct pprof_values *values = builder->values;
+
+	return values && values->label_values ? values->label_values[index] : 0;
+}
+
+static Sample *new_sample(struct pprof_builder *builder, const struct profile_sample *source,
+			  uint64_t label)
 {
 	const struct profile *profile = builder->profile;
 	const struct profile_stack *stack = &profile->stacks[source->stack];
 	Sample *sample = xmalloc(sizeof(*sample));
-	static const char *const label_keys[] = {"thread", "process", "pid"};
-	enum { LABEL_COUNT = sizeof(label_keys) / sizeof(*label_keys) };
-	char pid[16];
+	static const char *const label_keys[] = {"thread", "process", "pid", NULL};
+	enum { LABEL_COUNT = sizeof(label_keys) / sizeof(*label_keys) - 1 };
+	size_t count = LABEL_COUNT + (label != 0);
+	char pid[16], text[24];
 
 	perftools__profiles__sample__init(sample);
 	sample->n_location_id = stack->depth;
@@ -267,24 +278,30 @@ static Sample *new_sample(struct pprof_builder *builder, const struct profile_sa
 		sample->location_id[level] = profile->stack_locations[stack->first + level] + 1;
 	sample->n_value = value_count(builder);
 	sample->value = xcalloc(VALUE_COUNT, sizeof(*sample->value));
-	sample->n_label = LABEL_COUNT;
-	sample->label = xcalloc(LABEL_COUNT, sizeof(*sample->label));
-	for (size_t i = 0; i < LABEL_COUNT; i++) {
+	sample->n_label = count;
+	sample->label = xcalloc(count, sizeof(*sample->label));
+	for (size_t i = 0; i < count; i++) {
 		sample->label[i] = xmalloc(sizeof(*sample->label[i]));
 		perftools__profiles__label__init(sample->label[i]);
-		sample->label[i]->key = string_index(builder, label_keys[i]);
+		sample->label[i]->key = string_index(
+		    builder, i < LABEL_COUNT ? label_keys[i] : builder->values->label_key);
 	}
 	sample->label[0]->str = string_index(builder, source->thread_name);
 	sample->label[1]->str = string_index(builder, source->process_name);
 	snprintf(pid, sizeof(pid), "%u", (unsigned)source->pid);
 	sample->label[2]->str =
 	    string_index(builder, string_table_intern(builder->readable_names, pid));
+	if (label) {
+		snprintf(text, sizeof(text), "%llu", (unsigned long long)label);
+		sample->label[LABEL_COUNT]->str =
+		    string_index(builder, string_table_intern(builder->readable_names, text));
+	}
 	return sample;
 }
 
-/* One pprof sample per (stack, pid, thread name): the thread and process
- * names and the pid are its labels, so a profile of many processes (the
- * agent's series) can still be filtered by each. */
+/* One pprof sample per (stack, pid, thread name, events' label): the thread
+ * and process names and the pid are its labels, so a profile of many
+ * processes (the agent's series) can still be filtered by each. */
 static void add_samples(struct pprof_builder *builder)
 {
 	const struct profile *profile = builder->profile;
@@ -295,21 +312,23 @@ static void add_samples(struct pprof_builder *builder)
 
 	for (size_t i = 0; i < sample_count(builder); i++) {
 		const struct profile_sample *source = &profile->samples[sample_at(builder, i)];
+		uint64_t label = label_value(builder, sample_at(builder, i));
 		bool added;
-		uint32_t index;
+		uint32_t index, group;
 
 		first = first ? first : source;
 		last = source;
 		earliest = source->time < earliest ? source->time : earliest;
 		latest = source->time > latest ? source->time : latest;
+		group = id_map_get(&builder->groups, (uintptr_t)source->thread_name, label, NULL);
 		index = id_map_get(&builder->samples,
-				   (uint64_t)source->stack << 32 | (uintptr_t)source->pid,
-				   (uintptr_t)source->thread_name, &added);
+				   (uint64_t)source->stack << 32 | (uintptr_t)source->pid, group,
+				   &added);
 
 		if (added) {
 			grow_array((void **)&message->sample, &capacity, index + 1,
 				   sizeof(*message->sample));
-			message->sample[index] = new_sample(builder, source);
+			message->sample[index] = new_sample(builder, source, label);
 			message->n_sample = index + 1;
 		}
 		if (builder->values) {
@@ -435,6 +454,7 @@ static int emit(const struct profile *profile, const struct profile_part *part,
 	id_map_release(&builder.strings);
 	id_map_release(&builder.functions);
 	id_map_release(&builder.mappings);
+	id_map_release(&builder.groups);
 	id_map_release(&builder.samples);
 	string_table_free(builder.readable_names);
 	return status;

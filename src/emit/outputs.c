@@ -28,13 +28,14 @@
 static const struct runtime_output {
 	const char *name, *title, *palette;
 	const char *unit;	    /* of the folded counts and the graph */
-	struct pprof_values values; /* counts filled in when written */
+	struct pprof_values values; /* counts and labels filled in when written */
 } runtime_outputs[RUNTIME_STACK_KINDS] = {
     [RUNTIME_STACK_CONTENTION] = {"contention",
 				  "Lock contention (time waited)",
 				  "blue",
 				  "nanoseconds",
-				  {"contentions", "count", "delay", "nanoseconds", NULL}},
+				  {"contentions", "count", "delay", "nanoseconds", NULL,
+				   "lock_owner_tid", NULL}},
     [RUNTIME_STACK_EXCEPTION] = {"exceptions",
 				 "Exceptions thrown",
 				 "red",
@@ -403,6 +404,7 @@ static int write_runtime_profile(const char *dir, const struct runtime_output *o
 		    xasprintf("%zu events, %llu %s in all, profcpu %s", profile->sample_count,
 			      (unsigned long long)folded.total, output->unit, PROFCPU_VERSION);
 		values.counts = runtime->counts;
+		values.label_values = runtime->lock_owners;
 		status |= write_output(dir, folded_name, write_folded, &folded);
 		status |= write_output(dir, graph_name, write_flamegraph,
 				       &(struct flamegraph_input){&folded, title, subtitle,

@@ -6,7 +6,7 @@
 
 #define RUNTIME_PROVIDER "Microsoft-Windows-DotNETRuntime"
 #define RUNDOWN_PROVIDER "Microsoft-Windows-DotNETRuntimeRundown"
-#define SHOWN		 10 /* exception types listed */
+#define SHOWN		 10 /* exception types and lock holders listed */
 /* Bounds on what a hostile trace can make this keep. */
 #define MAX_THREADS 1024
 
@@ -160,6 +160,7 @@ void runtime_events_release(struct runtime_events *events)
 	for (size_t i = 0; i < events->exceptions.count; i++)
 		free(events->exceptions.items[i].name);
 	free(events->exceptions.items);
+	free(events->lock_owners.items);
 	*events = (struct runtime_events){0};
 }
 
@@ -195,6 +196,42 @@ static struct runtime_tally *sorted_copy(const struct runtime_tally_list *list,
 	return copy;
 }
 
+static int by_time_waited(const void *left, const void *right)
+{
+	const struct runtime_lock_owner *a = left, *b = right;
+
+	if (a->nanoseconds != b->nanoseconds)
+		return a->nanoseconds < b->nanoseconds ? 1 : -1;
+	return (a->thread_id > b->thread_id) - (a->thread_id < b->thread_id);
+}
+
+/* The threads that held the locks, most waited on first; nothing when no
+ * event named one (before .NET 8). */
+static void print_lock_owners(const struct runtime_events *events, FILE *out)
+{
+	const struct runtime_lock_owner_list *owners = &events->lock_owners;
+	struct runtime_lock_owner *sorted;
+	bool named = false;
+
+	for (size_t i = 0; i < owners->count; i++)
+		named |= owners->items[i].thread_id != 0;
+	if (!named)
+		return;
+	sorted = xcalloc(owners->count, sizeof(*sorted));
+	memcpy(sorted, owners->items, owners->count * sizeof(*sorted));
+	qsort(sorted, owners->count, sizeof(*sorted), by_time_waited);
+	fprintf(out, "    by the thread that held the lock:\n");
+	for (size_t i = 0; i < owners->count && i < SHOWN; i++) {
+		fprintf(out, "    %10.1f ms %7llu waits  ", (double)sorted[i].nanoseconds / 1e6,
+			(unsigned long long)sorted[i].waits);
+		if (sorted[i].thread_id)
+			fprintf(out, "tid %llu\n", (unsigned long long)sorted[i].thread_id);
+		else
+			fprintf(out, "(not named)\n");
+	}
+	free(sorted);
+}
+
 static uint64_t exceptions_thrown(const struct runtime_events *events)
 {
 	uint64_t thrown = 0;
@@ -225,6 +262,7 @@ void runtime_events_print(const struct runtime_events *events, FILE *out)
 	free(sorted);
 	fprintf(out, "  lock contention: %llu waits, %.1f ms in total\n",
 		(unsigned long long)events->contentions, events->contention_seconds * 1e3);
+	print_lock_owners(events, out);
 	fprintf(out, "  JIT: %llu methods jitted%s\n", (unsigned long long)events->methods_jitted,
 		events->methods_jitted ? ""
 				       : " (method loads are Verbose events: recorded with -gconly "

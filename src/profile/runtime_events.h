@@ -1,6 +1,7 @@
 /* What a .NET runtime's events say about a capture (read from its
  * nettrace): garbage collections by generation and their pauses,
- * exceptions by type, lock contention in all, and the methods jitted
+ * exceptions by type, lock contention in all and by the thread that held
+ * the lock, and the methods jitted
  * meanwhile. Where the waits and exceptions were is their stacks'
  * (runtime_stacks.h), named later. */
 #ifndef PROFCPU_RUNTIME_EVENTS_H
@@ -22,6 +23,18 @@ struct runtime_tally_list {
 	size_t count, capacity;
 };
 
+/* A thread that held locks others waited on (as ContentionStart names it,
+ * .NET 8 and later), and their waits behind it. */
+struct runtime_lock_owner {
+	uint64_t thread_id; /* OS thread id; 0: waits whose event named no holder */
+	uint64_t waits, nanoseconds;
+};
+
+struct runtime_lock_owner_list {
+	struct runtime_lock_owner *items;
+	size_t count, capacity;
+};
+
 struct runtime_events {
 	struct nettrace_info info;
 	double seconds; /* from the session's start to its last event */
@@ -31,6 +44,7 @@ struct runtime_events {
 	struct runtime_tally_list exceptions;
 	uint64_t contentions; /* set by the reader of the stacks (runtime_trace.h) */
 	double contention_seconds;
+	struct runtime_lock_owner_list lock_owners; /* set with contentions, in no order */
 	uint64_t methods_jitted;
 	uint64_t rundown_methods; /* methods the rundown named */
 };

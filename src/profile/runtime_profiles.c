@@ -158,7 +158,7 @@ void runtime_profiles_build(const struct runtime_stacks *stacks, struct resolver
 			    struct runtime_profile profiles[RUNTIME_STACK_KINDS])
 {
 	struct builder builders[RUNTIME_STACK_KINDS];
-	size_t count_capacity[RUNTIME_STACK_KINDS] = {0};
+	size_t count_capacity[RUNTIME_STACK_KINDS] = {0}, owner_capacity = 0;
 	struct thread_names names;
 
 	read_thread_names(samples, &names);
@@ -176,6 +176,11 @@ void runtime_profiles_build(const struct runtime_stacks *stacks, struct resolver
 		grow_array((void **)&out->counts, &count_capacity[event->kind],
 			   out->profile.sample_count, sizeof(*out->counts));
 		out->counts[out->profile.sample_count - 1] = event->objects;
+		if (event->kind != RUNTIME_STACK_CONTENTION)
+			continue;
+		grow_array((void **)&out->lock_owners, &owner_capacity, out->profile.sample_count,
+			   sizeof(*out->lock_owners));
+		out->lock_owners[out->profile.sample_count - 1] = event->lock_owner;
 	}
 	for (int kind = 0; kind < RUNTIME_STACK_KINDS; kind++) {
 		free(builders[kind].newest);
@@ -191,6 +196,7 @@ void runtime_profiles_release(struct runtime_profile profiles[RUNTIME_STACK_KIND
 	for (int kind = 0; kind < RUNTIME_STACK_KINDS; kind++) {
 		profile_release(&profiles[kind].profile);
 		free(profiles[kind].counts);
+		free(profiles[kind].lock_owners);
 		profiles[kind] = (struct runtime_profile){0};
 	}
 }

@@ -22,6 +22,8 @@ struct runtime_profile {
 	 * waited, 1, bytes), its time the event's. */
 	struct profile profile;
 	uint64_t *counts;	 /* by sample: 1, or the objects an allocation tick stands for */
+	uint64_t *lock_owners;	 /* by sample: the OS thread id of the lock's holder
+				  * (contention; 0: not named), else NULL */
 	uint64_t unnamed_weight; /* of samples with no named frame (the type's aside) */
 };
 

@@ -120,9 +120,10 @@ static struct waiting_thread *thread_of(struct runtime_stacks_reading *reading, 
  * Stop gives its length: `duration_ns` when the Stop says (above 0), else
  * the time between the two. The stream groups events by thread, not by
  * time, so the pair is the thread's. */
-static void on_wait_start(struct runtime_stacks_reading *reading,
-			  const struct nettrace_event *event, enum runtime_stack_kind kind,
-			  struct pending_wait *wait)
+static struct runtime_stack_event *on_wait_start(struct runtime_stacks_reading *reading,
+						 const struct nettrace_event *event,
+						 enum runtime_stack_kind kind,
+						 struct pending_wait *wait)
 {
 	struct runtime_stack_event *kept = keep(reading, event, kind);
 
@@ -130,6 +131,7 @@ static void on_wait_start(struct runtime_stacks_reading *reading,
 				      kept ? (size_t)(kept - reading->stacks->events) : SIZE_MAX};
 	if (kept)
 		kept->weight = 0; /* until the wait ends */
+	return kept;
 }
 
 static void on_wait_stop(struct runtime_stacks_reading *reading, const struct nettrace_event *event,
@@ -152,18 +154,40 @@ static void on_wait_stop(struct runtime_stacks_reading *reading, const struct ne
 		stacks->events[wait->event].weight = duration;
 }
 
+/* ContentionStart's V2 (.NET 8 and later; V0 and V1 have only the flags
+ * and instance id): ContentionFlags (u8), ClrInstanceID (u16), LockID
+ * (pointer), AssociatedObjectID (pointer), LockOwnerThreadID (u64): the OS
+ * thread id (not the managed one: so for Monitor's locks on .NET 8 and 10,
+ * tests/collect_runtime_profiles.sh) of the thread holding the lock when
+ * the wait began, 0 when the runtime did not know it. */
+static uint64_t lock_owner_of(const struct runtime_stacks_reading *reading,
+			      const struct nettrace_event *event)
+{
+	size_t pointer_size = reading->info->pointer_size == 4 ? 4 : 8;
+	size_t owner_at = 3 + 2 * pointer_size;
+	uint64_t owner;
+
+	if (event->version < 2 || event->payload_size < owner_at + sizeof(owner))
+		return 0;
+	memcpy(&owner, event->payload + owner_at, sizeof(owner));
+	return owner;
+}
+
 /* ContentionStart and ContentionStop, whose V1 carries the wait's length
  * (DurationNs, a double after its flags and instance id). */
 static void on_contention(struct runtime_stacks_reading *reading,
 			  const struct nettrace_event *event)
 {
 	struct waiting_thread *thread = thread_of(reading, event->thread_id);
+	struct runtime_stack_event *kept;
 	double duration_ns = 0;
 
 	if (!thread)
 		return;
 	if (event->id == EVENT_CONTENTION_START) {
-		on_wait_start(reading, event, RUNTIME_STACK_CONTENTION, &thread->lock);
+		kept = on_wait_start(reading, event, RUNTIME_STACK_CONTENTION, &thread->lock);
+		if (kept)
+			kept->lock_owner = lock_owner_of(reading, event);
 		return;
 	}
 	if (event->version >= 1 && event->payload_size >= 11) {

@@ -1,6 +1,7 @@
 /* The .NET runtime's events that carry the managed stack of the thread
  * that sent them (read from its nettrace): lock waits (ContentionStart,
- * with the length its ContentionStop gives), waits on wait handles and in
+ * with the length its ContentionStop gives and, from .NET 8, the thread
+ * that held the lock), waits on wait handles and in
  * Monitor.Wait (WaitHandleWaitStart and Stop, .NET 9 and later), exceptions thrown
  * (ExceptionThrown_V1, with their type) and allocations: ticks
  * (GCAllocationTick, with the bytes allocated since the last one and the
@@ -32,9 +33,10 @@ struct runtime_stack_event {
 	uint64_t time;	    /* CLOCK_MONOTONIC nanoseconds, the samples' clock */
 	uint64_t thread_id; /* the OS thread id */
 	uint64_t weight;
-	uint64_t objects;	/* allocations: about how many objects the bytes are */
-	bool sampled;		/* an AllocationSampled event, not a tick */
-	const char *type;	/* exceptions, allocations: the type's name (interned); else NULL */
+	uint64_t objects;    /* allocations: about how many objects the bytes are */
+	bool sampled;	     /* an AllocationSampled event, not a tick */
+	const char *type;    /* exceptions, allocations: the type's name (interned); else NULL */
+	uint64_t lock_owner; /* contention: the OS thread id of the lock's holder, 0: not named */
 	size_t first_ip, depth; /* into runtime_stacks.ips, leaf first */
 };
 

@@ -1,6 +1,8 @@
 #include "runtime_trace.h"
+#include "id_map.h"
 #include "runtime_line_maps.h"
 #include "runtime_methods.h"
+#include "util.h"
 
 #include <string.h>
 
@@ -19,6 +21,32 @@ static void take_event(const struct nettrace_event *event, void *context)
 	runtime_methods_reading_take(readings->methods, event);
 	runtime_line_maps_reading_take(readings->line_maps, event);
 	runtime_stacks_reading_take(readings->stacks, event);
+}
+
+/* The lock waits of `stacks` by the thread that held the lock. */
+static void tally_lock_owners(const struct runtime_stacks *stacks,
+			      struct runtime_lock_owner_list *owners)
+{
+	struct id_map ids = {0};
+
+	for (size_t i = 0; i < stacks->count; i++) {
+		const struct runtime_stack_event *event = &stacks->events[i];
+		bool added;
+		uint32_t index;
+
+		if (event->kind != RUNTIME_STACK_CONTENTION)
+			continue;
+		index = id_map_get(&ids, event->lock_owner, 0, &added);
+		if (added) {
+			grow_array((void **)&owners->items, &owners->capacity, index + 1,
+				   sizeof(*owners->items));
+			owners->items[index] = (struct runtime_lock_owner){event->lock_owner, 0, 0};
+		}
+		owners->items[index].waits++;
+		owners->items[index].nanoseconds += event->weight;
+	}
+	owners->count = ids.count;
+	id_map_release(&ids);
 }
 
 /* The readings are finished while the bytes they point into are still
@@ -42,6 +70,7 @@ static int parse_trace(const uint8_t *data, size_t size, void *context, char *wh
 	trace->events.contentions = trace->stacks.seen[RUNTIME_STACK_CONTENTION];
 	trace->events.contention_seconds =
 	    (double)trace->stacks.seen_weight[RUNTIME_STACK_CONTENTION] / 1e9;
+	tally_lock_owners(&trace->stacks, &trace->events.lock_owners);
 	return status;
 }
 

@@ -4,13 +4,17 @@
 //       TRIGGER exists, then runs ROUNDS rounds of:
 //       - AllocateA allocating twice the bytes AllocateB allocates;
 //       - WaitOnA (two threads) and WaitOnB (one thread) each waiting about
-//         as long for a lock the main thread holds: twice the time on LockA;
+//         as long for a lock the holder thread holds: twice the time on
+//         LockA;
 //       - then the same threads in WaitForA and WaitForB, waiting as long for
-//         an event the main thread sets (WaitHandle.WaitOne);
+//         an event the holder thread sets (WaitHandle.WaitOne);
 //       - ThrowA throwing twice as many Demo.KnownException as ThrowB;
-//       then prints "exceptions N" (the exceptions caught), "allocated-a N"
-//       and "allocated-b N" (the bytes each allocated) and "done", and
-//       idles until killed.
+//       all but the waits on the holder thread (not the main one, whose
+//       thread id is the process's). Then prints "exceptions N" (the
+//       exceptions caught), "allocated-a N" and "allocated-b N" (the bytes
+//       each allocated), "holder-tid N" and "holder-managed-id N" (the
+//       holder's OS and managed thread ids) and "done", and idles until
+//       killed.
 using System;
 using System.IO;
 using System.Runtime.CompilerServices;
@@ -34,6 +38,10 @@ public static class Program
     // Where the arrays go, so that they escape: .NET 10 allocates arrays
     // that do not on the stack, which the GC never sees.
     private static readonly byte[][] Kept = new byte[16][];
+
+    // The calling thread's OS thread id: the first field of its stat file
+    // (no P/Invoke, so in any container with /proc).
+    private static string OsThreadId() => File.ReadAllText("/proc/thread-self/stat").Split(' ')[0];
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static void AllocateA()
@@ -86,7 +94,7 @@ public static class Program
         return caught;
     }
 
-    // Each round the main thread holds both locks while the waiters line up
+    // Each round the holder thread holds both locks while the waiters line up
     // behind them, then lets them go, then does the same with both events:
     // each waiter waits about HoldMilliseconds for each.
     private static Thread Waiter(Barrier barrier, int rounds, Action lockWait, Action eventWait)
@@ -106,18 +114,11 @@ public static class Program
         return thread;
     }
 
-    public static int Main(string[] args)
+    private static int caught;
+    private static long allocatedA, allocatedB;
+
+    private static void HoldAndWork(int rounds)
     {
-        if (args.Length != 2)
-        {
-            Console.Error.WriteLine("usage: eventstacks TRIGGER ROUNDS");
-            return 2;
-        }
-        Console.WriteLine("ready");
-        while (!File.Exists(args[0]))
-            Thread.Sleep(50);
-        int rounds = int.Parse(args[1]), caught = 0;
-        long allocatedA = 0, allocatedB = 0;
         using var barrier = new Barrier(4);
         var waiters = new[] {
             Waiter(barrier, rounds, WaitOnA, WaitForA), Waiter(barrier, rounds, WaitOnA, WaitForA),
@@ -149,6 +150,24 @@ public static class Program
         }
         foreach (var waiter in waiters)
             waiter.Join();
+        Console.WriteLine($"holder-tid {OsThreadId()}");
+        Console.WriteLine($"holder-managed-id {Environment.CurrentManagedThreadId}");
+    }
+
+    public static int Main(string[] args)
+    {
+        if (args.Length != 2)
+        {
+            Console.Error.WriteLine("usage: eventstacks TRIGGER ROUNDS");
+            return 2;
+        }
+        Console.WriteLine("ready");
+        while (!File.Exists(args[0]))
+            Thread.Sleep(50);
+        int rounds = int.Parse(args[1]);
+        var holder = new Thread(() => HoldAndWork(rounds));
+        holder.Start();
+        holder.Join();
         Console.WriteLine($"exceptions {caught}");
         Console.WriteLine($"allocated-a {allocatedA}");
         Console.WriteLine($"allocated-b {allocatedB}");
