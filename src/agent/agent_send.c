@@ -1,4 +1,5 @@
 #include "agent_send.h"
+#include "agent_runtime_profiles.h"
 #include "http_client.h"
 #include "otlp_profiles.h"
 #include "pod_labels.h"
@@ -18,13 +19,19 @@
 #include <unistd.h>
 
 #define LABELS_SUFFIX	  ".labels"
+#define PROFILE_NAME_KEY  "__name__=" /* in a labels file: not process_cpu */
 #define PROFILE_SUFFIX	  ".pb.gz"
 #define MAX_PROFILE_BYTES ((size_t)64 << 20)
 /* agent.log starts again past this: the worker lives as long as the agent. */
 #define MAX_LOG_BYTES (1L << 20)
+/* How long a period's push waits for its runtime events' sessions to be
+ * cut (agent_runtime_sessions.h): a process whose socket stalls costs its
+ * runtime profiles of the period, not the push. */
+#define RUNTIME_CUT_SECONDS 5
 
 /* What a profile is sent with: its service name and labels. */
 struct profile_labels {
+	char *profile_name; /* Pyroscope's __name__; NULL: process_cpu */
 	char *service;
 	struct string_list labels; /* "key=value", malloc'd */
 };
@@ -76,6 +83,7 @@ static void free_labels(struct profile_labels *labels)
 		free((char *)labels->labels.items[i]);
 	string_list_clear(&labels->labels);
 	free(labels->service);
+	free(labels->profile_name);
 }
 
 static bool same_labels(const struct profile_labels *a, const struct profile_labels *b)
@@ -142,6 +150,7 @@ static enum push_result push(struct agent_sender *sender, const unsigned char *d
 	return pyroscope_push_profile(data, size,
 				      &(struct push_request){.target = options->target,
 							     .app_name = labels->service,
+							     .profile_name = labels->profile_name,
 							     .labels = labels->labels.items,
 							     .label_count = labels->labels.count,
 							     .timeout = options->timeout,
@@ -194,6 +203,8 @@ static void keep_profile(const char *dir, const struct series_profile *profile,
 		out = open_spool_file(path, O_WRONLY | O_CREAT | O_TRUNC, "w");
 		if (out) {
 			fprintf(out, "service_name=%s\n", labels->service);
+			if (labels->profile_name)
+				fprintf(out, PROFILE_NAME_KEY "%s\n", labels->profile_name);
 			for (size_t i = 0; i < labels->labels.count; i++)
 				fprintf(out, "%s\n", labels->labels.items[i]);
 			written = fclose(out) == 0;
@@ -235,7 +246,9 @@ static void send_profile(struct agent_sender *sender, const char *dir,
 	enum push_result status;
 
 	if (!*stopped) {
-		status = push(sender, profile->data, profile->size, &profile->span, labels, why,
+		/* A runtime profile's span is read from it. */
+		status = push(sender, profile->data, profile->size,
+			      profile->span.time_nanos ? &profile->span : NULL, labels, why,
 			      sizeof(why));
 		if (status == PUSH_SENT) {
 			receiver_took(sender);
@@ -333,8 +346,73 @@ static bool takes_process(uint32_t pid, void *context)
 					selection->period, selection->sender->options->selection);
 }
 
+/* The entry of the process of a runtime part: the newest seen with its
+ * pid (it may have had no CPU sample in the period). */
+static struct agent_process *process_of_part(struct agent_sender *sender,
+					     const struct agent_runtime_part *part,
+					     unsigned long period)
+{
+	struct agent_process *found = NULL;
+
+	for (size_t i = 0; i < sender->processes.count; i++)
+		if (sender->processes.items[i].pid == part->pid)
+			found = &sender->processes.items[i];
+	return found ? found : agent_processes_note(&sender->processes, part->pid, period);
+}
+
+/* The period's runtime events of each .NET process watched, a profile of
+ * each kind that has events, pushed (or kept in the period's folder,
+ * numbered from `*number`) with the labels of the process's series. */
+static void send_runtime_profiles(struct agent_sender *sender, const struct agent_period *period,
+				  int64_t end_time_nanos, size_t *number, bool *stopped)
+{
+	size_t count = 0;
+	struct agent_runtime_part *parts = agent_runtime_sessions_take(
+	    sender->runtime_sessions, period->number, RUNTIME_CUT_SECONDS, &count);
+
+	for (size_t i = 0; i < count; i++) {
+		struct runtime_profile profiles[RUNTIME_STACK_KINDS];
+		struct agent_process *process = process_of_part(sender, &parts[i], period->number);
+		struct process_profile named = {.pid = parts[i].pid};
+
+		memcpy(named.process_name, parts[i].comm, sizeof(named.process_name));
+		make_printable(named.process_name);
+		if (sender->options->target &&
+		    agent_runtime_profiles_read(&parts[i], sender->resolver, profiles,
+						sender->log) == 0) {
+			for (int kind = 0; kind < RUNTIME_STACK_KINDS; kind++) {
+				struct series_profile profile = {.number = (*number)++};
+				struct profile_labels labels;
+
+				if (!profiles[kind].profile.sample_count)
+					continue;
+				profile.data = agent_runtime_profile_encode(
+				    &profiles[kind], (enum runtime_stack_kind)kind, end_time_nanos,
+				    &profile.size);
+				if (!profile.data) {
+					report_error(
+					    "cannot encode a runtime profile of pid %d: out "
+					    "of memory",
+					    (int)parts[i].pid);
+					continue;
+				}
+				make_labels(sender->options, &named, process, &labels);
+				labels.profile_name = xstrdup(
+				    agent_runtime_profile_name((enum runtime_stack_kind)kind));
+				send_profile(sender, period->dir, &profile, &labels, stopped);
+				free_labels(&labels);
+				free(profile.data);
+			}
+			runtime_profiles_release(profiles);
+		}
+		unlink(parts[i].path);
+		free(parts[i].path);
+	}
+	free(parts);
+}
+
 /* The period's perf.data into one profile per series, pushed or kept in
- * its folder. */
+ * its folder; and its runtime events' profiles. */
 static void encode_period(struct agent_sender *sender, const struct agent_period *period,
 			  bool *stopped)
 {
@@ -352,7 +430,8 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 	else
 		resolver_next_capture(sender->resolver);
 	agent_processes_ask_runtimes(&sender->processes, sender->resolver,
-				     sender->options->selection, sender->log);
+				     sender->options->selection, sender->runtime_sessions,
+				     sender->log);
 	if (rename(perf_data, reading) == 0)
 		read =
 		    process_profiles_read(
@@ -381,6 +460,11 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 		encoding += cpu_seconds() - before;
 		send_profile(sender, period->dir, &profile, &list.items[i].labels, stopped);
 		free(profile.data);
+	}
+	if (sender->runtime_sessions) {
+		size_t number = list.count;
+
+		send_runtime_profiles(sender, period, read ? profiles.end : 0, &number, stopped);
 	}
 	for (size_t i = 0; read && i < profiles.count; i++)
 		samples += profiles.processes[i].samples;
@@ -430,6 +514,9 @@ static bool read_labels(const char *path, struct profile_labels *labels)
 		line[strcspn(line, "\n")] = '\0';
 		if (!labels->service && !strncmp(line, "service_name=", 13))
 			labels->service = xstrdup(line + 13);
+		else if (!labels->profile_name &&
+			 !strncmp(line, PROFILE_NAME_KEY, strlen(PROFILE_NAME_KEY)))
+			labels->profile_name = xstrdup(line + strlen(PROFILE_NAME_KEY));
 		else
 			string_list_append(&labels->labels, xstrdup(line));
 	}
@@ -516,6 +603,9 @@ void agent_sender_open(struct agent_sender *sender, const struct agent_send_opti
 	sender->config.native =
 	    (struct native_symbols_config){.target_root_fd = -1, .log = sender->log};
 	agent_spool_take_left(&sender->spool, skip, first);
+	if (options->runtime_events && options->target)
+		sender->runtime_sessions = agent_runtime_sessions_start(
+		    options->runtime_events, options->spool_dir, sender->log);
 }
 
 void agent_sender_note(struct agent_sender *sender, pid_t pid)
@@ -531,6 +621,9 @@ bool agent_sender_settle_labels(struct agent_sender *sender)
 void agent_sender_add(struct agent_sender *sender, const char *dir)
 {
 	agent_spool_add(&sender->spool, dir);
+	if (sender->runtime_sessions)
+		agent_runtime_sessions_cut(sender->runtime_sessions,
+					   sender->spool.periods[sender->spool.count - 1].number);
 }
 
 void agent_sender_round(struct agent_sender *sender)
@@ -563,6 +656,7 @@ void agent_sender_round(struct agent_sender *sender)
 
 void agent_sender_close(struct agent_sender *sender)
 {
+	agent_runtime_sessions_stop(sender->runtime_sessions);
 	agent_spool_close(&sender->spool);
 	resolver_free(sender->resolver);
 	agent_processes_release(&sender->processes);

@@ -1,0 +1,66 @@
+#include "agent_runtime_profiles.h"
+#include "outputs.h"
+#include "runtime_trace.h"
+#include "util.h"
+
+#include <stdlib.h>
+
+int agent_runtime_profiles_read(const struct agent_runtime_part *part, struct resolver *resolver,
+				struct runtime_profile profiles[RUNTIME_STACK_KINDS], FILE *log)
+{
+	struct runtime_trace trace;
+	struct runtime_stacks kept;
+	int status = runtime_trace_read(part->path, &trace);
+
+	/* A trace cut short (its process exited) still gives what it holds. */
+	if (status < 0 && !trace.stacks.count) {
+		fprintf(log, "runtime events of pid %d: %s\n", (int)part->pid, trace.why);
+		runtime_trace_release(&trace);
+		return -1;
+	}
+	/* Its events of the period: the sessions before and after it hold the
+	 * others. */
+	kept = trace.stacks;
+	kept.events = xcalloc(trace.stacks.count + 1, sizeof(*kept.events));
+	kept.count = 0;
+	for (size_t i = 0; i < trace.stacks.count; i++) {
+		const struct runtime_stack_event *event = &trace.stacks.events[i];
+
+		if (event->time >= part->from && event->time < part->until)
+			kept.events[kept.count++] = *event;
+	}
+	runtime_profiles_build(&kept, resolver, part->pid, NULL, profiles);
+	free(kept.events);
+	runtime_trace_release(&trace);
+	return 0;
+}
+
+unsigned char *agent_runtime_profile_encode(const struct runtime_profile *profile,
+					    enum runtime_stack_kind kind, int64_t end_time_nanos,
+					    size_t *size)
+{
+	char *data = NULL;
+	FILE *out = open_memstream(&data, size);
+	bool written;
+
+	if (!out)
+		return NULL;
+	written = outputs_write_runtime_pprof(profile, kind, end_time_nanos, out) == 0;
+	if (fclose(out) != 0 || !written) {
+		free(data);
+		return NULL;
+	}
+	return (unsigned char *)data;
+}
+
+const char *agent_runtime_profile_name(enum runtime_stack_kind kind)
+{
+	static const char *const names[RUNTIME_STACK_KINDS] = {
+	    [RUNTIME_STACK_CONTENTION] = "lock",
+	    [RUNTIME_STACK_EXCEPTION] = "exception",
+	    [RUNTIME_STACK_ALLOCATION] = "memory",
+	    [RUNTIME_STACK_WAIT] = "wait",
+	};
+
+	return names[kind];
+}
