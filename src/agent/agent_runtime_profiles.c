@@ -30,6 +30,15 @@ int agent_runtime_profiles_read(const struct agent_runtime_part *part, struct re
 			kept.events[kept.count++] = *event;
 	}
 	runtime_profiles_build(&kept, resolver, part->pid, NULL, profiles);
+	/* The events name no process nor thread: each sample is its
+	 * process's, by the name it had when its session began. */
+	for (int kind = 0; kind < RUNTIME_STACK_KINDS; kind++) {
+		struct profile *profile = &profiles[kind].profile;
+		const char *name = profile_intern_printable(profile, part->comm);
+
+		for (size_t i = 0; i < profile->sample_count; i++)
+			profile->samples[i].process_name = profile->samples[i].thread_name = name;
+	}
 	free(kept.events);
 	runtime_trace_release(&trace);
 	return 0;

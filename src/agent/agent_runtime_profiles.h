@@ -17,8 +17,10 @@
 
 /* Reads the nettrace of `part` (hostile input: bounded as
  * runtime_trace.h bounds it), keeps the events within its times and names
- * their stacks with `resolver`, which has replayed the period's samples.
- * Fills profiles[kind] for every kind (release them all). Returns 0, or -1
+ * their stacks with `resolver`, which has replayed the period's samples;
+ * each sample's process and thread are named as the process (the events
+ * carry no names). Fills profiles[kind] for every kind (release them
+ * all). Returns 0, or -1
  * after saying in `log` why the part could not be read (nothing to
  * release). */
 int agent_runtime_profiles_read(const struct agent_runtime_part *part, struct resolver *resolver,

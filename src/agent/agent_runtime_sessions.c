@@ -2,7 +2,9 @@
 #include "target_process.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -10,6 +12,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* A period's nettrace of one process stops growing past this: its events
+ * come from a process the agent does not trust, into the agent's spool. */
+#define MAX_PART_BYTES ((uint64_t)64 << 20)
 
 /* A process whose events are recorded. */
 struct watched {
@@ -26,7 +32,7 @@ struct waiting_part {
 };
 
 struct agent_runtime_sessions {
-	const struct eventpipe_config *config;
+	struct eventpipe_config config; /* the caller's, bounded */
 	const char *dir;
 	FILE *log;
 	pthread_t thread;
@@ -62,7 +68,7 @@ static bool start_session(struct agent_runtime_sessions *sessions, struct watche
 	char *path = xasprintf("%s/runtime-%d-%lu.nettrace", sessions->dir,
 			       (int)watched->target->pid, sessions->sequence++);
 	struct eventpipe_session *session =
-	    eventpipe_session_start(watched->target, sessions->config, path, sessions->log);
+	    eventpipe_session_start(watched->target, &sessions->config, path, sessions->log);
 
 	if (!session) {
 		unlink(path);
@@ -185,12 +191,36 @@ static void *run_sessions(void *context)
 	return NULL;
 }
 
+static int is_session_file(const struct dirent *entry)
+{
+	return fnmatch("runtime-*.nettrace", entry->d_name, 0) == 0;
+}
+
+/* The files of the sessions of a worker that died: their sessions ended
+ * with it. */
+static void remove_left_files(const char *dir)
+{
+	struct dirent **entries;
+	int count = scandir(dir, &entries, is_session_file, NULL);
+
+	for (int i = 0; i < count; i++) {
+		char *path = xasprintf("%s/%s", dir, entries[i]->d_name);
+
+		unlink(path);
+		free(path);
+		free(entries[i]);
+	}
+	free(count >= 0 ? entries : NULL);
+}
+
 struct agent_runtime_sessions *agent_runtime_sessions_start(const struct eventpipe_config *config,
 							    const char *dir, FILE *log)
 {
 	struct agent_runtime_sessions *sessions = xcalloc(1, sizeof(*sessions));
 
-	*sessions = (struct agent_runtime_sessions){.config = config, .dir = dir, .log = log};
+	*sessions = (struct agent_runtime_sessions){.config = *config, .dir = dir, .log = log};
+	sessions->config.max_bytes = MAX_PART_BYTES;
+	remove_left_files(dir);
 	pthread_mutex_init(&sessions->lock, NULL);
 	pthread_cond_init(&sessions->changed, NULL);
 	if (pthread_create(&sessions->thread, NULL, run_sessions, sessions) != 0) {

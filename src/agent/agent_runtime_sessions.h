@@ -32,7 +32,9 @@ struct agent_runtime_part {
 };
 
 /* Starts the thread; the nettraces go into `dir` (the agent's spool
- * folder); `config` stays the caller's. `log`: the worker's log. */
+ * folder: those an earlier worker left are removed), each at most 64 MiB
+ * (the rest of a period's events dropped).
+ * `log`: the worker's log. */
 struct agent_runtime_sessions *agent_runtime_sessions_start(const struct eventpipe_config *config,
 							    const char *dir, FILE *log);
 
