@@ -11,7 +11,10 @@
 # are exactly those the app caught (each period's session overlaps the
 # next; an event belongs to the one its time falls in), at least 95% of each
 # profile's weight lies under named frames, and go tool pprof reads them.
-# Then --api ingest names them APP.lock{...}, APP.exception{...}.
+# With --otlp, the same events come as Profiles of the app's resource, one a
+# sample type (contentions, delay, exceptions, alloc_objects, alloc_space),
+# the exceptions exactly the app's. Then --api ingest names them
+# APP.lock{...}, APP.exception{...}.
 #
 # The agent runs in a PID namespace of its own, with the app. No Pyroscope
 # server can be installed on this machine: the receiver is the tests'
@@ -43,7 +46,8 @@ run_agent() {
 	mkdir -p "$workdir/$name"
 	start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/$name" ok
 	until [[ -e $workdir/$name/ready ]]; do sleep 0.1; done
-	start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 2 --push-timeout 60 \
+	start "$PROFCPU" agent --push "http://127.0.0.1:$port" --otlp "http://127.0.0.1:$port" \
+		--push-interval 2 --push-timeout 60 \
 		--spool "$workdir/spool-$name" "$@" 2>"$workdir/$name.err"
 	agent_pid=$started_pid
 	until (($(periods "$workdir/spool-$name") >= 1)); do
@@ -87,6 +91,8 @@ received, pid, caught = sys.argv[1], sys.argv[2], int(sys.argv[3])
 pushes = collections.defaultdict(list)
 for query_path in sorted(glob.glob(received + "/*.query")):
     query = dict(line.rstrip("\n").split("=", 1) for line in open(query_path) if "=" in line)
+    if "label.__name__" not in query:
+        continue  # an OTLP request, read below
     samples = [sample for sample in pprof_samples(open(query_path[:-6] + ".pb.gz", "rb").read())
                if sample[0].get("pid") == pid]
     if samples:
@@ -139,6 +145,46 @@ for name, index in (("lock", 1), ("exception", 0), ("memory", 1)):
                 if any("::" in n for n in names[1 if name != "lock" else 0:]))
     print(f"{name}: {100 * named / all_weight:.1f}% of the weight under named frames")
     assert named >= 0.95 * all_weight, f"{name}: only {named} of {all_weight} under named frames"
+PY
+
+# --otlp: the same events as Profiles of the app's resource beside its CPU
+# one, one a value: every exception the app caught, each wait's delay.
+python3 - "$workdir/push" "$app_pid_of_run" "$caught" "$tests_dir" <<'PY' || fail "the OTLP requests do not hold the runtime profiles"
+import collections, glob, sys
+sys.path.insert(0, sys.argv[4])
+from protobuf_wire import fields, packed
+
+def message(data):
+    found = {}
+    for number, value in fields(data):
+        found.setdefault(number, []).append(value)
+    return found
+
+received, pid, caught = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+totals = collections.Counter()
+for path in glob.glob(received + "/*.otlp"):
+    request = message(open(path, "rb").read())
+    strings = [text.decode() for text in message(request[2][0])[5]]
+    for resource_profiles in request[1]:
+        resource_profiles = message(resource_profiles)
+        resource = {}
+        for pair in message(resource_profiles[1][0]).get(1, []):
+            pair = dict(fields(pair))
+            resource[pair[1].decode()] = dict(fields(pair[2])).get(3)
+        if resource.get("process.pid") != pid:
+            continue
+        for profile in message(resource_profiles[2][0]).get(2, []):
+            profile = message(profile)
+            sample_type = dict(fields(profile[1][0]))
+            kind = (strings[sample_type[1]], strings[sample_type[2]])
+            totals[kind] += sum(packed(message(sample)[4][0])[0] for sample in profile.get(2, []))
+print(dict(totals))
+for kind in (("samples", "count"), ("contentions", "count"), ("delay", "nanoseconds"),
+             ("exceptions", "count"), ("alloc_objects", "count"), ("alloc_space", "bytes")):
+    assert totals[kind] > 0, f"no {kind} Profile of pid {pid}"
+assert totals[("exceptions", "count")] == caught, \
+    f"{totals[('exceptions', 'count')]} exceptions exported, the app caught {caught}"
+assert totals[("delay", "nanoseconds")] > 100 * 3 * 15 * 1000000, "too little delay exported"
 PY
 
 # go tool pprof reads each with its sample types.

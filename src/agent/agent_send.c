@@ -290,6 +290,8 @@ static void group_series(struct agent_sender *sender, const struct agent_period 
 		if (resources)
 			resources[i] =
 			    (struct otlp_process){.index = i,
+						  .pid = profile->pid,
+						  .executable = profile->process_name,
 						  .service = xstrdup(labels.service),
 						  .namespace = xstrdup(process->labels.namespace),
 						  .pod = xstrdup(process->labels.pod),
@@ -312,12 +314,12 @@ static void free_resources(struct otlp_process *resources, size_t count)
 /* The period's processes to the OpenTelemetry receiver, in one request;
  * what it cannot take is dropped (said once until it takes them again). */
 static void export_otlp(struct agent_sender *sender, const struct process_profiles *profiles,
-			const struct otlp_process *resources)
+			const struct otlp_process *resources, size_t count)
 {
 	const struct push_target *otlp = sender->options->otlp;
 	char why[512] = "";
 	size_t size;
-	unsigned char *body = otlp_profiles_encode(profiles, resources, profiles->count, &size);
+	unsigned char *body = otlp_profiles_encode(profiles, resources, count, &size);
 	enum push_result result = otlp_profiles_send(otlp, body, size, sender->options->timeout,
 						     &sender->otlp_connection, why, sizeof(why));
 
@@ -346,69 +348,138 @@ static bool takes_process(uint32_t pid, void *context)
 					selection->period, selection->sender->options->selection);
 }
 
-/* The entry of the process of a runtime part: the newest seen with its
- * pid (it may have had no CPU sample in the period). */
-static struct agent_process *process_of_part(struct agent_sender *sender,
-					     const struct agent_runtime_part *part,
-					     unsigned long period)
+/* The labels of the process of a runtime part, as its CPU profile's
+ * (make_labels), and its entry: the newest seen with its pid (it may have
+ * had no CPU sample in the period). */
+static struct agent_process *labels_of_part(struct agent_sender *sender,
+					    const struct agent_runtime_part *part,
+					    unsigned long period, struct profile_labels *labels)
 {
 	struct agent_process *found = NULL;
+	struct process_profile named = {.pid = part->pid};
 
 	for (size_t i = 0; i < sender->processes.count; i++)
 		if (sender->processes.items[i].pid == part->pid)
 			found = &sender->processes.items[i];
-	return found ? found : agent_processes_note(&sender->processes, part->pid, period);
+	if (!found)
+		found = agent_processes_note(&sender->processes, part->pid, period);
+	memcpy(named.process_name, part->comm, sizeof(named.process_name));
+	make_printable(named.process_name);
+	make_labels(sender->options, &named, found, labels);
+	return found;
 }
 
-/* The period's runtime events of each .NET process watched, a profile of
- * each kind that has events, pushed (or kept in the period's folder,
- * numbered from `*number`) with the labels of the process's series. */
-static void send_runtime_profiles(struct agent_sender *sender, const struct agent_period *period,
-				  int64_t end_time_nanos, size_t *number, bool *stopped)
+/* A .NET process's runtime events of a period, as profiles. */
+struct runtime_period {
+	struct agent_runtime_part part;
+	struct runtime_profile profiles[RUNTIME_STACK_KINDS];
+	bool read;
+};
+
+/* The period's runtime events of each .NET process watched (`*count` of
+ * them; release_runtime_periods), their frames named by the resolver that
+ * named the period's samples. */
+static struct runtime_period *read_runtime_periods(struct agent_sender *sender,
+						   const struct agent_period *period, size_t *count)
 {
-	size_t count = 0;
 	struct agent_runtime_part *parts = agent_runtime_sessions_take(
-	    sender->runtime_sessions, period->number, RUNTIME_CUT_SECONDS, &count);
+	    sender->runtime_sessions, period->number, RUNTIME_CUT_SECONDS, count);
+	struct runtime_period *runtimes = xcalloc(*count + 1, sizeof(*runtimes));
 
-	for (size_t i = 0; i < count; i++) {
-		struct runtime_profile profiles[RUNTIME_STACK_KINDS];
-		struct agent_process *process = process_of_part(sender, &parts[i], period->number);
-		struct process_profile named = {.pid = parts[i].pid};
-
-		memcpy(named.process_name, parts[i].comm, sizeof(named.process_name));
-		make_printable(named.process_name);
-		if (sender->options->target &&
-		    agent_runtime_profiles_read(&parts[i], sender->resolver, profiles,
-						sender->log) == 0) {
-			for (int kind = 0; kind < RUNTIME_STACK_KINDS; kind++) {
-				struct series_profile profile = {.number = (*number)++};
-				struct profile_labels labels;
-
-				if (!profiles[kind].profile.sample_count)
-					continue;
-				profile.data = agent_runtime_profile_encode(
-				    &profiles[kind], (enum runtime_stack_kind)kind, end_time_nanos,
-				    &profile.size);
-				if (!profile.data) {
-					report_error(
-					    "cannot encode a runtime profile of pid %d: out "
-					    "of memory",
-					    (int)parts[i].pid);
-					continue;
-				}
-				make_labels(sender->options, &named, process, &labels);
-				labels.profile_name = xstrdup(
-				    agent_runtime_profile_name((enum runtime_stack_kind)kind));
-				send_profile(sender, period->dir, &profile, &labels, stopped);
-				free_labels(&labels);
-				free(profile.data);
-			}
-			runtime_profiles_release(profiles);
-		}
-		unlink(parts[i].path);
-		free(parts[i].path);
+	for (size_t i = 0; i < *count; i++) {
+		runtimes[i].part = parts[i];
+		runtimes[i].read =
+		    agent_runtime_profiles_read(&parts[i], sender->resolver, runtimes[i].profiles,
+						sender->log) == 0;
 	}
 	free(parts);
+	return runtimes;
+}
+
+static void release_runtime_periods(struct runtime_period *runtimes, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (runtimes[i].read)
+			runtime_profiles_release(runtimes[i].profiles);
+		unlink(runtimes[i].part.path);
+		free(runtimes[i].part.path);
+	}
+	free(runtimes);
+}
+
+/* Each kind of runtime events that has some, a profile of its own,
+ * pushed (or kept in the period's folder, numbered from `*number`) with
+ * the labels of its process's series. */
+static void send_runtime_profiles(struct agent_sender *sender, const struct agent_period *period,
+				  const struct runtime_period *runtimes, size_t count,
+				  int64_t end_time_nanos, size_t *number, bool *stopped)
+{
+	for (size_t i = 0; i < count; i++) {
+		const struct agent_runtime_part *part = &runtimes[i].part;
+
+		for (int kind = 0; runtimes[i].read && kind < RUNTIME_STACK_KINDS; kind++) {
+			struct series_profile profile = {.number = (*number)++};
+			struct profile_labels labels;
+
+			if (!runtimes[i].profiles[kind].profile.sample_count)
+				continue;
+			profile.data = agent_runtime_profile_encode(&runtimes[i].profiles[kind],
+								    (enum runtime_stack_kind)kind,
+								    end_time_nanos, &profile.size);
+			if (!profile.data) {
+				report_error("cannot encode a runtime profile of pid %d: out of "
+					     "memory",
+					     (int)part->pid);
+				continue;
+			}
+			labels_of_part(sender, part, period->number, &labels);
+			labels.profile_name =
+			    xstrdup(agent_runtime_profile_name((enum runtime_stack_kind)kind));
+			send_profile(sender, period->dir, &profile, &labels, stopped);
+			free_labels(&labels);
+			free(profile.data);
+		}
+	}
+}
+
+/* Gives each OTLP resource the runtime profiles of its process, and a
+ * resource of its own (after the `*count` there are) to a process that had
+ * none: no CPU sample in the period (it waited). */
+static void add_runtime_resources(struct agent_sender *sender, const struct agent_period *period,
+				  const struct process_profiles *profiles,
+				  struct otlp_process *resources, size_t *count,
+				  const struct runtime_period *runtimes, size_t runtime_count)
+{
+	for (size_t i = 0; i < runtime_count; i++) {
+		const struct agent_runtime_part *part = &runtimes[i].part;
+		size_t j = 0;
+		struct agent_process *process;
+		struct profile_labels labels;
+		bool has_events = false;
+
+		while (j < profiles->count && (profiles->processes[j].pid != part->pid ||
+					       !profiles->processes[j].last_of_pid))
+			j++;
+		for (int kind = 0; runtimes[i].read && kind < RUNTIME_STACK_KINDS; kind++)
+			has_events = has_events || runtimes[i].profiles[kind].profile.sample_count;
+		if (!has_events)
+			continue;
+		if (j < profiles->count) {
+			resources[j].runtime = runtimes[i].profiles;
+			continue;
+		}
+		process = labels_of_part(sender, part, period->number, &labels);
+		resources[(*count)++] =
+		    (struct otlp_process){.index = OTLP_NO_SAMPLES,
+					  .pid = part->pid,
+					  .executable = part->comm,
+					  .service = xstrdup(labels.service),
+					  .namespace = xstrdup(process->labels.namespace),
+					  .pod = xstrdup(process->labels.pod),
+					  .container = xstrdup(process->labels.container),
+					  .runtime = runtimes[i].profiles};
+		free_labels(&labels);
+	}
 }
 
 /* The period's perf.data into one profile per series, pushed or kept in
@@ -421,8 +492,9 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 	struct process_profiles profiles;
 	struct series_list list = {0};
 	struct otlp_process *resources = NULL;
+	struct runtime_period *runtimes = NULL;
 	bool read = false;
-	size_t samples = 0;
+	size_t samples = 0, runtime_count = 0, resource_count = 0;
 	double start = cpu_seconds(), made = start, encoding = 0;
 
 	if (!sender->resolver)
@@ -438,14 +510,21 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 			reading, sender->resolver,
 			agent_selection_narrows(sender->options->selection) ? takes_process : NULL,
 			&(struct selection_context){sender, period->number}, &profiles) == 0;
+	if (sender->runtime_sessions)
+		runtimes = read_runtime_periods(sender, period, &runtime_count);
 	if (read) {
 		if (sender->options->otlp)
-			resources = xcalloc(profiles.count + 1, sizeof(*resources));
+			resources = xcalloc(profiles.count + runtime_count + 1, sizeof(*resources));
 		group_series(sender, period, &profiles, &list, resources);
+		resource_count = resources ? profiles.count : 0;
 		made = cpu_seconds();
 	}
-	if (resources && profiles.count)
-		export_otlp(sender, &profiles, resources);
+	if (resources) {
+		add_runtime_resources(sender, period, &profiles, resources, &resource_count,
+				      runtimes, runtime_count);
+		if (resource_count)
+			export_otlp(sender, &profiles, resources, resource_count);
+	}
 	for (size_t i = 0; sender->options->target && i < list.count; i++) {
 		struct series_profile profile = {.number = i};
 		double before = cpu_seconds();
@@ -461,11 +540,13 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 		send_profile(sender, period->dir, &profile, &list.items[i].labels, stopped);
 		free(profile.data);
 	}
-	if (sender->runtime_sessions) {
+	if (sender->options->target) {
 		size_t number = list.count;
 
-		send_runtime_profiles(sender, period, read ? profiles.end : 0, &number, stopped);
+		send_runtime_profiles(sender, period, runtimes, runtime_count,
+				      read ? profiles.end : 0, &number, stopped);
 	}
+	release_runtime_periods(runtimes, runtime_count);
 	for (size_t i = 0; read && i < profiles.count; i++)
 		samples += profiles.processes[i].samples;
 	fprintf(sender->log,
@@ -475,7 +556,7 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 		1000 * (made - start + encoding), 1000 * (cpu_seconds() - made - encoding));
 	fflush(sender->log);
 	free_series(&list);
-	free_resources(resources, read ? profiles.count : 0);
+	free_resources(resources, resource_count);
 	if (read)
 		process_profiles_release(&profiles);
 	agent_processes_prune(&sender->processes, period->number, sender->resolver);
@@ -603,7 +684,7 @@ void agent_sender_open(struct agent_sender *sender, const struct agent_send_opti
 	sender->config.native =
 	    (struct native_symbols_config){.target_root_fd = -1, .log = sender->log};
 	agent_spool_take_left(&sender->spool, skip, first);
-	if (options->runtime_events && options->target)
+	if (options->runtime_events)
 		sender->runtime_sessions = agent_runtime_sessions_start(
 		    options->runtime_events, options->spool_dir, sender->log);
 }

@@ -356,6 +356,11 @@ static int write_off_cpu_outputs(const char *dir, const struct profile *profile,
 	return status;
 }
 
+const struct pprof_values *outputs_runtime_values(enum runtime_stack_kind kind)
+{
+	return &runtime_outputs[kind].values;
+}
+
 int outputs_write_runtime_pprof(const struct runtime_profile *runtime, enum runtime_stack_kind kind,
 				int64_t end_time_nanos, FILE *out)
 {
