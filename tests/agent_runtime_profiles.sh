@@ -34,26 +34,40 @@ periods() {
 	echo "${count:-0}"
 }
 
-# run_agent NAME ROUNDS OPTION...: an agent with OPTIONS pushing every 2 s to
-# a receiver in $workdir/NAME; the app started once the agent runs (its
-# start is sampled, so the agent turns on its perf map and its session),
-# ROUNDS rounds of it once its session runs, and two periods more. The
-# app's output in $app_output.
-run_agent() {
-	local name=$1 rounds=$2 port agent_pid app_pid sent
+# start_receiver NAME PORT: the stand-in receiver on PORT, keeping what it
+# gets in $workdir/NAME.
+start_receiver() {
+	mkdir -p "$workdir/$1"
+	start python3 "$tests_dir/pyroscope_receiver.py" "$2" "$workdir/$1" ok
+	until [[ -e $workdir/$1/ready ]]; do sleep 0.1; done
+}
+
+# start_agent NAME PORT OPTION...: an agent with OPTIONS pushing every 2 s to
+# PORT (and OTLP there too), its spool $workdir/spool-NAME, its pid in
+# $agent_pid; returns once it has sent a period.
+start_agent() {
+	local name=$1 port=$2
 	shift 2
-	port=$(free_port)
-	mkdir -p "$workdir/$name"
-	start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/$name" ok
-	until [[ -e $workdir/$name/ready ]]; do sleep 0.1; done
 	start "$PROFCPU" agent --push "http://127.0.0.1:$port" --otlp "http://127.0.0.1:$port" \
-		--push-interval 2 --push-timeout 60 \
-		--spool "$workdir/spool-$name" "$@" 2>"$workdir/$name.err"
+		--push-interval 2 --push-timeout 60 --spool "$workdir/spool-$name" "$@" 2>"$workdir/$name.err"
 	agent_pid=$started_pid
-	until (($(periods "$workdir/spool-$name") >= 1)); do
-		kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/$name.err"; fail "$name: the agent stopped"; }
+	wait_periods "$name" 1
+}
+
+# wait_periods NAME N: until the agent NAME has sent N periods.
+wait_periods() {
+	until (($(periods "$workdir/spool-$1") >= $2)); do
+		kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/$1.err"; fail "$1: the agent stopped"; }
 		sleep 0.2
 	done
+}
+
+# start_app NAME ROUNDS: the app started once the agent NAME runs (its start
+# is sampled, so the agent turns on its perf map and its session), its
+# ROUNDS rounds begun once its session runs; its pid in $app_pid, its
+# output in $app_output.
+start_app() {
+	local name=$1 rounds=$2
 	start_dotnet_app "$workdir/EventStacks/eventstacks.dll" "$workdir/go-$name" "$rounds"
 	app_pid=$started_pid app_output=$started_output
 	until grep -q "EventPipe session .*/runtime-$app_pid-" "$workdir/spool-$name/agent.log" 2>/dev/null; do
@@ -61,27 +75,42 @@ run_agent() {
 		sleep 0.2
 	done
 	touch "$workdir/go-$name"
+}
+
+# finish_app NAME: once the app is done, two periods more; the app killed.
+finish_app() {
 	until grep -q done "$app_output"; do
 		kill -0 "$app_pid" 2>/dev/null || { cat "$app_output"; fail "the app exited"; }
 		sleep 0.2
 	done
-	sent=$(periods "$workdir/spool-$name")
-	until (($(periods "$workdir/spool-$name") >= sent + 2)); do
-		kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/$name.err"; fail "$name: the agent stopped"; }
-		sleep 0.2
-	done
-	kill -INT "$agent_pid"
-	wait "$agent_pid" || { cat "$workdir/$name.err"; fail "$name: the agent exited with status $?"; }
+	wait_periods "$1" $(($(periods "$workdir/spool-$1") + 2))
 	kill "$app_pid"
 	cat "$app_output"
+}
+
+stop_agent() {
+	kill -INT "$agent_pid"
+	wait "$agent_pid" || { cat "$workdir/$1.err"; fail "$1: the agent exited with status $?"; }
+}
+
+# run_agent NAME ROUNDS OPTION...: ROUNDS rounds of the app under an agent
+# with OPTIONS, pushing to a receiver in $workdir/NAME.
+run_agent() {
+	local name=$1 rounds=$2 port
+	shift 2
+	port=$(free_port)
+	start_receiver "$name" "$port"
+	start_agent "$name" "$port" "$@"
+	start_app "$name" "$rounds"
+	finish_app "$name"
+	stop_agent "$name"
 	echo "$name: pid $app_pid"
-	app_pid_of_run=$app_pid
 }
 
 run_agent push 100 --events contention,exceptions,alloc
 caught=$(awk '$1 == "exceptions" {print $2}' "$app_output")
 
-python3 - "$workdir/push" "$app_pid_of_run" "$caught" "$tests_dir" <<'PY' || fail "the runtime profiles pushed are not what the app did"
+python3 - "$workdir/push" "$app_pid" "$caught" "$tests_dir" <<'PY' || fail "the runtime profiles pushed are not what the app did"
 import collections, glob, re, sys
 sys.path.insert(0, sys.argv[4])
 from protobuf_wire import pprof_samples
@@ -149,7 +178,7 @@ PY
 
 # --otlp: the same events as Profiles of the app's resource beside its CPU
 # one, one a value: every exception the app caught, each wait's delay.
-python3 - "$workdir/push" "$app_pid_of_run" "$caught" "$tests_dir" <<'PY' || fail "the OTLP requests do not hold the runtime profiles"
+python3 - "$workdir/push" "$app_pid" "$caught" "$tests_dir" <<'PY' || fail "the OTLP requests do not hold the runtime profiles"
 import collections, glob, sys
 sys.path.insert(0, sys.argv[4])
 from protobuf_wire import fields, packed
@@ -209,4 +238,56 @@ cat "$workdir/ingest.series"
 grep -q '^name=dotnet\.lock{node=' "$workdir/ingest.series" || fail "--api ingest pushed no APP.lock{...}"
 grep -q '^name=dotnet\.exception{node=' "$workdir/ingest.series" || fail "--api ingest pushed no APP.exception{...}"
 ! grep -q '\.memory{' "$workdir/ingest.series" || fail "allocations were pushed without --events alloc"
+
+# exceptions_pushed NAME PID: the exceptions of PID in the exception
+# profiles the receiver NAME got.
+exceptions_pushed() {
+	python3 - "$workdir/$1" "$2" "$tests_dir" <<'PY'
+import glob, sys
+sys.path.insert(0, sys.argv[3])
+from protobuf_wire import pprof_samples
+total = 0
+for path in glob.glob(sys.argv[1] + "/*.query"):
+    if "label.__name__=exception\n" in open(path).read():
+        total += sum(values[0] for labels, values, _ in pprof_samples(open(path[:-6] + ".pb.gz", "rb").read())
+                     if labels.get("pid") == sys.argv[2])
+print(total)
+PY
+}
+
+echo "--- the receiver down while the app runs: its runtime profiles wait in the spool"
+port=$(free_port)
+start_agent kept "$port"
+start_app kept 10
+finish_app kept
+grep -q "cannot push to" "$workdir/kept.err" || fail "the agent did not say the receiver was down"
+start_receiver kept "$port"
+until grep -q "takes profiles again" "$workdir/kept.err"; do
+	kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/kept.err"; fail "kept: the agent stopped"; }
+	sleep 0.2
+done
+wait_periods kept $(($(periods "$workdir/spool-kept") + 2))
+stop_agent kept
+kept_caught=$(awk '$1 == "exceptions" {print $2}' "$app_output")
+kept_pushed=$(exceptions_pushed kept "$app_pid")
+echo "kept: $kept_pushed exceptions pushed once the receiver came back, the app caught $kept_caught"
+((kept_pushed == kept_caught)) || fail "$kept_pushed exceptions pushed from the spool, the app caught $kept_caught"
+
+echo "--- a stopped app: its diagnostics socket answers nothing, the periods go on"
+port=$(free_port)
+start_receiver stalled "$port"
+start_agent stalled "$port"
+start_app stalled 100000
+kill -STOP "$app_pid"
+stopped_at=$(periods "$workdir/spool-stalled")
+# The thread that cuts the sessions waits on the stopped app for the
+# runtime's answer, then for its events' end; the periods are sent
+# meanwhile (the first one waits a few seconds for the cut).
+wait_periods stalled $((stopped_at + 4))
+kill -CONT "$app_pid"
+kill "$app_pid"
+stop_agent stalled
+cat "$workdir/stalled.err"
+grep -q "named and encoded" "$workdir/spool-stalled/agent.log" || fail "no period was sent"
+
 echo "ok: lock contention, exceptions and allocations pushed as profiles of their own, 2:1 and named; $caught exceptions"

@@ -45,6 +45,7 @@ struct agent_runtime_sessions {
 	/* The newest period asked to be cut, and the newest cut, each + 1
 	 * (0: none yet). */
 	unsigned long cut_asked_until, cut_done_until;
+	struct timespec cutting_since; /* CLOCK_REALTIME; 0: no cut being made */
 	struct waiting_part *parts;
 	size_t part_count, part_capacity;
 	/* The thread's own. */
@@ -178,9 +179,11 @@ static void *run_sessions(void *context)
 			unsigned long period = sessions->cut_asked_until - 1;
 
 			sessions->cut_asked = false;
+			clock_gettime(CLOCK_REALTIME, &sessions->cutting_since);
 			pthread_mutex_unlock(&sessions->lock);
 			cut_all(sessions, period);
 			pthread_mutex_lock(&sessions->lock);
+			sessions->cutting_since = (struct timespec){0};
 			sessions->cut_done_until = period + 1;
 			pthread_cond_broadcast(&sessions->changed);
 		} else {
@@ -267,10 +270,15 @@ struct agent_runtime_part *agent_runtime_sessions_take(struct agent_runtime_sess
 	size_t capacity = 0, kept = 0;
 	struct timespec deadline;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += (time_t)seconds;
 	*count = 0;
 	pthread_mutex_lock(&sessions->lock);
+	/* `seconds` from when the cut being made began: a thread held up by
+	 * a stalled process holds up one period's push, not each one's. */
+	if (sessions->cutting_since.tv_sec)
+		deadline = sessions->cutting_since;
+	else
+		clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += (time_t)seconds;
 	/* A period no cut was asked for (one an earlier worker left) has none. */
 	while (sessions->cut_done_until <= period && sessions->cut_asked_until > period &&
 	       pthread_cond_timedwait(&sessions->changed, &sessions->lock, &deadline) != ETIMEDOUT)

@@ -47,8 +47,9 @@ void agent_runtime_sessions_watch(struct agent_runtime_sessions *sessions, pid_t
 void agent_runtime_sessions_cut(struct agent_runtime_sessions *sessions, unsigned long period);
 
 /* The parts of period number `period` (malloc'd, `*count` of them; free
- * each path and the array), waiting at most `seconds` for its cut to be
- * done; none when it is not (its parts are then dropped). */
+ * each path and the array), waiting for its cut until `seconds` after the
+ * cut being made began (at once when one has taken that long already);
+ * none when it is not done (its parts are then dropped). */
 struct agent_runtime_part *agent_runtime_sessions_take(struct agent_runtime_sessions *sessions,
 						       unsigned long period, double seconds,
 						       size_t *count);

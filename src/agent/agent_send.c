@@ -510,20 +510,12 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 			reading, sender->resolver,
 			agent_selection_narrows(sender->options->selection) ? takes_process : NULL,
 			&(struct selection_context){sender, period->number}, &profiles) == 0;
-	if (sender->runtime_sessions)
-		runtimes = read_runtime_periods(sender, period, &runtime_count);
 	if (read) {
 		if (sender->options->otlp)
-			resources = xcalloc(profiles.count + runtime_count + 1, sizeof(*resources));
+			resources = xcalloc(profiles.count + 1, sizeof(*resources));
 		group_series(sender, period, &profiles, &list, resources);
 		resource_count = resources ? profiles.count : 0;
 		made = cpu_seconds();
-	}
-	if (resources) {
-		add_runtime_resources(sender, period, &profiles, resources, &resource_count,
-				      runtimes, runtime_count);
-		if (resource_count)
-			export_otlp(sender, &profiles, resources, resource_count);
 	}
 	for (size_t i = 0; sender->options->target && i < list.count; i++) {
 		struct series_profile profile = {.number = i};
@@ -539,6 +531,18 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 		encoding += cpu_seconds() - before;
 		send_profile(sender, period->dir, &profile, &list.items[i].labels, stopped);
 		free(profile.data);
+	}
+	/* After the CPU pushes: the runtime events' sessions may keep them
+	 * waiting (agent_runtime_sessions_take). */
+	if (sender->runtime_sessions)
+		runtimes = read_runtime_periods(sender, period, &runtime_count);
+	if (resources) {
+		resources =
+		    xrealloc(resources, (resource_count + runtime_count + 1) * sizeof(*resources));
+		add_runtime_resources(sender, period, &profiles, resources, &resource_count,
+				      runtimes, runtime_count);
+		if (resource_count)
+			export_otlp(sender, &profiles, resources, resource_count);
 	}
 	if (sender->options->target) {
 		size_t number = list.count;
