@@ -67,7 +67,7 @@ static const char usage[] =
     "                        exceptions (exception), alloc (memory: allocation\n"
     "                        ticks), allocsampled (memory: .NET 10's samples),\n"
     "                        waits (wait: .NET 9's waits on wait handles), as\n"
-    "                        collect's -events; not with --otlp alone\n"
+    "                        collect's -events\n"
     "  --no-events           no runtime events: CPU profiles only\n" PUSH_TARGET_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu agent --push http://pyroscope:4040          # until SIGTERM\n"
