@@ -255,6 +255,20 @@ print(total)
 PY
 }
 
+echo "--- --no-events: no session, CPU profiles alone"
+port=$(free_port)
+start_receiver none "$port"
+start_agent none "$port" --no-events
+start_dotnet_app "$workdir/EventStacks/eventstacks.dll" "$workdir/go-none" 10
+app_pid=$started_pid app_output=$started_output
+touch "$workdir/go-none"
+finish_app none
+stop_agent none
+! grep -q "EventPipe session" "$workdir/spool-none/agent.log" || fail "--no-events opened a session"
+grep -q "^label.__name__=process_cpu$" "$workdir"/none/*.query || fail "--no-events pushed no CPU profile"
+! grep -q "^label.__name__=\(lock\|exception\|memory\)$" "$workdir"/none/*.query ||
+	fail "--no-events pushed a runtime profile"
+
 echo "--- the receiver down while the app runs: its runtime profiles wait in the spool"
 port=$(free_port)
 start_agent kept "$port"
