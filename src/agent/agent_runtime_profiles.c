@@ -4,9 +4,13 @@
 #include "util.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
-int agent_runtime_profiles_read(const struct agent_runtime_part *part, struct resolver *resolver,
-				struct runtime_profile profiles[RUNTIME_STACK_KINDS], FILE *log)
+/* Reads the nettrace of `part` into profiles[kind] for every kind (release
+ * them all). Returns 0, or -1 after saying in `log` why it could not be
+ * read (nothing to release). */
+static int read_part(const struct agent_runtime_part *part, struct resolver *resolver,
+		     struct runtime_profile profiles[RUNTIME_STACK_KINDS], FILE *log)
 {
 	struct runtime_trace trace;
 	struct runtime_stacks kept;
@@ -42,6 +46,42 @@ int agent_runtime_profiles_read(const struct agent_runtime_part *part, struct re
 	free(kept.events);
 	runtime_trace_release(&trace);
 	return 0;
+}
+
+struct agent_runtime_period *agent_runtime_periods_read(struct agent_runtime_sessions *sessions,
+							unsigned long period, double seconds,
+							struct resolver *resolver, FILE *log,
+							size_t *count)
+{
+	struct agent_runtime_part *parts =
+	    agent_runtime_sessions_take(sessions, period, seconds, count);
+	struct agent_runtime_period *periods = xcalloc(*count + 1, sizeof(*periods));
+
+	for (size_t i = 0; i < *count; i++) {
+		periods[i].part = parts[i];
+		periods[i].read = read_part(&parts[i], resolver, periods[i].profiles, log) == 0;
+	}
+	free(parts);
+	return periods;
+}
+
+void agent_runtime_periods_release(struct agent_runtime_period *periods, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (periods[i].read)
+			runtime_profiles_release(periods[i].profiles);
+		unlink(periods[i].part.path);
+		free(periods[i].part.path);
+	}
+	free(periods);
+}
+
+bool agent_runtime_period_has_events(const struct agent_runtime_period *period)
+{
+	for (int kind = 0; period->read && kind < RUNTIME_STACK_KINDS; kind++)
+		if (period->profiles[kind].profile.sample_count)
+			return true;
+	return false;
 }
 
 unsigned char *agent_runtime_profile_encode(const struct runtime_profile *profile,

@@ -11,20 +11,35 @@
 #include "resolver.h"
 #include "runtime_profiles.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-/* Reads the nettrace of `part` (hostile input: bounded as
- * runtime_trace.h bounds it), keeps the events within its times and names
- * their stacks with `resolver`, which has replayed the period's samples;
- * each sample's process and thread are named as the process (the events
- * carry no names). Fills profiles[kind] for every kind (release them
- * all). Returns 0, or -1
- * after saying in `log` why the part could not be read (nothing to
- * release). */
-int agent_runtime_profiles_read(const struct agent_runtime_part *part, struct resolver *resolver,
-				struct runtime_profile profiles[RUNTIME_STACK_KINDS], FILE *log);
+/* A .NET process's runtime events of a period, as profiles. */
+struct agent_runtime_period {
+	struct agent_runtime_part part;
+	struct runtime_profile profiles[RUNTIME_STACK_KINDS]; /* when `read` */
+	bool read; /* false: its nettrace could not be read (said in the log) */
+};
+
+/* The runtime events of period number `period` of each process `sessions`
+ * records (`*count` of them; agent_runtime_periods_release), waiting for
+ * the period's cut as agent_runtime_sessions_take does for `seconds`:
+ * each part's nettrace read (hostile input: bounded as runtime_trace.h
+ * bounds it), its events within its times kept, their stacks named with
+ * `resolver`, which has replayed the period's samples, each sample's
+ * process and thread named as the process (the events carry no names). */
+struct agent_runtime_period *agent_runtime_periods_read(struct agent_runtime_sessions *sessions,
+							unsigned long period, double seconds,
+							struct resolver *resolver, FILE *log,
+							size_t *count);
+
+/* Frees the profiles and removes the parts' nettraces. */
+void agent_runtime_periods_release(struct agent_runtime_period *periods, size_t count);
+
+/* Whether `period` holds events of some kind. */
+bool agent_runtime_period_has_events(const struct agent_runtime_period *period);
 
 /* The gzipped pprof profile (malloc'd, `*size` bytes) of `profile`, of
  * `kind`, dated `end_time_nanos` (Unix time); NULL when out of memory. */

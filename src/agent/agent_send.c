@@ -369,49 +369,11 @@ static struct agent_process *labels_of_part(struct agent_sender *sender,
 	return found;
 }
 
-/* A .NET process's runtime events of a period, as profiles. */
-struct runtime_period {
-	struct agent_runtime_part part;
-	struct runtime_profile profiles[RUNTIME_STACK_KINDS];
-	bool read;
-};
-
-/* The period's runtime events of each .NET process watched (`*count` of
- * them; release_runtime_periods), their frames named by the resolver that
- * named the period's samples. */
-static struct runtime_period *read_runtime_periods(struct agent_sender *sender,
-						   const struct agent_period *period, size_t *count)
-{
-	struct agent_runtime_part *parts = agent_runtime_sessions_take(
-	    sender->runtime_sessions, period->number, RUNTIME_CUT_SECONDS, count);
-	struct runtime_period *runtimes = xcalloc(*count + 1, sizeof(*runtimes));
-
-	for (size_t i = 0; i < *count; i++) {
-		runtimes[i].part = parts[i];
-		runtimes[i].read =
-		    agent_runtime_profiles_read(&parts[i], sender->resolver, runtimes[i].profiles,
-						sender->log) == 0;
-	}
-	free(parts);
-	return runtimes;
-}
-
-static void release_runtime_periods(struct runtime_period *runtimes, size_t count)
-{
-	for (size_t i = 0; i < count; i++) {
-		if (runtimes[i].read)
-			runtime_profiles_release(runtimes[i].profiles);
-		unlink(runtimes[i].part.path);
-		free(runtimes[i].part.path);
-	}
-	free(runtimes);
-}
-
 /* Each kind of runtime events that has some, a profile of its own,
  * pushed (or kept in the period's folder, numbered from `*number`) with
  * the labels of its process's series. */
 static void send_runtime_profiles(struct agent_sender *sender, const struct agent_period *period,
-				  const struct runtime_period *runtimes, size_t count,
+				  const struct agent_runtime_period *runtimes, size_t count,
 				  int64_t end_time_nanos, size_t *number, bool *stopped)
 {
 	for (size_t i = 0; i < count; i++) {
@@ -448,21 +410,18 @@ static void send_runtime_profiles(struct agent_sender *sender, const struct agen
 static void add_runtime_resources(struct agent_sender *sender, const struct agent_period *period,
 				  const struct process_profiles *profiles,
 				  struct otlp_process *resources, size_t *count,
-				  const struct runtime_period *runtimes, size_t runtime_count)
+				  const struct agent_runtime_period *runtimes, size_t runtime_count)
 {
 	for (size_t i = 0; i < runtime_count; i++) {
 		const struct agent_runtime_part *part = &runtimes[i].part;
 		size_t j = 0;
 		struct agent_process *process;
 		struct profile_labels labels;
-		bool has_events = false;
 
 		while (j < profiles->count && (profiles->processes[j].pid != part->pid ||
 					       !profiles->processes[j].last_of_pid))
 			j++;
-		for (int kind = 0; runtimes[i].read && kind < RUNTIME_STACK_KINDS; kind++)
-			has_events = has_events || runtimes[i].profiles[kind].profile.sample_count;
-		if (!has_events)
+		if (!agent_runtime_period_has_events(&runtimes[i]))
 			continue;
 		if (j < profiles->count) {
 			resources[j].runtime = runtimes[i].profiles;
@@ -492,7 +451,7 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 	struct process_profiles profiles;
 	struct series_list list = {0};
 	struct otlp_process *resources = NULL;
-	struct runtime_period *runtimes = NULL;
+	struct agent_runtime_period *runtimes = NULL;
 	bool read = false;
 	size_t samples = 0, runtime_count = 0, resource_count = 0;
 	double start = cpu_seconds(), made = start, encoding = 0;
@@ -535,7 +494,9 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 	/* After the CPU pushes: the runtime events' sessions may keep them
 	 * waiting (agent_runtime_sessions_take). */
 	if (sender->runtime_sessions)
-		runtimes = read_runtime_periods(sender, period, &runtime_count);
+		runtimes = agent_runtime_periods_read(sender->runtime_sessions, period->number,
+						      RUNTIME_CUT_SECONDS, sender->resolver,
+						      sender->log, &runtime_count);
 	if (resources) {
 		resources =
 		    xrealloc(resources, (resource_count + runtime_count + 1) * sizeof(*resources));
@@ -550,7 +511,7 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 		send_runtime_profiles(sender, period, runtimes, runtime_count,
 				      read ? profiles.end : 0, &number, stopped);
 	}
-	release_runtime_periods(runtimes, runtime_count);
+	agent_runtime_periods_release(runtimes, runtime_count);
 	for (size_t i = 0; read && i < profiles.count; i++)
 		samples += profiles.processes[i].samples;
 	fprintf(sender->log,
