@@ -196,9 +196,12 @@ static void *stream_to_file(void *context)
 
 	while ((length = recv(session->stream, buffer, sizeof(buffer), 0)) > 0 ||
 	       (length < 0 && errno == EINTR)) {
-		if (length < 0 || session->write_error ||
-		    (session->max_bytes &&
-		     session->bytes_written + (uint64_t)length > session->max_bytes))
+		/* Past the bound, nothing more is read: the runtime drops what
+		 * its buffers cannot hold, a hostile sender waits. */
+		if (length > 0 && session->max_bytes &&
+		    session->bytes_written + (uint64_t)length > session->max_bytes)
+			break;
+		if (length < 0 || session->write_error)
 			continue; /* keep draining: a full runtime buffer drops events */
 		if (write(session->output, buffer, (size_t)length) != length)
 			session->write_error = errno ? errno : ENOSPC;
