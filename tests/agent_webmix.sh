@@ -41,12 +41,14 @@ ROOTS = {"start_thread", "__libc_start_call_main", "__libc_start_main", "_start"
 UNNAMED = re.compile(r"^\[(unknown|JIT|[A-Za-z0-9_.]+\.dll)\]$")
 LIBCRYPTO = re.compile(r"^(\[libcrypto\.so\.3\]|SHA(256|512)_|EVP_|CRYPTO_|OPENSSL_|ossl_)")
 total = whole = crypto = crypto_called = 0
-# The pushes in the order they came, from the second one holding WebMix:
-# the first period began before the agent turned its perf map on.
+# The CPU pushes in the order they came, from the second one holding
+# WebMix: the first period began before the agent turned its perf map on.
+# (Its lock contention and exceptions come as profiles of their own.)
 pushes = [[sample for sample in pprof_samples(open(path, "rb").read())
            if sample[0].get("pid") == pid and sample[2]]
           for path in sorted(glob.glob(f"{received}/*.pb.gz"),
-                             key=lambda p: int(os.path.basename(p).split(".")[0]))]
+                             key=lambda p: int(os.path.basename(p).split(".")[0]))
+          if "label.__name__=process_cpu\n" in open(path[:-len(".pb.gz")] + ".query").read()]
 for push in [push for push in pushes if push][1:]:
     for labels, values, names in push:
         count = values[0]

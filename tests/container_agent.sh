@@ -146,6 +146,8 @@ def read(folder):
     for path in sorted(glob.glob(os.path.join(work, folder, "*.query"))):
         query = dict(line.rstrip("\n").split("=", 1) for line in open(path))
         name = query["name"]
+        if not re.search(r"\.cpu\{", name):
+            continue  # a .NET process's runtime events' profile
         service, labels = re.fullmatch(r"(.*)\.cpu\{(.*)\}", name).groups()
         pairs = [pair.split("=", 1) for pair in labels.split(",")]
         keys = [key for key, _ in pairs]

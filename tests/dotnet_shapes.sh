@@ -97,6 +97,9 @@ pushes = []
 for path in sorted(glob.glob(f"{received}/*.pb.gz"), key=lambda p: int(os.path.basename(p).split(".")[0])):
     if int(os.path.basename(path).split(".")[0]) <= before:
         continue
+    # CPU profiles only (the runtime events' are profiles of their own).
+    if "label.__name__=process_cpu\n" not in open(path[:-len(".pb.gz")] + ".query").read():
+        continue
     try:
         pushed = pprof_samples(open(path, "rb").read())
     except (OSError, EOFError, ValueError, zlib.error):

@@ -9,7 +9,9 @@ a line):
   (protobuf_wire.py); each series' labels as label.NAME= lines, in their
   order, and its sample's ID as id=. So that the tests read both APIs
   alike, name= writes the series as the ingest API names it
-  (SERVICE.cpu{KEY=VALUE,...}: service_name first, __name__ left out) and
+  (SERVICE.KIND{KEY=VALUE,...}: KIND cpu for __name__ process_cpu, else
+  the __name__ itself, one of those Pyroscope's .NET profiler sends;
+  service_name first, __name__ left out) and
   from=, until=, sampleRate= come from the profile itself.
 - POST /ingest (the legacy API): the query parameters name, from, until,
   sampleRate, format; the pprof profile in the multipart field "profile".
@@ -53,6 +55,11 @@ port, out_dir, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 required_authorization = sys.argv[4] if len(sys.argv) > 4 else None
 PUSH_PATH = "/push.v1.PusherService/Push"
 OTLP_PATH = "/v1development/profiles"
+# The profile names (__name__) a series may have, and what the ingest API
+# calls each in its name= (SERVICE.KIND): CPU, and the runtime events'
+# profiles as Pyroscope's .NET profiler names them.
+PROFILE_KINDS = {"process_cpu": "cpu", "memory": "memory", "lock": "lock",
+                 "exception": "exception", "wait": "wait"}
 
 
 def profile_span(gzipped):
@@ -119,12 +126,13 @@ class Receiver(http.server.BaseHTTPRequestHandler):
             return 415, b'{"code":"invalid_argument","message":"not application/proto"}'
         for labels, samples in push_request_series(body):
             names = dict(labels)
-            if "service_name" not in names or names.get("__name__") != "process_cpu":
+            if "service_name" not in names or names.get("__name__") not in PROFILE_KINDS:
                 return 400, b'{"code":"invalid_argument","message":"no service_name"}'
             series = ",".join(f"{key}={value}" for key, value in labels
                               if key not in ("__name__", "service_name"))
+            kind = PROFILE_KINDS[names["__name__"]]
             for raw_profile, sample_id in samples:
-                query = [("name", f"{names['service_name']}.cpu{{{series}}}"), ("id", sample_id)]
+                query = [("name", f"{names['service_name']}.{kind}{{{series}}}"), ("id", sample_id)]
                 query += [(f"label.{key}", value) for key, value in labels]
                 query += list(profile_span(raw_profile).items())
                 self.keep(self.path, query, raw_profile)

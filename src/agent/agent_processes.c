@@ -148,7 +148,8 @@ bool agent_processes_selected(struct agent_processes *processes, pid_t pid, unsi
 }
 
 void agent_processes_ask_runtimes(struct agent_processes *processes, struct resolver *resolver,
-				  const struct agent_selection *selection, FILE *log)
+				  const struct agent_selection *selection,
+				  struct agent_runtime_sessions *sessions, FILE *log)
 {
 	for (size_t i = 0; i < processes->count; i++) {
 		struct agent_process *process = &processes->items[i];
@@ -166,6 +167,8 @@ void agent_processes_ask_runtimes(struct agent_processes *processes, struct reso
 			target_process_close(&target);
 			/* The runtime writes its perf map anew: read from the start. */
 			resolver_forget_process(resolver, process->pid);
+			if (sessions)
+				agent_runtime_sessions_watch(sessions, process->pid);
 		}
 	}
 }

@@ -8,6 +8,7 @@
 #ifndef PROFCPU_AGENT_PROCESSES_H
 #define PROFCPU_AGENT_PROCESSES_H
 
+#include "agent_runtime_sessions.h"
 #include "agent_selection.h"
 #include "pod_labels.h"
 #include "process_profiles.h"
@@ -64,9 +65,11 @@ bool agent_processes_selected(struct agent_processes *processes, pid_t pid, unsi
  * `selection` takes, once in its life and once it has run a second (its
  * runtime loaded): the runtime then writes every method it has prepared
  * so far, so the period just sampled is named too; `resolver` reads that
- * map from its start. */
+ * map from its start. Its runtime events are recorded from then on by
+ * `sessions` (NULL: none). */
 void agent_processes_ask_runtimes(struct agent_processes *processes, struct resolver *resolver,
-				  const struct agent_selection *selection, FILE *log);
+				  const struct agent_selection *selection,
+				  struct agent_runtime_sessions *sessions, FILE *log);
 
 /* Once period number `period` is sent: drops the processes last seen in
  * it or before that exited (or whose pid another took), and what

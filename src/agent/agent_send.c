@@ -1,4 +1,5 @@
 #include "agent_send.h"
+#include "agent_runtime_profiles.h"
 #include "http_client.h"
 #include "otlp_profiles.h"
 #include "pod_labels.h"
@@ -18,13 +19,19 @@
 #include <unistd.h>
 
 #define LABELS_SUFFIX	  ".labels"
+#define PROFILE_NAME_KEY  "__name__=" /* in a labels file: not process_cpu */
 #define PROFILE_SUFFIX	  ".pb.gz"
 #define MAX_PROFILE_BYTES ((size_t)64 << 20)
 /* agent.log starts again past this: the worker lives as long as the agent. */
 #define MAX_LOG_BYTES (1L << 20)
+/* How long a period's push waits for its runtime events' sessions to be
+ * cut (agent_runtime_sessions.h): a process whose socket stalls costs its
+ * runtime profiles of the period, not the push. */
+#define RUNTIME_CUT_SECONDS 5
 
 /* What a profile is sent with: its service name and labels. */
 struct profile_labels {
+	char *profile_name; /* Pyroscope's __name__; NULL: process_cpu */
 	char *service;
 	struct string_list labels; /* "key=value", malloc'd */
 };
@@ -76,6 +83,7 @@ static void free_labels(struct profile_labels *labels)
 		free((char *)labels->labels.items[i]);
 	string_list_clear(&labels->labels);
 	free(labels->service);
+	free(labels->profile_name);
 }
 
 static bool same_labels(const struct profile_labels *a, const struct profile_labels *b)
@@ -142,6 +150,7 @@ static enum push_result push(struct agent_sender *sender, const unsigned char *d
 	return pyroscope_push_profile(data, size,
 				      &(struct push_request){.target = options->target,
 							     .app_name = labels->service,
+							     .profile_name = labels->profile_name,
 							     .labels = labels->labels.items,
 							     .label_count = labels->labels.count,
 							     .timeout = options->timeout,
@@ -194,6 +203,8 @@ static void keep_profile(const char *dir, const struct series_profile *profile,
 		out = open_spool_file(path, O_WRONLY | O_CREAT | O_TRUNC, "w");
 		if (out) {
 			fprintf(out, "service_name=%s\n", labels->service);
+			if (labels->profile_name)
+				fprintf(out, PROFILE_NAME_KEY "%s\n", labels->profile_name);
 			for (size_t i = 0; i < labels->labels.count; i++)
 				fprintf(out, "%s\n", labels->labels.items[i]);
 			written = fclose(out) == 0;
@@ -235,7 +246,9 @@ static void send_profile(struct agent_sender *sender, const char *dir,
 	enum push_result status;
 
 	if (!*stopped) {
-		status = push(sender, profile->data, profile->size, &profile->span, labels, why,
+		/* A runtime profile's span is read from it. */
+		status = push(sender, profile->data, profile->size,
+			      profile->span.time_nanos ? &profile->span : NULL, labels, why,
 			      sizeof(why));
 		if (status == PUSH_SENT) {
 			receiver_took(sender);
@@ -250,6 +263,21 @@ static void send_profile(struct agent_sender *sender, const char *dir,
 		*stopped = true;
 	}
 	keep_profile(dir, profile, labels);
+}
+
+static int64_t clock_nanoseconds(clockid_t clock)
+{
+	struct timespec now;
+
+	clock_gettime(clock, &now);
+	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+/* Unix time minus CLOCK_MONOTONIC's, the clock of the samples and of the
+ * runtime's events. */
+static int64_t wall_clock_offset_now(void)
+{
+	return clock_nanoseconds(CLOCK_REALTIME) - clock_nanoseconds(CLOCK_MONOTONIC);
 }
 
 /* The worker's CPU time so far, in seconds. */
@@ -277,6 +305,8 @@ static void group_series(struct agent_sender *sender, const struct agent_period 
 		if (resources)
 			resources[i] =
 			    (struct otlp_process){.index = i,
+						  .pid = profile->pid,
+						  .executable = profile->process_name,
 						  .service = xstrdup(labels.service),
 						  .namespace = xstrdup(process->labels.namespace),
 						  .pod = xstrdup(process->labels.pod),
@@ -299,12 +329,12 @@ static void free_resources(struct otlp_process *resources, size_t count)
 /* The period's processes to the OpenTelemetry receiver, in one request;
  * what it cannot take is dropped (said once until it takes them again). */
 static void export_otlp(struct agent_sender *sender, const struct process_profiles *profiles,
-			const struct otlp_process *resources)
+			const struct otlp_process *resources, size_t count)
 {
 	const struct push_target *otlp = sender->options->otlp;
 	char why[512] = "";
 	size_t size;
-	unsigned char *body = otlp_profiles_encode(profiles, resources, profiles->count, &size);
+	unsigned char *body = otlp_profiles_encode(profiles, resources, count, &size);
 	enum push_result result = otlp_profiles_send(otlp, body, size, sender->options->timeout,
 						     &sender->otlp_connection, why, sizeof(why));
 
@@ -333,8 +363,101 @@ static bool takes_process(uint32_t pid, void *context)
 					selection->period, selection->sender->options->selection);
 }
 
+/* The labels of the process of a runtime part, as its CPU profile's
+ * (make_labels), and its entry: the newest seen with its pid (it may have
+ * had no CPU sample in the period). */
+static struct agent_process *labels_of_part(struct agent_sender *sender,
+					    const struct agent_runtime_part *part,
+					    unsigned long period, struct profile_labels *labels)
+{
+	struct agent_process *found = NULL;
+	struct process_profile named = {.pid = part->pid};
+
+	for (size_t i = 0; i < sender->processes.count; i++)
+		if (sender->processes.items[i].pid == part->pid)
+			found = &sender->processes.items[i];
+	if (!found)
+		found = agent_processes_note(&sender->processes, part->pid, period);
+	memcpy(named.process_name, part->comm, sizeof(named.process_name));
+	make_printable(named.process_name);
+	make_labels(sender->options, &named, found, labels);
+	return found;
+}
+
+/* Each kind of runtime events that has some, a profile of its own,
+ * pushed (or kept in the period's folder, numbered from `*number`) with
+ * the labels of its process's series. */
+static void send_runtime_profiles(struct agent_sender *sender, const struct agent_period *period,
+				  const struct agent_runtime_period *runtimes, size_t count,
+				  int64_t wall_clock_offset, size_t *number, bool *stopped)
+{
+	for (size_t i = 0; i < count; i++) {
+		const struct agent_runtime_part *part = &runtimes[i].part;
+
+		for (int kind = 0; runtimes[i].read && kind < RUNTIME_STACK_KINDS; kind++) {
+			struct series_profile profile = {.number = (*number)++};
+			struct profile_labels labels;
+
+			if (!runtimes[i].profiles[kind].profile.sample_count)
+				continue;
+			profile.data = agent_runtime_profile_encode(
+			    &runtimes[i].profiles[kind], (enum runtime_stack_kind)kind,
+			    wall_clock_offset, &profile.size);
+			if (!profile.data) {
+				report_error("cannot encode a runtime profile of pid %d: out of "
+					     "memory",
+					     (int)part->pid);
+				continue;
+			}
+			labels_of_part(sender, part, period->number, &labels);
+			labels.profile_name =
+			    xstrdup(agent_runtime_profile_name((enum runtime_stack_kind)kind));
+			send_profile(sender, period->dir, &profile, &labels, stopped);
+			free_labels(&labels);
+			free(profile.data);
+		}
+	}
+}
+
+/* Gives each OTLP resource the runtime profiles of its process, and a
+ * resource of its own (after the `*count` there are) to a process that had
+ * none: no CPU sample in the period (it waited). */
+static void add_runtime_resources(struct agent_sender *sender, const struct agent_period *period,
+				  const struct process_profiles *profiles,
+				  struct otlp_process *resources, size_t *count,
+				  const struct agent_runtime_period *runtimes, size_t runtime_count)
+{
+	for (size_t i = 0; i < runtime_count; i++) {
+		const struct agent_runtime_part *part = &runtimes[i].part;
+		size_t j = 0;
+		struct agent_process *process;
+		struct profile_labels labels;
+
+		while (j < profiles->count && (profiles->processes[j].pid != part->pid ||
+					       !profiles->processes[j].last_of_pid))
+			j++;
+		if (!agent_runtime_period_has_events(&runtimes[i]))
+			continue;
+		if (j < profiles->count) {
+			resources[j].runtime = runtimes[i].profiles;
+			continue;
+		}
+		process = labels_of_part(sender, part, period->number, &labels);
+		resources[(*count)++] =
+		    (struct otlp_process){.index = OTLP_NO_SAMPLES,
+					  .pid = part->pid,
+					  .executable = part->comm,
+					  .service = xstrdup(labels.service),
+					  .namespace = xstrdup(process->labels.namespace),
+					  .pod = xstrdup(process->labels.pod),
+					  .container = xstrdup(process->labels.container),
+					  .runtime = runtimes[i].profiles};
+		free_labels(&labels);
+	}
+}
+
 /* The period's perf.data into one profile per series, pushed or kept in
- * its folder. */
+ * its folder; and its runtime events' profiles. */
 static void encode_period(struct agent_sender *sender, const struct agent_period *period,
 			  bool *stopped)
 {
@@ -343,8 +466,9 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 	struct process_profiles profiles;
 	struct series_list list = {0};
 	struct otlp_process *resources = NULL;
+	struct agent_runtime_period *runtimes = NULL;
 	bool read = false;
-	size_t samples = 0;
+	size_t samples = 0, runtime_count = 0, resource_count = 0;
 	double start = cpu_seconds(), made = start, encoding = 0;
 
 	if (!sender->resolver)
@@ -352,21 +476,25 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 	else
 		resolver_next_capture(sender->resolver);
 	agent_processes_ask_runtimes(&sender->processes, sender->resolver,
-				     sender->options->selection, sender->log);
+				     sender->options->selection, sender->runtime_sessions,
+				     sender->log);
 	if (rename(perf_data, reading) == 0)
 		read =
 		    process_profiles_read(
 			reading, sender->resolver,
 			agent_selection_narrows(sender->options->selection) ? takes_process : NULL,
 			&(struct selection_context){sender, period->number}, &profiles) == 0;
+	/* Without the period's samples (its perf.data could not be read), the
+	 * runtime events are dated by the clocks as they read now. */
+	if (!read)
+		profiles = (struct process_profiles){.wall_clock_offset = wall_clock_offset_now()};
 	if (read) {
 		if (sender->options->otlp)
 			resources = xcalloc(profiles.count + 1, sizeof(*resources));
 		group_series(sender, period, &profiles, &list, resources);
+		resource_count = resources ? profiles.count : 0;
 		made = cpu_seconds();
 	}
-	if (resources && profiles.count)
-		export_otlp(sender, &profiles, resources);
 	for (size_t i = 0; sender->options->target && i < list.count; i++) {
 		struct series_profile profile = {.number = i};
 		double before = cpu_seconds();
@@ -382,6 +510,27 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 		send_profile(sender, period->dir, &profile, &list.items[i].labels, stopped);
 		free(profile.data);
 	}
+	/* After the CPU pushes: the runtime events' sessions may keep them
+	 * waiting (agent_runtime_sessions_take). */
+	if (sender->runtime_sessions)
+		runtimes = agent_runtime_periods_read(sender->runtime_sessions, period->number,
+						      RUNTIME_CUT_SECONDS, sender->resolver,
+						      sender->log, &runtime_count);
+	if (resources) {
+		resources =
+		    xrealloc(resources, (resource_count + runtime_count + 1) * sizeof(*resources));
+		add_runtime_resources(sender, period, &profiles, resources, &resource_count,
+				      runtimes, runtime_count);
+		if (resource_count)
+			export_otlp(sender, &profiles, resources, resource_count);
+	}
+	if (sender->options->target) {
+		size_t number = list.count;
+
+		send_runtime_profiles(sender, period, runtimes, runtime_count,
+				      profiles.wall_clock_offset, &number, stopped);
+	}
+	agent_runtime_periods_release(runtimes, runtime_count);
 	for (size_t i = 0; read && i < profiles.count; i++)
 		samples += profiles.processes[i].samples;
 	fprintf(sender->log,
@@ -391,7 +540,7 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 		1000 * (made - start + encoding), 1000 * (cpu_seconds() - made - encoding));
 	fflush(sender->log);
 	free_series(&list);
-	free_resources(resources, read ? profiles.count : 0);
+	free_resources(resources, resource_count);
 	if (read)
 		process_profiles_release(&profiles);
 	agent_processes_prune(&sender->processes, period->number, sender->resolver);
@@ -430,6 +579,9 @@ static bool read_labels(const char *path, struct profile_labels *labels)
 		line[strcspn(line, "\n")] = '\0';
 		if (!labels->service && !strncmp(line, "service_name=", 13))
 			labels->service = xstrdup(line + 13);
+		else if (!labels->profile_name &&
+			 !strncmp(line, PROFILE_NAME_KEY, strlen(PROFILE_NAME_KEY)))
+			labels->profile_name = xstrdup(line + strlen(PROFILE_NAME_KEY));
 		else
 			string_list_append(&labels->labels, xstrdup(line));
 	}
@@ -516,6 +668,9 @@ void agent_sender_open(struct agent_sender *sender, const struct agent_send_opti
 	sender->config.native =
 	    (struct native_symbols_config){.target_root_fd = -1, .log = sender->log};
 	agent_spool_take_left(&sender->spool, skip, first);
+	if (options->runtime_events)
+		sender->runtime_sessions = agent_runtime_sessions_start(
+		    options->runtime_events, options->spool_dir, sender->log);
 }
 
 void agent_sender_note(struct agent_sender *sender, pid_t pid)
@@ -531,6 +686,9 @@ bool agent_sender_settle_labels(struct agent_sender *sender)
 void agent_sender_add(struct agent_sender *sender, const char *dir)
 {
 	agent_spool_add(&sender->spool, dir);
+	if (sender->runtime_sessions)
+		agent_runtime_sessions_cut(sender->runtime_sessions,
+					   sender->spool.periods[sender->spool.count - 1].number);
 }
 
 void agent_sender_round(struct agent_sender *sender)
@@ -563,6 +721,7 @@ void agent_sender_round(struct agent_sender *sender)
 
 void agent_sender_close(struct agent_sender *sender)
 {
+	agent_runtime_sessions_stop(sender->runtime_sessions);
 	agent_spool_close(&sender->spool);
 	resolver_free(sender->resolver);
 	agent_processes_release(&sender->processes);

@@ -3,12 +3,16 @@
  * with one resolver kept from period to period (each ELF file, .NET image
  * and perf map is read once, not once a period), turns each period's
  * perf.data into one pprof profile per process with that process's labels
- * (agent_processes.h), and pushes them to the receiver, oldest first.
+ * (agent_processes.h), and its .NET processes' runtime events into
+ * profiles of lock contention, exceptions and allocations with the same
+ * labels (agent_runtime_profiles.h), and pushes them to the receiver,
+ * oldest first.
  * Profiles the receiver cannot take now wait on disk (agent_spool.h). */
 #ifndef PROFCPU_AGENT_SEND_H
 #define PROFCPU_AGENT_SEND_H
 
 #include "agent_processes.h"
+#include "agent_runtime_sessions.h"
 #include "agent_spool.h"
 #include "http_client.h"
 #include "push_target.h"
@@ -28,6 +32,9 @@ struct agent_send_options {
 	struct string_list labels; /* --label KEY=VALUE: added to every profile */
 	double timeout;		   /* seconds the receiver may stay silent */
 	size_t max_periods;	   /* --buffer-periods */
+	/* The runtime events asked of each .NET process, whose profiles are
+	 * pushed beside CPU's (--events); NULL: none. */
+	const struct eventpipe_config *runtime_events;
 };
 
 struct agent_sender {
@@ -41,6 +48,7 @@ struct agent_sender {
 	struct http_connection *connection; /* to the receiver, kept from push to push */
 	bool otlp_down;			    /* said so */
 	struct http_connection *otlp_connection;
+	struct agent_runtime_sessions *runtime_sessions; /* NULL: none */
 };
 
 /* Takes the periods left in the spool folder but `skip` (the one being

@@ -5,6 +5,7 @@
 #include "agent_worker.h"
 #include "capture.h"
 #include "commands.h"
+#include "event_options.h"
 #include "options.h"
 #include "push_options.h"
 #include "sampling_scope.h"
@@ -29,7 +30,9 @@ static const char usage[] =
     "container, node; each sample carries its pid, process and thread.\n"
     "Sampling goes on while a child process encodes and sends a period.\n"
     ".NET processes are asked once, through their\n"
-    "diagnostics socket, to write their perf map, to name JIT frames.\n"
+    "diagnostics socket, to write their perf map, to name JIT frames, and\n"
+    "send their runtime events: their lock contention and exceptions (and\n"
+    "allocations where asked) are pushed as profiles of their own.\n"
     "A receiver that is down or slow costs nothing but the buffer: periods\n"
     "wait in the spool folder, the oldest dropped past --buffer-periods.\n"
     "Needs CAP_PERFMON (or root) and CAP_SYS_PTRACE.\n"
@@ -58,7 +61,14 @@ static const char usage[] =
     "  --exclude-pod NAME    leave out the pod NAME\n"
     "  --exclude-container ID  leave out the container ID\n"
     "  --push-timeout SECS   give up a push when the receiver is silent for SECS\n"
-    "                        (default 10)\n" PUSH_TARGET_USAGE "\n"
+    "                        (default 10)\n"
+    "  --events LIST         the runtime events of .NET processes made profiles\n"
+    "                        (default contention,exceptions): contention (lock),\n"
+    "                        exceptions (exception), alloc (memory: allocation\n"
+    "                        ticks), allocsampled (memory: .NET 10's samples),\n"
+    "                        waits (wait: .NET 9's waits on wait handles), as\n"
+    "                        collect's -events\n"
+    "  --no-events           no runtime events: CPU profiles only\n" PUSH_TARGET_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu agent --push http://pyroscope:4040          # until SIGTERM\n"
     "    profcpu agent --push http://alloy:9999 --label cluster=prod\n"
@@ -67,7 +77,12 @@ static const char usage[] =
     "        --basic-auth-password-file /run/secrets/grafana/token   # Grafana Cloud\n"
     "    profcpu agent --push http://pyroscope:4040 --tenant team-a  # multi-tenant\n"
     "    profcpu agent --push http://pyroscope:4040 --namespace 'shop-*' --exclude-pod 'debug-*'\n"
-    "    profcpu agent --otlp http://otel-collector:4318    # OpenTelemetry profiles\n";
+    "    profcpu agent --otlp http://otel-collector:4318    # OpenTelemetry profiles\n"
+    "    profcpu agent --push http://pyroscope:4040 --events contention,exceptions,alloc\n";
+
+/* The runtime events the agent asks by default: those whose profiles
+ * collect makes by default (allocation ticks cost more: asked for). */
+#define DEFAULT_RUNTIME_EVENTS "contention,exceptions"
 
 /* Ring buffer pages per CPU: at the default rate a CPU fills a few KB a
  * second with frame-pointer stacks, where 64 pages is room for seconds;
@@ -135,6 +150,9 @@ int cmd_agent(int argc, char **argv)
 	const char *node = NULL, *call_graph_text = "hybrid";
 	enum call_graph_mode call_graph;
 	struct string_list positionals = {0};
+	struct event_options events = {0};
+	struct eventpipe_config runtime_events;
+	int events_wanted;
 	const struct option entries[] = {
 	    {"push", NULL, OPTION_STRING, &url},
 	    {"otlp", NULL, OPTION_STRING, &otlp_url},
@@ -152,6 +170,8 @@ int cmd_agent(int argc, char **argv)
 	    {"exclude-pod", NULL, OPTION_STRING_LIST, &selection.exclude_pods},
 	    {"exclude-container", NULL, OPTION_STRING_LIST, &selection.exclude_containers},
 	    {"push-timeout", NULL, OPTION_NUMBER, &send.timeout},
+	    {"events", NULL, OPTION_STRING, &events.events},
+	    {"no-events", "noevents", OPTION_FLAG, &events.no_events},
 	    PUSH_TARGET_OPTION_ENTRIES(&credentials),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
@@ -177,6 +197,14 @@ int cmd_agent(int argc, char **argv)
 			     "hybrid (see profcpu agent --help)");
 		goto done;
 	}
+	if (!events.events && !events.no_events)
+		events.events = DEFAULT_RUNTIME_EVENTS;
+	events_wanted = event_options_config(&events, &runtime_events);
+	if (events_wanted < 0)
+		goto done;
+	/* The perf map the agent turns on names the frames: no rundown, which
+	 * would cost each period's cut the runtime's whole list of methods. */
+	runtime_events.rundown = false;
 	if ((url && push_target_make(url, &credentials, &receiver) < 0) ||
 	    (otlp_url &&
 	     push_target_make(otlp_url,
@@ -187,6 +215,7 @@ int cmd_agent(int argc, char **argv)
 	send.target = url ? &receiver : NULL;
 	send.otlp = otlp_url ? &otlp : NULL;
 	send.selection = &selection;
+	send.runtime_events = events_wanted > 0 ? &runtime_events : NULL;
 	if (!send.spool_dir)
 		send.spool_dir = default_spool = agent_spool_default_dir();
 	send.max_periods = (size_t)buffer_periods;

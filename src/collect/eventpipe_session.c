@@ -33,8 +33,8 @@ struct eventpipe_session {
 	uint64_t id;
 	pthread_t streamer;
 	atomic_bool stream_ended;
-	uint64_t bytes_written;
-	int write_error; /* errno of a failed write, 0 if none */
+	uint64_t bytes_written, max_bytes; /* max_bytes 0: no bound */
+	int write_error;		   /* errno of a failed write, 0 if none */
 	char path[];
 };
 
@@ -196,6 +196,11 @@ static void *stream_to_file(void *context)
 
 	while ((length = recv(session->stream, buffer, sizeof(buffer), 0)) > 0 ||
 	       (length < 0 && errno == EINTR)) {
+		/* Past the bound, nothing more is read: the runtime drops what
+		 * its buffers cannot hold, a hostile sender waits. */
+		if (length > 0 && session->max_bytes &&
+		    session->bytes_written + (uint64_t)length > session->max_bytes)
+			break;
 		if (length < 0 || session->write_error)
 			continue; /* keep draining: a full runtime buffer drops events */
 		if (write(session->output, buffer, (size_t)length) != length)
@@ -239,7 +244,8 @@ struct eventpipe_session *eventpipe_session_start(const struct target_process *t
 							      .socket_handle = socket_handle,
 							      .stream = connection,
 							      .output = output,
-							      .id = id};
+							      .id = id,
+							      .max_bytes = config->max_bytes};
 			strcpy(session->path, path);
 			setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &no_timeout,
 				   sizeof(no_timeout));

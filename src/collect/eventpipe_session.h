@@ -30,6 +30,9 @@ struct eventpipe_config {
 	struct eventpipe_provider providers[EVENTPIPE_MAX_PROVIDERS];
 	size_t provider_count;
 	bool rundown; /* the runtime's method and module rundown when it stops */
+	/* Past this many bytes the stream is no longer read (the file ends
+	 * cut short, as a nettrace of a stopped session may); 0: no bound. */
+	uint64_t max_bytes;
 };
 
 struct eventpipe_session;

@@ -1,5 +1,6 @@
 #include "otlp_profiles.h"
 #include "id_map.h"
+#include "outputs.h"
 #include "protobuf_writer.h"
 #include "string_table.h"
 #include "util.h"
@@ -163,7 +164,8 @@ static int64_t location_index(struct dictionary *dictionary, const struct profil
 {
 	const struct profile_location *location = &profile->locations[index];
 	bool added;
-	uint32_t id = id_map_get(&dictionary->locations, index, 0, &added);
+	/* A location of one profile: the runtime events' have their own. */
+	uint32_t id = id_map_get(&dictionary->locations, index, (uintptr_t)profile, &added);
 
 	if (added) {
 		struct protobuf_message entry = {0};
@@ -197,7 +199,7 @@ static int64_t stack_index(struct dictionary *dictionary, const struct profile *
 			   uint32_t index)
 {
 	bool added;
-	uint32_t id = id_map_get(&dictionary->stacks, index, 0, &added);
+	uint32_t id = id_map_get(&dictionary->stacks, index, (uintptr_t)profile, &added);
 
 	if (added) {
 		const struct profile_stack *stack = &profile->stacks[index];
@@ -278,6 +280,83 @@ static void write_profile(struct dictionary *dictionary, const struct process_pr
 	id_map_release(&keys);
 }
 
+/* The Profile of `profile`, the runtime events of `kind`, of one of its
+ * values (`weight`: the weight, else the count), summed by stack and
+ * thread, dated by its first event (on the CPU samples' clock, which
+ * `wall_clock_offset` turns into Unix time). */
+static void write_events_profile(struct dictionary *dictionary,
+				 const struct runtime_profile *runtime,
+				 enum runtime_stack_kind kind, bool weight,
+				 int64_t wall_clock_offset, struct protobuf_message *out)
+{
+	const struct profile *profile = &runtime->profile;
+	const struct pprof_values *values = outputs_runtime_values(kind);
+	struct protobuf_message samples = {0};
+	struct id_map keys = {0};
+	int64_t *sums = NULL;
+	size_t capacity = 0;
+	uint64_t first = UINT64_MAX, latest = 0;
+	unsigned char id[16] = {0};
+
+	for (size_t i = 0; i < profile->sample_count; i++) {
+		const struct profile_sample *sample = &profile->samples[i];
+		int64_t amount = weight		   ? (int64_t)sample->period
+				 : runtime->counts ? (int64_t)runtime->counts[i]
+						   : 1;
+		bool added;
+		uint32_t key =
+		    id_map_get(&keys, sample->stack, (uintptr_t)sample->thread_name, &added);
+
+		grow_array((void **)&sums, &capacity, key + 1, sizeof(*sums));
+		sums[key] = added ? amount : sums[key] + amount;
+		first = sample->time < first ? sample->time : first;
+		latest = sample->time > latest ? sample->time : latest;
+	}
+	for (size_t key = 0; key < keys.count; key++) {
+		struct protobuf_message sample = {0};
+		int64_t thread = attribute_index(dictionary, "thread.name",
+						 (const char *)(uintptr_t)keys.keys[key].second);
+
+		protobuf_varint_field(
+		    &sample, SAMPLE_STACK,
+		    (uint64_t)stack_index(dictionary, profile, (uint32_t)keys.keys[key].first));
+		protobuf_packed_field(&sample, SAMPLE_ATTRIBUTES, &thread, 1);
+		protobuf_packed_field(&sample, SAMPLE_VALUES, &sums[key], 1);
+		protobuf_message_field(&samples, PROFILE_SAMPLES, &sample);
+	}
+	value_type(dictionary, out, PROFILE_SAMPLE_TYPE,
+		   weight ? values->weight_type : values->count_type,
+		   weight ? values->weight_unit : values->count_unit);
+	protobuf_append(out, &samples);
+	protobuf_fixed64_field(out, PROFILE_TIME, (uint64_t)((int64_t)first + wall_clock_offset));
+	protobuf_varint_field(out, PROFILE_DURATION, latest - first);
+	if (getrandom(id, sizeof(id), 0) == (ssize_t)sizeof(id))
+		protobuf_bytes_field(out, PROFILE_ID, id, sizeof(id));
+	free(sums);
+	id_map_release(&keys);
+}
+
+/* A Profile of each value of each kind of `runtime` that has events. */
+static void write_runtime_profiles(struct dictionary *dictionary,
+				   const struct runtime_profile runtime[RUNTIME_STACK_KINDS],
+				   int64_t wall_clock_offset,
+				   struct protobuf_message *scope_profiles)
+{
+	for (int kind = 0; kind < RUNTIME_STACK_KINDS; kind++) {
+		bool weighed = outputs_runtime_values((enum runtime_stack_kind)kind)->weight_type;
+
+		for (int weight = 0; runtime[kind].profile.sample_count && weight <= weighed;
+		     weight++) {
+			struct protobuf_message profile = {0};
+
+			write_events_profile(dictionary, &runtime[kind],
+					     (enum runtime_stack_kind)kind, weight,
+					     wall_clock_offset, &profile);
+			protobuf_message_field(scope_profiles, SCOPE_PROFILES_PROFILES, &profile);
+		}
+	}
+}
+
 /* A resource attribute, a string (none when empty). */
 static void string_attribute(struct protobuf_message *resource, const char *key, const char *value)
 {
@@ -306,7 +385,6 @@ static void write_resource_profiles(struct dictionary *dictionary,
 				    const struct otlp_process *process,
 				    struct protobuf_message *request)
 {
-	const struct process_profile *facts = &profiles->processes[process->index];
 	struct protobuf_message resource = {0}, scope = {0}, scope_profiles = {0}, profile = {0},
 				resource_profiles = {0};
 
@@ -314,13 +392,18 @@ static void write_resource_profiles(struct dictionary *dictionary,
 	string_attribute(&resource, "k8s.namespace.name", process->namespace);
 	string_attribute(&resource, "k8s.pod.name", process->pod);
 	string_attribute(&resource, "container.id", process->container);
-	int_attribute(&resource, "process.pid", facts->pid);
-	string_attribute(&resource, "process.executable.name", facts->process_name);
+	int_attribute(&resource, "process.pid", process->pid);
+	string_attribute(&resource, "process.executable.name", process->executable);
 	protobuf_string_field(&scope, SCOPE_NAME, "profcpu");
 	protobuf_string_field(&scope, SCOPE_VERSION, PROFCPU_VERSION);
-	write_profile(dictionary, profiles, process->index, &profile);
 	protobuf_message_field(&scope_profiles, SCOPE_PROFILES_SCOPE, &scope);
-	protobuf_message_field(&scope_profiles, SCOPE_PROFILES_PROFILES, &profile);
+	if (process->index != OTLP_NO_SAMPLES) {
+		write_profile(dictionary, profiles, process->index, &profile);
+		protobuf_message_field(&scope_profiles, SCOPE_PROFILES_PROFILES, &profile);
+	}
+	if (process->runtime)
+		write_runtime_profiles(dictionary, process->runtime, profiles->wall_clock_offset,
+				       &scope_profiles);
 	protobuf_message_field(&resource_profiles, RESOURCE_PROFILES_RESOURCE, &resource);
 	protobuf_message_field(&resource_profiles, RESOURCE_PROFILES_SCOPES, &scope_profiles);
 	protobuf_message_field(request, REQUEST_RESOURCE_PROFILES, &resource_profiles);

@@ -5,8 +5,9 @@
  * OpenTelemetry eBPF profiler and the Collector's k8sattributes processor
  * set (service.name, k8s.namespace.name, k8s.pod.name, container.id,
  * process.pid, process.executable.name), one Profile each (sample type
- * samples/count, period type cpu/nanoseconds; each sample's thread.name),
- * and one dictionary of strings, functions, mappings, locations (each with
+ * samples/count, period type cpu/nanoseconds; each sample's thread.name)
+ * and one more for each sample type of its runtime events' profiles, and
+ * one dictionary of strings, functions, mappings, locations (each with
  * its profile.frame.type: native, dotnet, kernel), stacks and attributes,
  * whose entry 0 is the zero value of each table. */
 #ifndef PROFCPU_OTLP_PROFILES_H
@@ -14,13 +15,27 @@
 
 #include "process_profiles.h"
 #include "push_target.h"
+#include "runtime_profiles.h"
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The index of a process with no CPU samples in the period: its runtime
+ * events' Profiles alone. */
+#define OTLP_NO_SAMPLES SIZE_MAX
 
 /* One process's resource; "" where a label is not known. */
 struct otlp_process {
-	size_t index; /* into the period's processes */
+	size_t index; /* into the period's processes; OTLP_NO_SAMPLES: none */
+	pid_t pid;
+	const char *executable; /* its name (comm) */
 	const char *service, *namespace, *pod, *container;
+	/* The profiles of its runtime events by kind (runtime_profiles.h), or
+	 * NULL: each kind with events gives a Profile of each of its pprof
+	 * values (contentions/count and delay/nanoseconds, exceptions/count,
+	 * alloc_objects/count and alloc_space/bytes) beside the CPU one. */
+	const struct runtime_profile *runtime;
 };
 
 /* The request (malloc'd, `*size` bytes) for `count` processes. */

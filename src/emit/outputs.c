@@ -357,9 +357,24 @@ static int write_off_cpu_outputs(const char *dir, const struct profile *profile,
 	return status;
 }
 
+const struct pprof_values *outputs_runtime_values(enum runtime_stack_kind kind)
+{
+	return &runtime_outputs[kind].values;
+}
+
+int outputs_write_runtime_pprof(const struct runtime_profile *runtime, enum runtime_stack_kind kind,
+				int64_t end_time_nanos, FILE *out)
+{
+	struct pprof_values values = runtime_outputs[kind].values;
+
+	values.counts = runtime->counts;
+	values.label_values = runtime->lock_owners;
+	return emit_pprof_events(&runtime->profile, &values, end_time_nanos, out);
+}
+
 struct events_pprof_input {
-	const struct profile *profile;
-	const struct pprof_values *values;
+	const struct runtime_profile *runtime;
+	enum runtime_stack_kind kind;
 	int64_t end_time_nanos;
 };
 
@@ -367,17 +382,17 @@ static int write_events_pprof(const void *data, FILE *out)
 {
 	const struct events_pprof_input *input = data;
 
-	return emit_pprof_events(input->profile, input->values, input->end_time_nanos, out);
+	return outputs_write_runtime_pprof(input->runtime, input->kind, input->end_time_nanos, out);
 }
 
 /* A runtime profile's three files, or none when it has no events (and
  * none left by an earlier postprocess of the folder). */
-static int write_runtime_profile(const char *dir, const struct runtime_output *output,
+static int write_runtime_profile(const char *dir, enum runtime_stack_kind kind,
 				 const struct runtime_profile *runtime,
 				 const struct fold_options *fold)
 {
+	const struct runtime_output *output = &runtime_outputs[kind];
 	struct fold_options weighed = fold ? *fold : (struct fold_options){0};
-	struct pprof_values values = output->values;
 	char *folded_name = xasprintf("%s_folded_stacks.out", output->name);
 	char *graph_name = xasprintf("%s_flamegraph.svg", output->name);
 	char *pprof_name = xasprintf("%s.pb.gz", output->name);
@@ -403,15 +418,13 @@ static int write_runtime_profile(const char *dir, const struct runtime_output *o
 		subtitle =
 		    xasprintf("%zu events, %llu %s in all, profcpu %s", profile->sample_count,
 			      (unsigned long long)folded.total, output->unit, PROFCPU_VERSION);
-		values.counts = runtime->counts;
-		values.label_values = runtime->lock_owners;
 		status |= write_output(dir, folded_name, write_folded, &folded);
 		status |= write_output(dir, graph_name, write_flamegraph,
 				       &(struct flamegraph_input){&folded, title, subtitle,
 								  output->palette, output->unit});
 		status |= write_output(
 		    dir, pprof_name, write_events_pprof,
-		    &(struct events_pprof_input){profile, &values, capture_end_time(dir)});
+		    &(struct events_pprof_input){runtime, kind, capture_end_time(dir)});
 		folded_profile_release(&folded);
 		free(title);
 		free(subtitle);
@@ -429,7 +442,7 @@ static int write_runtime_profiles(const char *dir, const struct runtime_profile 
 
 	for (int kind = 0; kind < RUNTIME_STACK_KINDS; kind++)
 		status |= write_runtime_profile(
-		    dir, &runtime_outputs[kind],
+		    dir, (enum runtime_stack_kind)kind,
 		    runtime ? &runtime[kind] : &(struct runtime_profile){0}, fold);
 	return status;
 }

@@ -5,6 +5,7 @@
 #ifndef PROFCPU_OUTPUTS_H
 #define PROFCPU_OUTPUTS_H
 
+#include "emit.h"
 #include "profile.h"
 #include "runtime_events.h"
 #include "runtime_profiles.h"
@@ -34,6 +35,17 @@ int outputs_write(const char *dir, const struct profile *profile, const struct t
 /* Only the two archives, of whatever the folder holds (a capture of runtime
  * events without samples). Returns 0 or -1 as outputs_write. */
 int outputs_write_archives(const char *dir, const struct trace_zip *zip);
+
+/* The pprof profile of `runtime`, the profile of the runtime's events of
+ * `kind`, gzip-compressed into `out`, as NAME.pb.gz holds it (sample types
+ * as Go names the same: alloc_objects and alloc_space, contentions and
+ * delay, exceptions), dated `end_time_nanos` (Unix time). Returns 0 or -1. */
+int outputs_write_runtime_pprof(const struct runtime_profile *runtime, enum runtime_stack_kind kind,
+				int64_t end_time_nanos, FILE *out);
+
+/* The pprof sample types of the runtime profile of `kind` (its counts
+ * NULL). */
+const struct pprof_values *outputs_runtime_values(enum runtime_stack_kind kind);
 
 /* DIR/flamegraph.svg when outputs_write() drew one (not without samples),
  * else NULL; freed by the caller. */

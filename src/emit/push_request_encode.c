@@ -41,14 +41,14 @@ static void random_uuid(char text[37])
 		 bytes[15]);
 }
 
-unsigned char *push_request_encode(const char *service, const char *const *labels,
+unsigned char *push_request_encode(const char *name, const char *service, const char *const *labels,
 				   size_t label_count, const unsigned char *profile,
 				   size_t profile_size, size_t *size)
 {
 	struct protobuf_message series = {0}, sample = {0}, request = {0};
 	char id[37];
 
-	append_label(&series, "__name__", 8, "process_cpu");
+	append_label(&series, "__name__", 8, name);
 	append_label(&series, "service_name", 12, service);
 	for (size_t i = 0; i < label_count; i++) {
 		const char *equals = strchr(labels[i], '=');

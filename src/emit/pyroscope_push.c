@@ -166,7 +166,10 @@ static char *series_name(const struct push_request *request, const struct profil
 		     : facts->process_name ? facts->process_name
 					   : "profcpu",
 		     APP_NAME);
-	append_text(&name, &length, &capacity, ".cpu{");
+	append_text(&name, &length, &capacity, ".");
+	append_text(&name, &length, &capacity,
+		    request->profile_name ? request->profile_name : "cpu");
+	append_text(&name, &length, &capacity, "{");
 	for (size_t i = 0; i < request->label_count; i++) {
 		const char *equals = strchr(request->labels[i], '=');
 		char *key = xstrdup(request->labels[i]);
@@ -243,8 +246,9 @@ static void push_api_post(const struct push_request *request, const struct profi
 	    (struct post){.url = push_target_url(request->target, "/push.v1.PusherService/Push"),
 			  .content_type = "application/proto",
 			  .connect = true};
-	post->body = (char *)push_request_encode(service, request->labels, request->label_count,
-						 data, size, &post->size);
+	post->body = (char *)push_request_encode(
+	    request->profile_name ? request->profile_name : "process_cpu", service, request->labels,
+	    request->label_count, data, size, &post->size);
 }
 
 /* Posts the profile, trying again after 1 s and 2 s when the server was

@@ -2,9 +2,11 @@
  * speaks its APIs: Grafana Alloy's pyroscope.receive_http, Grafana Cloud
  * Profiles), through the API its target names (push_target.h):
  * - push (the default): POST URL/push.v1.PusherService/Push, a PushRequest
- *   of one series (push_request_encode.h) labelled __name__=process_cpu,
- *   service_name=APP and the labels;
- * - ingest: POST URL/ingest?name=APP.cpu{LABELS}&from=&until=&sampleRate=
+ *   of one series (push_request_encode.h) labelled __name__=NAME (the
+ *   profile's name: process_cpu, or another as memory), service_name=APP
+ *   and the labels;
+ * - ingest: POST URL/ingest?name=APP.KIND{LABELS}&from=&until=&sampleRate=
+ *   (KIND: cpu for process_cpu, else the profile's name)
  *   &format=pprof, the profile as the multipart field "profile". The
  *   application name keeps letters, digits and "._-/"; label keys the
  *   same but '/'; label values lose only the characters that delimit the
@@ -22,6 +24,7 @@ struct http_connection; /* http_client.h */
 struct push_request {
 	const struct push_target *target; /* the server and the credentials */
 	const char *app_name;		  /* NULL: the profile's process name */
+	const char *profile_name;	  /* Pyroscope's __name__; NULL: process_cpu */
 	const char *const *labels;	  /* "key=value", label_count of them */
 	size_t label_count;
 	double timeout; /* seconds the server may stay silent in one try; 0: 30 */
