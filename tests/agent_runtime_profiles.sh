@@ -107,15 +107,25 @@ run_agent() {
 	echo "$name: pid $app_pid"
 }
 
+began=$(date +%s)
 run_agent push 100 --events contention,exceptions,alloc
+ended=$(date +%s)
 caught=$(awk '$1 == "exceptions" {print $2}' "$app_output")
 
-python3 - "$workdir/push" "$app_pid" "$caught" "$tests_dir" <<'PY' || fail "the runtime profiles pushed are not what the app did"
+python3 - "$workdir/push" "$app_pid" "$caught" "$tests_dir" "$began" "$ended" <<'PY' || fail "the runtime profiles pushed are not what the app did"
 import collections, glob, re, sys
 sys.path.insert(0, sys.argv[4])
 from protobuf_wire import pprof_samples
 
 received, pid, caught = sys.argv[1], sys.argv[2], int(sys.argv[3])
+began, ended = int(sys.argv[5]), int(sys.argv[6])
+# Every push dated within the run (from the events' and samples' clock).
+for query_path in glob.glob(received + "/*.query"):
+    query = dict(line.rstrip("\n").split("=", 1) for line in open(query_path) if "=" in line)
+    if "from" in query:
+        span = int(query["from"]), int(query["until"])
+        assert began <= span[0] <= span[1] <= ended + 1, \
+            f"{query['name']} dated {span}, the run was {began}..{ended}"
 # The pushes of the app's pid: {__name__: [(series, samples)]}.
 pushes = collections.defaultdict(list)
 for query_path in sorted(glob.glob(received + "/*.query")):
