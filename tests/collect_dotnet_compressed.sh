@@ -17,7 +17,13 @@
 # tests/dotnet/Shapes spends its time in Heavy and Light (2:1) and a little
 # in Array.Sort. For .NET VERSION (8, 9 or 10), the runtime pack and
 # crossgen2 from NuGet; skipped when NuGet does not serve them here.
+# The agent names the app the same way; it runs in a PID namespace of its
+# own with the app, which it samples alone (the receiver is the tests'
+# stand-in for Pyroscope, tests/pyroscope_receiver.py).
 # Usage: collect_dotnet_compressed.sh VERSION
+if [[ ${COMPRESSED_INSIDE:-} != 1 ]]; then
+	COMPRESSED_INSIDE=1 exec unshare --pid --fork --mount-proc bash "$0" "$@"
+fi
 source "$(dirname "$0")/lib.sh"
 
 version=${1:?usage: collect_dotnet_compressed.sh VERSION}
@@ -73,8 +79,48 @@ check_named() {
 
 "$PROFCPU" collect -pid "$pid" -duration 5 -F 999 -o "$workdir/capture" 2>"$workdir/stderr" ||
 	{ cat "$workdir/stderr"; fail "collect failed"; }
+
+# The agent: the app's CPU pushes after its second period (the first may
+# have begun before the agent read the copies), as folded stacks.
+port=$(free_port)
+mkdir "$workdir/received"
+start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received" ok
+until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
+start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 3 -F 999 \
+	--push-timeout 60 --spool "$workdir/spool" 2>"$workdir/agent.err"
+agent_pid=$started_pid
+until python3 - "$tests_dir" "$workdir/received" "$pid" "$workdir/agent.folded" <<'PY'; do
+import glob, os, sys, zlib
+sys.path.insert(0, sys.argv[1])
+from protobuf_wire import pprof_samples
+
+received, pid, folded = sys.argv[2:5]
+pushes = []
+for path in sorted(glob.glob(f"{received}/*.pb.gz"), key=lambda p: int(os.path.basename(p).split(".")[0])):
+    if "label.__name__=process_cpu\n" not in open(path[:-len(".pb.gz")] + ".query").read():
+        continue
+    try:
+        pushed = pprof_samples(open(path, "rb").read())
+    except (OSError, EOFError, ValueError, zlib.error):
+        continue  # still being written
+    samples = [(values[0], names) for labels, values, names in pushed if labels.get("pid") == pid]
+    if samples:
+        pushes.append(samples)
+if len(pushes) < 3:
+    sys.exit(1)
+with open(folded, "w") as out:
+    for samples in pushes[1:3]:
+        for count, names in samples:
+            out.write(f"{';'.join(reversed(names))} {count}\n")
+PY
+	kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent exited"; }
+	sleep 0.5
+done
 kill "$pid"
+echo "--- collect"
 check_named "$workdir/capture/folded_stacks.out"
+echo "--- the agent"
+check_named "$workdir/agent.folded"
 grep 'ReadyToRun: .* named from the images' "$workdir/capture/profcpu.log" ||
 	fail "the log says nothing of the assemblies read from the executable"
 
