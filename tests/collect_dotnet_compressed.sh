@@ -27,12 +27,7 @@ fi
 source "$(dirname "$0")/lib.sh"
 
 version=${1:?usage: collect_dotnet_compressed.sh VERSION}
-case $version in
-8) properties=(-p:TargetFramework=net8.0 -p:RuntimeFrameworkVersion=8.0.34) ;;
-9) properties=(-p:TargetFramework=net9.0 -p:RuntimeFrameworkVersion=9.0.23) ;;
-10) properties=() ;;
-*) fail "no such .NET version in this test: $version (8, 9 or 10)" ;;
-esac
+dotnet_version_properties "$version"
 
 # Not composite: .NET 10's SDK otherwise compiles a self-contained
 # single-file app and its framework into one composite image, which leaves
@@ -89,30 +84,8 @@ until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
 start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 3 -F 999 \
 	--push-timeout 60 --spool "$workdir/spool" 2>"$workdir/agent.err"
 agent_pid=$started_pid
-until python3 - "$tests_dir" "$workdir/received" "$pid" "$workdir/agent.folded" <<'PY'; do
-import glob, os, sys, zlib
-sys.path.insert(0, sys.argv[1])
-from protobuf_wire import pprof_samples
-
-received, pid, folded = sys.argv[2:5]
-pushes = []
-for path in sorted(glob.glob(f"{received}/*.pb.gz"), key=lambda p: int(os.path.basename(p).split(".")[0])):
-    if "label.__name__=process_cpu\n" not in open(path[:-len(".pb.gz")] + ".query").read():
-        continue
-    try:
-        pushed = pprof_samples(open(path, "rb").read())
-    except (OSError, EOFError, ValueError, zlib.error):
-        continue  # still being written
-    samples = [(values[0], names) for labels, values, names in pushed if labels.get("pid") == pid]
-    if samples:
-        pushes.append(samples)
-if len(pushes) < 3:
-    sys.exit(1)
-with open(folded, "w") as out:
-    for samples in pushes[1:3]:
-        for count, names in samples:
-            out.write(f"{';'.join(reversed(names))} {count}\n")
-PY
+until python3 "$tests_dir/agent_folded.py" "$workdir/received" "$pid" "$workdir/agent.folded" \
+	--skip 1; do
 	kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent exited"; }
 	sleep 0.5
 done

@@ -21,12 +21,7 @@ fi
 source "$(dirname "$0")/lib.sh"
 
 version=${1:?usage: dotnet_shapes.sh VERSION}
-case $version in
-8) properties=(-p:TargetFramework=net8.0 -p:RuntimeFrameworkVersion=8.0.34) ;;
-9) properties=(-p:TargetFramework=net9.0 -p:RuntimeFrameworkVersion=9.0.23) ;;
-10) properties=() ;;
-*) fail "no such .NET version in this test: $version (8, 9 or 10)" ;;
-esac
+dotnet_version_properties "$version"
 
 # shape_arguments SHAPE: the publish options of SHAPE, in $arguments.
 shape_arguments() {
@@ -86,36 +81,9 @@ check_shape() {
 agent_profile() {
 	local before
 	before=$(ls "$workdir/received" | sed -n 's/\.pb\.gz$//p' | sort -n | tail -1)
-	until python3 - "$tests_dir" "$workdir/received" "$1" "$2" "${before:-0}" <<'PY'; do
-import glob, os, sys, zlib
-sys.path.insert(0, sys.argv[1])
-from protobuf_wire import pprof_samples
-
-received, pid, folded, before = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
-pushes = []
-# The receiver numbers the pushes as they come.
-for path in sorted(glob.glob(f"{received}/*.pb.gz"), key=lambda p: int(os.path.basename(p).split(".")[0])):
-    if int(os.path.basename(path).split(".")[0]) <= before:
-        continue
-    # CPU profiles only (the runtime events' are profiles of their own).
-    if "label.__name__=process_cpu\n" not in open(path[:-len(".pb.gz")] + ".query").read():
-        continue
-    try:
-        pushed = pprof_samples(open(path, "rb").read())
-    except (OSError, EOFError, ValueError, zlib.error):
-        continue  # still being written
-    samples = [(values[0], names) for labels, values, names in pushed
-               # The app's own (a fork of this shell before its exec has its pid).
-               if labels.get("pid") == pid and labels.get("process") in ("shapes", "dotnet")]
-    if samples:
-        pushes.append(samples)
-if len(pushes) < 2:
-    sys.exit(1)
-with open(folded, "w") as out:
-    for samples in pushes[:2]:
-        for count, names in samples:
-            out.write(f"{';'.join(reversed(names))} {count}\n")
-PY
+	# The app's own samples (a fork of this shell before its exec has its pid).
+	until python3 "$tests_dir/agent_folded.py" "$workdir/received" "$1" "$2" --after "${before:-0}" \
+		--process shapes --process dotnet; do
 		kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent exited"; }
 		sleep 0.5
 	done

@@ -250,6 +250,18 @@ publish_dotnet_app() {
 	((status == 0)) || { tail -20 "$dotnet_build_log"; fail "dotnet publish of $1 (${*:3}) failed"; }
 }
 
+# dotnet_version_properties VERSION: the publish properties ($properties)
+# that make a self-contained app of .NET VERSION (8, 9 or 10: 8 and 9 from
+# NuGet's runtime packs; 10 is the SDK's own).
+dotnet_version_properties() {
+	case $1 in
+	8) properties=(-p:TargetFramework=net8.0 -p:RuntimeFrameworkVersion=8.0.34) ;;
+	9) properties=(-p:TargetFramework=net9.0 -p:RuntimeFrameworkVersion=9.0.23) ;;
+	10) properties=() ;;
+	*) fail "no such .NET version in this test: $1 (8, 9 or 10)" ;;
+	esac
+}
+
 # build_dotnet_app NAME [DIR]: builds the .NET app tests/dotnet/NAME into DIR
 # (default $workdir/NAME; skips the test when the SDK is missing); its dll is
 # DIR/<assembly>.dll.

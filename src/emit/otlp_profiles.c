@@ -227,63 +227,90 @@ static void value_type(struct dictionary *dictionary, struct protobuf_message *p
 	protobuf_message_field(profile, field, &value);
 }
 
-/* The Profile of process `index`: its samples counted by stack and thread,
- * dated by its first sample. */
+/* Samples summed by stack and thread name, and when the first and the
+ * last of them were taken. */
+struct stack_sums {
+	struct id_map keys; /* (stack, thread name) */
+	int64_t *values;
+	size_t capacity;
+	uint64_t first, latest;
+};
+
+static void add_to_sums(struct stack_sums *sums, const struct profile_sample *sample,
+			int64_t amount)
+{
+	bool added;
+	uint32_t key =
+	    id_map_get(&sums->keys, sample->stack, (uintptr_t)sample->thread_name, &added);
+
+	grow_array((void **)&sums->values, &sums->capacity, key + 1, sizeof(*sums->values));
+	sums->values[key] = added ? amount : sums->values[key] + amount;
+	sums->first = sample->time < sums->first ? sample->time : sums->first;
+	sums->latest = sample->time > sums->latest ? sample->time : sums->latest;
+}
+
+/* Writes the sums as the Profile's samples of TYPE in UNIT, its time (the
+ * first sample's, which `wall_clock_offset` turns into Unix time) and
+ * duration (to the last sample and `last_period` after it) and its id;
+ * frees them. */
+static void write_sums(struct dictionary *dictionary, const struct profile *profile,
+		       struct stack_sums *sums, const char *type, const char *unit,
+		       int64_t wall_clock_offset, uint64_t last_period,
+		       struct protobuf_message *out)
+{
+	struct protobuf_message samples = {0};
+	unsigned char id[16] = {0};
+
+	for (size_t key = 0; key < sums->keys.count; key++) {
+		struct protobuf_message sample = {0};
+		int64_t thread =
+		    attribute_index(dictionary, "thread.name",
+				    (const char *)(uintptr_t)sums->keys.keys[key].second);
+
+		protobuf_varint_field(&sample, SAMPLE_STACK,
+				      (uint64_t)stack_index(dictionary, profile,
+							    (uint32_t)sums->keys.keys[key].first));
+		protobuf_packed_field(&sample, SAMPLE_ATTRIBUTES, &thread, 1);
+		protobuf_packed_field(&sample, SAMPLE_VALUES, &sums->values[key], 1);
+		protobuf_message_field(&samples, PROFILE_SAMPLES, &sample);
+	}
+	value_type(dictionary, out, PROFILE_SAMPLE_TYPE, type, unit);
+	protobuf_append(out, &samples);
+	if (sums->keys.count) {
+		protobuf_fixed64_field(out, PROFILE_TIME,
+				       (uint64_t)((int64_t)sums->first + wall_clock_offset));
+		protobuf_varint_field(out, PROFILE_DURATION,
+				      sums->latest - sums->first + last_period);
+	}
+	if (getrandom(id, sizeof(id), 0) == (ssize_t)sizeof(id))
+		protobuf_bytes_field(out, PROFILE_ID, id, sizeof(id));
+	free(sums->values);
+	id_map_release(&sums->keys);
+}
+
+/* The Profile of process `index`: its samples counted by stack and thread. */
 static void write_profile(struct dictionary *dictionary, const struct process_profiles *profiles,
 			  size_t index, struct protobuf_message *out)
 {
 	const struct profile *profile = &profiles->profile;
 	const struct process_samples part = process_profiles_samples(profiles, index);
-	struct protobuf_message samples = {0};
-	struct id_map keys = {0};
-	int64_t *counts = NULL;
-	size_t capacity = 0;
-	uint64_t first = UINT64_MAX, latest = 0, period = 0;
-	unsigned char id[16] = {0};
+	struct stack_sums sums = {.first = UINT64_MAX};
+	uint64_t period = 0;
 
 	for (size_t i = 0; i < part.sample_count; i++) {
-		const struct profile_sample *sample = &profile->samples[part.samples[i]];
-		bool added;
-		uint32_t key =
-		    id_map_get(&keys, sample->stack, (uintptr_t)sample->thread_name, &added);
-
-		grow_array((void **)&counts, &capacity, key + 1, sizeof(*counts));
-		counts[key] = added ? 1 : counts[key] + 1;
-		first = sample->time < first ? sample->time : first;
-		latest = sample->time > latest ? sample->time : latest;
-		period = sample->period;
+		add_to_sums(&sums, &profile->samples[part.samples[i]], 1);
+		period = profile->samples[part.samples[i]].period;
 	}
-	for (size_t key = 0; key < keys.count; key++) {
-		struct protobuf_message sample = {0};
-		int64_t thread = attribute_index(dictionary, "thread.name",
-						 (const char *)(uintptr_t)keys.keys[key].second);
-
-		protobuf_varint_field(
-		    &sample, SAMPLE_STACK,
-		    (uint64_t)stack_index(dictionary, profile, (uint32_t)keys.keys[key].first));
-		protobuf_packed_field(&sample, SAMPLE_ATTRIBUTES, &thread, 1);
-		protobuf_packed_field(&sample, SAMPLE_VALUES, &counts[key], 1);
-		protobuf_message_field(&samples, PROFILE_SAMPLES, &sample);
-	}
-	value_type(dictionary, out, PROFILE_SAMPLE_TYPE, "samples", "count");
-	protobuf_append(out, &samples);
-	if (part.sample_count) {
-		protobuf_fixed64_field(out, PROFILE_TIME,
-				       (uint64_t)((int64_t)first + profiles->wall_clock_offset));
-		protobuf_varint_field(out, PROFILE_DURATION, latest - first + period);
-	}
+	write_sums(dictionary, profile, &sums, "samples", "count", profiles->wall_clock_offset,
+		   period, out);
 	value_type(dictionary, out, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
 	protobuf_varint_field(out, PROFILE_PERIOD, period);
-	if (getrandom(id, sizeof(id), 0) == (ssize_t)sizeof(id))
-		protobuf_bytes_field(out, PROFILE_ID, id, sizeof(id));
-	free(counts);
-	id_map_release(&keys);
 }
 
 /* The Profile of `profile`, the runtime events of `kind`, of one of its
  * values (`weight`: the weight, else the count), summed by stack and
- * thread, dated by its first event (on the CPU samples' clock, which
- * `wall_clock_offset` turns into Unix time). */
+ * thread, dated on the CPU samples' clock, which `wall_clock_offset` turns
+ * into Unix time. */
 static void write_events_profile(struct dictionary *dictionary,
 				 const struct runtime_profile *runtime,
 				 enum runtime_stack_kind kind, bool weight,
@@ -291,49 +318,15 @@ static void write_events_profile(struct dictionary *dictionary,
 {
 	const struct profile *profile = &runtime->profile;
 	const struct pprof_values *values = outputs_runtime_values(kind);
-	struct protobuf_message samples = {0};
-	struct id_map keys = {0};
-	int64_t *sums = NULL;
-	size_t capacity = 0;
-	uint64_t first = UINT64_MAX, latest = 0;
-	unsigned char id[16] = {0};
+	struct stack_sums sums = {.first = UINT64_MAX};
 
-	for (size_t i = 0; i < profile->sample_count; i++) {
-		const struct profile_sample *sample = &profile->samples[i];
-		int64_t amount = weight		   ? (int64_t)sample->period
-				 : runtime->counts ? (int64_t)runtime->counts[i]
-						   : 1;
-		bool added;
-		uint32_t key =
-		    id_map_get(&keys, sample->stack, (uintptr_t)sample->thread_name, &added);
-
-		grow_array((void **)&sums, &capacity, key + 1, sizeof(*sums));
-		sums[key] = added ? amount : sums[key] + amount;
-		first = sample->time < first ? sample->time : first;
-		latest = sample->time > latest ? sample->time : latest;
-	}
-	for (size_t key = 0; key < keys.count; key++) {
-		struct protobuf_message sample = {0};
-		int64_t thread = attribute_index(dictionary, "thread.name",
-						 (const char *)(uintptr_t)keys.keys[key].second);
-
-		protobuf_varint_field(
-		    &sample, SAMPLE_STACK,
-		    (uint64_t)stack_index(dictionary, profile, (uint32_t)keys.keys[key].first));
-		protobuf_packed_field(&sample, SAMPLE_ATTRIBUTES, &thread, 1);
-		protobuf_packed_field(&sample, SAMPLE_VALUES, &sums[key], 1);
-		protobuf_message_field(&samples, PROFILE_SAMPLES, &sample);
-	}
-	value_type(dictionary, out, PROFILE_SAMPLE_TYPE,
-		   weight ? values->weight_type : values->count_type,
-		   weight ? values->weight_unit : values->count_unit);
-	protobuf_append(out, &samples);
-	protobuf_fixed64_field(out, PROFILE_TIME, (uint64_t)((int64_t)first + wall_clock_offset));
-	protobuf_varint_field(out, PROFILE_DURATION, latest - first);
-	if (getrandom(id, sizeof(id), 0) == (ssize_t)sizeof(id))
-		protobuf_bytes_field(out, PROFILE_ID, id, sizeof(id));
-	free(sums);
-	id_map_release(&keys);
+	for (size_t i = 0; i < profile->sample_count; i++)
+		add_to_sums(&sums, &profile->samples[i],
+			    weight	      ? (int64_t)profile->samples[i].period
+			    : runtime->counts ? (int64_t)runtime->counts[i]
+					      : 1);
+	write_sums(dictionary, profile, &sums, weight ? values->weight_type : values->count_type,
+		   weight ? values->weight_unit : values->count_unit, wall_clock_offset, 0, out);
 }
 
 /* A Profile of each value of each kind of `runtime` that has events. */
