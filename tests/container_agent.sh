@@ -100,9 +100,11 @@ until (($(pushes "$workdir/received-1" "$a_series" | wc -l) >= 3)); do
 	sleep 0.5
 done
 
-# A job shorter than a period: started as a period begins and gone before
-# it ends, so its period is sent after it exited; its push still carries
-# its pod's labels, read at its first sample.
+# A job shorter than a period: started as a period begins and gone once it
+# ran half a second of CPU (usually before the period ends), so its period
+# is sent after it exited; its push still carries its pod's labels, read at
+# its first sample. (A second of wall time was once not enough to be
+# sampled on a loaded machine.)
 mkdir -p "$workdir/secrets-job"
 echo batch >"$workdir/secrets-job/namespace"
 podman create --network=none --name agent-pod-job --hostname batch-job-x7k2p \
@@ -113,7 +115,12 @@ period=$(newest_period)
 until [[ $(newest_period) > $period ]]; do sleep 0.05; done
 podman start agent-pod-job >/dev/null
 job_pid=$(pid_of agent-pod-job)
-sleep 1
+# cpu_ticks PID: its user and system time so far, in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+until (($(cpu_ticks "$job_pid") >= $(getconf CLK_TCK) / 2)); do
+	[[ -e /proc/$job_pid ]] || fail "the job exited before it ran half a second"
+	sleep 0.05
+done
 podman rm -f -t 0 agent-pod-job >/dev/null
 until (($(pushes "$workdir/received-1" "$a_series" | wc -l) >= 6)); do sleep 0.5; done
 
