@@ -1,27 +1,22 @@
 #include "agent_send.h"
+#include "agent_kept.h"
+#include "agent_series.h"
 #include "agent_runtime_profiles.h"
 #include "http_client.h"
 #include "otlp_profiles.h"
-#include "pod_labels.h"
 #include "process_profiles.h"
 #include "pyroscope_push.h"
 #include "util.h"
 
 #include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#define LABELS_SUFFIX	  ".labels"
-#define PROFILE_NAME_KEY  "__name__=" /* in a labels file: not process_cpu */
-#define PROFILE_SUFFIX	  ".pb.gz"
-#define MAX_PROFILE_BYTES ((size_t)64 << 20)
 /* agent.log starts again past this: the worker lives as long as the agent. */
 #define MAX_LOG_BYTES (1L << 20)
 /* How long a period's push waits for its runtime events' sessions to be
@@ -29,120 +24,10 @@
  * runtime profiles of the period, not the push. */
 #define RUNTIME_CUT_SECONDS 5
 
-/* What a profile is sent with: its service name and labels. */
-struct profile_labels {
-	char *profile_name; /* Pyroscope's __name__; NULL: process_cpu */
-	char *service;
-	struct string_list labels; /* "key=value", malloc'd */
-};
-
-static void add_label(struct profile_labels *labels, const char *key, const char *value)
-{
-	char *label = xasprintf("%s=%s", key, value);
-
-	make_printable(label); /* a control character would end a line of the labels file */
-	string_list_append(&labels->labels, label);
-}
-
-/* The series labels of `profile`, whose process is `process`: what names
- * its workload (service, namespace, pod, container, node, the user's),
- * not the process itself, so that a workload's processes make one series
- * however many come and go. Their pids and names are in the profile. */
-static void make_labels(const struct agent_send_options *options,
-			const struct process_profile *profile, const struct agent_process *process,
-			struct profile_labels *labels)
-{
-	const struct pod_labels *pod = &process->labels;
-
-	*labels = (struct profile_labels){0};
-	if (pod->namespace[0]) {
-		char workload[POD_NAME_MAX + 1];
-
-		pod_labels_workload(pod->pod[0] ? pod->pod : profile->process_name, workload,
-				    sizeof(workload));
-		labels->service = xasprintf("%s/%s", pod->namespace, workload);
-		add_label(labels, "namespace", pod->namespace);
-	} else if (pod->container[0]) {
-		labels->service = xasprintf("container/%s", pod->container);
-	} else {
-		labels->service = xstrdup(profile->process_name);
-	}
-	make_printable(labels->service);
-	if (pod->pod[0])
-		add_label(labels, "pod", pod->pod);
-	if (pod->container[0])
-		add_label(labels, "container", pod->container);
-	add_label(labels, "node", options->node);
-	for (size_t i = 0; i < options->labels.count; i++)
-		string_list_append(&labels->labels, xstrdup(options->labels.items[i]));
-}
-
-static void free_labels(struct profile_labels *labels)
-{
-	for (size_t i = 0; i < labels->labels.count; i++)
-		free((char *)labels->labels.items[i]);
-	string_list_clear(&labels->labels);
-	free(labels->service);
-	free(labels->profile_name);
-}
-
-static bool same_labels(const struct profile_labels *a, const struct profile_labels *b)
-{
-	if (strcmp(a->service, b->service) || a->labels.count != b->labels.count)
-		return false;
-	for (size_t i = 0; i < a->labels.count; i++)
-		if (strcmp(a->labels.items[i], b->labels.items[i]))
-			return false;
-	return true;
-}
-
-/* A period's series: the processes that share their labels. */
-struct series {
-	struct profile_labels labels;
-	size_t *members; /* indices of the period's processes */
-	size_t member_count, member_capacity;
-};
-
-struct series_list {
-	struct series *items;
-	size_t count, capacity;
-};
-
-/* Adds process `index` with `labels` (taken) to its series, made when no
- * process had those labels yet. */
-static void add_to_series(struct series_list *list, size_t index, struct profile_labels *labels)
-{
-	struct series *series = NULL;
-
-	for (size_t i = 0; i < list->count && !series; i++)
-		if (same_labels(&list->items[i].labels, labels))
-			series = &list->items[i];
-	if (series) {
-		free_labels(labels);
-	} else {
-		grow_array((void **)&list->items, &list->capacity, list->count + 1,
-			   sizeof(*list->items));
-		series = &list->items[list->count++];
-		*series = (struct series){.labels = *labels};
-	}
-	grow_array((void **)&series->members, &series->member_capacity, series->member_count + 1,
-		   sizeof(*series->members));
-	series->members[series->member_count++] = index;
-}
-
-static void free_series(struct series_list *list)
-{
-	for (size_t i = 0; i < list->count; i++) {
-		free_labels(&list->items[i].labels);
-		free(list->items[i].members);
-	}
-	free(list->items);
-}
-
 /* Returns as pyroscope_push_profile; `span` may be NULL. Every push goes
  * on the sender's one connection, kept open while the receiver keeps it. */
 static enum push_result push(struct agent_sender *sender, const unsigned char *data, size_t size,
-			     const struct pprof_span *span, const struct profile_labels *labels,
+			     const struct pprof_span *span, const struct agent_labels *labels,
 			     char *why, size_t why_size)
 {
 	const struct agent_send_options *options = sender->options;
@@ -168,54 +53,6 @@ struct series_profile {
 	struct pprof_span span;
 };
 
-/* Opens a file of the spool, never through a link: the agent runs as
- * root, and the spool's folders are its own (agent_spool_make). */
-static FILE *open_spool_file(const char *path, int flags, const char *mode)
-{
-	int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
-	FILE *file = fd >= 0 ? fdopen(fd, mode) : NULL;
-
-	if (fd >= 0 && !file)
-		close(fd);
-	return file;
-}
-
-/* DIR/series-NUMBER followed by `suffix` (malloc'd). */
-static char *kept_path(const char *dir, const struct series_profile *profile, const char *suffix)
-{
-	return xasprintf("%s/series-%06zu%s", dir, profile->number, suffix);
-}
-
-/* DIR/series-NUMBER.pb.gz and DIR/series-NUMBER.labels (the service name,
- * then the labels, a line each), for a later round. */
-static void keep_profile(const char *dir, const struct series_profile *profile,
-			 const struct profile_labels *labels)
-{
-	char *path = kept_path(dir, profile, PROFILE_SUFFIX);
-	FILE *out = open_spool_file(path, O_WRONLY | O_CREAT | O_TRUNC, "w");
-	bool written = out && fwrite(profile->data, 1, profile->size, out) == profile->size;
-
-	if (out && fclose(out) != 0)
-		written = false;
-	if (written) {
-		free(path);
-		path = kept_path(dir, profile, LABELS_SUFFIX);
-		out = open_spool_file(path, O_WRONLY | O_CREAT | O_TRUNC, "w");
-		if (out) {
-			fprintf(out, "service_name=%s\n", labels->service);
-			if (labels->profile_name)
-				fprintf(out, PROFILE_NAME_KEY "%s\n", labels->profile_name);
-			for (size_t i = 0; i < labels->labels.count; i++)
-				fprintf(out, "%s\n", labels->labels.items[i]);
-			written = fclose(out) == 0;
-		}
-	}
-	if (!written)
-		report_error("cannot keep %s for a later push: %s; that profile is dropped", path,
-			     strerror(errno));
-	free(path);
-}
-
 /* Said once when the receiver stops taking profiles, once when it takes
  * them again. */
 static void receiver_failed(struct agent_sender *sender, const char *why)
@@ -239,7 +76,7 @@ static void receiver_took(struct agent_sender *sender)
 /* Pushes one profile, or keeps it in `dir` once this round found the
  * receiver unable (`*stopped`). */
 static void send_profile(struct agent_sender *sender, const char *dir,
-			 const struct series_profile *profile, const struct profile_labels *labels,
+			 const struct series_profile *profile, const struct agent_labels *labels,
 			 bool *stopped)
 {
 	char why[512] = "";
@@ -262,7 +99,7 @@ static void send_profile(struct agent_sender *sender, const char *dir,
 		receiver_failed(sender, why);
 		*stopped = true;
 	}
-	keep_profile(dir, profile, labels);
+	agent_kept_write(dir, profile->number, profile->data, profile->size, labels);
 }
 
 static int64_t clock_nanoseconds(clockid_t clock)
@@ -292,16 +129,17 @@ static double cpu_seconds(void)
 /* The period's processes into series, each process's labels read; and
  * each process's OTLP resource (malloc'd strings) when `resources`. */
 static void group_series(struct agent_sender *sender, const struct agent_period *period,
-			 const struct process_profiles *profiles, struct series_list *list,
+			 const struct process_profiles *profiles, struct agent_series_list *list,
 			 struct otlp_process *resources)
 {
 	for (size_t i = 0; i < profiles->count; i++) {
 		const struct process_profile *profile = &profiles->processes[i];
 		struct agent_process *process =
 		    agent_processes_of_profile(&sender->processes, profile, period->number);
-		struct profile_labels labels;
+		struct agent_labels labels;
 
-		make_labels(sender->options, profile, process, &labels);
+		agent_labels_make(sender->options->node, &sender->options->labels, profile, process,
+				  &labels);
 		if (resources)
 			resources[i] =
 			    (struct otlp_process){.index = i,
@@ -311,7 +149,7 @@ static void group_series(struct agent_sender *sender, const struct agent_period 
 						  .namespace = xstrdup(process->labels.namespace),
 						  .pod = xstrdup(process->labels.pod),
 						  .container = xstrdup(process->labels.container)};
-		add_to_series(list, i, &labels);
+		agent_series_add(list, i, &labels);
 	}
 }
 
@@ -364,11 +202,11 @@ static bool takes_process(uint32_t pid, void *context)
 }
 
 /* The labels of the process of a runtime part, as its CPU profile's
- * (make_labels), and its entry: the newest seen with its pid (it may have
+ * (agent_labels_make), and its entry: the newest seen with its pid (it may have
  * had no CPU sample in the period). */
 static struct agent_process *labels_of_part(struct agent_sender *sender,
 					    const struct agent_runtime_part *part,
-					    unsigned long period, struct profile_labels *labels)
+					    unsigned long period, struct agent_labels *labels)
 {
 	struct agent_process *found = NULL;
 	struct process_profile named = {.pid = part->pid};
@@ -380,7 +218,7 @@ static struct agent_process *labels_of_part(struct agent_sender *sender,
 		found = agent_processes_note(&sender->processes, part->pid, period);
 	memcpy(named.process_name, part->comm, sizeof(named.process_name));
 	make_printable(named.process_name);
-	make_labels(sender->options, &named, found, labels);
+	agent_labels_make(sender->options->node, &sender->options->labels, &named, found, labels);
 	return found;
 }
 
@@ -396,7 +234,7 @@ static void send_runtime_profiles(struct agent_sender *sender, const struct agen
 
 		for (int kind = 0; runtimes[i].read && kind < RUNTIME_STACK_KINDS; kind++) {
 			struct series_profile profile = {.number = (*number)++};
-			struct profile_labels labels;
+			struct agent_labels labels;
 
 			if (!runtimes[i].profiles[kind].profile.sample_count)
 				continue;
@@ -413,7 +251,7 @@ static void send_runtime_profiles(struct agent_sender *sender, const struct agen
 			labels.profile_name =
 			    xstrdup(agent_runtime_profile_name((enum runtime_stack_kind)kind));
 			send_profile(sender, period->dir, &profile, &labels, stopped);
-			free_labels(&labels);
+			agent_labels_free(&labels);
 			free(profile.data);
 		}
 	}
@@ -431,7 +269,7 @@ static void add_runtime_resources(struct agent_sender *sender, const struct agen
 		const struct agent_runtime_part *part = &runtimes[i].part;
 		size_t j = 0;
 		struct agent_process *process;
-		struct profile_labels labels;
+		struct agent_labels labels;
 
 		while (j < profiles->count && (profiles->processes[j].pid != part->pid ||
 					       !profiles->processes[j].last_of_pid))
@@ -452,7 +290,7 @@ static void add_runtime_resources(struct agent_sender *sender, const struct agen
 					  .pod = xstrdup(process->labels.pod),
 					  .container = xstrdup(process->labels.container),
 					  .runtime = runtimes[i].profiles};
-		free_labels(&labels);
+		agent_labels_free(&labels);
 	}
 }
 
@@ -464,7 +302,7 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 	char *perf_data = xasprintf("%s/perf.data", period->dir);
 	char *reading = xasprintf("%s/" AGENT_SPOOL_READING, period->dir);
 	struct process_profiles profiles;
-	struct series_list list = {0};
+	struct agent_series_list list = {0};
 	struct otlp_process *resources = NULL;
 	struct agent_runtime_period *runtimes = NULL;
 	bool read = false;
@@ -539,7 +377,7 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 		period->dir, samples, read ? profiles.count : 0, list.count,
 		1000 * (made - start + encoding), 1000 * (cpu_seconds() - made - encoding));
 	fflush(sender->log);
-	free_series(&list);
+	agent_series_free(&list);
 	free_resources(resources, resource_count);
 	if (read)
 		process_profiles_release(&profiles);
@@ -549,62 +387,17 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 	free(perf_data);
 }
 
-static unsigned char *read_small_file(const char *path, size_t *size)
-{
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat status;
-	unsigned char *data = NULL;
-
-	if (fd >= 0 && fstat(fd, &status) == 0 && (size_t)status.st_size <= MAX_PROFILE_BYTES) {
-		data = xmalloc((size_t)status.st_size + 1);
-		if (read(fd, data, (size_t)status.st_size) != status.st_size) {
-			free(data);
-			data = NULL;
-		}
-		*size = (size_t)status.st_size;
-	}
-	if (fd >= 0)
-		close(fd);
-	return data;
-}
-
-/* Reads DIR/PID.labels, as keep_profile wrote it. */
-static bool read_labels(const char *path, struct profile_labels *labels)
-{
-	FILE *file = open_spool_file(path, O_RDONLY, "r");
-	char line[1024];
-
-	*labels = (struct profile_labels){0};
-	while (file && fgets(line, sizeof(line), file)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (!labels->service && !strncmp(line, "service_name=", 13))
-			labels->service = xstrdup(line + 13);
-		else if (!labels->profile_name &&
-			 !strncmp(line, PROFILE_NAME_KEY, strlen(PROFILE_NAME_KEY)))
-			labels->profile_name = xstrdup(line + strlen(PROFILE_NAME_KEY));
-		else
-			string_list_append(&labels->labels, xstrdup(line));
-	}
-	if (file)
-		fclose(file);
-	return labels->service != NULL;
-}
-
 /* Pushes DIR/PID.pb.gz with the labels of DIR/PID.labels; both go once
  * the receiver answered. False when it could not take it now. */
 static bool push_kept(struct agent_sender *sender, const char *labels_path)
 {
-	char *profile_path = xasprintf(
-	    "%.*s" PROFILE_SUFFIX, (int)(strlen(labels_path) - strlen(LABELS_SUFFIX)), labels_path);
-	struct profile_labels labels;
-	char why[512] = "";
+	struct agent_labels labels;
+	char why[512] = "", *profile_path;
 	size_t size = 0;
-	unsigned char *data = read_small_file(profile_path, &size);
+	unsigned char *data;
 	enum push_result status = PUSH_REFUSED;
 
-	if (!data || !read_labels(labels_path, &labels))
-		snprintf(why, sizeof(why), "cannot read %s", data ? labels_path : profile_path);
-	else
+	if (agent_kept_read(labels_path, &data, &size, &labels, &profile_path, why, sizeof(why)))
 		status = push(sender, data, size, NULL, &labels, why, sizeof(why));
 	if (status == PUSH_SENT)
 		receiver_took(sender);
@@ -616,25 +409,17 @@ static bool push_kept(struct agent_sender *sender, const char *labels_path)
 		unlink(profile_path);
 		unlink(labels_path);
 	}
-	free_labels(&labels);
+	agent_labels_free(&labels);
 	free(data);
 	free(profile_path);
 	return status == PUSH_SENT || status == PUSH_REFUSED;
-}
-
-static int is_labels_file(const struct dirent *entry)
-{
-	size_t length = strlen(entry->d_name);
-
-	return length > strlen(LABELS_SUFFIX) &&
-	       !strcmp(entry->d_name + length - strlen(LABELS_SUFFIX), LABELS_SUFFIX);
 }
 
 /* Pushes the profiles kept in `dir` until the receiver cannot take one. */
 static void push_period(struct agent_sender *sender, const char *dir, bool *stopped)
 {
 	struct dirent **entries;
-	int count = scandir(dir, &entries, is_labels_file, alphasort);
+	int count = scandir(dir, &entries, agent_kept_is_labels_file, alphasort);
 
 	for (int i = 0; i < count; i++) {
 		char *path = xasprintf("%s/%s", dir, entries[i]->d_name);
@@ -661,7 +446,7 @@ void agent_sender_open(struct agent_sender *sender, const struct agent_send_opti
 	};
 	/* The sampler checked the folder; the worker opens it for itself. */
 	if (agent_spool_make(&sender->spool) == 0)
-		sender->log = open_spool_file(log_path, O_WRONLY | O_CREAT | O_TRUNC, "w");
+		sender->log = agent_spool_open_file(log_path, O_WRONLY | O_CREAT | O_TRUNC, "w");
 	free(log_path);
 	if (!sender->log)
 		sender->log = fopen("/dev/null", "we");

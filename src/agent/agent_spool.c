@@ -184,3 +184,13 @@ void agent_spool_close(struct agent_spool *spool)
 		close(spool->fd);
 	spool->fd = -1;
 }
+
+FILE *agent_spool_open_file(const char *path, int flags, const char *mode)
+{
+	int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *file = fd >= 0 ? fdopen(fd, mode) : NULL;
+
+	if (fd >= 0 && !file)
+		close(fd);
+	return file;
+}

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* A worker renames a period's perf.data to this while it reads it: a
  * folder that still holds it after the worker died killed it, and is
@@ -58,6 +59,11 @@ void agent_spool_take_left(struct agent_spool *spool, const char *skip, bool say
 
 /* `dir` is finished: it waits. */
 void agent_spool_add(struct agent_spool *spool, const char *dir);
+
+/* Opens a file in the spool (flags as open(2)'s, 0600 when made; `mode`
+ * as fdopen(3)'s), never through a link: the agent runs as root, and the
+ * spool's folders are its own (agent_spool_make). NULL when it cannot. */
+FILE *agent_spool_open_file(const char *path, int flags, const char *mode);
 
 /* Past max_periods the oldest go. */
 void agent_spool_drop_oldest(struct agent_spool *spool);

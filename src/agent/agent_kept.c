@@ -1,0 +1,115 @@
+#include "agent_kept.h"
+#include "agent_spool.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LABELS_SUFFIX	  ".labels"
+#define PROFILE_SUFFIX	  ".pb.gz"
+#define PROFILE_NAME_KEY  "__name__=" /* in a labels file: not process_cpu */
+#define SERVICE_KEY	  "service_name="
+#define MAX_PROFILE_BYTES ((size_t)64 << 20)
+
+/* DIR/series-NUMBER followed by `suffix` (malloc'd). */
+static char *kept_path(const char *dir, size_t number, const char *suffix)
+{
+	return xasprintf("%s/series-%06zu%s", dir, number, suffix);
+}
+
+void agent_kept_write(const char *dir, size_t number, const unsigned char *data, size_t size,
+		      const struct agent_labels *labels)
+{
+	char *path = kept_path(dir, number, PROFILE_SUFFIX);
+	FILE *out = agent_spool_open_file(path, O_WRONLY | O_CREAT | O_TRUNC, "w");
+	bool written = out && fwrite(data, 1, size, out) == size;
+
+	if (out && fclose(out) != 0)
+		written = false;
+	if (written) {
+		free(path);
+		path = kept_path(dir, number, LABELS_SUFFIX);
+		out = agent_spool_open_file(path, O_WRONLY | O_CREAT | O_TRUNC, "w");
+		if (out) {
+			fprintf(out, SERVICE_KEY "%s\n", labels->service);
+			if (labels->profile_name)
+				fprintf(out, PROFILE_NAME_KEY "%s\n", labels->profile_name);
+			for (size_t i = 0; i < labels->labels.count; i++)
+				fprintf(out, "%s\n", labels->labels.items[i]);
+			written = fclose(out) == 0;
+		}
+	}
+	if (!written)
+		report_error("cannot keep %s for a later push: %s; that profile is dropped", path,
+			     strerror(errno));
+	free(path);
+}
+
+/* The file at `path` (malloc'd, `*size` bytes), if it is a file of at most
+ * MAX_PROFILE_BYTES; else NULL. */
+static unsigned char *read_small_file(const char *path, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat status;
+	unsigned char *data = NULL;
+
+	if (fd >= 0 && fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
+	    (size_t)status.st_size <= MAX_PROFILE_BYTES) {
+		data = xmalloc((size_t)status.st_size + 1);
+		if (read(fd, data, (size_t)status.st_size) != status.st_size) {
+			free(data);
+			data = NULL;
+		}
+		*size = (size_t)status.st_size;
+	}
+	if (fd >= 0)
+		close(fd);
+	return data;
+}
+
+/* Reads a labels file, as agent_kept_write wrote it. */
+static bool read_labels(const char *path, struct agent_labels *labels)
+{
+	FILE *file = agent_spool_open_file(path, O_RDONLY, "r");
+	char line[1024];
+
+	while (file && fgets(line, sizeof(line), file)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!labels->service && !strncmp(line, SERVICE_KEY, strlen(SERVICE_KEY)))
+			labels->service = xstrdup(line + strlen(SERVICE_KEY));
+		else if (!labels->profile_name &&
+			 !strncmp(line, PROFILE_NAME_KEY, strlen(PROFILE_NAME_KEY)))
+			labels->profile_name = xstrdup(line + strlen(PROFILE_NAME_KEY));
+		else
+			string_list_append(&labels->labels, xstrdup(line));
+	}
+	if (file)
+		fclose(file);
+	return labels->service != NULL;
+}
+
+bool agent_kept_read(const char *labels_path, unsigned char **data, size_t *size,
+		     struct agent_labels *labels, char **profile_path, char *why, size_t why_size)
+{
+	*labels = (struct agent_labels){0};
+	*profile_path = xasprintf("%.*s" PROFILE_SUFFIX,
+				  (int)(strlen(labels_path) - strlen(LABELS_SUFFIX)), labels_path);
+	*data = read_small_file(*profile_path, size);
+	if (*data && read_labels(labels_path, labels))
+		return true;
+	snprintf(why, why_size, "cannot read %s", *data ? labels_path : *profile_path);
+	return false;
+}
+
+int agent_kept_is_labels_file(const struct dirent *entry)
+{
+	size_t length = strlen(entry->d_name);
+
+	return length > strlen(LABELS_SUFFIX) &&
+	       !strcmp(entry->d_name + length - strlen(LABELS_SUFFIX), LABELS_SUFFIX);
+}
