@@ -33,7 +33,8 @@ struct record_session {
 	 * each sampling event into the same ring; the kernel's ids of both. */
 	struct perf_event_attr *switch_attr; /* the caller's, updated as attr is */
 	bool switch_refused;		     /* the switch event, not sampling, failed to open */
-	bool ring_refused; /* mapping a ring buffer failed for the locked memory limit */
+	bool ring_refused;     /* mapping a ring buffer failed for the locked memory limit */
+	bool said_out_of_step; /* a ring buffer's unread records were dropped */
 	struct record_event_ids ids[RECORD_EVENT_COUNT];
 };
 
@@ -470,6 +471,13 @@ static int drain_ring_buffers(struct record_session *session, record_sink sink, 
 
 	status = ring_buffers_drain(session->rings, session->cpu_count, &session->attr,
 				    count_and_pass, &counting);
+	for (size_t i = 0; i < session->cpu_count; i++)
+		if (session->rings[i].dropped_bytes && !session->said_out_of_step) {
+			report_warning("CPU %zu's ring buffer held a record header no kernel "
+				       "writes: its %llu unread bytes were dropped, not misread",
+				       i, session->rings[i].dropped_bytes);
+			session->said_out_of_step = true;
+		}
 	if (status == 0 && summary->samples != before)
 		status = sink(&finished_round, context);
 	return status;

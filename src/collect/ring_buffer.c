@@ -49,8 +49,12 @@ static void peek(struct ring_cursor *cursor, const struct perf_event_attr *attr)
 	if (cursor->tail >= cursor->head)
 		return;
 	size = record->size;
-	if (size < sizeof(*record))
-		return; /* cannot happen with a sane kernel; never loop forever */
+	if (size < sizeof(*record) || size % sizeof(uint64_t) ||
+	    size > cursor->head - cursor->tail) {
+		ring->dropped_bytes += cursor->head - cursor->tail;
+		cursor->tail = cursor->head;
+		return;
+	}
 	if (offset + size > ring->data_size) {
 		size_t first_part = ring->data_size - offset;
 

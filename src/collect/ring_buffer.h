@@ -13,6 +13,10 @@ struct ring_buffer {
 	size_t data_size;
 	unsigned char *scratch; /* a record split by the buffer's end, whole;
 				   RING_BUFFER_MAX_RECORD bytes from the first */
+	/* Unread bytes dropped, never read as records: a record header that
+	 * no kernel writes (a size not a multiple of 8, or past what the
+	 * kernel wrote) means the reading is out of step with the records. */
+	unsigned long long dropped_bytes;
 };
 
 /* The largest record: header.size has 16 bits. */
