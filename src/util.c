@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static FILE *message_log;
@@ -186,4 +187,43 @@ int write_whole(int fd, const void *bytes, size_t size)
 		size -= (size_t)written;
 	}
 	return 0;
+}
+
+unsigned char *read_whole_file(const char *path, int flags, size_t max_size, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | flags);
+	struct stat status;
+	unsigned char *data = NULL;
+	size_t done = 0;
+	ssize_t got = 1;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &status) == 0) {
+		if (!S_ISREG(status.st_mode))
+			errno = EINVAL;
+		else if ((size_t)status.st_size > max_size)
+			errno = EFBIG;
+		else
+			data = xmalloc((size_t)status.st_size + 1);
+	}
+	while (data && done < (size_t)status.st_size && got > 0) {
+		got = read(fd, data + done, (size_t)status.st_size - done);
+		if (got > 0)
+			done += (size_t)got;
+		else if (got < 0 && errno == EINTR)
+			got = 1;
+	}
+	if (data && done < (size_t)status.st_size) {
+		if (got == 0)
+			errno = EIO; /* the file shrank while read */
+		free(data);
+		data = NULL;
+	}
+	if (data) {
+		data[done] = '\0';
+		*size = done;
+	}
+	close(fd);
+	return data;
 }

@@ -53,4 +53,10 @@ void remove_flat_folder(const char *dir);
  * with errno set. */
 int write_whole(int fd, const void *bytes, size_t size);
 
+/* The regular file at `path` (opened with O_RDONLY and `flags`, such as
+ * O_NOFOLLOW), whole: malloc'd, `*size` bytes and a NUL after them. NULL
+ * with errno set when it cannot be read, is not a regular file (EINVAL)
+ * or holds more than `max_size` bytes (EFBIG). */
+unsigned char *read_whole_file(const char *path, int flags, size_t max_size, size_t *size);
+
 #endif

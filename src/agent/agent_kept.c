@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define LABELS_SUFFIX	  ".labels"
@@ -50,28 +49,6 @@ void agent_kept_write(const char *dir, size_t number, const unsigned char *data,
 	free(path);
 }
 
-/* The file at `path` (malloc'd, `*size` bytes), if it is a file of at most
- * MAX_PROFILE_BYTES; else NULL. */
-static unsigned char *read_small_file(const char *path, size_t *size)
-{
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat status;
-	unsigned char *data = NULL;
-
-	if (fd >= 0 && fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
-	    (size_t)status.st_size <= MAX_PROFILE_BYTES) {
-		data = xmalloc((size_t)status.st_size + 1);
-		if (read(fd, data, (size_t)status.st_size) != status.st_size) {
-			free(data);
-			data = NULL;
-		}
-		*size = (size_t)status.st_size;
-	}
-	if (fd >= 0)
-		close(fd);
-	return data;
-}
-
 /* Reads a labels file, as agent_kept_write wrote it. */
 static bool read_labels(const char *path, struct agent_labels *labels)
 {
@@ -99,7 +76,7 @@ bool agent_kept_read(const char *labels_path, unsigned char **data, size_t *size
 	*labels = (struct agent_labels){0};
 	*profile_path = xasprintf("%.*s" PROFILE_SUFFIX,
 				  (int)(strlen(labels_path) - strlen(LABELS_SUFFIX)), labels_path);
-	*data = read_small_file(*profile_path, size);
+	*data = read_whole_file(*profile_path, O_NOFOLLOW, MAX_PROFILE_BYTES, size);
 	if (*data && read_labels(labels_path, labels))
 		return true;
 	snprintf(why, why_size, "cannot read %s", *data ? labels_path : *profile_path);

@@ -6,12 +6,10 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -24,28 +22,6 @@ struct profile_facts {
 	long sample_rate;    /* Hz */
 	char *process_name;  /* the first sample's "process" label, or NULL */
 };
-
-static unsigned char *read_file(const char *path, size_t *size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat status;
-	unsigned char *data = NULL;
-
-	if (fd >= 0 && fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
-	    (size_t)status.st_size <= MAX_PROFILE_BYTES) {
-		data = xmalloc((size_t)status.st_size + 1);
-		if (read(fd, data, (size_t)status.st_size) != status.st_size) {
-			free(data);
-			data = NULL;
-		}
-		*size = (size_t)status.st_size;
-	} else if (fd >= 0) {
-		errno = EFBIG;
-	}
-	if (fd >= 0)
-		close(fd);
-	return data;
-}
 
 /* The profile, gunzipped, or NULL when it is not gzip. */
 static unsigned char *gunzip(const unsigned char *data, size_t size, size_t *length)
@@ -314,7 +290,7 @@ int pyroscope_push(const char *dir, const struct push_request *request)
 {
 	char *path = xasprintf("%s/profile.pb.gz", dir), why[512] = "";
 	size_t size = 0;
-	unsigned char *data = read_file(path, &size);
+	unsigned char *data = read_whole_file(path, 0, MAX_PROFILE_BYTES, &size);
 	int status = -1;
 
 	if (!data)
