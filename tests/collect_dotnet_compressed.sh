@@ -77,13 +77,7 @@ check_named() {
 
 # The agent: the app's CPU pushes after its second period (the first may
 # have begun before the agent read the copies), as folded stacks.
-port=$(free_port)
-mkdir "$workdir/received"
-start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received" ok
-until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
-start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 3 -F 999 \
-	--push-timeout 60 --spool "$workdir/spool" 2>"$workdir/agent.err"
-agent_pid=$started_pid
+start_shapes_agent
 until python3 "$tests_dir/agent_folded.py" "$workdir/received" "$pid" "$workdir/agent.folded" \
 	--skip 1; do
 	kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent exited"; }

@@ -89,13 +89,7 @@ agent_profile() {
 	done
 }
 
-port=$(free_port)
-mkdir "$workdir/received"
-start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received" ok
-until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
-start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 3 -F 999 \
-	--push-timeout 60 --spool "$workdir/spool" 2>"$workdir/agent.err"
-agent_pid=$started_pid
+start_shapes_agent
 
 summary=()
 shapes=(self-contained single-file compressed trimmed native-aot)
