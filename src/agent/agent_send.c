@@ -126,6 +126,21 @@ static double cpu_seconds(void)
 	return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 }
 
+/* The OTLP resource of process `index` of the period (OTLP_NO_SAMPLES:
+ * none), its strings malloc'd (free_resources). */
+static struct otlp_process otlp_resource(size_t index, pid_t pid, const char *executable,
+					 const struct agent_labels *labels,
+					 const struct agent_process *process)
+{
+	return (struct otlp_process){.index = index,
+				     .pid = pid,
+				     .executable = executable,
+				     .service = xstrdup(labels->service),
+				     .namespace = xstrdup(process->labels.namespace),
+				     .pod = xstrdup(process->labels.pod),
+				     .container = xstrdup(process->labels.container)};
+}
+
 /* The period's processes into series, each process's labels read; and
  * each process's OTLP resource (malloc'd strings) when `resources`. */
 static void group_series(struct agent_sender *sender, const struct agent_period *period,
@@ -142,13 +157,7 @@ static void group_series(struct agent_sender *sender, const struct agent_period 
 				  &labels);
 		if (resources)
 			resources[i] =
-			    (struct otlp_process){.index = i,
-						  .pid = profile->pid,
-						  .executable = profile->process_name,
-						  .service = xstrdup(labels.service),
-						  .namespace = xstrdup(process->labels.namespace),
-						  .pod = xstrdup(process->labels.pod),
-						  .container = xstrdup(process->labels.container)};
+			    otlp_resource(i, profile->pid, profile->process_name, &labels, process);
 		agent_series_add(list, i, &labels);
 	}
 }
@@ -281,15 +290,9 @@ static void add_runtime_resources(struct agent_sender *sender, const struct agen
 			continue;
 		}
 		process = labels_of_part(sender, part, period->number, &labels);
-		resources[(*count)++] =
-		    (struct otlp_process){.index = OTLP_NO_SAMPLES,
-					  .pid = part->pid,
-					  .executable = part->comm,
-					  .service = xstrdup(labels.service),
-					  .namespace = xstrdup(process->labels.namespace),
-					  .pod = xstrdup(process->labels.pod),
-					  .container = xstrdup(process->labels.container),
-					  .runtime = runtimes[i].profiles};
+		resources[*count] =
+		    otlp_resource(OTLP_NO_SAMPLES, part->pid, part->comm, &labels, process);
+		resources[(*count)++].runtime = runtimes[i].profiles;
 		agent_labels_free(&labels);
 	}
 }
