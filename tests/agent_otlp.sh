@@ -53,14 +53,7 @@ grep -qx 'header.X-Team=payments' "$workdir/received/1.query" || fail "no X-Team
 python3 - "$workdir/received" "$pod_pid" "$tests_dir" <<'PY' || fail "the OTLP requests do not hold what they should"
 import glob, sys
 sys.path.insert(0, sys.argv[3])
-from protobuf_wire import fields, packed
-
-def message(data):
-    """{field: [values]} of a message."""
-    found = {}
-    for number, value in fields(data):
-        found.setdefault(number, []).append(value)
-    return found
+from protobuf_wire import fields, message, packed
 
 def any_value(data):
     value = dict(fields(data))

@@ -191,13 +191,7 @@ PY
 python3 - "$workdir/push" "$app_pid" "$caught" "$tests_dir" <<'PY' || fail "the OTLP requests do not hold the runtime profiles"
 import collections, glob, sys
 sys.path.insert(0, sys.argv[4])
-from protobuf_wire import fields, packed
-
-def message(data):
-    found = {}
-    for number, value in fields(data):
-        found.setdefault(number, []).append(value)
-    return found
+from protobuf_wire import fields, message, packed
 
 received, pid, caught = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 totals = collections.Counter()

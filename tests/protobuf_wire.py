@@ -37,6 +37,14 @@ def fields(data):
         yield number, value
 
 
+def message(data):
+    """{number: [values]} of the fields of the message `data`."""
+    found = {}
+    for number, value in fields(data):
+        found.setdefault(number, []).append(value)
+    return found
+
+
 def packed(value):
     """The integers of a repeated field: packed (bytes) or one (int)."""
     if isinstance(value, int):
