@@ -189,6 +189,14 @@ int write_whole(int fd, const void *bytes, size_t size)
 	return 0;
 }
 
+uint64_t clock_nanoseconds(clockid_t clock)
+{
+	struct timespec now = {0};
+
+	clock_gettime(clock, &now);
+	return (uint64_t)now.tv_sec * 1000000000 + (uint64_t)now.tv_nsec;
+}
+
 unsigned char *read_whole_file(const char *path, int flags, size_t max_size, size_t *size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | flags);

@@ -4,7 +4,9 @@
 #define PROFCPU_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 /* One line on stderr, prefixed with "profcpu: " ("profcpu: warning: "). */
 void report_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -52,6 +54,10 @@ void remove_flat_folder(const char *dir);
 /* Writes all `size` bytes to `fd`, again after a signal. Returns 0, or -1
  * with errno set. */
 int write_whole(int fd, const void *bytes, size_t size);
+
+/* What `clock` (CLOCK_MONOTONIC, CLOCK_REALTIME, ...) reads now, in
+ * nanoseconds. */
+uint64_t clock_nanoseconds(clockid_t clock);
 
 /* The regular file at `path` (opened with O_RDONLY and `flags`, such as
  * O_NOFOLLOW), whole: malloc'd, `*size` bytes and a NUL after them. NULL

@@ -54,14 +54,6 @@ struct agent_runtime_sessions {
 	unsigned long sequence; /* of the files made */
 };
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-}
-
 /* A new session of `watched`'s process into a file of its own; false when
  * the runtime refused it (said on stderr by eventpipe_session_start). */
 static bool start_session(struct agent_runtime_sessions *sessions, struct watched *watched)
@@ -124,7 +116,7 @@ static bool cut_session(struct agent_runtime_sessions *sessions, struct watched 
 {
 	struct watched next = *watched;
 	bool goes_on = !has_exited(watched->target) && start_session(sessions, &next);
-	uint64_t cut = goes_on ? monotonic_ns() : UINT64_MAX;
+	uint64_t cut = goes_on ? clock_nanoseconds(CLOCK_MONOTONIC) : UINT64_MAX;
 
 	eventpipe_session_stop(watched->session, sessions->log);
 	*part = (struct agent_runtime_part){.pid = watched->target->pid,

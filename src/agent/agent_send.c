@@ -102,19 +102,11 @@ static void send_profile(struct agent_sender *sender, const char *dir,
 	agent_kept_write(dir, profile->number, profile->data, profile->size, labels);
 }
 
-static int64_t clock_nanoseconds(clockid_t clock)
-{
-	struct timespec now;
-
-	clock_gettime(clock, &now);
-	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-}
-
 /* Unix time minus CLOCK_MONOTONIC's, the clock of the samples and of the
  * runtime's events. */
 static int64_t wall_clock_offset_now(void)
 {
-	return clock_nanoseconds(CLOCK_REALTIME) - clock_nanoseconds(CLOCK_MONOTONIC);
+	return (int64_t)(clock_nanoseconds(CLOCK_REALTIME) - clock_nanoseconds(CLOCK_MONOTONIC));
 }
 
 /* The worker's CPU time so far, in seconds. */

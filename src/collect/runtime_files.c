@@ -63,14 +63,6 @@ struct runtime_files {
 	FILE *log;
 };
 
-static uint64_t monotonic_now(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-}
-
 /* Appends to the copy; a jitdump's machine code is written as zeros
  * (jitdump_add_bytes_clearing_code). */
 static bool append_to_copy(struct runtime_files *files, struct followed *file, void *bytes,
@@ -318,7 +310,7 @@ struct runtime_files *runtime_files_follow(const struct target_process *target, 
 	}
 	if (!files->jitdump)
 		files->files[JITDUMP].stopped = true;
-	poll_now(files, monotonic_now());
+	poll_now(files, clock_nanoseconds(CLOCK_MONOTONIC));
 	return files;
 }
 
@@ -328,7 +320,7 @@ void runtime_files_poll(struct runtime_files *files)
 
 	if (!files)
 		return;
-	now = monotonic_now();
+	now = clock_nanoseconds(CLOCK_MONOTONIC);
 	if (now - files->last_poll >= POLL_INTERVAL_NS)
 		poll_now(files, now);
 }
@@ -339,7 +331,7 @@ bool runtime_files_read_jitdump(struct runtime_files *files, uint64_t time)
 	struct jitdump_summary summary;
 
 	if (files->jitdump_read_at <= time) {
-		files->jitdump_read_at = monotonic_now();
+		files->jitdump_read_at = clock_nanoseconds(CLOCK_MONOTONIC);
 		poll_file(files, file, files->jitdump_read_at);
 	}
 	jitdump_summarize(files->jitdump, &summary);
@@ -365,7 +357,7 @@ static void log_jitdump(const struct runtime_files *files)
 
 void runtime_files_finish(struct runtime_files *files)
 {
-	uint64_t now = monotonic_now();
+	uint64_t now = clock_nanoseconds(CLOCK_MONOTONIC);
 
 	if (!files)
 		return;

@@ -63,14 +63,6 @@ static uint64_t *copy_ids(const uint64_t *ids, size_t count)
 	return copy;
 }
 
-static uint64_t clock_nanoseconds(clockid_t clock)
-{
-	struct timespec now = {0};
-
-	clock_gettime(clock, &now);
-	return (uint64_t)now.tv_sec * 1000000000 + (uint64_t)now.tv_nsec;
-}
-
 /* One moment on both clocks: the samples' clock read between two reads of
  * the wall clock, taken at their middle. */
 static void read_clock_moment(struct perf_data_info *info, clockid_t samples_clock)
