@@ -90,13 +90,15 @@ wait_session() {
 	done
 }
 
-# The largest size seen of each session file: runtime-PID-PERIOD-SEQ.nettrace.
+# The largest size seen of each session file: runtime-PID-PERIOD-SEQ.nettrace,
+# only root's (mode 600).
 declare -A sizes
 poll_sizes() {
 	local file size
 	for file in "$workdir"/spool/runtime-*.nettrace; do
 		[[ -e $file ]] || continue
 		size=$(stat -c %s "$file" 2>/dev/null || echo 0)
+		[[ $(stat -c %a "$file" 2>/dev/null || echo 600) == 600 ]] || fail "$file is not only root's: $(stat -c %a "$file")"
 		((size <= ${sizes[${file##*/}]:-0})) || sizes[${file##*/}]=$size
 	done
 }
