@@ -7,7 +7,7 @@
 # exceptions. Every period the running app's CPU profile is pushed in,
 # from its first exception profile to its last, has its exception profile
 # too; they hold exactly the exceptions it caught; the stopped one's loss
-# is said in SPOOL/agent.log with its pid.
+# is said in SPOOL/agent.log with its pid, and no session file is left.
 #
 # The agent runs in a PID namespace of its own, with the apps; the receiver
 # is the tests' stand-in (tests/pyroscope_receiver.py).
@@ -121,4 +121,5 @@ PY
 grep "pid $stopped_pid" "$workdir/spool/agent.log" | grep -q "dropped" ||
 	fail "the agent did not say the stopped app's runtime events were dropped"
 grep "pid $stopped_pid" "$workdir/spool/agent.log" | grep "dropped"
+! ls "$workdir"/spool/runtime-*.nettrace 2>/dev/null || fail "the agent left session files in its spool"
 echo "ok: the stopped app cost the running one no period of its exceptions ($caught)"
