@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# A process that poses as .NET to the agent (it maps a file named
+# Processes that pose as .NET to the agent (each maps a file named
 # libcoreclr.so and listens on a diagnostics socket) and, asked for an
-# EventPipe session, answers yes and then streams bytes without end, fast,
-# ignoring StopTracing: the agent's runtime events are hostile input. The
-# agent must go on: each period's file of that process stops at 64 MiB,
-# the periods are sent (CPU profiles of the other processes pushed), the
-# junk gives no runtime profile, and the agent stops when told.
+# EventPipe session, answer yes and then stream bytes without end, fast,
+# ignoring StopTracing: the agent's runtime events are hostile input. Six
+# of them, beside a real .NET app (tests/dotnet/EventStacks) throwing
+# exceptions. The agent must go on: each period's file of a process stops
+# at 64 MiB, a period's files of all processes together stay within
+# 256 MiB (the spool's files polled, grouped by the period in their
+# names), the bound of all is reached (said in SPOOL/agent.log) and still
+# the app's exception profiles hold exactly the exceptions it caught (its
+# first MiB a period is its own); the periods are sent, the junk gives no
+# runtime profile, and the agent stops when told.
 #
 # A real .NET runtime cannot be made to do this: the stand-in is a Python
 # script speaking the diagnostics IPC's framing (DOTNET_IPC_V1 headers).
@@ -16,6 +21,7 @@ if [[ ${AGENT_HOSTILE_RUNTIME_INSIDE:-} != 1 ]]; then
 fi
 source "$(dirname "$0")/lib.sh"
 
+build_dotnet_app EventStacks
 mkdir "$workdir/fake"
 head -c 65536 /dev/zero >"$workdir/fake/libcoreclr.so"
 cat >"$workdir/fake.py" <<'PY'
@@ -49,59 +55,117 @@ def serve(connection):
     reply(connection, struct.pack("<Q", 7) if command_set == 0x02 else b"\0\0\0\0")
     connection.close()
 
-def busy():
+def busy():  # a fifth of a core: six of them leave the machine to the rest
     while True:
-        pass
+        began = time.monotonic()
+        while time.monotonic() - began < 0.02:
+            pass
+        time.sleep(0.08)
 
 threading.Thread(target=busy, daemon=True).start()  # sampled: the agent looks at it
 while True:
     connection, _ = server.accept()
     threading.Thread(target=serve, args=(connection,), daemon=True).start()
 PY
-start python3 "$workdir/fake.py" "$workdir/fake/libcoreclr.so"
-fake_pid=$started_pid
+fake_pids=()
+for fake in 1 2 3 4 5 6; do
+	start python3 "$workdir/fake.py" "$workdir/fake/libcoreclr.so"
+	fake_pids+=("$started_pid")
+done
 
 port=$(free_port)
 mkdir "$workdir/received"
 start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received" ok
 until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
-start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 2 --push-timeout 60 \
+start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 3 --push-timeout 60 \
 	--spool "$workdir/spool" 2>"$workdir/agent.err"
 agent_pid=$started_pid
 
-# periods: how many periods the agent has sent.
-periods() {
-	local count
-	count=$(grep -c "named and encoded" "$workdir/spool/agent.log" 2>/dev/null)
-	echo "${count:-0}"
+# wait_session PID: until the agent records the events of PID.
+wait_session() {
+	until grep -q "EventPipe session .*/runtime-$1-" "$workdir/spool/agent.log" 2>/dev/null; do
+		kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent stopped"; }
+		kill -0 "$1" 2>/dev/null || fail "pid $1 exited"
+		sleep 0.2
+	done
 }
-until grep -q "EventPipe session .*/runtime-$fake_pid-" "$workdir/spool/agent.log" 2>/dev/null; do
-	kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent stopped"; }
-	kill -0 "$fake_pid" 2>/dev/null || fail "the fake runtime exited"
-	sleep 0.2
-done
-# Each period's file stops at 64 MiB (the stream no longer read past it,
-# its connection closed at the cut), and the periods go on.
-largest=0
-from=$(periods)
-until (($(periods) >= from + 6)); do
-	kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent stopped"; }
+
+# The largest size seen of each session file: runtime-PID-PERIOD-SEQ.nettrace,
+# only root's (mode 600).
+declare -A sizes
+poll_sizes() {
+	local file size
 	for file in "$workdir"/spool/runtime-*.nettrace; do
 		[[ -e $file ]] || continue
 		size=$(stat -c %s "$file" 2>/dev/null || echo 0)
-		((size <= largest)) || largest=$size
+		[[ $(stat -c %a "$file" 2>/dev/null || echo 600) == 600 ]] || fail "$file is not only root's: $(stat -c %a "$file")"
+		((size <= ${sizes[${file##*/}]:-0})) || sizes[${file##*/}]=$size
 	done
+}
+
+for fake_pid in "${fake_pids[@]}"; do wait_session "$fake_pid"; done
+start_dotnet_app "$workdir/EventStacks/eventstacks.dll" "$workdir/go" 150
+app_pid=$started_pid app_output=$started_output
+wait_session "$app_pid"
+touch "$workdir/go"
+until grep -q done "$app_output"; do
+	kill -0 "$app_pid" 2>/dev/null || { cat "$app_output"; fail "the app exited"; }
+	poll_sizes
+	sleep 0.2
+done
+# Until a period begun after the app was done is sent (the spool's period
+# folders are named by the Unix time they began at, in milliseconds).
+done_at=$(date +%s%3N)
+until grep -o "period-[0-9]*-[0-9]*: .* named and encoded" "$workdir/spool/agent.log" |
+	awk -F'[-:]' -v after="$done_at" '$2 > after { found = 1 } END { exit !found }'; do
+	kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent stopped"; }
+	poll_sizes
 	sleep 0.2
 done
 kill -INT "$agent_pid"
 wait "$agent_pid" || { cat "$workdir/agent.err"; fail "the agent exited with status $?"; }
-kill "$fake_pid"
+kill "${fake_pids[@]}"
 cat "$workdir/agent.err"
-echo "the largest session file: $largest bytes"
-((largest > 0)) || fail "the agent wrote none of the fake runtime's stream"
+grep "stopped at" "$workdir/spool/agent.log" | tail -3
+
+largest=0
+declare -A period_bytes
+for name in "${!sizes[@]}"; do
+	size=${sizes[$name]}
+	((size <= largest)) || largest=$size
+	period=$(echo "$name" | cut -d- -f3)
+	period_bytes[$period]=$((${period_bytes[$period]:-0} + size))
+done
+largest_period=0
+for period in $(printf '%s\n' "${!period_bytes[@]}" | sort -n); do
+	echo "period $period: ${period_bytes[$period]} bytes of session files"
+	((period_bytes[$period] <= largest_period)) || largest_period=${period_bytes[$period]}
+done
+echo "the largest session file: $largest bytes; the largest period: $largest_period bytes"
+((largest > 0)) || fail "the agent wrote none of the fake runtimes' streams"
 ((largest <= 64 << 20)) || fail "a session file grew to $largest bytes, past 64 MiB"
+((largest_period <= 256 << 20)) || fail "a period's session files grew to $largest_period bytes, past 256 MiB"
+grep -q "the bound of all processes' events" "$workdir/spool/agent.log" ||
+	fail "no stream was cut by the bound of all processes: the test did not reach it"
 grep -q '^label.__name__=process_cpu$' "$workdir"/received/*.query || fail "no CPU profile was pushed"
-! grep -q '^label.__name__=\(lock\|exception\|memory\)$' "$workdir"/received/*.query ||
-	fail "the fake runtime's junk gave a runtime profile"
+python3 - "$workdir/received" "$app_pid" "$(awk '$1 == "exceptions" {print $2}' "$app_output")" "$tests_dir" <<'PY' || fail "the app's exceptions were not all pushed beside the hostile streams"
+import glob, sys
+sys.path.insert(0, sys.argv[4])
+from protobuf_wire import pprof_samples
+
+received, pid, caught = sys.argv[1], sys.argv[2], int(sys.argv[3])
+pushed = others = 0
+for path in glob.glob(received + "/*.query"):
+    names = [line for line in open(path) if line.startswith("label.__name__=")]
+    if names and names[0].strip().split("=")[1] in ("lock", "exception", "memory"):
+        for labels, values, _ in pprof_samples(open(path[:-6] + ".pb.gz", "rb").read()):
+            if labels.get("pid") != pid:
+                others += 1  # the fake runtimes' junk
+            elif names[0].strip().endswith("=exception"):
+                pushed += values[0]
+print(f"the app's exceptions: {pushed} pushed, it caught {caught}")
+assert others == 0, f"{others} runtime profile samples of the fake runtimes were pushed"
+assert pushed == caught, f"{pushed} exceptions pushed, the app caught {caught}"
+PY
 ! ls "$workdir"/spool/runtime-*.nettrace 2>/dev/null || fail "the agent left session files in its spool"
-echo "ok: an endless hostile stream bounded, the periods sent"
+echo "ok: six endless hostile streams bounded, each and all together, the app's $(awk '$1 == "exceptions" {print $2}' "$app_output") exceptions pushed"

@@ -298,9 +298,10 @@ start_agent stalled "$port"
 start_app stalled 100000
 kill -STOP "$app_pid"
 stopped_at=$(periods "$workdir/spool-stalled")
-# The thread that cuts the sessions waits on the stopped app for the
-# runtime's answer, then for its events' end; the periods are sent
-# meanwhile (the first one waits a few seconds for the cut).
+# The app's thread that cuts its sessions waits on it for the runtime's
+# answer, then for its events' end; the periods are sent meanwhile (the
+# first one waits a few seconds for the cut). What it costs a running
+# neighbour: tests/agent_stopped_neighbour.sh.
 wait_periods stalled $((stopped_at + 4))
 kill -CONT "$app_pid"
 kill "$app_pid"

@@ -8,9 +8,12 @@
  * is the cut, and each event belongs to the part its time falls in: none
  * is lost or counted twice.
  *
- * The sessions are started and stopped by a thread of their own: a
- * process whose socket stalls holds up that thread, never the worker's
- * pushes; a part not ready in time is dropped, said in the log. */
+ * Each process's sessions are started and cut by a thread of its own: a
+ * process whose socket stalls holds up its own thread, never another
+ * process's cuts nor the worker's pushes; its part not ready in time is
+ * dropped, said in the log. At most 128 processes are recorded at once.
+ * A period's nettraces stay within 64 MiB a process and 256 MiB all
+ * together, each process's first MiB its own (eventpipe_budget). */
 #ifndef PROFCPU_AGENT_RUNTIME_SESSIONS_H
 #define PROFCPU_AGENT_RUNTIME_SESSIONS_H
 
@@ -31,15 +34,16 @@ struct agent_runtime_part {
 	uint64_t from, until;
 };
 
-/* Starts the thread; the nettraces go into `dir` (the agent's spool
- * folder: those an earlier worker left are removed), each at most 64 MiB
- * (the rest of a period's events dropped).
- * `log`: the worker's log. */
+/* The sessions, none yet; the nettraces go into `dir` (the agent's spool
+ * folder: those an earlier worker left are removed), new files only root
+ * reads, within the bounds above (the rest of a period's events dropped,
+ * said in `log`, the worker's log). */
 struct agent_runtime_sessions *agent_runtime_sessions_start(const struct eventpipe_config *config,
 							    const char *dir, FILE *log);
 
 /* Records the runtime events of the .NET process `pid` from now on, until
- * it exits (or refuses a session: said once on stderr). */
+ * it exits (or refuses a session: said once on stderr), from a thread of
+ * its own (none past the most at once: said in the log). */
 void agent_runtime_sessions_watch(struct agent_runtime_sessions *sessions, pid_t pid);
 
 /* Period number `period` ended: each session's events so far become its
@@ -47,14 +51,15 @@ void agent_runtime_sessions_watch(struct agent_runtime_sessions *sessions, pid_t
 void agent_runtime_sessions_cut(struct agent_runtime_sessions *sessions, unsigned long period);
 
 /* The parts of period number `period` (malloc'd, `*count` of them; free
- * each path and the array), waiting for its cut until `seconds` after the
- * cut being made began (at once when one has taken that long already);
- * none when it is not done (its parts are then dropped). */
+ * each path and the array), waiting for each process's cut until `seconds`
+ * after it was asked (not for a process still held up by an earlier cut);
+ * a process's part not ready then is dropped, said in the log. */
 struct agent_runtime_part *agent_runtime_sessions_take(struct agent_runtime_sessions *sessions,
 						       unsigned long period, double seconds,
 						       size_t *count);
 
-/* Stops every session and the thread; their parts not taken are removed. */
+/* Stops every session and thread (waiting for cuts being made); their
+ * parts not taken are removed. */
 void agent_runtime_sessions_stop(struct agent_runtime_sessions *sessions);
 
 #endif

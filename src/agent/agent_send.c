@@ -475,9 +475,13 @@ void agent_sender_round(struct agent_sender *sender)
 {
 	bool stopped = false;
 
+	/* The runtime sessions' threads write to the log too: none between
+	 * the truncation and the rewind. */
+	flockfile(sender->log);
 	if (ftell(sender->log) > MAX_LOG_BYTES && fflush(sender->log) == 0 &&
 	    ftruncate(fileno(sender->log), 0) == 0)
 		rewind(sender->log);
+	funlockfile(sender->log);
 	agent_spool_drop_oldest(&sender->spool);
 	for (size_t i = 0; i < sender->spool.count;) {
 		const struct agent_period *period = &sender->spool.periods[i];

@@ -34,6 +34,8 @@ struct eventpipe_session {
 	pthread_t streamer;
 	atomic_bool stream_ended;
 	uint64_t bytes_written, max_bytes; /* max_bytes 0: no bound */
+	struct eventpipe_budget *budget;   /* NULL: none */
+	const char *bounded_by;		   /* the bound that cut the stream short, or NULL */
 	int write_error;		   /* errno of a failed write, 0 if none */
 	char path[];
 };
@@ -185,6 +187,31 @@ static int request_session(int connection, const struct eventpipe_config *config
 	return status == 0 ? 0 : -1;
 }
 
+/* Whether `length` bytes more may be written: within the session's own
+ * bound, and its budget's (drawn from it). Says which bound when not. */
+static bool within_bounds(struct eventpipe_session *session, uint64_t length)
+{
+	struct eventpipe_budget *budget = session->budget;
+	uint64_t total = session->bytes_written + length, beyond_own, used;
+
+	if (session->max_bytes && total > session->max_bytes) {
+		session->bounded_by = "its own bound";
+		return false;
+	}
+	if (!budget || total <= budget->own_bytes)
+		return true;
+	beyond_own = total - (session->bytes_written > budget->own_bytes ? session->bytes_written
+									 : budget->own_bytes);
+	used = atomic_load(&budget->shared_used);
+	do {
+		if (used + beyond_own > budget->shared_bytes) {
+			session->bounded_by = "the bound of all processes' events";
+			return false;
+		}
+	} while (!atomic_compare_exchange_weak(&budget->shared_used, &used, used + beyond_own));
+	return true;
+}
+
 /* The thread that copies the stream into the file until the runtime ends
  * it (after StopTracing, or when the target exits) or the connection is
  * shut down from this side. */
@@ -196,10 +223,9 @@ static void *stream_to_file(void *context)
 
 	while ((length = recv(session->stream, buffer, sizeof(buffer), 0)) > 0 ||
 	       (length < 0 && errno == EINTR)) {
-		/* Past the bound, nothing more is read: the runtime drops what
+		/* Past a bound, nothing more is read: the runtime drops what
 		 * its buffers cannot hold, a hostile sender waits. */
-		if (length > 0 && session->max_bytes &&
-		    session->bytes_written + (uint64_t)length > session->max_bytes)
+		if (length > 0 && !within_bounds(session, (uint64_t)length))
 			break;
 		if (length < 0 || session->write_error)
 			continue; /* keep draining: a full runtime buffer drops events */
@@ -233,7 +259,10 @@ struct eventpipe_session *eventpipe_session_start(const struct target_process *t
 		snprintf(why, sizeof(why), "its diagnostics socket refuses connections (%s)",
 			 strerror(errno));
 	else if (request_session(connection, config, &id, why, sizeof(why)) == 0) {
-		output = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		output = open(path,
+			      O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
+				  (config->private_file ? O_EXCL : O_TRUNC),
+			      config->private_file ? 0600 : 0644);
 		if (output < 0)
 			snprintf(why, sizeof(why), "cannot write %s (%s)", path, strerror(errno));
 		else {
@@ -245,7 +274,8 @@ struct eventpipe_session *eventpipe_session_start(const struct target_process *t
 							      .stream = connection,
 							      .output = output,
 							      .id = id,
-							      .max_bytes = config->max_bytes};
+							      .max_bytes = config->max_bytes,
+							      .budget = config->budget};
 			strcpy(session->path, path);
 			setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &no_timeout,
 				   sizeof(no_timeout));
@@ -386,6 +416,12 @@ uint64_t eventpipe_session_stop(struct eventpipe_session *session, FILE *log)
 	if (close(session->output) < 0 && !session->write_error)
 		report_error("writing %s failed: %s", session->path, strerror(errno));
 	bytes = session->bytes_written;
+	if (session->bounded_by)
+		fprintf(log,
+			"runtime events of pid %d: %s stopped at %llu bytes, %s: the "
+			"session's later events are dropped\n",
+			(int)session->target->pid, session->path, (unsigned long long)bytes,
+			session->bounded_by);
 	fprintf(log, "runtime events: %llu bytes\n", (unsigned long long)bytes);
 	close(session->stream);
 	close(session->socket_handle);

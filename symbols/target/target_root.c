@@ -30,7 +30,7 @@ bool target_root_has_openat2(void)
 
 pid_t target_root_namespace_pid(pid_t pid)
 {
-	char path[64], line[256];
+	char path[64], line[256], *rest;
 	pid_t namespace_pid = pid;
 	FILE *status;
 
@@ -39,7 +39,10 @@ pid_t target_root_namespace_pid(pid_t pid)
 	while (status && fgets(line, sizeof(line), status)) {
 		if (strncmp(line, "NSpid:", 6) != 0)
 			continue;
-		for (char *field = strtok(line + 6, " \t\n"); field; field = strtok(NULL, " \t\n"))
+		/* strtok_r: the agent's runtime sessions open targets from
+		 * several threads at once. */
+		for (char *field = strtok_r(line + 6, " \t\n", &rest); field;
+		     field = strtok_r(NULL, " \t\n", &rest))
 			namespace_pid = (pid_t)atoi(field);
 		break;
 	}
