@@ -20,6 +20,10 @@ enum push_api {
 
 /* What the user gave: each NULL when not given. */
 struct push_target_options {
+	/* What the options' names start with after "--", in what is said of
+	 * them: NULL for Pyroscope's (--header), "otlp-" for the OpenTelemetry
+	 * receiver's own (--otlp-header). */
+	const char *option_prefix;
 	const char *api;	    /* --api push or ingest */
 	const char *user;	    /* --basic-auth-user */
 	const char *password_file;  /* --basic-auth-password-file: a Kubernetes Secret's file */
@@ -33,6 +37,7 @@ struct push_target {
 	enum push_api api;
 	char *url;		     /* the receiver, without user info (malloc'd) */
 	char *credential;	     /* the credential sent, in words (malloc'd), or NULL */
+	const char *option_prefix;   /* push_target_options' */
 	struct http_header *headers; /* names and values malloc'd */
 	size_t header_count;
 };
