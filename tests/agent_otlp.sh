@@ -1,57 +1,151 @@
 #!/usr/bin/env bash
 # profcpu agent --otlp URL: each period's profiles as one OTLP/HTTP
-# ExportProfilesServiceRequest (opentelemetry-proto profiles/v1development)
-# to URL/v1development/profiles, gzip-compressed, with the
-# OTLP-Profiles-Development-Version header: a ResourceProfiles per process with the attributes the
-# OpenTelemetry eBPF profiler and the k8sattributes processor set
-# (service.name, k8s.namespace.name, k8s.pod.name, process.pid,
-# process.executable.name), one Profile each (samples/count, period
-# cpu/nanoseconds), and one dictionary whose tables start with their zero
-# value, each location with its profile.frame.type. A "pod" stands in for
-# Kubernetes' (a mount namespace with the pod's hostname and namespace
-# file). Each request is decoded by hand (tests/protobuf_wire.py) against
-# the field numbers of opentelemetry-proto; with $OTLP_PROTO_DIR (a
-# checkout of open-telemetry/opentelemetry-proto) `protoc-c --decode` reads
-# it too.
+# ExportProfilesServiceRequest (opentelemetry-proto profiles/v1development,
+# as of its v1.10.0) to URL/v1development/profiles, gzip-compressed, with
+# the OTLP-Profiles-Development-Version header: a ResourceProfiles per
+# process with the attributes the OpenTelemetry eBPF profiler and the
+# k8sattributes processor set (service.name, k8s.namespace.name,
+# k8s.pod.name, process.pid, process.executable.name), one Profile each
+# (samples/count, period cpu/nanoseconds), and one dictionary whose tables
+# start with their zero value, each location with its profile.frame.type.
+# A "pod" stands in for Kubernetes' (a mount namespace with the pod's
+# hostname and namespace file).
+#
+# OTLP on its own terms, beside --push: each receiver gets its own
+# credentials and headers and none of the other's (the Pyroscope one a
+# bearer token, a tenant and a header; the OTLP one basic auth, which it
+# requires, and a header of its own). The OTLP receiver is down for the
+# first periods: their requests wait in the spool and arrive once it is up,
+# each period's exactly once, while the Pyroscope receiver, up all along,
+# gets each profile once; a kept request that cannot be read (a link
+# planted in its place) is said to be unreadable, naming it, and dropped.
+#
+# Each request is decoded by hand (tests/protobuf_wire.py) against the field
+# numbers of opentelemetry-proto, and its common and resource parts
+# (Resource, InstrumentationScope, the attribute values) by the decoder the
+# OpenTelemetry JS SDK generated from opentelemetry-proto
+# (tests/browser/otlp_transformer_decode.mjs), which must agree. No package
+# that Debian (bookworm), npm or NuGet serves here carries
+# profiles/v1development: npm's @opentelemetry/otlp-transformer generates
+# only trace, metrics and logs (and from 0.218.0 on ships no generated
+# decoder at all), NuGet serves no OpenTelemetry.Proto, Debian's
+# libopentelemetry-proto-dev is not in bookworm (and its 1.5.0 and 1.8.0
+# predate the field numbers of 1.10.0 that we write).
 #
 # The agent runs in a PID namespace of its own. No OpenTelemetry Collector
-# can be installed here: the receiver is the tests' stand-in
-# (tests/pyroscope_receiver.py).
+# nor Pyroscope can be installed here: the receivers are the tests'
+# stand-in (tests/pyroscope_receiver.py).
 if [[ ${AGENT_OTLP_INSIDE:-} != 1 ]]; then
 	AGENT_OTLP_INSIDE=1 exec unshare --pid --fork --mount-proc bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
 
+command -v node >/dev/null || fail "node is not installed: scripts/install-deps installs it"
+if [[ ! -d $tests_dir/browser/node_modules/@opentelemetry/otlp-transformer ]]; then
+	(cd "$tests_dir/browser" && npm ci --no-audit --no-fund >/dev/null) ||
+		fail "npm ci failed in tests/browser: no OpenTelemetry decoder"
+fi
+
 echo shop-7c6d9b5f8-x2k4q >"$workdir/hostname"
 start unshare --mount bash -c 'mount --bind "$1" /etc/hostname && mount -t tmpfs pod /run &&
 	mkdir -p /run/secrets/kubernetes.io/serviceaccount &&
 	echo shop >/run/secrets/kubernetes.io/serviceaccount/namespace || exit 1
-	end=$((SECONDS + 60)); while ((SECONDS < end)); do :; done' pod "$workdir/hostname"
+	end=$((SECONDS + 120)); while ((SECONDS < end)); do :; done' pod "$workdir/hostname"
 pod_pid=$started_pid
 
-port=$(free_port)
-mkdir -p "$workdir/received"
-start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received" ok
-until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
-start "$PROFCPU" agent --otlp "http://127.0.0.1:$port" --push-interval 2 --spool "$workdir/spool" \
-	--header 'X-Team: payments' 2>"$workdir/agent.err"
+echo pyroscope-secret >"$workdir/pyroscope-token"
+printf otlp-secret >"$workdir/otlp-password"
+otlp_authorization="Basic $(printf otel:otlp-secret | base64)"
+pyroscope_port=$(free_port) otlp_port=$(free_port)
+mkdir -p "$workdir/pyroscope" "$workdir/otlp"
+start python3 "$tests_dir/pyroscope_receiver.py" "$pyroscope_port" "$workdir/pyroscope" ok
+until [[ -e $workdir/pyroscope/ready ]]; do sleep 0.1; done
+spool=$workdir/spool
+start "$PROFCPU" agent --push "http://127.0.0.1:$pyroscope_port" --otlp "http://127.0.0.1:$otlp_port" \
+	--push-interval 2 --spool "$spool" --no-events \
+	--bearer-token-file "$workdir/pyroscope-token" --tenant team-a --header 'X-Team: payments' \
+	--otlp-basic-auth-user otel --otlp-basic-auth-password-file "$workdir/otlp-password" \
+	--otlp-header 'X-Otlp-Team: observability' 2>"$workdir/agent.err"
 agent_pid=$started_pid
-until [[ -e $workdir/received/2.otlp ]]; do
-	kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent stopped"; }
-	sleep 0.2
-done
+
+# until CONDITION...: waits while the agent runs.
+until_agent() {
+	until "$@"; do
+		kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent stopped"; }
+		sleep 0.2
+	done
+}
+kept_requests() { find "$spool" -name otlp-request.pb 2>/dev/null | sort; }
+encoded() {
+	local count
+	count=$(grep -c "named and encoded" "$spool/agent.log" 2>/dev/null)
+	echo "${count:-0}"
+}
+three_kept() {
+	(($(encoded) < 6)) || fail "$(encoded) periods read while the OTLP receiver was down, $(kept_requests | wc -l) of their requests kept"
+	(($(kept_requests | wc -l) >= 3))
+}
+
+echo "--- the OTLP receiver down: its requests wait in the spool"
+until_agent three_kept
+grep -q "cannot export OTLP profiles to http://127.0.0.1:$otlp_port: .*; keeping up to 40 periods in $spool" \
+	"$workdir/agent.err" || { cat "$workdir/agent.err"; fail "the outage was not said"; }
+# The oldest kept request made unreadable: a link, which the agent does not follow.
+unreadable=$(kept_requests | head -1)
+ln -s /etc/hostname "$workdir/planted-link"
+mv -T "$workdir/planted-link" "$unreadable"
+echo "kept: $(kept_requests | wc -l) requests; $unreadable made a link"
+
+echo "--- the OTLP receiver up, requiring its basic auth"
+start python3 "$tests_dir/pyroscope_receiver.py" "$otlp_port" "$workdir/otlp" ok "$otlp_authorization"
+otlp_after() { [[ -z $(kept_requests) ]] && (($(ls "$workdir/otlp" | grep -c '\.otlp$') >= $1)); }
+until_agent otlp_after 3
+first_after=$(ls "$workdir/otlp" | grep -c '\.otlp$')
+until_agent otlp_after $((first_after + 2))
 kill -INT "$agent_pid"
 wait "$agent_pid" || fail "the agent exited with status $?"
 cat "$workdir/agent.err"
-cat "$workdir/received/1.query"
-grep -qx 'path=/v1development/profiles' "$workdir/received/1.query" || fail "not POST /v1development/profiles"
-grep -qx 'content_type=application/x-protobuf' "$workdir/received/1.query" || fail "not application/x-protobuf"
-grep -qx 'version=1' "$workdir/received/1.query" || fail "no OTLP-Profiles-Development-Version: 1"
-grep -qx 'content_encoding=gzip' "$workdir/received/1.query" || fail "the request is not gzip-compressed"
-grep -qx 'header.X-Team=payments' "$workdir/received/1.query" || fail "no X-Team header"
+grep -q "takes OTLP profiles again" "$workdir/agent.err" || fail "the OTLP receiver's return was not said"
+grep -qx "profcpu: cannot read $unreadable: Too many levels of symbolic links; that OTLP request is dropped" \
+	"$workdir/agent.err" || fail "the unreadable kept request was not said to be unreadable, with its file"
+! grep -q "receiver refused" "$workdir/agent.err" || fail "a receiver was said to refuse"
 
-python3 - "$workdir/received" "$pod_pid" "$tests_dir" <<'PY' || fail "the OTLP requests do not hold what they should"
-import glob, sys
+echo "--- each receiver's credentials and headers, and none of the other's"
+for query in "$workdir"/pyroscope/*.query; do
+	grep -qx 'authorization=Bearer pyroscope-secret' "$query" || fail "$query: not the Pyroscope token"
+	grep -qx 'tenant=team-a' "$query" || fail "$query: no tenant"
+	grep -qx 'header.X-Team=payments' "$query" || fail "$query: no X-Team header"
+	! grep -qiE '^header.X-Otlp-Team=|^authorization=Basic' "$query" ||
+		fail "$query: the OTLP receiver's credentials went to Pyroscope"
+done
+for query in "$workdir"/otlp/*.query; do
+	grep -qxF "authorization=$otlp_authorization" "$query" || fail "$query: not the OTLP basic auth"
+	grep -qx 'header.X-Otlp-Team=observability' "$query" || fail "$query: no X-Otlp-Team header"
+	! grep -qi 'tenant=\|x-team=\|pyroscope-secret' "$query" ||
+		fail "$query: Pyroscope's credentials went to the OTLP receiver"
+	grep -qx 'path=/v1development/profiles' "$query" || fail "not POST /v1development/profiles"
+	grep -qx 'content_type=application/x-protobuf' "$query" || fail "not application/x-protobuf"
+	grep -qx 'version=1' "$query" || fail "no OTLP-Profiles-Development-Version: 1"
+	grep -qx 'content_encoding=gzip' "$query" || fail "the request is not gzip-compressed"
+done
+echo "$(ls "$workdir"/pyroscope/*.query | wc -l) pushes and $(ls "$workdir"/otlp/*.query | wc -l) OTLP requests, each with its own credentials"
+
+echo "--- every period once: Pyroscope's profiles not sent again, OTLP's each arrived"
+# The periods read with some process in them (a request each), less the one
+# whose kept request was unreadable.
+periods=$(grep -cE 'samples of [1-9][0-9]* processes' "$spool/agent.log")
+(($(ls "$workdir"/pyroscope/*.pb.gz | xargs md5sum | awk '{print $1}' | sort | uniq -d | wc -l) == 0)) ||
+	fail "a profile was pushed to Pyroscope twice"
+(($(ls "$workdir"/otlp/*.otlp | xargs md5sum | awk '{print $1}' | sort | uniq -d | wc -l) == 0)) ||
+	fail "an OTLP request was sent twice"
+otlp_requests=$(ls "$workdir"/otlp/*.otlp | wc -l)
+echo "$periods periods with processes; $otlp_requests OTLP requests"
+((otlp_requests == periods - 1)) || fail "$otlp_requests OTLP requests for $periods periods, one dropped"
+
+node "$tests_dir/browser/otlp_transformer_decode.mjs" "$workdir"/otlp/*.otlp >"$workdir/decoded.jsonl" ||
+	fail "the OpenTelemetry decoder cannot read the requests"
+python3 - "$workdir/otlp" "$pod_pid" "$tests_dir" "$workdir/decoded.jsonl" <<'PY' || fail "the OTLP requests do not hold what they should"
+import glob, json, sys
 sys.path.insert(0, sys.argv[3])
 from protobuf_wire import fields, message, packed
 
@@ -59,7 +153,8 @@ def any_value(data):
     value = dict(fields(data))
     return value[1].decode() if 1 in value else value.get(3)
 
-pod_seen = False
+decoded = {line["file"]: line for line in map(json.loads, open(sys.argv[4]))}
+pod_seen, pod_times = 0, set()
 for path in sorted(glob.glob(sys.argv[1] + "/*.otlp")):
     request = message(open(path, "rb").read())
     dictionary = message(request[2][0])
@@ -68,6 +163,8 @@ for path in sorted(glob.glob(sys.argv[1] + "/*.otlp")):
         assert dictionary[table][0] == b"", f"table {table} does not start with its zero value"
     assert strings[0] == "", "string_table[0] is not empty"
     attributes = [dict(fields(entry)) for entry in dictionary[6]]
+    assert [any_value(entry[2]) for entry in attributes[1:]] == decoded[path]["attribute_values"], \
+        "the attribute values decoded by hand and by the OpenTelemetry decoder differ"
     def attribute(index):
         entry = attributes[index]
         return strings[entry[1]], any_value(entry[2])
@@ -78,7 +175,7 @@ for path in sorted(glob.glob(sys.argv[1] + "/*.otlp")):
             assert key == "profile.frame.type", key
             frame_types.add(value)
     assert frame_types <= {"native", "kernel", "dotnet"} and frame_types, frame_types
-    processes = 0
+    processes = []
     for resource_profiles in request[1]:
         resource_profiles = message(resource_profiles)
         resource = {}
@@ -97,23 +194,21 @@ for path in sorted(glob.glob(sys.argv[1] + "/*.otlp")):
             assert 0 < sample[1][0] < len(dictionary[7]), "a stack index outside the table"
             assert packed(sample[4][0])[0] > 0, "a sample without a count"
             assert attribute(packed(sample[2][0])[0])[0] == "thread.name"
-        processes += 1
+        processes.append({"attributes": resource, "scope": {"name": "profcpu"}})
         if resource.get("process.pid") == int(sys.argv[2]):
-            pod_seen = True
+            pod_seen += 1
+            pod_times.add(profile[3][0])
             assert resource == {"service.name": "shop/shop", "k8s.namespace.name": "shop",
                                 "k8s.pod.name": "shop-7c6d9b5f8-x2k4q",
                                 "process.pid": int(sys.argv[2]),
                                 "process.executable.name": "bash"}, resource
-    print(f"{path}: {processes} processes, {len(strings)} strings, frame types {sorted(frame_types)}")
+    real = decoded[path]["resources"]
+    for resource in real:
+        assert resource["scope"]["version"], "the scope has no version"
+        del resource["scope"]["version"]
+    assert real == processes, f"by hand {processes}, by the OpenTelemetry decoder {real}"
+    print(f"{path}: {len(processes)} processes, {len(strings)} strings, frame types {sorted(frame_types)}")
 assert pod_seen, "the pod's process was not exported"
+assert len(pod_times) == pod_seen, "a period of the pod's process was exported twice"
 PY
-
-if [[ -n ${OTLP_PROTO_DIR:-} ]]; then
-	protoc-c --proto_path="$OTLP_PROTO_DIR" \
-		--decode=opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest \
-		opentelemetry/proto/collector/profiles/v1development/profiles_service.proto \
-		<"$workdir/received/1.otlp" >"$workdir/decoded.txt" || fail "protoc-c cannot decode the request"
-	grep -c 'resource_profiles {' "$workdir/decoded.txt"
-	grep -q 'string_value: "shop/shop"' "$workdir/decoded.txt" || fail "protoc-c does not see the pod's service"
-fi
-echo "ok: OTLP profiles with their resources, dictionary and frame types"
+echo "ok: OTLP profiles with their resources, dictionary and frame types, its own credentials, kept while its receiver was down"

@@ -1,9 +1,10 @@
 /* The agent's buffer of periods: one folder per period in the spool
  * folder, named in time order. The sampler makes each (its perf.data);
  * the worker (agent_worker.h) keeps the list of those waiting, oldest
- * first: a period waits while its perf.data is not read yet, or while the
- * receiver does not take its profiles (then kept in the folder as one
- * profile and one labels file per process). At most `max_periods` wait;
+ * first: a period waits while its perf.data is not read yet, or while a
+ * receiver does not take its profiles (then kept in the folder:
+ * agent_kept.h), each receiver's until that one takes them. At most
+ * `max_periods` wait;
  * past that the oldest go, and the first time that happens one line says
  * so. */
 #ifndef PROFCPU_AGENT_SPOOL_H

@@ -44,7 +44,9 @@ struct push_target {
 
 /* What became of a push. */
 enum push_result {
-	PUSH_REFUSED = -1, /* not pprof, or the server refused it (4xx): no other try */
+	PUSH_UNREADABLE = -2, /* what was to be sent is not what it should be (not pprof):
+				 nothing was sent */
+	PUSH_REFUSED = -1,    /* the server refused it (4xx): no other try */
 	PUSH_SENT = 0,
 	PUSH_LATER = 1,	       /* unreachable, too slow, 5xx, 429: worth another try */
 	PUSH_UNAUTHORIZED = 2, /* 401, 403: the credentials were refused */
