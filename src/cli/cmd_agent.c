@@ -51,7 +51,7 @@ static const char usage[] =
     "  --spool DIR           where periods wait: a folder of the agent's user,\n"
     "                        writable by no other (default $STATE_DIRECTORY/spool,\n"
     "                        else /var/lib/profcpu/spool as root)\n"
-    "  --buffer-periods N    periods kept while the receiver takes none (default 40)\n"
+    "  --buffer-periods N    periods kept while a receiver takes none (default 40)\n"
     "  --node NAME           the node label (default $NODE_NAME, else the hostname)\n"
     "  --label KEY=VALUE     a label of every profile (repeatable)\n"
     "  --namespace NAME      profile only the pods of namespace NAME (a name or a\n"
