@@ -32,6 +32,11 @@
 # libopentelemetry-proto-dev is not in bookworm (and its 1.5.0 and 1.8.0
 # predate the field numbers of 1.10.0 that we write).
 #
+# Then a period whose perf.data cannot be read (replaced while it is
+# sampled) still exports a .NET app's runtime events: its request holds the
+# app's exception profiles and no CPU profile (they were dropped with the
+# samples).
+#
 # The agent runs in a PID namespace of its own. No OpenTelemetry Collector
 # nor Pyroscope can be installed here: the receivers are the tests'
 # stand-in (tests/pyroscope_receiver.py).
@@ -211,4 +216,68 @@ for path in sorted(glob.glob(sys.argv[1] + "/*.otlp")):
 assert pod_seen, "the pod's process was not exported"
 assert len(pod_times) == pod_seen, "a period of the pod's process was exported twice"
 PY
-echo "ok: OTLP profiles with their resources, dictionary and frame types, its own credentials, kept while its receiver was down"
+
+echo "--- a period whose perf.data cannot be read: its runtime events still go"
+build_dotnet_app EventStacks
+events_port=$(free_port) spool=$workdir/spool-events
+mkdir -p "$workdir/events"
+start python3 "$tests_dir/pyroscope_receiver.py" "$events_port" "$workdir/events" ok
+until [[ -e $workdir/events/ready ]]; do sleep 0.1; done
+start "$PROFCPU" agent --otlp "http://127.0.0.1:$events_port" --push-interval 2 --spool "$spool" \
+	--events exceptions 2>"$workdir/agent.err"
+agent_pid=$started_pid
+until_agent test -e "$spool/agent.log"
+start_dotnet_app "$workdir/EventStacks/eventstacks.dll" "$workdir/go" 100
+app_pid=$started_pid app_output=$started_output
+session_runs() { grep -q "EventPipe session .*/runtime-$app_pid-" "$spool/agent.log"; }
+until_agent session_runs
+touch "$workdir/go"
+# The period being sampled, just begun (its folder the newest): its
+# perf.data replaced by bytes that are no perf.data.
+newest_period() { find "$spool" -maxdepth 1 -name 'period-*' | sort | tail -1; }
+before=$(newest_period)
+period_changed() { [[ $(newest_period) != "$before" && -e $(newest_period)/perf.data ]]; }
+until_agent period_changed
+sabotaged=$(newest_period)
+echo "not a perf.data" >"$workdir/garbage"
+mv -T "$workdir/garbage" "$sabotaged/perf.data"
+# Said once its request was sent.
+sabotaged_read() { grep -q "^$sabotaged: 0 samples of 0 processes" "$spool/agent.log"; }
+until_agent sabotaged_read
+# The app stopped two periods before the agent: the last, cut short by the
+# stop, has neither its events nor (maybe) any sample.
+kill "$app_pid"
+after=$(($(encoded) + 2))
+two_more() { (($(encoded) >= after)); }
+until_agent two_more
+kill -INT "$agent_pid"
+wait "$agent_pid" || { cat "$workdir/agent.err"; fail "the agent exited with status $?"; }
+python3 - "$workdir/events" "$app_pid" "$tests_dir" <<'PY' || fail "the runtime events of the unreadable period were not exported"
+import glob, sys
+sys.path.insert(0, sys.argv[3])
+from protobuf_wire import fields, message
+
+found = False
+for path in sorted(glob.glob(sys.argv[1] + "/*.otlp")):
+    request = message(open(path, "rb").read())
+    strings = [text.decode() for text in message(request[2][0])[5]]
+    types, app_types = set(), set()
+    for resource_profiles in request[1]:
+        resource_profiles = message(resource_profiles)
+        pid = None
+        for pair in message(resource_profiles[1][0]).get(1, []):
+            pair = dict(fields(pair))
+            if pair[1] == b"process.pid":
+                pid = dict(fields(pair[2]))[3]
+        for profile in message(resource_profiles[2][0]).get(2, []):
+            sample_type = dict(fields(message(profile)[1][0]))
+            kind = (strings[sample_type[1]], strings[sample_type[2]])
+            types.add(kind)
+            if pid == int(sys.argv[2]):
+                app_types.add(kind)
+    print(f"{path}: {sorted(types)}")
+    if ("samples", "count") not in types and ("exceptions", "count") in app_types:
+        found = True
+assert found, "no request with the app's exceptions and no CPU profile"
+PY
+echo "ok: OTLP profiles with their resources, dictionary and frame types, its own credentials, kept while its receiver was down; runtime events exported without their period's samples"
