@@ -7,7 +7,8 @@
 # is left alone. By default the spool is under $STATE_DIRECTORY (systemd's
 # StateDirectory=), not in a shared /tmp. A profile kept while the receiver
 # was down that cannot be read when it is back (a link planted in its place,
-# bytes that are no gzip-compressed pprof) is said to be unreadable, naming
+# bytes that are no gzip-compressed pprof, a link in its labels' place) is
+# said to be unreadable, once, naming
 # its file and why, not refused by the receiver, and dropped; the other kept
 # profiles arrive.
 #
@@ -87,8 +88,11 @@ until (($(kept_profiles | wc -l) >= 3)); do
 	sleep 0.2
 done
 linked=$(kept_profiles | sed -n 1p) garbled=$(kept_profiles | sed -n 2p)
+unlabelled=$(kept_profiles | sed -n 3p | sed 's/\.pb\.gz$/.labels/')
 ln -s /etc/hostname "$workdir/planted-link"
 mv -T "$workdir/planted-link" "$linked"
+ln -s /etc/hostname "$workdir/planted-link"
+mv -T "$workdir/planted-link" "$unlabelled"
 echo "not a profile" >"$workdir/garbage"
 mv -T "$workdir/garbage" "$garbled"
 mkdir -p "$workdir/back"
@@ -104,5 +108,7 @@ grep -qx "profcpu: cannot read $linked: Too many levels of symbolic links; that 
 	"$workdir/kept.err" || fail "the kept profile replaced by a link was not said to be unreadable"
 grep -qx "profcpu: cannot read $garbled: it is not a gzip-compressed pprof profile; that profile is dropped" \
 	"$workdir/kept.err" || fail "the garbled kept profile was not said to be unreadable"
+(($(grep -cx "profcpu: cannot read $unlabelled: Too many levels of symbolic links; that profile is dropped" \
+	"$workdir/kept.err") == 1)) || fail "the kept labels replaced by a link were not said to be unreadable, once"
 ! grep -q "receiver refused" "$workdir/kept.err" || fail "a local read failure was said to be the receiver's refusal"
 echo "ok: planted links, files and others' folders refused; the spool under \$STATE_DIRECTORY; unreadable kept profiles said so"

@@ -426,18 +426,20 @@ static bool push_kept(struct agent_sender *sender, const char *labels_path)
 	size_t size = 0;
 	unsigned char *data;
 	enum push_result status = PUSH_UNREADABLE;
+	bool read =
+	    agent_kept_read(labels_path, &data, &size, &labels, &profile_path, why, sizeof(why));
 
-	if (agent_kept_read(labels_path, &data, &size, &labels, &profile_path, why, sizeof(why)))
+	if (read)
 		status = push(sender, data, size, NULL, &labels, why, sizeof(why));
-	else
+	if (!read)
 		report_error("%s; that profile is dropped", why);
-	if (status == PUSH_SENT)
+	else if (status == PUSH_SENT)
 		receiver_took(sender);
 	else if (status == PUSH_REFUSED)
 		report_error("the receiver refused %s: %s", profile_path, why);
-	else if (status == PUSH_UNREADABLE && data)
+	else if (status == PUSH_UNREADABLE)
 		report_error("cannot read %s: %s; that profile is dropped", profile_path, why);
-	else if (status != PUSH_UNREADABLE)
+	else
 		receiver_failed(sender, why);
 	if (status == PUSH_SENT || status == PUSH_REFUSED || status == PUSH_UNREADABLE) {
 		unlink(profile_path);
