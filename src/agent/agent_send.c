@@ -500,12 +500,18 @@ void agent_sender_open(struct agent_sender *sender, const struct agent_send_opti
 		       const char *skip, bool first)
 {
 	char *log_path = xasprintf("%s/agent.log", options->spool_dir);
+	/* What the spool's lines name: the receivers periods wait for. */
+	char *receivers =
+	    options->target && options->otlp
+		? xasprintf("%s or %s", options->target->url, options->otlp->url)
+		: xstrdup(options->target ? options->target->url : options->otlp->url);
 
 	*sender = (struct agent_sender){
+	    .receivers = receivers,
 	    .options = options,
 	    .spool = {.dir = options->spool_dir,
 		      .max_periods = options->max_periods,
-		      .url = options->target ? options->target->url : options->otlp->url},
+		      .url = receivers},
 	    .config = {.live_every_process = true},
 	};
 	/* The sampler checked the folder; the worker opens it for itself. */
@@ -573,6 +579,7 @@ void agent_sender_close(struct agent_sender *sender)
 {
 	agent_runtime_sessions_stop(sender->runtime_sessions);
 	agent_spool_close(&sender->spool);
+	free(sender->receivers);
 	resolver_free(sender->resolver);
 	agent_processes_release(&sender->processes);
 	http_connection_close(&sender->connection);

@@ -41,6 +41,7 @@ struct agent_send_options {
 struct agent_sender {
 	const struct agent_send_options *options;
 	struct agent_spool spool;
+	char *receivers; /* their URLs, for what the spool says (malloc'd) */
 	struct agent_processes processes;
 	struct resolver_config config;
 	struct resolver *resolver;	    /* made on the first period */

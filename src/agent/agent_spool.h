@@ -28,7 +28,7 @@ struct agent_spool {
 	const char *dir;
 	int fd; /* the folder, opened by agent_spool_make; -1 before */
 	size_t max_periods;
-	const char *url;	      /* the receiver, for the lines said */
+	const char *url;	      /* the receivers, for the lines said */
 	unsigned sequence;	      /* of the folders this run made */
 	struct agent_period *periods; /* waiting, oldest first */
 	size_t count, capacity;
