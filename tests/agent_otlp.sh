@@ -19,6 +19,9 @@
 # each period's exactly once, while the Pyroscope receiver, up all along,
 # gets each profile once; a kept request that cannot be read (a link
 # planted in its place) is said to be unreadable, naming it, and dropped.
+# The other way round, Pyroscope down for three periods: the OTLP receiver
+# gets each period's request once, when it is made, and Pyroscope each
+# period's profile of the pod once it is back.
 #
 # Each request is decoded by hand (tests/protobuf_wire.py) against the field
 # numbers of opentelemetry-proto, and its common and resource parts
@@ -55,7 +58,7 @@ echo shop-7c6d9b5f8-x2k4q >"$workdir/hostname"
 start unshare --mount bash -c 'mount --bind "$1" /etc/hostname && mount -t tmpfs pod /run &&
 	mkdir -p /run/secrets/kubernetes.io/serviceaccount &&
 	echo shop >/run/secrets/kubernetes.io/serviceaccount/namespace || exit 1
-	end=$((SECONDS + 120)); while ((SECONDS < end)); do :; done' pod "$workdir/hostname"
+	end=$((SECONDS + 600)); while ((SECONDS < end)); do :; done' pod "$workdir/hostname"
 pod_pid=$started_pid
 
 echo pyroscope-secret >"$workdir/pyroscope-token"
@@ -216,6 +219,57 @@ for path in sorted(glob.glob(sys.argv[1] + "/*.otlp")):
 assert pod_seen, "the pod's process was not exported"
 assert len(pod_times) == pod_seen, "a period of the pod's process was exported twice"
 PY
+
+echo "--- the other way round: Pyroscope down, OTLP up"
+pyroscope_port=$(free_port) otlp_port=$(free_port) spool=$workdir/spool-reverse
+mkdir -p "$workdir/reverse-pyroscope" "$workdir/reverse-otlp"
+start python3 "$tests_dir/pyroscope_receiver.py" "$otlp_port" "$workdir/reverse-otlp" ok
+until [[ -e $workdir/reverse-otlp/ready ]]; do sleep 0.1; done
+start "$PROFCPU" agent --push "http://127.0.0.1:$pyroscope_port" --otlp "http://127.0.0.1:$otlp_port" \
+	--push-interval 2 --spool "$spool" --no-events 2>"$workdir/agent.err"
+agent_pid=$started_pid
+kept_series() { find "$spool" -name 'series-*.labels' 2>/dev/null | sort; }
+three_periods_kept() {
+	(($(encoded) < 6)) || fail "$(encoded) periods read while Pyroscope was down, $(kept_series | wc -l) series kept"
+	(($(kept_series | sed 's|/series-.*||' | sort -u | wc -l) >= 3))
+}
+until_agent three_periods_kept
+start python3 "$tests_dir/pyroscope_receiver.py" "$pyroscope_port" "$workdir/reverse-pyroscope" ok
+pyroscope_took() { [[ -z $(kept_series) && -e $workdir/reverse-pyroscope/1.query ]]; }
+until_agent pyroscope_took
+after=$(($(encoded) + 1))
+one_more() { (($(encoded) >= after)); }
+until_agent one_more
+kill -INT "$agent_pid"
+wait "$agent_pid" || { cat "$workdir/agent.err"; fail "the agent exited with status $?"; }
+cat "$workdir/agent.err"
+grep -q "takes profiles again" "$workdir/agent.err" || fail "Pyroscope's return was not said"
+! grep -q "cannot export OTLP" "$workdir/agent.err" || fail "the OTLP receiver was said to be down"
+periods=$(grep -cE 'samples of [1-9][0-9]* processes' "$spool/agent.log")
+otlp_requests=$(ls "$workdir"/reverse-otlp/*.otlp | wc -l)
+echo "$periods periods with processes; $otlp_requests OTLP requests; $(ls "$workdir"/reverse-pyroscope/*.pb.gz | wc -l) pushes"
+((otlp_requests == periods)) || fail "$otlp_requests OTLP requests for $periods periods"
+(($(ls "$workdir"/reverse-otlp/*.otlp | xargs md5sum | awk '{print $1}' | sort | uniq -d | wc -l) == 0)) ||
+	fail "an OTLP request was sent twice while Pyroscope was down"
+(($(ls "$workdir"/reverse-pyroscope/*.pb.gz | xargs md5sum | awk '{print $1}' | sort | uniq -d | wc -l) == 0)) ||
+	fail "a profile was pushed to Pyroscope twice"
+# The periods with the pod's samples, as the OTLP requests (each once) hold them.
+pod_periods=$(python3 - "$workdir/reverse-otlp" "$pod_pid" "$tests_dir" <<'PY'
+import glob, sys
+sys.path.insert(0, sys.argv[3])
+from protobuf_wire import fields, message
+
+def pids(path):
+    for resource_profiles in message(open(path, "rb").read())[1]:
+        for pair in message(message(resource_profiles)[1][0]).get(1, []):
+            pair = dict(fields(pair))
+            if pair[1] == b"process.pid":
+                yield dict(fields(pair[2]))[3]
+print(sum(int(sys.argv[2]) in set(pids(path)) for path in glob.glob(sys.argv[1] + "/*.otlp")))
+PY
+)
+pod_pushes=$(grep -l 'label.service_name=shop/shop' "$workdir"/reverse-pyroscope/*.query | wc -l)
+((pod_pushes == pod_periods)) || fail "$pod_pushes pushes of the pod for $pod_periods periods with its samples"
 
 echo "--- a period whose perf.data cannot be read: its runtime events still go"
 build_dotnet_app EventStacks

@@ -5,8 +5,10 @@
 // KeyValueAndUnit's AnyValue in the dictionary's attribute_table. No package
 // reachable here ships profiles/v1development (see tests/agent_otlp.sh): only
 // the path down to those messages is walked by field number, with the same
-// package's protobufjs Reader, which checks every length and wire type on the
-// way. Prints one JSON line a request:
+// package's protobufjs Reader (every length checked; the wire type of each
+// field walked into too, which the generated decoders do not check: the
+// test compares what they read with its own decoding). Prints one JSON line
+// a request:
 //   {"file": PATH, "resources": [{"attributes": {KEY: VALUE}, "scope": {"name", "version"}}],
 //    "attribute_values": [VALUE]}
 // A value is a string, or a number for an int. Fails on anything the decoder
