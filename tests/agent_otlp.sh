@@ -54,6 +54,23 @@ if [[ ! -d $tests_dir/browser/node_modules/@opentelemetry/otlp-transformer ]]; t
 		fail "npm ci failed in tests/browser: no OpenTelemetry decoder"
 fi
 
+echo "--- a receiver's credentials without that receiver: refused at the start"
+# misplaced NAME EXPECTED OPTION...: the agent with OPTIONS stops at once,
+# with EXPECTED in its one line.
+misplaced() {
+	local name=$1 expected=$2 status=0
+	shift 2
+	"$PROFCPU" agent "$@" --spool "$workdir/spool-$name" 2>"$workdir/$name.err" || status=$?
+	cat "$workdir/$name.err"
+	((status == 2)) || fail "$name: exit status $status, expected 2"
+	grep -qF "$expected" "$workdir/$name.err" || fail "$name: the agent did not say: $expected"
+	(($(wc -l <"$workdir/$name.err") == 1)) || fail "$name: more than one line"
+}
+misplaced header-to-otlp "are the --push receiver's: give --push URL, or --otlp-header" \
+	--otlp http://127.0.0.1:9 --header 'X-Team: payments'
+misplaced otlp-header-to-push "are the --otlp receiver's: give --otlp URL" \
+	--push http://127.0.0.1:9 --otlp-header 'X-Team: payments'
+
 echo shop-7c6d9b5f8-x2k4q >"$workdir/hostname"
 start unshare --mount bash -c 'mount --bind "$1" /etc/hostname && mount -t tmpfs pod /run &&
 	mkdir -p /run/secrets/kubernetes.io/serviceaccount &&
@@ -98,9 +115,10 @@ echo "--- the OTLP receiver down: its requests wait in the spool"
 until_agent three_kept
 grep -q "cannot export OTLP profiles to http://127.0.0.1:$otlp_port: .*; keeping up to 40 periods in $spool" \
 	"$workdir/agent.err" || { cat "$workdir/agent.err"; fail "the outage was not said"; }
-# The oldest kept request made unreadable: a link, which the agent does not follow.
+# The oldest kept request made unreadable: a link (to nothing), which the
+# agent does not follow.
 unreadable=$(kept_requests | head -1)
-ln -s /etc/hostname "$workdir/planted-link"
+ln -s "$workdir/nowhere" "$workdir/planted-link"
 mv -T "$workdir/planted-link" "$unreadable"
 echo "kept: $(kept_requests | wc -l) requests; $unreadable made a link"
 

@@ -461,7 +461,8 @@ static bool export_kept(struct agent_sender *sender, const char *dir)
 	unsigned char *body = NULL;
 	bool done = true;
 
-	if (access(path, F_OK) == 0) {
+	/* A link in its place is there too, and unreadable. */
+	if (faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
 		body = agent_kept_read_otlp(path, &size, why, sizeof(why));
 		if (!body)
 			report_error("%s; that OTLP request is dropped", why);

@@ -255,8 +255,10 @@ int cmd_agent(int argc, char **argv)
 	/* A worker that died is started again, a receiver that hung up is an
 	 * error: neither stops the agent. */
 	signal(SIGPIPE, SIG_IGN);
-	fprintf(stderr, "profcpu: agent on node %s: every %g s, one profile per workload to %s\n",
-		send.node, interval, url ? receiver.url : otlp.url);
+	fprintf(stderr,
+		"profcpu: agent on node %s: every %g s, one profile per workload to %s%s%s\n",
+		send.node, interval, url ? receiver.url : otlp.url,
+		url && otlp_url ? ", OTLP to " : "", url && otlp_url ? otlp.url : "");
 	status = capture_target(
 		     &(struct capture_options){.frequency = (unsigned)frequency,
 					       .buffer_pages = call_graph == CALL_GRAPH_FP
