@@ -1,5 +1,6 @@
 /* The options that send a profile to a Pyroscope server, shared by the
- * commands that push (collect --push, push). */
+ * commands that push (collect --push, push, agent), and the credentials
+ * of the agent's OpenTelemetry receiver (--otlp), which are its own. */
 #ifndef PROFCPU_PUSH_OPTIONS_H
 #define PROFCPU_PUSH_OPTIONS_H
 
