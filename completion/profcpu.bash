@@ -4,7 +4,7 @@
 # The options a command's --help lists ("  -pid PID", "  -F, -frequency HZ").
 _profcpu_options() {
 	"$1" "${@:2}" --help 2>/dev/null |
-		sed -nE 's/^  (-[A-Za-z][-A-Za-z]*)(, (-[-A-Za-z]+))?.*/\1 \3/p'
+		sed -nE 's/^  (--?[A-Za-z][-A-Za-z]*)(, (--?[-A-Za-z]+))?.*/\1 \3/p'
 }
 
 _profcpu() {
@@ -26,11 +26,12 @@ _profcpu() {
 		mapfile -t COMPREPLY < <(compgen -W "$(cat /proc/[0-9]*/comm 2>/dev/null | sort -u)" -- "$current")
 		return
 		;;
-	-o | --o | -output | --output | -dir | --dir | -d | --symbols)
+	-o | --o | -output | --output | -dir | --dir | -d | --symbols | --spool)
 		mapfile -t COMPREPLY < <(compgen -d -- "$current")
 		return
 		;;
-	-i | --i | -token-file | --token-file)
+	-i | --i | -token-file | --token-file | --bearer-token-file | --basic-auth-password-file | \
+		--otlp-bearer-token-file | --otlp-basic-auth-password-file)
 		mapfile -t COMPREPLY < <(compgen -f -- "$current")
 		return
 		;;

@@ -5,7 +5,12 @@
 # stops the agent before it writes anything, with one line that says what
 # is wrong and how to fix it; a link planted where a period's folder goes
 # is left alone. By default the spool is under $STATE_DIRECTORY (systemd's
-# StateDirectory=), not in a shared /tmp.
+# StateDirectory=), not in a shared /tmp. A profile kept while the receiver
+# was down that cannot be read when it is back (a link planted in its place,
+# bytes that are no gzip-compressed pprof, a link in its labels' place) is
+# said to be unreadable, once, naming
+# its file and why, not refused by the receiver, and dropped; the other kept
+# profiles arrive.
 #
 # The agent runs in a PID namespace of its own (it samples only that
 # namespace's processes). No Pyroscope server can be installed on this
@@ -71,4 +76,39 @@ cat "$workdir/state.err"
 [[ -s $workdir/state/spool/agent.log ]] || fail "no agent.log in \$STATE_DIRECTORY/spool"
 [[ -z $(ls -A "$workdir/target") ]] || fail "the agent followed the link in a period's place"
 [[ -L $workdir/state/spool/period-0000000000001-000000 ]] || fail "the planted link was removed or replaced"
-echo "ok: planted links, files and others' folders refused; the spool under \$STATE_DIRECTORY"
+
+echo "--- kept profiles that cannot be read once the receiver is back"
+down_port=$(free_port)
+start "$PROFCPU" agent --push "http://127.0.0.1:$down_port" --push-interval 1 --spool "$workdir/kept" \
+	2>"$workdir/kept.err"
+agent_pid=$started_pid
+kept_profiles() { find "$workdir/kept" -name 'series-*.pb.gz' 2>/dev/null | sort; }
+until (($(kept_profiles | wc -l) >= 3)); do
+	kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/kept.err"; fail "the agent stopped"; }
+	sleep 0.2
+done
+linked=$(kept_profiles | sed -n 1p) garbled=$(kept_profiles | sed -n 2p)
+unlabelled=$(kept_profiles | sed -n 3p | sed 's/\.pb\.gz$/.labels/')
+ln -s /etc/hostname "$workdir/planted-link"
+mv -T "$workdir/planted-link" "$linked"
+ln -s /etc/hostname "$workdir/planted-link"
+mv -T "$workdir/planted-link" "$unlabelled"
+echo "not a profile" >"$workdir/garbage"
+mv -T "$workdir/garbage" "$garbled"
+mkdir -p "$workdir/back"
+start python3 "$tests_dir/pyroscope_receiver.py" "$down_port" "$workdir/back" ok
+until [[ -z $(kept_profiles) ]] && [[ -e $workdir/back/1.query ]]; do
+	kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/kept.err"; fail "the agent stopped"; }
+	sleep 0.2
+done
+kill -INT "$agent_pid"
+wait "$agent_pid" || fail "the agent exited with status $?"
+cat "$workdir/kept.err"
+grep -qx "profcpu: cannot read $linked: Too many levels of symbolic links; that profile is dropped" \
+	"$workdir/kept.err" || fail "the kept profile replaced by a link was not said to be unreadable"
+grep -qx "profcpu: cannot read $garbled: it is not a gzip-compressed pprof profile; that profile is dropped" \
+	"$workdir/kept.err" || fail "the garbled kept profile was not said to be unreadable"
+(($(grep -cx "profcpu: cannot read $unlabelled: Too many levels of symbolic links; that profile is dropped" \
+	"$workdir/kept.err") == 1)) || fail "the kept labels replaced by a link were not said to be unreadable, once"
+! grep -q "receiver refused" "$workdir/kept.err" || fail "a local read failure was said to be the receiver's refusal"
+echo "ok: planted links, files and others' folders refused; the spool under \$STATE_DIRECTORY; unreadable kept profiles said so"

@@ -34,6 +34,8 @@ complete_words() {
 [[ $(complete_words profcpu se) == serve ]] || fail "profcpu se does not complete to serve"
 complete_words profcpu collect -proc | grep -qx -- -processfilter || fail "no -processfilter for collect"
 complete_words profcpu serve -tok | grep -qx -- -token-file || fail "no -token-file for serve"
+complete_words profcpu agent --otlp-bea | grep -qx -- --otlp-bearer-token-file ||
+	fail "no --otlp-bearer-token-file for agent (options with two dashes)"
 complete_words perfcollect collect sample -collect | grep -qx -- -collectsec || fail "no -collectsec for perfcollect"
 complete_words profcpu collect -pid "$$" | grep -qx "$$" || fail "-pid does not complete pids"
 true

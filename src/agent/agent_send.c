@@ -96,6 +96,12 @@ static void send_profile(struct agent_sender *sender, const char *dir,
 				     why);
 			return;
 		}
+		if (status == PUSH_UNREADABLE) {
+			report_error("the profile of %s made here cannot be pushed: %s; it is "
+				     "dropped",
+				     labels->service, why);
+			return;
+		}
 		receiver_failed(sender, why);
 		*stopped = true;
 	}
@@ -165,26 +171,50 @@ static void free_resources(struct otlp_process *resources, size_t count)
 	free(resources);
 }
 
-/* The period's processes to the OpenTelemetry receiver, in one request;
- * what it cannot take is dropped (said once until it takes them again). */
-static void export_otlp(struct agent_sender *sender, const struct process_profiles *profiles,
-			const struct otlp_process *resources, size_t count)
+/* Sends a period's OTLP request (`size` bytes of `body`, `source` naming
+ * it) to the OpenTelemetry receiver. True when that is done with: sent,
+ * or refused (said); false when the receiver cannot take it now (said
+ * once, until it takes requests again): it is to be kept. */
+static bool send_otlp(struct agent_sender *sender, const unsigned char *body, size_t size,
+		      const char *source)
 {
 	const struct push_target *otlp = sender->options->otlp;
 	char why[512] = "";
-	size_t size;
-	unsigned char *body = otlp_profiles_encode(profiles, resources, count, &size);
 	enum push_result result = otlp_profiles_send(otlp, body, size, sender->options->timeout,
 						     &sender->otlp_connection, why, sizeof(why));
 
-	if (result == PUSH_SENT && sender->otlp_down)
-		fprintf(stderr, "profcpu: %s takes OTLP profiles again\n", otlp->url);
-	else if (result != PUSH_SENT && !sender->otlp_down)
+	if (result == PUSH_SENT || result == PUSH_REFUSED) {
+		if (sender->otlp_down)
+			fprintf(stderr, "profcpu: %s takes OTLP profiles again\n", otlp->url);
+		sender->otlp_down = false;
+		if (result == PUSH_REFUSED)
+			report_error("the OTLP receiver refused the profiles of %s: %s", source,
+				     why);
+		return true;
+	}
+	if (!sender->otlp_down)
 		fprintf(stderr,
-			"profcpu: cannot export OTLP profiles to %s: %s; each period's are dropped "
-			"until it takes them (said once)\n",
-			otlp->url, why);
-	sender->otlp_down = result != PUSH_SENT;
+			"profcpu: cannot export OTLP profiles to %s: %s; keeping up to %zu periods "
+			"in %s until it takes them\n",
+			otlp->url, why, sender->options->max_periods, sender->options->spool_dir);
+	sender->otlp_down = true;
+	return false;
+}
+
+/* The period's processes to the OpenTelemetry receiver, in one request;
+ * kept in the period's folder when the receiver cannot take it now, or
+ * once this round found it unable (`*otlp_stopped`). */
+static void export_otlp(struct agent_sender *sender, const struct agent_period *period,
+			const struct process_profiles *profiles,
+			const struct otlp_process *resources, size_t count, bool *otlp_stopped)
+{
+	size_t size;
+	unsigned char *body = otlp_profiles_encode(profiles, resources, count, &size);
+
+	if (!*otlp_stopped)
+		*otlp_stopped = !send_otlp(sender, body, size, period->dir);
+	if (*otlp_stopped)
+		agent_kept_write_otlp(period->dir, body, size);
 	free(body);
 }
 
@@ -290,9 +320,11 @@ static void add_runtime_resources(struct agent_sender *sender, const struct agen
 }
 
 /* The period's perf.data into one profile per series, pushed or kept in
- * its folder; and its runtime events' profiles. */
+ * its folder; and its runtime events' profiles. `*stopped`,
+ * `*otlp_stopped`: this round found Pyroscope's, OpenTelemetry's receiver
+ * unable. */
 static void encode_period(struct agent_sender *sender, const struct agent_period *period,
-			  bool *stopped)
+			  bool *stopped, bool *otlp_stopped)
 {
 	char *perf_data = xasprintf("%s/perf.data", period->dir);
 	char *reading = xasprintf("%s/" AGENT_SPOOL_READING, period->dir);
@@ -321,9 +353,10 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 	 * runtime events are dated by the clocks as they read now. */
 	if (!read)
 		profiles = (struct process_profiles){.wall_clock_offset = wall_clock_offset_now()};
+	/* Its runtime events are exported without its samples too. */
+	if (sender->options->otlp)
+		resources = xcalloc(profiles.count + 1, sizeof(*resources));
 	if (read) {
-		if (sender->options->otlp)
-			resources = xcalloc(profiles.count + 1, sizeof(*resources));
 		group_series(sender, period, &profiles, &list, resources);
 		resource_count = resources ? profiles.count : 0;
 		made = cpu_seconds();
@@ -355,7 +388,8 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 		add_runtime_resources(sender, period, &profiles, resources, &resource_count,
 				      runtimes, runtime_count);
 		if (resource_count)
-			export_otlp(sender, &profiles, resources, resource_count);
+			export_otlp(sender, period, &profiles, resources, resource_count,
+				    otlp_stopped);
 	}
 	if (sender->options->target) {
 		size_t number = list.count;
@@ -383,35 +417,69 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 }
 
 /* Pushes DIR/PID.pb.gz with the labels of DIR/PID.labels; both go once
- * the receiver answered. False when it could not take it now. */
+ * the receiver answered, or when they cannot be read here (said so). False
+ * when the receiver could not take it now. */
 static bool push_kept(struct agent_sender *sender, const char *labels_path)
 {
 	struct agent_labels labels;
 	char why[512] = "", *profile_path;
 	size_t size = 0;
 	unsigned char *data;
-	enum push_result status = PUSH_REFUSED;
+	enum push_result status = PUSH_UNREADABLE;
+	bool read =
+	    agent_kept_read(labels_path, &data, &size, &labels, &profile_path, why, sizeof(why));
 
-	if (agent_kept_read(labels_path, &data, &size, &labels, &profile_path, why, sizeof(why)))
+	if (read)
 		status = push(sender, data, size, NULL, &labels, why, sizeof(why));
-	if (status == PUSH_SENT)
+	if (!read)
+		report_error("%s; that profile is dropped", why);
+	else if (status == PUSH_SENT)
 		receiver_took(sender);
 	else if (status == PUSH_REFUSED)
 		report_error("the receiver refused %s: %s", profile_path, why);
+	else if (status == PUSH_UNREADABLE)
+		report_error("cannot read %s: %s; that profile is dropped", profile_path, why);
 	else
 		receiver_failed(sender, why);
-	if (status == PUSH_SENT || status == PUSH_REFUSED) {
+	if (status == PUSH_SENT || status == PUSH_REFUSED || status == PUSH_UNREADABLE) {
 		unlink(profile_path);
 		unlink(labels_path);
 	}
 	agent_labels_free(&labels);
 	free(data);
 	free(profile_path);
-	return status == PUSH_SENT || status == PUSH_REFUSED;
+	return status == PUSH_SENT || status == PUSH_REFUSED || status == PUSH_UNREADABLE;
 }
 
-/* Pushes the profiles kept in `dir` until the receiver cannot take one. */
-static void push_period(struct agent_sender *sender, const char *dir, bool *stopped)
+/* Sends the OTLP request kept in `dir`, if any; it goes once the receiver
+ * answered, or when it cannot be read here (said so). False when the
+ * receiver could not take it now. */
+static bool export_kept(struct agent_sender *sender, const char *dir)
+{
+	char why[512] = "", *path = agent_kept_otlp_path(dir);
+	size_t size = 0;
+	unsigned char *body = NULL;
+	bool done = true;
+
+	/* A link in its place is there too, and unreadable. */
+	if (faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+		body = agent_kept_read_otlp(path, &size, why, sizeof(why));
+		if (!body)
+			report_error("%s; that OTLP request is dropped", why);
+		else
+			done = send_otlp(sender, body, size, path);
+		if (done)
+			unlink(path);
+	}
+	free(body);
+	free(path);
+	return done;
+}
+
+/* Sends what `dir` keeps for each receiver, until one cannot take it
+ * (`*stopped`: Pyroscope's, `*otlp_stopped`: OpenTelemetry's). */
+static void push_period(struct agent_sender *sender, const char *dir, bool *stopped,
+			bool *otlp_stopped)
 {
 	struct dirent **entries;
 	int count = scandir(dir, &entries, agent_kept_is_labels_file, alphasort);
@@ -425,18 +493,26 @@ static void push_period(struct agent_sender *sender, const char *dir, bool *stop
 		free(entries[i]);
 	}
 	free(count >= 0 ? entries : NULL);
+	if (sender->options->otlp && !*otlp_stopped)
+		*otlp_stopped = !export_kept(sender, dir);
 }
 
 void agent_sender_open(struct agent_sender *sender, const struct agent_send_options *options,
 		       const char *skip, bool first)
 {
 	char *log_path = xasprintf("%s/agent.log", options->spool_dir);
+	/* What the spool's lines name: the receivers periods wait for. */
+	char *receivers =
+	    options->target && options->otlp
+		? xasprintf("%s or %s", options->target->url, options->otlp->url)
+		: xstrdup(options->target ? options->target->url : options->otlp->url);
 
 	*sender = (struct agent_sender){
+	    .receivers = receivers,
 	    .options = options,
 	    .spool = {.dir = options->spool_dir,
 		      .max_periods = options->max_periods,
-		      .url = options->target ? options->target->url : options->otlp->url},
+		      .url = receivers},
 	    .config = {.live_every_process = true},
 	};
 	/* The sampler checked the folder; the worker opens it for itself. */
@@ -473,7 +549,7 @@ void agent_sender_add(struct agent_sender *sender, const char *dir)
 
 void agent_sender_round(struct agent_sender *sender)
 {
-	bool stopped = false;
+	bool stopped = false, otlp_stopped = false;
 
 	/* The runtime sessions' threads write to the log too: none between
 	 * the truncation and the rewind. */
@@ -488,12 +564,13 @@ void agent_sender_round(struct agent_sender *sender)
 		char *perf_data = xasprintf("%s/perf.data", period->dir);
 
 		if (access(perf_data, F_OK) == 0)
-			encode_period(sender, period, &stopped);
-		else if (!stopped)
-			push_period(sender, period->dir, &stopped);
+			encode_period(sender, period, &stopped, &otlp_stopped);
+		else
+			push_period(sender, period->dir, &stopped, &otlp_stopped);
 		free(perf_data);
-		/* Sent, or nothing kept to send later. */
-		if (!stopped || rmdir(period->dir) == 0)
+		/* Sent, or nothing kept to send later: each receiver's kept
+		 * files go once that receiver took them. */
+		if ((!stopped && !otlp_stopped) || rmdir(period->dir) == 0)
 			agent_spool_remove(&sender->spool, i);
 		else
 			i++;
@@ -507,6 +584,7 @@ void agent_sender_close(struct agent_sender *sender)
 {
 	agent_runtime_sessions_stop(sender->runtime_sessions);
 	agent_spool_close(&sender->spool);
+	free(sender->receivers);
 	resolver_free(sender->resolver);
 	agent_processes_release(&sender->processes);
 	http_connection_close(&sender->connection);

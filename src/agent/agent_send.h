@@ -5,9 +5,10 @@
  * perf.data into one pprof profile per process with that process's labels
  * (agent_processes.h), and its .NET processes' runtime events into
  * profiles of lock contention, exceptions and allocations with the same
- * labels (agent_runtime_profiles.h), and pushes them to the receiver,
- * oldest first.
- * Profiles the receiver cannot take now wait on disk (agent_spool.h). */
+ * labels (agent_runtime_profiles.h), and pushes them to the receivers
+ * (Pyroscope's, OpenTelemetry's, or both), oldest first.
+ * What a receiver cannot take now waits on disk (agent_spool.h) until that
+ * receiver takes it: the other is not held up, nor sent anything twice. */
 #ifndef PROFCPU_AGENT_SEND_H
 #define PROFCPU_AGENT_SEND_H
 
@@ -40,13 +41,14 @@ struct agent_send_options {
 struct agent_sender {
 	const struct agent_send_options *options;
 	struct agent_spool spool;
+	char *receivers; /* their URLs, for what the spool says (malloc'd) */
 	struct agent_processes processes;
 	struct resolver_config config;
 	struct resolver *resolver;	    /* made on the first period */
 	FILE *log;			    /* SPOOL/agent.log: what symbols were (not) found */
 	bool receiver_down;		    /* said so, not yet that it takes them again */
 	struct http_connection *connection; /* to the receiver, kept from push to push */
-	bool otlp_down;			    /* said so */
+	bool otlp_down;			    /* said so, as receiver_down */
 	struct http_connection *otlp_connection;
 	struct agent_runtime_sessions *runtime_sessions; /* NULL: none */
 };
@@ -69,8 +71,8 @@ bool agent_sender_settle_labels(struct agent_sender *sender);
 void agent_sender_add(struct agent_sender *sender, const char *dir);
 
 /* Reads every waiting perf.data into profiles and pushes what waits,
- * oldest first, until the receiver cannot take one now (then the rest
- * waits on disk for the next round). */
+ * oldest first, to each receiver until it cannot take one now (then the
+ * rest of that receiver's waits on disk for the next round). */
 void agent_sender_round(struct agent_sender *sender);
 
 /* Says what was dropped and what stays behind. */

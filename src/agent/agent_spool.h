@@ -1,9 +1,10 @@
 /* The agent's buffer of periods: one folder per period in the spool
  * folder, named in time order. The sampler makes each (its perf.data);
  * the worker (agent_worker.h) keeps the list of those waiting, oldest
- * first: a period waits while its perf.data is not read yet, or while the
- * receiver does not take its profiles (then kept in the folder as one
- * profile and one labels file per process). At most `max_periods` wait;
+ * first: a period waits while its perf.data is not read yet, or while a
+ * receiver does not take its profiles (then kept in the folder:
+ * agent_kept.h), each receiver's until that one takes them. At most
+ * `max_periods` wait;
  * past that the oldest go, and the first time that happens one line says
  * so. */
 #ifndef PROFCPU_AGENT_SPOOL_H
@@ -27,7 +28,7 @@ struct agent_spool {
 	const char *dir;
 	int fd; /* the folder, opened by agent_spool_make; -1 before */
 	size_t max_periods;
-	const char *url;	      /* the receiver, for the lines said */
+	const char *url;	      /* the receivers, for the lines said */
 	unsigned sequence;	      /* of the folders this run made */
 	struct agent_period *periods; /* waiting, oldest first */
 	size_t count, capacity;

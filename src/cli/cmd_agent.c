@@ -41,7 +41,9 @@ static const char usage[] =
     "  --push URL            the Pyroscope receiver\n"
     "  --otlp URL            also, or instead, each period's profiles as OTLP/HTTP\n"
     "                        profiles (alpha) to URL/v1development/profiles (an\n"
-    "                        OpenTelemetry Collector); --header applies to it too\n"
+    "                        OpenTelemetry Collector), with credentials of its own\n"
+    "                        (--otlp-*, below); periods wait in the spool while it\n"
+    "                        is down, as for --push\n"
     "  --push-interval SECS  the period (default 15, as Pyroscope's eBPF agent)\n"
     "  -F, -frequency HZ     samples per second of CPU time (default 49)\n"
     "  --call-graph MODE     hybrid (default: whole stacks), fp or dwarf (see\n"
@@ -49,7 +51,7 @@ static const char usage[] =
     "  --spool DIR           where periods wait: a folder of the agent's user,\n"
     "                        writable by no other (default $STATE_DIRECTORY/spool,\n"
     "                        else /var/lib/profcpu/spool as root)\n"
-    "  --buffer-periods N    periods kept while the receiver takes none (default 40)\n"
+    "  --buffer-periods N    periods kept while a receiver takes none (default 40)\n"
     "  --node NAME           the node label (default $NODE_NAME, else the hostname)\n"
     "  --label KEY=VALUE     a label of every profile (repeatable)\n"
     "  --namespace NAME      profile only the pods of namespace NAME (a name or a\n"
@@ -68,7 +70,11 @@ static const char usage[] =
     "                        ticks), allocsampled (memory: .NET 10's samples),\n"
     "                        waits (wait: .NET 9's waits on wait handles), as\n"
     "                        collect's -events\n"
-    "  --no-events           no runtime events: CPU profiles only\n" PUSH_TARGET_USAGE "\n"
+    "  --no-events           no runtime events: CPU profiles only\n"
+    "\n"
+    "the --push receiver's API and credentials (never sent to the --otlp one):\n" PUSH_TARGET_USAGE
+    "\n"
+    "the --otlp receiver's credentials (never sent to the --push one):\n" OTLP_TARGET_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu agent --push http://pyroscope:4040          # until SIGTERM\n"
     "    profcpu agent --push http://alloy:9999 --label cluster=prod\n"
@@ -78,6 +84,8 @@ static const char usage[] =
     "    profcpu agent --push http://pyroscope:4040 --tenant team-a  # multi-tenant\n"
     "    profcpu agent --push http://pyroscope:4040 --namespace 'shop-*' --exclude-pod 'debug-*'\n"
     "    profcpu agent --otlp http://otel-collector:4318    # OpenTelemetry profiles\n"
+    "    profcpu agent --push http://pyroscope:4040 --otlp https://otlp.example:4318 \\\n"
+    "        --otlp-bearer-token-file /run/secrets/otlp/token  # each with its own credentials\n"
     "    profcpu agent --push http://pyroscope:4040 --events contention,exceptions,alloc\n";
 
 /* The runtime events the agent asks by default: those whose profiles
@@ -135,12 +143,20 @@ static char *node_name(const char *given)
 	return xstrdup(host[0] ? host : "unknown");
 }
 
+/* Whether any of `credentials` was given. */
+static bool given_credentials(const struct push_target_options *credentials)
+{
+	return credentials->api || credentials->user || credentials->password_file ||
+	       credentials->password_env || credentials->token_file || credentials->tenant ||
+	       credentials->headers.count;
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	struct agent_send_options send = {.timeout = 10};
 	char *default_spool = NULL;
 	struct agent_run run = {0};
-	struct push_target_options credentials = {0};
+	struct push_target_options credentials = {0}, otlp_credentials = {.option_prefix = "otlp-"};
 	struct push_target receiver = {0}, otlp = {0};
 	const char *otlp_url = NULL;
 	struct agent_selection selection = {0};
@@ -173,6 +189,7 @@ int cmd_agent(int argc, char **argv)
 	    {"events", NULL, OPTION_STRING, &events.events},
 	    {"no-events", "noevents", OPTION_FLAG, &events.no_events},
 	    PUSH_TARGET_OPTION_ENTRIES(&credentials),
+	    OTLP_TARGET_OPTION_ENTRIES(&otlp_credentials),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	struct target_process target;
@@ -197,6 +214,18 @@ int cmd_agent(int argc, char **argv)
 			     "hybrid (see profcpu agent --help)");
 		goto done;
 	}
+	if (!url && given_credentials(&credentials)) {
+		report_error(
+		    "the API and credentials without otlp- in their names are the --push "
+		    "receiver's: give --push URL, or --otlp-header, --otlp-bearer-token-file, "
+		    "--otlp-basic-auth-user for --otlp's");
+		goto done;
+	}
+	if (!otlp_url && given_credentials(&otlp_credentials)) {
+		report_error("--otlp-header, --otlp-bearer-token-file and --otlp-basic-auth-* are "
+			     "the --otlp receiver's: give --otlp URL");
+		goto done;
+	}
 	if (!events.events && !events.no_events)
 		events.events = DEFAULT_RUNTIME_EVENTS;
 	events_wanted = event_options_config(&events, &runtime_events);
@@ -206,10 +235,7 @@ int cmd_agent(int argc, char **argv)
 	 * would cost each period's cut the runtime's whole list of methods. */
 	runtime_events.rundown = false;
 	if ((url && push_target_make(url, &credentials, &receiver) < 0) ||
-	    (otlp_url &&
-	     push_target_make(otlp_url,
-			      &(struct push_target_options){.headers = credentials.headers},
-			      &otlp) < 0))
+	    (otlp_url && push_target_make(otlp_url, &otlp_credentials, &otlp) < 0))
 		goto done;
 	status = 1;
 	send.target = url ? &receiver : NULL;
@@ -229,8 +255,10 @@ int cmd_agent(int argc, char **argv)
 	/* A worker that died is started again, a receiver that hung up is an
 	 * error: neither stops the agent. */
 	signal(SIGPIPE, SIG_IGN);
-	fprintf(stderr, "profcpu: agent on node %s: every %g s, one profile per workload to %s\n",
-		send.node, interval, url ? receiver.url : otlp.url);
+	fprintf(stderr,
+		"profcpu: agent on node %s: every %g s, one profile per workload to %s%s%s\n",
+		send.node, interval, url ? receiver.url : otlp.url,
+		url && otlp_url ? ", OTLP to " : "", url && otlp_url ? otlp.url : "");
 	status = capture_target(
 		     &(struct capture_options){.frequency = (unsigned)frequency,
 					       .buffer_pages = call_graph == CALL_GRAPH_FP
@@ -255,6 +283,7 @@ done:
 	string_list_clear(&positionals);
 	string_list_clear(&send.labels);
 	string_list_clear(&credentials.headers);
+	string_list_clear(&otlp_credentials.headers);
 	push_target_release(&receiver);
 	push_target_release(&otlp);
 	agent_selection_release(&selection);

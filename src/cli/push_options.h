@@ -1,5 +1,6 @@
 /* The options that send a profile to a Pyroscope server, shared by the
- * commands that push (collect --push, push). */
+ * commands that push (collect --push, push, agent), and the credentials
+ * of the agent's OpenTelemetry receiver (--otlp), which are its own. */
 #ifndef PROFCPU_PUSH_OPTIONS_H
 #define PROFCPU_PUSH_OPTIONS_H
 
@@ -44,6 +45,30 @@ struct push_options {
 	"  --tenant ID           the tenant of a multi-tenant server (X-Scope-OrgID)\n"            \
 	"  --header 'NAME: VALUE'\n"                                                               \
 	"                        an extra header of every push (repeatable)\n"
+
+/* The OpenTelemetry receiver's own credentials (agent --otlp): none of
+ * Pyroscope's above go to it, nor these to Pyroscope. */
+#define OTLP_TARGET_OPTION_ENTRIES(credentials)                                                    \
+	{"otlp-basic-auth-user", NULL, OPTION_STRING, &(credentials)->user},                       \
+	    {"otlp-basic-auth-password-file", NULL, OPTION_STRING, &(credentials)->password_file}, \
+	    {"otlp-basic-auth-password-env", NULL, OPTION_STRING, &(credentials)->password_env},   \
+	    {"otlp-bearer-token-file", NULL, OPTION_STRING, &(credentials)->token_file},           \
+	{                                                                                          \
+		"otlp-header", NULL, OPTION_STRING_LIST, &(credentials)->headers                   \
+	}
+
+#define OTLP_TARGET_USAGE                                                                          \
+	"  --otlp-basic-auth-user USER  basic auth of the --otlp receiver (also in its\n"          \
+	"                        URL: http://USER:PASSWORD@host)\n"                                \
+	"  --otlp-basic-auth-password-file FILE\n"                                                 \
+	"                        its password, read from FILE (a mounted Secret)\n"                \
+	"  --otlp-basic-auth-password-env VAR\n"                                                   \
+	"                        its password, read from the variable VAR\n"                       \
+	"  --otlp-bearer-token-file FILE\n"                                                        \
+	"                        Authorization: Bearer to the --otlp receiver, the\n"              \
+	"                        token read from FILE\n"                                           \
+	"  --otlp-header 'NAME: VALUE'\n"                                                          \
+	"                        an extra header of every OTLP export (repeatable)\n"
 
 #define PUSH_OPTION_ENTRIES(push_options)                                                          \
 	PUSH_TARGET_OPTION_ENTRIES(&(push_options)->target_options),                               \

@@ -93,9 +93,16 @@ static char *base64(const char *text)
 	return out;
 }
 
+/* The prefix of the options' names (push_target_options.option_prefix). */
+static const char *prefix_of(const struct push_target_options *credentials)
+{
+	return credentials->option_prefix ? credentials->option_prefix : "";
+}
+
 /* The first line of the file at `path` (a Secret's file may end without a
- * newline, a hand-written one with one), or NULL after saying why. */
-static char *read_secret(const char *path, const char *option)
+ * newline, a hand-written one with one), or NULL after saying why; `option`
+ * is named --PREFIXOPTION. */
+static char *read_secret(const char *path, const char *prefix, const char *option)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat status;
@@ -115,7 +122,7 @@ static char *read_secret(const char *path, const char *option)
 	}
 	if (got < 0 || !secret[0]) {
 		report_error(
-		    "cannot read %s %s: %s", option, path,
+		    "cannot read --%s%s %s: %s", prefix, option, path,
 		    got < 0 ? (errno == EINVAL ? "not a file of at most 8 KiB" : strerror(errno))
 			    : "it is empty");
 		free(secret);
@@ -150,7 +157,8 @@ static char *find_password(const struct push_target_options *credentials, const 
 {
 	if (credentials->password_file) {
 		*source = xasprintf("its password from %s", credentials->password_file);
-		return read_secret(credentials->password_file, "--basic-auth-password-file");
+		return read_secret(credentials->password_file, prefix_of(credentials),
+				   "basic-auth-password-file");
 	}
 	if (credentials->password_env) {
 		const char *value = getenv(credentials->password_env);
@@ -158,9 +166,9 @@ static char *find_password(const struct push_target_options *credentials, const 
 		*source = xasprintf("its password from $%s", credentials->password_env);
 		if (!value || !*value) {
 			report_error(
-			    "--basic-auth-password-env %s: that variable is not set in the "
+			    "--%sbasic-auth-password-env %s: that variable is not set in the "
 			    "agent's environment",
-			    credentials->password_env);
+			    prefix_of(credentials), credentials->password_env);
 			return NULL;
 		}
 		return xstrdup(value);
@@ -177,8 +185,9 @@ static int add_basic_auth(struct push_target *target, const struct push_target_o
 	char *source = NULL, *password = NULL, *pair, *encoded;
 
 	if (!user) {
-		report_error("a password needs a user: give --basic-auth-user USER (for Grafana "
-			     "Cloud, the stack's Profiles user id)");
+		report_error("a password needs a user: give --%sbasic-auth-user USER (for Grafana "
+			     "Cloud, the stack's user id)",
+			     prefix_of(credentials));
 		return -1;
 	}
 	password = find_password(credentials, url_password, &source);
@@ -204,14 +213,15 @@ static int add_basic_auth(struct push_target *target, const struct push_target_o
 }
 
 /* Authorization: Bearer, from --bearer-token-file. */
-static int add_bearer_token(struct push_target *target, const char *path)
+static int add_bearer_token(struct push_target *target, const char *path, const char *prefix)
 {
-	char *token = read_secret(path, "--bearer-token-file");
+	char *token = read_secret(path, prefix, "bearer-token-file");
 
 	if (!token)
 		return -1;
 	if (!header_safe(token)) {
-		report_error("--bearer-token-file %s holds control characters: not a token", path);
+		report_error("--%sbearer-token-file %s holds control characters: not a token",
+			     prefix, path);
 		free(token);
 		return -1;
 	}
@@ -222,7 +232,7 @@ static int add_bearer_token(struct push_target *target, const char *path)
 }
 
 /* --header 'NAME: VALUE' */
-static int add_user_header(struct push_target *target, const char *text)
+static int add_user_header(struct push_target *target, const char *text, const char *prefix)
 {
 	const char *colon = strchr(text, ':');
 	const char *value = colon ? colon + 1 : NULL;
@@ -232,7 +242,9 @@ static int add_user_header(struct push_target *target, const char *text)
 		value++;
 	if (!colon || colon == text || !header_safe(text) ||
 	    strcspn(text, " \t") < (size_t)(colon - text)) {
-		report_error("--header needs NAME: VALUE on one line (e.g. --header 'X-Team: a')");
+		report_error(
+		    "--%sheader needs NAME: VALUE on one line (e.g. --%sheader 'X-Team: a')",
+		    prefix, prefix);
 		return -1;
 	}
 	name = xasprintf("%.*s", (int)(colon - text), text);
@@ -249,7 +261,8 @@ int push_target_make(const char *url, const struct push_target_options *credenti
 	bool basic = credentials->user || credentials->password_file || credentials->password_env;
 	int status = 0;
 
-	*target = (struct push_target){.url = push_target_redact(url)};
+	*target = (struct push_target){.url = push_target_redact(url),
+				       .option_prefix = prefix_of(credentials)};
 	if (credentials->api && strcmp(credentials->api, "push")) {
 		if (strcmp(credentials->api, "ingest")) {
 			report_error("unknown --api %s: give push or ingest", credentials->api);
@@ -266,12 +279,13 @@ int push_target_make(const char *url, const struct push_target_options *credenti
 		basic = true;
 	}
 	if (basic && credentials->token_file) {
-		report_error("give basic auth or --bearer-token-file, not both");
+		report_error("give basic auth or --%sbearer-token-file, not both",
+			     target->option_prefix);
 		status = -1;
 	} else if (basic) {
 		status = add_basic_auth(target, credentials, url_user, url_password);
 	} else if (credentials->token_file) {
-		status = add_bearer_token(target, credentials->token_file);
+		status = add_bearer_token(target, credentials->token_file, target->option_prefix);
 	}
 	if (status == 0 && credentials->tenant) {
 		if (!credentials->tenant[0] || !header_safe(credentials->tenant)) {
@@ -282,7 +296,8 @@ int push_target_make(const char *url, const struct push_target_options *credenti
 		}
 	}
 	for (size_t i = 0; status == 0 && i < credentials->headers.count; i++)
-		status = add_user_header(target, credentials->headers.items[i]);
+		status =
+		    add_user_header(target, credentials->headers.items[i], target->option_prefix);
 	if (url_password)
 		memset(url_password, 0, strlen(url_password));
 	free(url_user);
@@ -347,9 +362,10 @@ static void describe_refusal(const struct push_target *target, int status, const
 			 status, answer[0] ? ": " : "", answer);
 	else
 		snprintf(why, why_size,
-			 "the server wants credentials (HTTP %d%s%s): give --basic-auth-user "
-			 "with --basic-auth-password-file, or --bearer-token-file",
-			 status, answer[0] ? ": " : "", answer);
+			 "the server wants credentials (HTTP %d%s%s): give --%sbasic-auth-user "
+			 "with --%sbasic-auth-password-file, or --%sbearer-token-file",
+			 status, answer[0] ? ": " : "", answer, target->option_prefix,
+			 target->option_prefix, target->option_prefix);
 }
 
 enum push_result push_target_post(const struct push_target *target, const struct push_post *post,

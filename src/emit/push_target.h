@@ -20,6 +20,10 @@ enum push_api {
 
 /* What the user gave: each NULL when not given. */
 struct push_target_options {
+	/* What the options' names start with after "--", in what is said of
+	 * them: NULL for Pyroscope's (--header), "otlp-" for the OpenTelemetry
+	 * receiver's own (--otlp-header). */
+	const char *option_prefix;
 	const char *api;	    /* --api push or ingest */
 	const char *user;	    /* --basic-auth-user */
 	const char *password_file;  /* --basic-auth-password-file: a Kubernetes Secret's file */
@@ -33,13 +37,16 @@ struct push_target {
 	enum push_api api;
 	char *url;		     /* the receiver, without user info (malloc'd) */
 	char *credential;	     /* the credential sent, in words (malloc'd), or NULL */
+	const char *option_prefix;   /* push_target_options' */
 	struct http_header *headers; /* names and values malloc'd */
 	size_t header_count;
 };
 
 /* What became of a push. */
 enum push_result {
-	PUSH_REFUSED = -1, /* not pprof, or the server refused it (4xx): no other try */
+	PUSH_UNREADABLE = -2, /* what was to be sent is not what it should be (not pprof):
+				 nothing was sent */
+	PUSH_REFUSED = -1,    /* the server refused it (4xx): no other try */
 	PUSH_SENT = 0,
 	PUSH_LATER = 1,	       /* unreachable, too slow, 5xx, 429: worth another try */
 	PUSH_UNAUTHORIZED = 2, /* 401, 403: the credentials were refused */

@@ -279,7 +279,7 @@ enum push_result pyroscope_push_profile(const unsigned char *data, size_t size,
 		take_span(request->span, &facts);
 	else if (!read_facts(data, size, &facts)) {
 		snprintf(why, why_size, "it is not a gzip-compressed pprof profile");
-		return PUSH_REFUSED;
+		return PUSH_UNREADABLE;
 	}
 	status = post_with_retries(request, &facts, data, size, why, why_size);
 	free(facts.process_name);

@@ -46,7 +46,8 @@ int pyroscope_push(const char *dir, const struct push_request *request);
 /* Pushes a gzip-compressed pprof profile held in memory, as pyroscope_push
  * does but printing nothing, and keeping what TLS loaded for the next push
  * (http_client_cleanup() at the end). Unless PUSH_SENT, `why` says what
- * went wrong: for PUSH_UNAUTHORIZED, which credential was refused. */
+ * went wrong: for PUSH_UNAUTHORIZED, which credential was refused; for
+ * PUSH_UNREADABLE, that `data` is no gzip-compressed pprof profile. */
 enum push_result pyroscope_push_profile(const unsigned char *data, size_t size,
 					const struct push_request *request, char *why,
 					size_t why_size);
