@@ -1,6 +1,7 @@
 #include "pod_labels.h"
 
 #include "cgroup_path.h"
+#include "container_state.h"
 #include "target_file.h"
 #include "target_root.h"
 
@@ -119,26 +120,49 @@ static int read_name(int root_fd, const char *path, bool dots, char *value, size
 	return 1;
 }
 
-void pod_labels_read(pid_t pid, struct pod_labels *labels)
+bool pod_labels_from_container_files(const struct pod_labels *labels)
+{
+	return labels->namespace_source == POD_LABEL_CONTAINER_FILES ||
+	       labels->pod_source == POD_LABEL_CONTAINER_FILES;
+}
+
+/* The last resort: the pod's files inside the process's root. */
+static void read_container_files(pid_t pid, bool kubernetes, struct pod_labels *labels)
 {
 	int root_fd = target_root_open(pid);
-	char cgroup[4096];
-	bool kubernetes;
 
-	*labels = (struct pod_labels){0};
-	pod_labels_parse_cgroup(cgroup, cgroup_file_read(pid, cgroup, sizeof(cgroup)),
-				labels->container, &kubernetes);
 	if (root_fd < 0)
 		return;
 	if (read_name(root_fd, NAMESPACE_FILE, false, labels->namespace, sizeof(labels->namespace),
 		      labels->refused_why, sizeof(labels->refused_why)) < 0)
 		labels->refused_file = NAMESPACE_FILE;
+	if (labels->namespace[0])
+		labels->namespace_source = POD_LABEL_CONTAINER_FILES;
 	kubernetes = kubernetes || labels->namespace[0];
 	if (kubernetes && !labels->refused_file &&
 	    read_name(root_fd, HOSTNAME_FILE, true, labels->pod, sizeof(labels->pod),
 		      labels->refused_why, sizeof(labels->refused_why)) < 0)
 		labels->refused_file = HOSTNAME_FILE;
+	if (labels->pod[0])
+		labels->pod_source = POD_LABEL_CONTAINER_FILES;
 	close(root_fd);
+}
+
+void pod_labels_read(pid_t pid, const struct string_list *state_folders, struct pod_labels *labels)
+{
+	char cgroup[4096], id[CGROUP_ID_SIZE];
+	size_t length = cgroup_file_read(pid, cgroup, sizeof(cgroup));
+	bool kubernetes;
+
+	*labels = (struct pod_labels){0};
+	pod_labels_parse_cgroup(cgroup, length, labels->container, &kubernetes);
+	if (container_state_id(cgroup, length, id) &&
+	    container_state_read(id, state_folders, labels)) {
+		/* The container the runtime's state was found for. */
+		snprintf(labels->container, sizeof(labels->container), "%.12s", id);
+		return;
+	}
+	read_container_files(pid, kubernetes, labels);
 }
 
 /* Whether the `length` characters at `text` could be a generated suffix. */
