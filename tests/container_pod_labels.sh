@@ -6,7 +6,10 @@
 #   - "tokenless": automountServiceAccountToken: false, no namespace file;
 # and the agent with --namespace tenant-a --namespace tenant-b --namespace
 # victim: each pod is labelled and selected by the namespace its runtime
-# state names, the planted one never as "victim".
+# state names, the planted one never as "victim". The runtime's state
+# becomes readable only once both pods have run a period, judged on what
+# the last resort found (the planted file, refused by the selection; no
+# namespace): their verdicts follow the state when it comes.
 #
 # Stand-in: podman 4.3's kube play keeps no namespace or pod name of its
 # own in a container's OCI config (only io.kubernetes.cri-o.SandboxID and
@@ -15,7 +18,7 @@
 # Kubernetes node (io.kubernetes.cri.sandbox-namespace, -name, -uid,
 # container-name), so podman's userdata/config.json stands in for
 # containerd's bundle; the agent is pointed at the test's podman storage
-# with --container-state.
+# with --container-state (a link to it, made late).
 source "$(dirname "$0")/lib.sh"
 source "$tests_dir/podman.sh"
 
@@ -64,6 +67,24 @@ remove_pods() {
 	cleanup
 }
 trap remove_pods EXIT
+# The agent, with periods of 2 s to the tests' stand-in for Pyroscope,
+# started before the pods as on a node: their processes are first seen
+# young, and judged again once their labels settle.
+port=$(free_port)
+mkdir -p "$workdir/received"
+start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received" ok
+until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
+start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 2 --spool "$workdir/spool" \
+	--container-state "$workdir/state" \
+	--namespace tenant-a --namespace tenant-b --namespace victim 2>"$workdir/agent.err"
+agent_pid=$started_pid
+# periods: how many the agent has sent.
+periods() { cat "$workdir/spool/agent.log" 2>/dev/null | grep -c "named and encoded" || true; }
+until [[ -e $workdir/spool/agent.log ]]; do
+	kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent stopped"; }
+	sleep 0.2
+done
+
 play planted-pod tenant-a planted
 play tokenless-pod tenant-b tokenless
 planted_id=$(podman inspect -f '{{.Id}}' planted-pod-app)
@@ -72,16 +93,21 @@ planted_pid=$(podman inspect -f '{{.State.Pid}}' planted-pod-app)
 [[ $(cat "/proc/$planted_pid/root/var/run/secrets/kubernetes.io/serviceaccount/namespace") == victim ]] ||
 	fail "the planted pod has no planted namespace file"
 
-# The agent, for two periods of 2 s, to the tests' stand-in for Pyroscope.
-port=$(free_port)
-mkdir -p "$workdir/received"
-start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received" ok
-until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
-start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 2 --spool "$workdir/spool" \
-	--container-state "$workdir/storage/vfs-containers" \
-	--namespace tenant-a --namespace tenant-b --namespace victim 2>"$workdir/agent.err"
-agent_pid=$started_pid
-until (($(cat "$workdir/spool/agent.log" 2>/dev/null | grep -c "named and encoded" || true) >= 2)); do
+# A whole period with both pods running and their runtime's state out of
+# sight: neither is taken.
+running=$(periods)
+until (($(periods) >= running + 2)); do
+	kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent stopped"; }
+	sleep 0.2
+done
+! compgen -G "$workdir/received/*.query" >/dev/null ||
+	{ cat "$workdir"/received/*.query; fail "a pod was taken before its runtime's state was read"; }
+grep -q 'without --trust-container-labels' "$workdir/agent.err" ||
+	fail "the agent did not say it refused the planted pod's own labels"
+# The state in sight: two whole periods more.
+ln -s "$workdir/storage/vfs-containers" "$workdir/state"
+running=$(periods)
+until (($(periods) >= running + 3)); do
 	kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent stopped"; }
 	sleep 0.2
 done

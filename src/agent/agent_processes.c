@@ -57,6 +57,14 @@ static bool read_labels(const struct agent_processes *processes, struct agent_pr
 	return true;
 }
 
+/* Whether its labels may yet be found in its runtime's state: it is in a
+ * container whose state was not read (yet: a folder mounted late). */
+static bool awaits_runtime_state(const struct agent_process *process)
+{
+	return process->labels.container[0] &&
+	       process->labels.namespace_source != POD_LABEL_RUNTIME;
+}
+
 static void seen_in(struct agent_process *process, unsigned long period)
 {
 	if (process->last_period < period)
@@ -72,11 +80,16 @@ struct agent_process *agent_processes_note(struct agent_processes *processes, pi
 	for (size_t i = 0; i < processes->count; i++)
 		if (processes->items[i].pid == pid &&
 		    processes->items[i].start_ticks == start_ticks) {
+			bool new_period = processes->items[i].last_period < period;
+
 			process = &processes->items[i];
 			seen_in(process, period);
 			/* Read while its runtime still set it up (runc's init before
-			 * it enters the container's root): once more, if it runs. */
-			if (!process->labels_settled && start_ticks)
+			 * it enters the container's root): once more, if it runs;
+			 * and in a container whose state was not found, once a
+			 * period it runs in. */
+			if (start_ticks && (!process->labels_settled ||
+					    (new_period && awaits_runtime_state(process))))
 				read_labels(processes, process);
 			return process;
 		}
@@ -179,12 +192,14 @@ void agent_processes_ask_runtimes(struct agent_processes *processes, struct reso
 		if (process->runtime_asked || !process->start_ticks ||
 		    age_seconds(process) < SETTLE_SECONDS)
 			continue;
-		/* Judged on its settled labels, not on those of its first second. */
+		/* Judged on its settled labels, not on those of its first second;
+		 * one left out is judged again in the next round (its labels may
+		 * have changed since). */
 		if (!process->labels_settled && !read_labels(processes, process))
 			continue;
-		process->runtime_asked = true;
 		if (agent_selection_narrows(selection) && !decide(processes, process, selection))
 			continue;
+		process->runtime_asked = true;
 		if (target_process_runs_dotnet(process->pid) &&
 		    target_process_open(process->pid, &target) == 0) {
 			dotnet_ensure_perfmap(&target, log);

@@ -3,11 +3,12 @@
  * once in its life: its pod labels (pod_labels.h), read when its first
  * sample is seen, so a process that exits before its period is sent keeps
  * them, and again until they settle (found in the runtime's state, or it
- * ran a second); whether the selection takes it, judged again whenever its
- * labels change; and, for a .NET process, its perf map switched on (again
- * after it exec'd: another runtime). An entry goes when its process
- * exits, with what the resolver kept of it, so memory follows the
- * processes that run. */
+ * ran a second), then, in a container whose runtime's state was not
+ * found, once a period it runs in; whether the selection takes it, judged
+ * again whenever its labels change; and, for a .NET process the selection
+ * takes, its perf map switched on (again after it exec'd: another
+ * runtime). An entry goes when its process exits, with what the resolver
+ * kept of it, so memory follows the processes that run. */
 #ifndef PROFCPU_AGENT_PROCESSES_H
 #define PROFCPU_AGENT_PROCESSES_H
 
