@@ -17,11 +17,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char id[CGROUP_ID_SIZE];
 
 	if (container_state_parse((const char *)data, size, &labels)) {
-		if (!pod_labels_valid_name(labels.namespace, false) ||
-		    !pod_labels_valid_name(labels.pod, true) ||
+		if (!kubernetes_name_valid(labels.namespace, false) ||
+		    !kubernetes_name_valid(labels.pod, true) ||
 		    strspn(labels.pod_uid, "0123456789abcdef-") != strlen(labels.pod_uid) ||
 		    (labels.container_name[0] &&
-		     !pod_labels_valid_name(labels.container_name, false)) ||
+		     !kubernetes_name_valid(labels.container_name, false)) ||
 		    labels.namespace_source != POD_LABEL_RUNTIME ||
 		    labels.pod_source != POD_LABEL_RUNTIME)
 			abort();

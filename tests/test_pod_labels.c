@@ -93,15 +93,15 @@ static void finds_none_outside_a_container(void **state)
 static void checks_kubernetes_names(void **state)
 {
 	(void)state;
-	assert_true(pod_labels_valid_name("shop", false));
-	assert_true(pod_labels_valid_name("shop-7c6d9b5f8-x2k4q", true));
-	assert_true(pod_labels_valid_name("web.example-1", true));
-	assert_false(pod_labels_valid_name("web.example", false));
-	assert_false(pod_labels_valid_name("a},service_name=x", true));
-	assert_false(pod_labels_valid_name("Shop", true));
-	assert_false(pod_labels_valid_name("-shop", true));
-	assert_false(pod_labels_valid_name("shop.", true));
-	assert_false(pod_labels_valid_name("", true));
+	assert_true(kubernetes_name_valid("shop", false));
+	assert_true(kubernetes_name_valid("shop-7c6d9b5f8-x2k4q", true));
+	assert_true(kubernetes_name_valid("web.example-1", true));
+	assert_false(kubernetes_name_valid("web.example", false));
+	assert_false(kubernetes_name_valid("a},service_name=x", true));
+	assert_false(kubernetes_name_valid("Shop", true));
+	assert_false(kubernetes_name_valid("-shop", true));
+	assert_false(kubernetes_name_valid("shop.", true));
+	assert_false(kubernetes_name_valid("", true));
 }
 
 static void names_the_workload(void **state)

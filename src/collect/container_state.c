@@ -106,12 +106,12 @@ static void take(json_object *annotations, const char *key, bool (*valid)(const 
 
 static bool valid_label(const char *name)
 {
-	return pod_labels_valid_name(name, false);
+	return kubernetes_name_valid(name, false);
 }
 
 static bool valid_subdomain(const char *name)
 {
-	return pod_labels_valid_name(name, true);
+	return kubernetes_name_valid(name, true);
 }
 
 /* A Kubernetes uid is a UUID: hex digits and '-'. */

@@ -2,6 +2,7 @@
 
 #include "cgroup_path.h"
 #include "container_state.h"
+#include "kubernetes_name.h"
 #include "target_file.h"
 #include "target_root.h"
 
@@ -36,37 +37,6 @@ bool pod_labels_container_id(pid_t pid, char id[13])
 
 	pod_labels_parse_cgroup(text, cgroup_file_read(pid, text, sizeof(text)), id, &kubernetes);
 	return id[0] != '\0';
-}
-
-static bool valid_label(const char *start, size_t length)
-{
-	if (length == 0 || length > 63 || start[0] == '-' || start[length - 1] == '-')
-		return false;
-	for (size_t i = 0; i < length; i++)
-		if (!(islower((unsigned char)start[i]) || isdigit((unsigned char)start[i]) ||
-		      start[i] == '-'))
-			return false;
-	return true;
-}
-
-bool pod_labels_valid_name(const char *name, bool dots)
-{
-	size_t length = strlen(name);
-
-	if (!dots)
-		return valid_label(name, length);
-	if (length > POD_NAME_MAX)
-		return false;
-	for (const char *label = name;;) {
-		const char *dot = strchr(label, '.');
-		size_t size = dot ? (size_t)(dot - label) : strlen(label);
-
-		if (!valid_label(label, size))
-			return false;
-		if (!dot)
-			return true;
-		label = dot + 1;
-	}
 }
 
 struct small_text {
@@ -112,7 +82,7 @@ static int read_name(int root_fd, const char *path, bool dots, char *value, size
 	}
 	while (small.length && isspace((unsigned char)small.text[small.length - 1]))
 		small.text[--small.length] = '\0';
-	if (small.length >= size || !pod_labels_valid_name(small.text, dots)) {
+	if (small.length >= size || !kubernetes_name_valid(small.text, dots)) {
 		snprintf(why, why_size, "not a valid Kubernetes name");
 		return -1;
 	}

@@ -18,14 +18,12 @@
 #ifndef PROFCPU_POD_LABELS_H
 #define PROFCPU_POD_LABELS_H
 
+#include "kubernetes_name.h"
 #include "util.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-
-#define POD_NAME_MAX  253 /* a DNS subdomain */
-#define NAMESPACE_MAX 63  /* a DNS label */
 
 #define POD_UID_MAX 36 /* a UUID */
 
@@ -72,10 +70,5 @@ void pod_labels_parse_cgroup(const char *text, size_t length, char id[13], bool 
  * generates for a Deployment's or a DaemonSet's pods ("checkout" from
  * "checkout-7d9f8b4c6-x2k4q"), written into `service` (size bytes). */
 void pod_labels_workload(const char *pod, char *service, size_t size);
-
-/* RFC 1123: a DNS label (lower-case letters, digits and '-', starting and
- * ending with a letter or digit, at most 63), or with `dots` a DNS
- * subdomain (such labels joined by '.', at most 253). */
-bool pod_labels_valid_name(const char *name, bool dots);
 
 #endif
