@@ -26,7 +26,7 @@ _profcpu() {
 		mapfile -t COMPREPLY < <(compgen -W "$(cat /proc/[0-9]*/comm 2>/dev/null | sort -u)" -- "$current")
 		return
 		;;
-	-o | --o | -output | --output | -dir | --dir | -d | --symbols | --spool)
+	-o | --o | -output | --output | -dir | --dir | -d | --symbols | --spool | --container-state)
 		mapfile -t COMPREPLY < <(compgen -d -- "$current")
 		return
 		;;

@@ -27,9 +27,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	name = strndup((const char *)data, size);
 	if (!name)
 		abort();
-	if (pod_labels_valid_name(name, false) && !pod_labels_valid_name(name, true))
+	if (kubernetes_name_valid(name, false) && !kubernetes_name_valid(name, true))
 		abort(); /* a DNS label is a DNS subdomain */
-	if (pod_labels_valid_name(name, true)) {
+	if (kubernetes_name_valid(name, true)) {
 		pod_labels_workload(name, workload, sizeof(workload));
 		if (!workload[0] || strncmp(workload, name, strlen(workload)))
 			abort();

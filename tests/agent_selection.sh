@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # profcpu agent --namespace, --pod, --container and --exclude-*: only the
 # processes the selection takes are pushed (the others are neither walked
-# nor named); a name or a glob, decided from a process's pod labels when
-# the agent first looks at it. Two "pods" stand in for Kubernetes' (a
-# mount namespace each, with the pod's hostname and service-account
-# namespace file, as the kubelet mounts them) beside a process of the host.
+# nor named); a name or a glob, decided from a process's pod labels. Two
+# "pods" stand in for Kubernetes' (a mount namespace each, with the pod's
+# hostname and service-account namespace file, as the kubelet mounts them)
+# beside a process of the host. No container runtime keeps their state:
+# their labels come from those files, which a container can write, so
+# --namespace and --pod take them only with --trust-container-labels
+# (tests/container_pod_labels.sh has the runtime's state).
 #
 # The agent runs in a PID namespace of its own, with its workloads. No
 # Pyroscope server can be installed on this machine: the receiver is the
@@ -46,13 +49,21 @@ pushed() {
 	done
 	kill -INT "$agent_pid"
 	wait "$agent_pid" || fail "$name: the agent exited with status $?"
-	cat "$workdir"/received-"$name"/*.query 2>/dev/null | sed -n 's/^name=//p' | sort -u >"$workdir/$name.series"
+	# (none when the selection took nothing)
+	{ cat "$workdir"/received-"$name"/*.query 2>/dev/null || true; } |
+		sed -n 's/^name=//p' | sort -u >"$workdir/$name.series"
 	echo "$name ($*):"
 	sed 's/^/    /' "$workdir/$name.series"
 }
 
-echo "--- --namespace 'sh*': the shop pod alone"
-pushed only-shop --namespace 'sh*'
+echo "--- --namespace 'sh*' on labels from the pod's own files: refused"
+pushed refused --namespace 'sh*'
+! grep -q '^shop/' "$workdir/refused.series" || fail "labels from the pod's own files selected it"
+(($(grep -c 'without --trust-container-labels' "$workdir/refused.err") == 1)) ||
+	{ cat "$workdir/refused.err"; fail "the refusal was not said once"; }
+
+echo "--- --namespace 'sh*' --trust-container-labels: the shop pod alone"
+pushed only-shop --namespace 'sh*' --trust-container-labels
 grep -q '^shop/shop.cpu{namespace=shop,pod=shop-7c6d9b5f8-x2k4q,' "$workdir/only-shop.series" ||
 	fail "the shop pod was not pushed"
 ! grep -v '^shop/shop.cpu{' "$workdir/only-shop.series" || fail "a process outside the namespace was pushed"
@@ -63,7 +74,7 @@ grep "named and encoded" "$workdir/spool-only-shop/agent.log"
 	fail "processes outside the selection were walked and named"
 
 echo "--- --pod: by the pod's name"
-pushed only-debug --pod 'debug-5f6d7c8b9-x7k2p'
+pushed only-debug --pod 'debug-5f6d7c8b9-x7k2p' --trust-container-labels
 grep -q '^debug/debug.cpu{' "$workdir/only-debug.series" || fail "the debug pod was not pushed"
 ! grep -v '^debug/debug.cpu{' "$workdir/only-debug.series" || fail "a process of another pod was pushed"
 

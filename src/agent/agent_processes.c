@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* A process younger than this may not have loaded its runtime yet, nor
@@ -29,21 +30,39 @@ static double age_seconds(const struct agent_process *process)
 	return uptime_seconds() - (double)process->start_ticks / (double)sysconf(_SC_CLK_TCK);
 }
 
-/* Its labels, settled once its pod is found or once it ran a second: runc's
- * init is in its container's cgroup before it enters the container's root,
- * where the pod's files are. False when it is gone: a read after it exited
- * finds nothing, and what was read before stays. */
-static bool read_labels(struct agent_process *process)
+static bool same_labels(const struct pod_labels *a, const struct pod_labels *b)
+{
+	return !strcmp(a->namespace, b->namespace) && !strcmp(a->pod, b->pod) &&
+	       !strcmp(a->container, b->container) && a->namespace_source == b->namespace_source &&
+	       a->pod_source == b->pod_source;
+}
+
+/* Its labels, settled once found in its runtime's state or once it ran a
+ * second: runc's init is in its container's cgroup before it enters the
+ * container's root, where the last resort's files are. A change of labels
+ * has the selection judge it again. False when it is gone: a read after it
+ * exited finds nothing, and what was read before stays. */
+static bool read_labels(const struct agent_processes *processes, struct agent_process *process)
 {
 	struct pod_labels labels;
 
-	pod_labels_read(process->pid, &labels);
+	pod_labels_read(process->pid, processes->state_folders, &labels);
 	if (target_process_start_ticks(process->pid) != process->start_ticks)
 		return false;
+	if (!same_labels(&labels, &process->labels))
+		process->selection_decided = false;
 	process->labels = labels;
-	process->labels_settled =
-	    labels.namespace[0] || !process->start_ticks || age_seconds(process) >= SETTLE_SECONDS;
+	process->labels_settled = labels.namespace_source == POD_LABEL_RUNTIME ||
+				  !process->start_ticks || age_seconds(process) >= SETTLE_SECONDS;
 	return true;
+}
+
+/* Whether its labels may yet be found in its runtime's state: it is in a
+ * container whose state was not read (yet: a folder mounted late). */
+static bool awaits_runtime_state(const struct agent_process *process)
+{
+	return process->labels.container[0] &&
+	       process->labels.namespace_source != POD_LABEL_RUNTIME;
 }
 
 static void seen_in(struct agent_process *process, unsigned long period)
@@ -61,12 +80,17 @@ struct agent_process *agent_processes_note(struct agent_processes *processes, pi
 	for (size_t i = 0; i < processes->count; i++)
 		if (processes->items[i].pid == pid &&
 		    processes->items[i].start_ticks == start_ticks) {
+			bool new_period = processes->items[i].last_period < period;
+
 			process = &processes->items[i];
 			seen_in(process, period);
 			/* Read while its runtime still set it up (runc's init before
-			 * it enters the container's root): once more, if it runs. */
-			if (!process->labels_settled && start_ticks)
-				read_labels(process);
+			 * it enters the container's root): once more, if it runs;
+			 * and in a container whose state was not found, once a
+			 * period it runs in. */
+			if (start_ticks && (!process->labels_settled ||
+					    (new_period && awaits_runtime_state(process))))
+				read_labels(processes, process);
 			return process;
 		}
 	grow_array((void **)&processes->items, &processes->capacity, processes->count + 1,
@@ -74,7 +98,7 @@ struct agent_process *agent_processes_note(struct agent_processes *processes, pi
 	process = &processes->items[processes->count++];
 	*process = (struct agent_process){
 	    .pid = pid, .start_ticks = start_ticks, .first_period = period, .last_period = period};
-	read_labels(process);
+	read_labels(processes, process);
 	if (process->labels.refused_file)
 		report_warning("pid %d: %s in its root is %s: its profile has no pod label",
 			       (int)pid, process->labels.refused_file, process->labels.refused_why);
@@ -118,18 +142,27 @@ bool agent_processes_settle_labels(struct agent_processes *processes)
 
 		if (process->labels_settled)
 			continue;
-		if (!read_labels(process))
+		if (!read_labels(processes, process))
 			process->labels_settled = true;
 		unsettled = unsettled || !process->labels_settled;
 	}
 	return unsettled;
 }
 
-static bool decide(struct agent_process *process, const struct agent_selection *selection)
+static bool decide(struct agent_processes *processes, struct agent_process *process,
+		   const struct agent_selection *selection)
 {
-	if (!process->selection_decided) {
-		process->selected = agent_selection_takes(selection, &process->labels);
-		process->selection_decided = true;
+	if (process->selection_decided)
+		return process->selected;
+	process->selected = agent_selection_takes(selection, &process->labels);
+	process->selection_decided = true;
+	if (!processes->said_container_files &&
+	    agent_selection_refuses_container_files(selection, &process->labels)) {
+		report_warning("pid %d: its namespace and pod were read from files inside its "
+			       "container (no runtime state found for it): --namespace and --pod "
+			       "do not take it without --trust-container-labels (said once)",
+			       (int)process->pid);
+		processes->said_container_files = true;
 	}
 	return process->selected;
 }
@@ -144,7 +177,8 @@ bool agent_processes_selected(struct agent_processes *processes, pid_t pid, unsi
 	for (size_t i = 0; i < processes->count; i++)
 		if (processes->items[i].pid == pid)
 			found = &processes->items[i]; /* the newest */
-	return decide(found ? found : agent_processes_note(processes, pid, period), selection);
+	return decide(processes, found ? found : agent_processes_note(processes, pid, period),
+		      selection);
 }
 
 void agent_processes_ask_runtimes(struct agent_processes *processes, struct resolver *resolver,
@@ -158,9 +192,14 @@ void agent_processes_ask_runtimes(struct agent_processes *processes, struct reso
 		if (process->runtime_asked || !process->start_ticks ||
 		    age_seconds(process) < SETTLE_SECONDS)
 			continue;
-		process->runtime_asked = true;
-		if (agent_selection_narrows(selection) && !decide(process, selection))
+		/* Judged on its settled labels, not on those of its first second;
+		 * one left out is judged again in the next round (its labels may
+		 * have changed since). */
+		if (!process->labels_settled && !read_labels(processes, process))
 			continue;
+		if (agent_selection_narrows(selection) && !decide(processes, process, selection))
+			continue;
+		process->runtime_asked = true;
 		if (target_process_runs_dotnet(process->pid) &&
 		    target_process_open(process->pid, &target) == 0) {
 			dotnet_ensure_perfmap(&target, log);

@@ -2,9 +2,13 @@
  * pid and start time (a reused pid is another process), with what is read
  * once in its life: its pod labels (pod_labels.h), read when its first
  * sample is seen, so a process that exits before its period is sent keeps
- * them; and, for a .NET process, its perf map switched on (again after it
- * exec'd: another runtime). An entry goes when its process exits, with
- * what the resolver kept of it, so memory follows the processes that run. */
+ * them, and again until they settle (found in the runtime's state, or it
+ * ran a second), then, in a container whose runtime's state was not
+ * found, once a period it runs in; whether the selection takes it, judged
+ * again whenever its labels change; and, for a .NET process the selection
+ * takes, its perf map switched on (again after it exec'd: another
+ * runtime). An entry goes when its process exits, with what the resolver
+ * kept of it, so memory follows the processes that run. */
 #ifndef PROFCPU_AGENT_PROCESSES_H
 #define PROFCPU_AGENT_PROCESSES_H
 
@@ -22,7 +26,7 @@ struct agent_process {
 	pid_t pid;
 	unsigned long long start_ticks; /* 0: gone before it was seen */
 	struct pod_labels labels;
-	bool labels_settled;	/* read when it had run a second, or its pod found */
+	bool labels_settled;	/* found in the runtime's state, or read when it had run a second */
 	bool runtime_asked;	/* its perf map switched on, or not .NET */
 	bool selection_decided; /* `selected` holds whether the selection takes it */
 	bool selected;
@@ -33,6 +37,9 @@ struct agent_process {
 struct agent_processes {
 	struct agent_process *items;
 	size_t count, capacity;
+	/* More folders of the runtimes' OCI configs (--container-state), or NULL. */
+	const struct string_list *state_folders;
+	bool said_container_files; /* that the selection refused such labels */
 };
 
 /* The entry of the process that has `pid` now, sampled in period number
@@ -50,14 +57,16 @@ struct agent_process *agent_processes_of_profile(struct agent_processes *process
 						 const struct process_profile *profile,
 						 unsigned long period);
 
-/* Reads again the labels of the processes younger than a second whose pod
- * was not found yet (a container's process before it entered the
- * container's root). Returns whether some are still unsettled. */
+/* Reads again the labels of the processes younger than a second not found
+ * in the runtime's state yet (a container's process before it entered the
+ * container's cgroup or root). Returns whether some are still unsettled. */
 bool agent_processes_settle_labels(struct agent_processes *processes);
 
 /* Whether `selection` takes the process that has `pid` now (or had it
- * last), seen sampled in period number `period`: decided once, from its
- * labels when first asked (again after it exec'd). */
+ * last), seen sampled in period number `period`: decided from its labels
+ * when first asked, and again once they changed (they settled, or it
+ * exec'd). The first process the selection leaves out only for labels
+ * read from its container's files is said on stderr, once. */
 bool agent_processes_selected(struct agent_processes *processes, pid_t pid, unsigned long period,
 			      const struct agent_selection *selection);
 

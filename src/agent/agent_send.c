@@ -514,6 +514,7 @@ void agent_sender_open(struct agent_sender *sender, const struct agent_send_opti
 		      .max_periods = options->max_periods,
 		      .url = receivers},
 	    .config = {.live_every_process = true},
+	    .processes = {.state_folders = &options->selection->state_folders},
 	};
 	/* The sampler checked the folder; the worker opens it for itself. */
 	if (agent_spool_make(&sender->spool) == 0)

@@ -62,6 +62,14 @@ static const char usage[] =
     "  --exclude-namespace NAME  leave out the pods of namespace NAME\n"
     "  --exclude-pod NAME    leave out the pod NAME\n"
     "  --exclude-container ID  leave out the container ID\n"
+    "  --trust-container-labels  let --namespace and --pod take a process whose\n"
+    "                        namespace or pod was read from files inside its\n"
+    "                        container (which it can write) for want of its\n"
+    "                        container runtime's state (see docs/AGENT.md)\n"
+    "  --container-state DIR  a folder where the container runtime keeps each\n"
+    "                        container's OCI config, as DIR/ID/config.json or\n"
+    "                        DIR/ID/userdata/config.json (repeatable): looked in\n"
+    "                        before containerd's, k3s', CRI-O's and podman's own\n"
     "  --push-timeout SECS   give up a push when the receiver is silent for SECS\n"
     "                        (default 10)\n"
     "  --events LIST         the runtime events of .NET processes made profiles\n"
@@ -185,6 +193,8 @@ int cmd_agent(int argc, char **argv)
 	    {"exclude-namespace", NULL, OPTION_STRING_LIST, &selection.exclude_namespaces},
 	    {"exclude-pod", NULL, OPTION_STRING_LIST, &selection.exclude_pods},
 	    {"exclude-container", NULL, OPTION_STRING_LIST, &selection.exclude_containers},
+	    {"trust-container-labels", NULL, OPTION_FLAG, &selection.trust_container_labels},
+	    {"container-state", NULL, OPTION_STRING_LIST, &selection.state_folders},
 	    {"push-timeout", NULL, OPTION_NUMBER, &send.timeout},
 	    {"events", NULL, OPTION_STRING, &events.events},
 	    {"no-events", "noevents", OPTION_FLAG, &events.no_events},

@@ -1,6 +1,8 @@
 #include "pod_labels.h"
 
 #include "cgroup_path.h"
+#include "container_state.h"
+#include "kubernetes_name.h"
 #include "target_file.h"
 #include "target_root.h"
 
@@ -35,37 +37,6 @@ bool pod_labels_container_id(pid_t pid, char id[13])
 
 	pod_labels_parse_cgroup(text, cgroup_file_read(pid, text, sizeof(text)), id, &kubernetes);
 	return id[0] != '\0';
-}
-
-static bool valid_label(const char *start, size_t length)
-{
-	if (length == 0 || length > 63 || start[0] == '-' || start[length - 1] == '-')
-		return false;
-	for (size_t i = 0; i < length; i++)
-		if (!(islower((unsigned char)start[i]) || isdigit((unsigned char)start[i]) ||
-		      start[i] == '-'))
-			return false;
-	return true;
-}
-
-bool pod_labels_valid_name(const char *name, bool dots)
-{
-	size_t length = strlen(name);
-
-	if (!dots)
-		return valid_label(name, length);
-	if (length > POD_NAME_MAX)
-		return false;
-	for (const char *label = name;;) {
-		const char *dot = strchr(label, '.');
-		size_t size = dot ? (size_t)(dot - label) : strlen(label);
-
-		if (!valid_label(label, size))
-			return false;
-		if (!dot)
-			return true;
-		label = dot + 1;
-	}
 }
 
 struct small_text {
@@ -111,7 +82,7 @@ static int read_name(int root_fd, const char *path, bool dots, char *value, size
 	}
 	while (small.length && isspace((unsigned char)small.text[small.length - 1]))
 		small.text[--small.length] = '\0';
-	if (small.length >= size || !pod_labels_valid_name(small.text, dots)) {
+	if (small.length >= size || !kubernetes_name_valid(small.text, dots)) {
 		snprintf(why, why_size, "not a valid Kubernetes name");
 		return -1;
 	}
@@ -119,26 +90,49 @@ static int read_name(int root_fd, const char *path, bool dots, char *value, size
 	return 1;
 }
 
-void pod_labels_read(pid_t pid, struct pod_labels *labels)
+bool pod_labels_from_container_files(const struct pod_labels *labels)
+{
+	return labels->namespace_source == POD_LABEL_CONTAINER_FILES ||
+	       labels->pod_source == POD_LABEL_CONTAINER_FILES;
+}
+
+/* The last resort: the pod's files inside the process's root. */
+static void read_container_files(pid_t pid, bool kubernetes, struct pod_labels *labels)
 {
 	int root_fd = target_root_open(pid);
-	char cgroup[4096];
-	bool kubernetes;
 
-	*labels = (struct pod_labels){0};
-	pod_labels_parse_cgroup(cgroup, cgroup_file_read(pid, cgroup, sizeof(cgroup)),
-				labels->container, &kubernetes);
 	if (root_fd < 0)
 		return;
 	if (read_name(root_fd, NAMESPACE_FILE, false, labels->namespace, sizeof(labels->namespace),
 		      labels->refused_why, sizeof(labels->refused_why)) < 0)
 		labels->refused_file = NAMESPACE_FILE;
+	if (labels->namespace[0])
+		labels->namespace_source = POD_LABEL_CONTAINER_FILES;
 	kubernetes = kubernetes || labels->namespace[0];
 	if (kubernetes && !labels->refused_file &&
 	    read_name(root_fd, HOSTNAME_FILE, true, labels->pod, sizeof(labels->pod),
 		      labels->refused_why, sizeof(labels->refused_why)) < 0)
 		labels->refused_file = HOSTNAME_FILE;
+	if (labels->pod[0])
+		labels->pod_source = POD_LABEL_CONTAINER_FILES;
 	close(root_fd);
+}
+
+void pod_labels_read(pid_t pid, const struct string_list *state_folders, struct pod_labels *labels)
+{
+	char cgroup[4096], id[CGROUP_ID_SIZE];
+	size_t length = cgroup_file_read(pid, cgroup, sizeof(cgroup));
+	bool kubernetes;
+
+	*labels = (struct pod_labels){0};
+	pod_labels_parse_cgroup(cgroup, length, labels->container, &kubernetes);
+	if (container_state_id(cgroup, length, id) &&
+	    container_state_read(id, state_folders, labels)) {
+		/* The container the runtime's state was found for. */
+		snprintf(labels->container, sizeof(labels->container), "%.12s", id);
+		return;
+	}
+	read_container_files(pid, kubernetes, labels);
 }
 
 /* Whether the `length` characters at `text` could be a generated suffix. */
