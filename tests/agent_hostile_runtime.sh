@@ -13,7 +13,8 @@
 # runtime profile, and the agent stops when told.
 #
 # A real .NET runtime cannot be made to do this: the stand-in is a Python
-# script speaking the diagnostics IPC's framing (DOTNET_IPC_V1 headers).
+# script speaking the diagnostics IPC's framing (DOTNET_IPC_V1 headers),
+# tests/fake_dotnet_runtime.py.
 # The agent runs in a PID namespace of its own; the receiver is the tests'
 # stand-in (tests/pyroscope_receiver.py).
 if [[ ${AGENT_HOSTILE_RUNTIME_INSIDE:-} != 1 ]]; then
@@ -24,52 +25,9 @@ source "$(dirname "$0")/lib.sh"
 build_dotnet_app EventStacks
 mkdir "$workdir/fake"
 head -c 65536 /dev/zero >"$workdir/fake/libcoreclr.so"
-cat >"$workdir/fake.py" <<'PY'
-import mmap, os, socket, struct, sys, threading, time
-
-runtime = mmap.mmap(os.open(sys.argv[1], os.O_RDONLY), 0, prot=mmap.PROT_READ)
-server = socket.socket(socket.AF_UNIX)
-# As the runtime names it: its pid and its start time in clock ticks.
-start_ticks = open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19]
-server.bind(f"/tmp/dotnet-diagnostic-{os.getpid()}-{start_ticks}-socket")
-server.listen(16)
-
-def reply(connection, payload):
-    connection.sendall(b"DOTNET_IPC_V1\0" + struct.pack("<HBBH", 20 + len(payload), 0xFF, 0, 0)
-                       + payload)
-
-def serve(connection):
-    header = connection.recv(20, socket.MSG_WAITALL)
-    if len(header) < 20:
-        return
-    size, command_set, command_id, _ = struct.unpack("<HBBH", header[14:20])
-    connection.recv(max(size - 20, 0), socket.MSG_WAITALL)
-    if (command_set, command_id) == (0x02, 0x03):  # CollectTracing2: endless bytes
-        reply(connection, struct.pack("<Q", 7))
-        junk = os.urandom(1 << 16)
-        try:
-            while True:
-                connection.sendall(junk)
-        except OSError:
-            return
-    reply(connection, struct.pack("<Q", 7) if command_set == 0x02 else b"\0\0\0\0")
-    connection.close()
-
-def busy():  # a fifth of a core: six of them leave the machine to the rest
-    while True:
-        began = time.monotonic()
-        while time.monotonic() - began < 0.02:
-            pass
-        time.sleep(0.08)
-
-threading.Thread(target=busy, daemon=True).start()  # sampled: the agent looks at it
-while True:
-    connection, _ = server.accept()
-    threading.Thread(target=serve, args=(connection,), daemon=True).start()
-PY
 fake_pids=()
 for fake in 1 2 3 4 5 6; do
-	start python3 "$workdir/fake.py" "$workdir/fake/libcoreclr.so"
+	start python3 "$tests_dir/fake_dotnet_runtime.py" "$workdir/fake/libcoreclr.so"
 	fake_pids+=("$started_pid")
 done
 

@@ -1,7 +1,7 @@
 // A .NET app whose allocations, lock waits and exceptions are split 2:1
 // between two methods each, for the tests of the runtime events' profiles:
-//   eventstacks TRIGGER ROUNDS   prints "ready", waits until the file
-//       TRIGGER exists, then runs ROUNDS rounds of:
+//   eventstacks TRIGGER ROUNDS [spin]   prints "ready", waits until the
+//       file TRIGGER exists, then runs ROUNDS rounds of:
 //       - AllocateA allocating twice the bytes AllocateB allocates;
 //       - WaitOnA (two threads) and WaitOnB (one thread) each waiting about
 //         as long for a lock the holder thread holds: twice the time on
@@ -14,7 +14,8 @@
 //       exceptions caught), "allocated-a N" and "allocated-b N" (the bytes
 //       each allocated), "holder-tid N" and "holder-managed-id N" (the
 //       holder's OS and managed thread ids) and "done", and idles until
-//       killed.
+//       killed. With "spin", a thread of its own spins in Spin from the
+//       trigger on, so that each second of the app has CPU samples.
 using System;
 using System.IO;
 using System.Runtime.CompilerServices;
@@ -114,6 +115,13 @@ public static class Program
         return thread;
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void Spin()
+    {
+        while (true)
+            sink++;
+    }
+
     private static int caught;
     private static long allocatedA, allocatedB;
 
@@ -156,15 +164,17 @@ public static class Program
 
     public static int Main(string[] args)
     {
-        if (args.Length != 2)
+        if (args.Length != 2 && !(args.Length == 3 && args[2] == "spin"))
         {
-            Console.Error.WriteLine("usage: eventstacks TRIGGER ROUNDS");
+            Console.Error.WriteLine("usage: eventstacks TRIGGER ROUNDS [spin]");
             return 2;
         }
         Console.WriteLine("ready");
         while (!File.Exists(args[0]))
             Thread.Sleep(50);
         int rounds = int.Parse(args[1]);
+        if (args.Length == 3)
+            new Thread(Spin) { IsBackground = true }.Start();
         var holder = new Thread(() => HoldAndWork(rounds));
         holder.Start();
         holder.Join();
