@@ -471,6 +471,7 @@ int cmd_collect(int argc, char **argv)
 	struct managed_images *images = NULL;
 	struct native_symbols *native = NULL;
 	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL, *cgroup = NULL;
+	struct switched_perfmap switched = {0}; /* a perf map turned on, to turn off */
 	bool keep_dir = true, pid_given;
 	FILE *log = NULL;
 	int status = 1;
@@ -545,9 +546,11 @@ int cmd_collect(int argc, char **argv)
 			events && options.events_config.rundown
 			    ? "; JIT code they do not name is named from the method rundown"
 			    : "");
-	else if (target.pid != TARGET_EVERY_PROCESS)
-		dotnet_ensure_perfmap(&target, log);
-	else if (options.enable_perfmaps)
+	else if (target.pid != TARGET_EVERY_PROCESS) {
+		if (dotnet_ensure_perfmap(&target, log))
+			switched = (struct switched_perfmap){
+			    target.pid, target_process_start_ticks(target.pid)};
+	} else if (options.enable_perfmaps)
 		sampling_scope_enable_perfmaps(&target, log);
 	symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
 	config.capture_dir = dir;
@@ -616,6 +619,9 @@ int cmd_collect(int argc, char **argv)
 			break;
 	}
 done:
+	/* However it ended: the target is left writing no more than it did. */
+	if (switched.pid)
+		dotnet_turn_off_perfmaps(&switched, 1, DOTNET_TURN_OFF_MS, true, log);
 	report_also_to(NULL);
 	if (log)
 		fclose(log);
