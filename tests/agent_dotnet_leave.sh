@@ -5,7 +5,8 @@
 # it goes on compiling methods; one whose owner turned them on
 # (DOTNET_PerfMapEnabled=1) is left writing. A worker killed in between
 # (SIGKILL) leaves a record in the spool, and the worker started after it
-# takes over what the dead one turned on.
+# takes over what the dead one turned on. An agent killed with kill -9
+# leaves its worker, which turns off what it turned on.
 #
 # The agent runs in a PID namespace of its own, with its workloads: it asks
 # only them, not the machine's other .NET processes.
@@ -89,3 +90,20 @@ echo "turned on by the agent: $own_before after it stopped, 3 methods later: $ow
 echo "turned on by its owner: $owner_before after it stopped, later: $owner_after"
 [[ "$own_before" == "$own_after" ]] || fail "the perf map or jitdump the agent turned on still grows after it stopped ($own_before -> $own_after bytes)"
 ((${owner_after% *} > ${owner_before% *})) || fail "the perf map its owner turned on stopped growing after the agent"
+
+echo "--- the sampler killed (kill -9): its worker turns off what it turned on"
+app alone
+alone=$started_pid
+start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 1 --no-events \
+	--spool "$workdir/spool-killed" 2>"$workdir/agent.err"
+agent_pid=$started_pid
+asked "$alone"
+worker=$(pgrep -P "$agent_pid")
+kill -KILL "$agent_pid"
+# (an orphan: a zombie until this namespace's first process reaps it)
+while [[ $(awk '{print $3}' "/proc/$worker/stat" 2>/dev/null) =~ ^[RSD]$ ]]; do sleep 0.1; done
+alone_before=$(sizes "$alone")
+phases_later alone "$alone" 3
+alone_after=$(sizes "$alone")
+echo "turned on by a killed agent: $alone_before after its worker ended, 3 methods later: $alone_after"
+[[ "$alone_before" == "$alone_after" ]] || fail "the perf map or jitdump a killed agent turned on still grows ($alone_before -> $alone_after bytes)"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The target left as found: a .NET app whose perf map and jitdump profcpu
-# turned on writes them no more once `collect` ends, though it goes on
-# compiling methods (tests/dotnet/DynReuse: a new dynamic method a phase);
-# its files stay. One whose owner turned them on (DOTNET_PerfMapEnabled=1)
-# is left writing.
+# turned on writes them no more once `collect` ends (its duration, or
+# SIGTERM), though it goes on compiling methods (tests/dotnet/DynReuse: a
+# new dynamic method a phase); its files stay. One whose owner turned them
+# on (DOTNET_PerfMapEnabled=1) is left writing.
 source "$(dirname "$0")/lib.sh"
 
 build_dotnet_app DynReuse
@@ -45,6 +45,23 @@ after=$(sizes "$pid")
 echo "perf map and jitdump after collect: $before, 3 methods later: $after"
 [[ "$before" == "$after" ]] || fail "the perf map or jitdump profcpu turned on still grows after collect ($before -> $after bytes)"
 grep -q 'turned off the perf map and jitdump' "$workdir/own.stderr" || fail "collect did not say it turned them off"
+kill "$pid"
+rm -f "/tmp/perf-$pid.map" "/tmp/jit-$pid.dump"
+
+# Stopped by SIGTERM, not by its duration: the same.
+start term
+pid=$started_pid
+"$PROFCPU" collect -pid "$pid" -o "$workdir/term" 2>"$workdir/term.stderr" &
+collect_pid=$!
+until grep -q 'sampling pid' "$workdir/term.stderr"; do sleep 0.1; done
+kill -TERM "$collect_pid"
+wait "$collect_pid" || fail "collect stopped by SIGTERM exited with status $?"
+cat "$workdir/term.stderr"
+before=$(sizes "$pid")
+phases_later term "$pid" 3
+after=$(sizes "$pid")
+echo "perf map and jitdump after collect stopped by SIGTERM: $before, 3 methods later: $after"
+[[ "$before" == "$after" ]] || fail "the perf map or jitdump still grows after collect stopped by SIGTERM ($before -> $after bytes)"
 kill "$pid"
 rm -f "/tmp/perf-$pid.map" "/tmp/jit-$pid.dump"
 

@@ -319,7 +319,11 @@ static const char *environment_value(const char *environment, size_t size, const
 	return NULL;
 }
 
-bool dotnet_writes_perfmap_itself(const struct target_process *target)
+/* Whether the target's owner turned its perf map or jitdump on: its
+ * environment sets DOTNET_PerfMapEnabled (else COMPlus_PerfMapEnabled) to
+ * anything but 0; where its environment cannot be read, whether it wrote
+ * either file since it started. Such a target is left writing them. */
+static bool writes_perfmap_itself(const struct target_process *target)
 {
 	size_t size;
 	char *environment = read_environment(target->pid, &size), *end;
@@ -349,7 +353,7 @@ bool dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
 		fprintf(log, "jitdump: the target writes a whole one already; left as it is\n");
 		return false;
 	}
-	itself = dotnet_writes_perfmap_itself(target); /* before the files are (re)written */
+	itself = writes_perfmap_itself(target); /* before the files are (re)written */
 	if (dotnet_rewrite_runtime_files(target, why, sizeof(why)) == 0) {
 		fprintf(stderr,
 			"profcpu: turned on the perf map and jitdump of .NET pid %d through its "

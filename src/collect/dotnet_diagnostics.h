@@ -21,15 +21,11 @@
  * could not (report_warning): then a perf map the target writes anyway, or
  * the method rundown of its runtime events, still names JIT frames. Never
  * fails the collection. Returns true when profcpu turned them on: the
- * target did not write them of its own accord (dotnet_writes_perfmap_itself),
- * so they are to be turned off when done (dotnet_turn_off_perfmaps). */
+ * target did not write them of its own accord (DOTNET_PerfMapEnabled in its
+ * environment; where that cannot be read, either file written since it
+ * started), so they are to be turned off when done
+ * (dotnet_turn_off_perfmaps). */
 bool dotnet_ensure_perfmap(const struct target_process *target, FILE *log);
-
-/* Whether the target's owner turned its perf map or jitdump on: its
- * environment sets DOTNET_PerfMapEnabled (else COMPlus_PerfMapEnabled) to
- * anything but 0; where its environment cannot be read, whether it wrote
- * either file since it started. Such a target is left writing them. */
-bool dotnet_writes_perfmap_itself(const struct target_process *target);
 
 /* A process whose perf map and jitdump profcpu turned on: its pid and start
  * time (target_process_start_ticks; a reused pid is another process). */
