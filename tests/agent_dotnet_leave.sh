@@ -5,8 +5,12 @@
 # it goes on compiling methods; one whose owner turned them on
 # (DOTNET_PerfMapEnabled=1) is left writing. A worker killed in between
 # (SIGKILL) leaves a record in the spool, and the worker started after it
-# takes over what the dead one turned on. An agent killed with kill -9
-# leaves its worker, which turns off what it turned on.
+# takes over what the dead one turned on. A stopped app (SIGSTOP) holds
+# the others up no longer than the agent's bound, is said in its log, and
+# turns its files off once it runs again (the request waited in its
+# socket).
+# An agent killed with kill -9 leaves its worker, which turns off what it
+# turned on.
 #
 # The agent runs in a PID namespace of its own, with its workloads: it asks
 # only them, not the machine's other .NET processes.
@@ -60,12 +64,15 @@ app own
 own=$started_pid
 app owner DOTNET_PerfMapEnabled=1
 owner=$started_pid
+app stopped
+stopped=$started_pid
 spool=$workdir/spool
 start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 1 --no-events \
 	--spool "$spool" 2>"$workdir/agent.err"
 agent_pid=$started_pid
 asked "$own"
 asked "$owner"
+asked "$stopped"
 grep -qx "$own [0-9]*" "$spool/perfmaps-on" || fail "the spool's record lacks pid $own"
 grep -q "^$owner " "$spool/perfmaps-on" && fail "the spool's record lists pid $owner, whose owner turned its perf map on"
 
@@ -75,19 +82,30 @@ kill -KILL "$worker"
 until grep -q "worker died" "$workdir/agent.err"; do sleep 0.1; done
 until grep -q "taken over" "$spool/agent.log" 2>/dev/null; do sleep 0.1; done
 
-echo "--- the agent stopped"
+echo "--- the agent stopped, one of its targets stopped too"
+# SIGSTOP: its diagnostics socket takes the request and never answers.
+kill -STOP "$stopped"
 kill -INT "$agent_pid"
 wait "$agent_pid" || fail "the agent exited with status $?"
 cat "$workdir/agent.err"
 [[ ! -e $spool/perfmaps-on ]] || fail "the spool's record stays after the agent turned everything off"
+grep "pid $stopped: no answer" "$spool/agent.log" || fail "the agent's log does not say the stopped app did not answer"
+# Run again, it reads the request that waited in its socket.
+kill -CONT "$stopped"
+phases_later stopped "$stopped" 1
+stopped_before=$(sizes "$stopped")
 own_before=$(sizes "$own")
 owner_before=$(sizes "$owner")
 phases_later own "$own" 3
 phases_later owner "$owner" 1
+phases_later stopped "$stopped" 3
 own_after=$(sizes "$own")
 owner_after=$(sizes "$owner")
 echo "turned on by the agent: $own_before after it stopped, 3 methods later: $own_after"
 echo "turned on by its owner: $owner_before after it stopped, later: $owner_after"
+stopped_after=$(sizes "$stopped")
+echo "stopped while the agent stopped: $stopped_before once it ran again, 3 methods later: $stopped_after"
+[[ "$stopped_before" == "$stopped_after" ]] || fail "the perf map or jitdump of the app stopped while the agent stopped still grows once it runs again ($stopped_before -> $stopped_after bytes)"
 [[ "$own_before" == "$own_after" ]] || fail "the perf map or jitdump the agent turned on still grows after it stopped ($own_before -> $own_after bytes)"
 ((${owner_after% *} > ${owner_before% *})) || fail "the perf map its owner turned on stopped growing after the agent"
 

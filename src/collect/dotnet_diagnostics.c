@@ -491,8 +491,9 @@ size_t dotnet_turn_off_perfmaps(const struct switched_perfmap *processes, size_t
 	for (size_t i = 0; i < count; i++)
 		if (calls[i].connection >= 0) {
 			fprintf(log,
-				"perf map and jitdump of pid %d: not turned off: no answer within "
-				"%d ms\n",
+				"perf map and jitdump of pid %d: no answer within %d ms; the "
+				"request waits in its socket (a stopped process reads it when "
+				"it runs again)\n",
 				(int)processes[i].pid, timeout_ms);
 			close(calls[i].connection);
 		}
