@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The target left as found: a .NET app whose perf map and jitdump profcpu
 # turned on writes them no more once `collect` ends (its duration, or
-# SIGTERM), though it goes on compiling methods (tests/dotnet/DynReuse: a
+# SIGTERM; one pid, or a cgroup's with --enable-perfmaps), though it goes on compiling methods (tests/dotnet/DynReuse: a
 # new dynamic method a phase); its files stay. One whose owner turned them
 # on (DOTNET_PerfMapEnabled=1) is left writing.
 source "$(dirname "$0")/lib.sh"
@@ -62,6 +62,22 @@ phases_later term "$pid" 3
 after=$(sizes "$pid")
 echo "perf map and jitdump after collect stopped by SIGTERM: $before, 3 methods later: $after"
 [[ "$before" == "$after" ]] || fail "the perf map or jitdump still grows after collect stopped by SIGTERM ($before -> $after bytes)"
+kill "$pid"
+rm -f "/tmp/perf-$pid.map" "/tmp/jit-$pid.dump"
+
+# A cgroup's .NET processes, turned on with --enable-perfmaps: the same.
+make_test_cgroup
+start scope
+pid=$started_pid
+echo "$pid" >"$test_cgroup/cgroup.procs"
+"$PROFCPU" collect --cgroup "$test_cgroup" --enable-perfmaps -duration 3 -o "$workdir/scope" 2>&1 |
+	tee "$workdir/scope.stderr"
+grep -q "turned on the perf map and jitdump of .NET pid $pid " "$workdir/scope.stderr" || fail "collect --enable-perfmaps did not turn the perf map on"
+before=$(sizes "$pid")
+phases_later scope "$pid" 3
+after=$(sizes "$pid")
+echo "perf map and jitdump after collect --cgroup --enable-perfmaps: $before, 3 methods later: $after"
+[[ "$before" == "$after" ]] || fail "the perf map or jitdump --enable-perfmaps turned on still grows after collect ($before -> $after bytes)"
 kill "$pid"
 rm -f "/tmp/perf-$pid.map" "/tmp/jit-$pid.dump"
 

@@ -65,7 +65,8 @@ static const char usage[] =
     "  --container ID        the cgroup of this container (podman, docker)\n"
     "  --enable-perfmaps     with those: switch on the perf map of every .NET 8+\n"
     "                        process through its diagnostics socket, to name\n"
-    "                        its JIT frames (writes into its /tmp; off by default)\n"
+    "                        its JIT frames (writes into its /tmp, until the end;\n"
+    "                        off by default)\n"
     "  --no-perfmap-switch   leave a .NET target's perf map and jitdump as they are\n"
     "                        (nothing is written into its /tmp): JIT frames are\n"
     "                        named from a map it writes itself, else from the\n"
@@ -473,7 +474,8 @@ int cmd_collect(int argc, char **argv)
 	struct managed_images *images = NULL;
 	struct native_symbols *native = NULL;
 	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL, *cgroup = NULL;
-	struct switched_perfmap switched = {0}; /* a perf map turned on, to turn off */
+	struct switched_perfmap *switched = NULL; /* the perf maps turned on, to turn off */
+	size_t switched_count = 0;
 	bool keep_dir = true, pid_given;
 	FILE *log = NULL;
 	int status = 1;
@@ -549,11 +551,14 @@ int cmd_collect(int argc, char **argv)
 			    ? "; JIT code they do not name is named from the method rundown"
 			    : "");
 	else if (target.pid != TARGET_EVERY_PROCESS) {
-		if (dotnet_ensure_perfmap(&target, log))
-			switched = (struct switched_perfmap){
+		if (dotnet_ensure_perfmap(&target, log)) {
+			switched = xmalloc(sizeof(*switched));
+			*switched = (struct switched_perfmap){
 			    target.pid, target_process_start_ticks(target.pid)};
+			switched_count = 1;
+		}
 	} else if (options.enable_perfmaps)
-		sampling_scope_enable_perfmaps(&target, log);
+		switched_count = sampling_scope_enable_perfmaps(&target, log, &switched);
 	symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
 	config.capture_dir = dir;
 	config.native.write_kernel_symbols_copy = true;
@@ -622,8 +627,9 @@ int cmd_collect(int argc, char **argv)
 	}
 done:
 	/* However it ended: the target is left writing no more than it did. */
-	if (switched.pid)
-		dotnet_turn_off_perfmaps(&switched, 1, DOTNET_TURN_OFF_MS, true, log);
+	if (switched_count)
+		dotnet_turn_off_perfmaps(switched, switched_count, DOTNET_TURN_OFF_MS, true, log);
+	free(switched);
 	report_also_to(NULL);
 	if (log)
 		fclose(log);
