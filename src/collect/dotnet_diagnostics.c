@@ -381,7 +381,7 @@ bool dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
 /* Connects to the diagnostics socket of `process`, if it still runs, and
  * sends DisablePerfMap without waiting for the answer. Returns the
  * connection (non-blocking), or -1: it exited, has no socket, or takes no
- * connection now (its backlog full: a stopped runtime). */
+ * connection now (its backlog full: a runtime stopped long, or hostile). */
 static int send_disable(const struct switched_perfmap *process)
 {
 	struct ipc_header request = {IPC_MAGIC, sizeof(request), PROCESS_COMMAND_SET,
