@@ -1,11 +1,17 @@
 #include "agent_processes.h"
+#include "agent_spool.h"
 #include "dotnet_diagnostics.h"
 #include "target_process.h"
 #include "util.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Past this many, the record's other lines are not read (a node runs far
+ * fewer .NET processes). */
+#define MAX_RECORDED 65536
 
 /* A process younger than this may not have loaded its runtime yet, nor
  * entered its container: it is looked at again in the next period. */
@@ -71,6 +77,81 @@ static void seen_in(struct agent_process *process, unsigned long period)
 		process->last_period = period;
 }
 
+/* Writes the record anew from the list (none: no record). A record that
+ * cannot be written costs only what a worker after a crash can turn off. */
+static void save_record(const struct agent_processes *processes)
+{
+	FILE *record;
+
+	if (!processes->record)
+		return;
+	if (!processes->switched_count) {
+		unlink(processes->record);
+		return;
+	}
+	if (!(record = agent_spool_open_file(processes->record, O_WRONLY | O_CREAT | O_TRUNC, "w")))
+		return;
+	for (size_t i = 0; i < processes->switched_count; i++)
+		fprintf(record, "%d %llu\n", (int)processes->switched[i].pid,
+			processes->switched[i].start_ticks);
+	fclose(record);
+}
+
+static struct switched_perfmap *find_switched(struct agent_processes *processes, pid_t pid,
+					      unsigned long long start_ticks)
+{
+	for (size_t i = 0; i < processes->switched_count; i++)
+		if (processes->switched[i].pid == pid &&
+		    processes->switched[i].start_ticks == start_ticks)
+			return &processes->switched[i];
+	return NULL;
+}
+
+static void add_switched(struct agent_processes *processes, pid_t pid,
+			 unsigned long long start_ticks)
+{
+	if (find_switched(processes, pid, start_ticks))
+		return;
+	grow_array((void **)&processes->switched, &processes->switched_capacity,
+		   processes->switched_count + 1, sizeof(*processes->switched));
+	processes->switched[processes->switched_count++] =
+	    (struct switched_perfmap){.pid = pid, .start_ticks = start_ticks};
+}
+
+static void remove_switched(struct agent_processes *processes, struct switched_perfmap *entry)
+{
+	*entry = processes->switched[--processes->switched_count];
+}
+
+size_t agent_processes_adopt(struct agent_processes *processes, const char *spool_dir)
+{
+	FILE *record;
+	int pid;
+	unsigned long long start_ticks;
+
+	free(processes->record);
+	processes->record = xasprintf("%s/" AGENT_PERFMAPS_RECORD, spool_dir);
+	if ((record = agent_spool_open_file(processes->record, O_RDONLY, "r"))) {
+		for (size_t lines = 0;
+		     lines < MAX_RECORDED && fscanf(record, "%d %llu", &pid, &start_ticks) == 2;
+		     lines++)
+			if (pid > 0 && start_ticks &&
+			    target_process_start_ticks(pid) == start_ticks)
+				add_switched(processes, pid, start_ticks);
+		fclose(record);
+	}
+	save_record(processes); /* without those that exited */
+	return processes->switched_count;
+}
+
+void agent_processes_turn_off(struct agent_processes *processes, FILE *log)
+{
+	dotnet_turn_off_perfmaps(processes->switched, processes->switched_count, DOTNET_TURN_OFF_MS,
+				 false, log);
+	processes->switched_count = 0;
+	save_record(processes);
+}
+
 struct agent_process *agent_processes_note(struct agent_processes *processes, pid_t pid,
 					   unsigned long period)
 {
@@ -126,6 +207,13 @@ struct agent_process *agent_processes_of_profile(struct agent_processes *process
 	/* Its pid began anew in the period, not with another start time: it
 	 * exec'd another program, maybe another .NET service. */
 	if (profile->generation > 0 && found->first_period < period && profile->last_of_pid) {
+		struct switched_perfmap *switched =
+		    find_switched(processes, found->pid, found->start_ticks);
+
+		if (switched) { /* the runtime it was is gone */
+			remove_switched(processes, switched);
+			save_record(processes);
+		}
 		found->runtime_asked = false;
 		found->labels_settled = false;
 		found->selection_decided = false;
@@ -187,8 +275,22 @@ void agent_processes_ask_runtimes(struct agent_processes *processes, struct reso
 {
 	for (size_t i = 0; i < processes->count; i++) {
 		struct agent_process *process = &processes->items[i];
+		struct switched_perfmap *switched;
 		struct target_process target;
 
+		/* Its labels changed, and the selection leaves it out now: what
+		 * the agent turned on in it goes off (on again if taken again). */
+		if (process->runtime_asked && agent_selection_narrows(selection) &&
+		    !decide(processes, process, selection)) {
+			process->runtime_asked = false;
+			if ((switched =
+				 find_switched(processes, process->pid, process->start_ticks))) {
+				dotnet_turn_off_perfmaps(switched, 1, DOTNET_TURN_OFF_MS, false,
+							 log);
+				remove_switched(processes, switched);
+				save_record(processes);
+			}
+		}
 		if (process->runtime_asked || !process->start_ticks ||
 		    age_seconds(process) < SETTLE_SECONDS)
 			continue;
@@ -202,7 +304,10 @@ void agent_processes_ask_runtimes(struct agent_processes *processes, struct reso
 		process->runtime_asked = true;
 		if (target_process_runs_dotnet(process->pid) &&
 		    target_process_open(process->pid, &target) == 0) {
-			dotnet_ensure_perfmap(&target, log);
+			if (dotnet_ensure_perfmap(&target, log)) {
+				add_switched(processes, process->pid, process->start_ticks);
+				save_record(processes);
+			}
 			target_process_close(&target);
 			/* The runtime writes its perf map anew: read from the start. */
 			resolver_forget_process(resolver, process->pid);
@@ -228,10 +333,19 @@ void agent_processes_prune(struct agent_processes *processes, unsigned long peri
 			resolver_forget_process(resolver, process->pid);
 	}
 	processes->count = kept;
+	kept = processes->switched_count;
+	for (size_t i = processes->switched_count; i-- > 0;)
+		if (target_process_start_ticks(processes->switched[i].pid) !=
+		    processes->switched[i].start_ticks)
+			remove_switched(processes, &processes->switched[i]);
+	if (kept != processes->switched_count)
+		save_record(processes);
 }
 
 void agent_processes_release(struct agent_processes *processes)
 {
 	free(processes->items);
+	free(processes->switched);
+	free(processes->record);
 	*processes = (struct agent_processes){0};
 }

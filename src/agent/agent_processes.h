@@ -8,12 +8,18 @@
  * again whenever its labels change; and, for a .NET process the selection
  * takes, its perf map switched on (again after it exec'd: another
  * runtime). An entry goes when its process exits, with what the resolver
- * kept of it, so memory follows the processes that run. */
+ * kept of it, so memory follows the processes that run.
+ *
+ * The perf maps and jitdumps the agent turned on (not those the targets'
+ * owners did) are listed, in memory and in a record in the spool: turned
+ * off when the selection leaves their process out, and at the worker's
+ * end; a worker started after one that died takes the record over. */
 #ifndef PROFCPU_AGENT_PROCESSES_H
 #define PROFCPU_AGENT_PROCESSES_H
 
 #include "agent_runtime_sessions.h"
 #include "agent_selection.h"
+#include "dotnet_diagnostics.h"
 #include "pod_labels.h"
 #include "process_profiles.h"
 #include "resolver.h"
@@ -40,7 +46,24 @@ struct agent_processes {
 	/* More folders of the runtimes' OCI configs (--container-state), or NULL. */
 	const struct string_list *state_folders;
 	bool said_container_files; /* that the selection refused such labels */
+	/* The processes whose perf map the agent turned on, to turn off. */
+	struct switched_perfmap *switched;
+	size_t switched_count, switched_capacity;
+	char *record; /* the spool's file that lists them too, or NULL */
 };
+
+/* The record of perf maps turned on, in the spool: "PID START_TICKS" lines. */
+#define AGENT_PERFMAPS_RECORD "perfmaps-on"
+
+/* Takes over the perf maps that an earlier worker (one that died, or a
+ * killed agent's) turned on, from the record in `spool_dir`, of the
+ * processes that still run; from now on the record is kept there. Returns
+ * how many were taken. */
+size_t agent_processes_adopt(struct agent_processes *processes, const char *spool_dir);
+
+/* Turns off every perf map and jitdump the agent turned on (bounded:
+ * DOTNET_TURN_OFF_MS in all), said in `log`, and empties the record. */
+void agent_processes_turn_off(struct agent_processes *processes, FILE *log);
 
 /* The entry of the process that has `pid` now, sampled in period number
  * `period`, made on its first call: its labels read, and a refused pod
@@ -75,14 +98,15 @@ bool agent_processes_selected(struct agent_processes *processes, pid_t pid, unsi
  * runtime loaded): the runtime then writes every method it has prepared
  * so far, so the period just sampled is named too; `resolver` reads that
  * map from its start. Its runtime events are recorded from then on by
- * `sessions` (NULL: none). */
+ * `sessions` (NULL: none). Turns off those it turned on in a process the
+ * selection now leaves out (its labels changed). */
 void agent_processes_ask_runtimes(struct agent_processes *processes, struct resolver *resolver,
 				  const struct agent_selection *selection,
 				  struct agent_runtime_sessions *sessions, FILE *log);
 
 /* Once period number `period` is sent: drops the processes last seen in
  * it or before that exited (or whose pid another took), and what
- * `resolver` kept of them. */
+ * `resolver` kept of them, and the exited from the perf maps turned on. */
 void agent_processes_prune(struct agent_processes *processes, unsigned long period,
 			   struct resolver *resolver);
 

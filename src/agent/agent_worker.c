@@ -86,6 +86,11 @@ static _Noreturn void worker_main(int fd, const struct agent_send_options *optio
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	agent_sender_open(&sender, options, current, first);
+	/* The perf maps a worker before this one turned on (it died, or the
+	 * agent was killed) are this one's to turn off. */
+	if (agent_processes_adopt(&sender.processes, options->spool_dir))
+		fprintf(sender.log, "perf maps turned on by an earlier worker: %zu, taken over\n",
+			sender.processes.switched_count);
 	pending = sender.spool.count > 0;
 	while (true) {
 		if (pending && !message_within(fd, 0)) {
@@ -116,6 +121,8 @@ static _Noreturn void worker_main(int fd, const struct agent_send_options *optio
 		}
 	}
 	agent_sender_round(&sender);
+	/* The targets are left writing no more than they did. */
+	agent_processes_turn_off(&sender.processes, sender.log);
 	agent_sender_close(&sender);
 	fflush(stdout);
 	fflush(stderr);

@@ -5,6 +5,10 @@
  * the sampler down: the agent starts another worker, which drops the
  * period the dead one was reading and takes the others from the spool.
  *
+ * The worker turns on the perf maps of the .NET processes it names, and
+ * off again at its end (agent_processes.h): the sampler's stop closes the
+ * pipe, and so does its death, even by SIGKILL.
+ *
  * The sampler tells the worker through a pipe, without ever waiting on
  * it: each finished period, and the first sample of each process in a
  * period (the worker reads its labels then, while it runs). */

@@ -45,7 +45,9 @@ static const char usage[] =
     "warns about options it does not know.\n"
     "\n"
     "JIT and ReadyToRun frames of .NET are named from its perf map and jitdump:\n"
-    "a .NET 8+ target is asked to write both whole. Without them (older\n"
+    "a .NET 8+ target is asked to write both whole, and to stop writing them at\n"
+    "the end (the files stay; one started with DOTNET_PerfMapEnabled is left\n"
+    "writing them). Without them (older\n"
     "runtimes, --no-perfmap-switch), JIT frames are named from the method\n"
     "rundown of the runtime events, or a map DOTNET_PerfMapEnabled=1 made.\n"
     "A .NET target's own events (GC, exceptions, contention, JIT) are recorded\n"
@@ -63,7 +65,8 @@ static const char usage[] =
     "  --container ID        the cgroup of this container (podman, docker)\n"
     "  --enable-perfmaps     with those: switch on the perf map of every .NET 8+\n"
     "                        process through its diagnostics socket, to name\n"
-    "                        its JIT frames (writes into its /tmp; off by default)\n"
+    "                        its JIT frames (writes into its /tmp, until the end;\n"
+    "                        off by default)\n"
     "  --no-perfmap-switch   leave a .NET target's perf map and jitdump as they are\n"
     "                        (nothing is written into its /tmp): JIT frames are\n"
     "                        named from a map it writes itself, else from the\n"
@@ -471,6 +474,8 @@ int cmd_collect(int argc, char **argv)
 	struct managed_images *images = NULL;
 	struct native_symbols *native = NULL;
 	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL, *cgroup = NULL;
+	struct switched_perfmap *switched = NULL; /* the perf maps turned on, to turn off */
+	size_t switched_count = 0;
 	bool keep_dir = true, pid_given;
 	FILE *log = NULL;
 	int status = 1;
@@ -545,10 +550,15 @@ int cmd_collect(int argc, char **argv)
 			events && options.events_config.rundown
 			    ? "; JIT code they do not name is named from the method rundown"
 			    : "");
-	else if (target.pid != TARGET_EVERY_PROCESS)
-		dotnet_ensure_perfmap(&target, log);
-	else if (options.enable_perfmaps)
-		sampling_scope_enable_perfmaps(&target, log);
+	else if (target.pid != TARGET_EVERY_PROCESS) {
+		if (dotnet_ensure_perfmap(&target, log)) {
+			switched = xmalloc(sizeof(*switched));
+			*switched = (struct switched_perfmap){
+			    target.pid, target_process_start_ticks(target.pid)};
+			switched_count = 1;
+		}
+	} else if (options.enable_perfmaps)
+		switched_count = sampling_scope_enable_perfmaps(&target, log, &switched);
 	symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
 	config.capture_dir = dir;
 	config.native.write_kernel_symbols_copy = true;
@@ -616,6 +626,10 @@ int cmd_collect(int argc, char **argv)
 			break;
 	}
 done:
+	/* However it ended: the target is left writing no more than it did. */
+	if (switched_count)
+		dotnet_turn_off_perfmaps(switched, switched_count, DOTNET_TURN_OFF_MS, true, log);
+	free(switched);
 	report_also_to(NULL);
 	if (log)
 		fclose(log);

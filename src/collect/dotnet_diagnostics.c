@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,10 @@
 #define PROCESS_COMMAND_SET 0x04
 #define PROCESS_INFO2	    0x04
 #define ENABLE_PERFMAP	    0x05
-#define PERFMAP_AND_JITDUMP 1 /* as DOTNET_PerfMapEnabled=1: both files, whole */
+#define DISABLE_PERFMAP	    0x06 /* no payload; .NET 8 and later */
+#define PERFMAP_AND_JITDUMP 1	 /* as DOTNET_PerfMapEnabled=1: both files, whole */
+/* Past this, the rest of a target's environment is not looked at. */
+#define ENVIRONMENT_LIMIT (1 << 20)
 
 /* A reply: the header, then the command's status code. */
 struct ipc_reply {
@@ -74,16 +78,23 @@ static int open_current_file(const struct target_process *target, const char *na
 	return fd;
 }
 
-static bool has_current_perfmap(const struct target_process *target)
+/* Whether the target wrote its runtime file `format` (with its pid in its
+ * namespace) since it started. */
+static bool has_current_file(const struct target_process *target, const char *format)
 {
 	char name[32];
 	int fd;
 
-	snprintf(name, sizeof(name), "perf-%d.map", (int)target->namespace_pid);
+	snprintf(name, sizeof(name), format, (int)target->namespace_pid);
 	fd = open_current_file(target, name);
 	if (fd >= 0)
 		close(fd);
 	return fd >= 0;
+}
+
+static bool has_current_perfmap(const struct target_process *target)
+{
+	return has_current_file(target, "perf-%d.map");
 }
 
 /* A current jitdump that ends where its last record ends: .NET's own
@@ -266,24 +277,94 @@ int dotnet_rewrite_runtime_files(const struct target_process *target, char *why,
 	return status;
 }
 
-void dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
+/* The target's environment (/proc/PID/environ, NUL-separated), at most
+ * ENVIRONMENT_LIMIT bytes of it, with a NUL after them; NULL when it
+ * cannot be read. */
+static char *read_environment(pid_t pid, size_t *size)
+{
+	char path[64];
+	char *environment;
+	ssize_t got = 1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	environment = xmalloc(ENVIRONMENT_LIMIT + 1);
+	*size = 0;
+	while (*size < ENVIRONMENT_LIMIT && got > 0) {
+		got = read(fd, environment + *size, ENVIRONMENT_LIMIT - *size);
+		if (got > 0)
+			*size += (size_t)got;
+		else if (got < 0 && errno == EINTR)
+			got = 1;
+	}
+	close(fd);
+	if (got < 0 || !*size) { /* unreadable, or a process without one (a zombie) */
+		free(environment);
+		return NULL;
+	}
+	environment[*size] = '\0';
+	return environment;
+}
+
+/* The value of `name` in `environment` (`size` bytes, then a NUL), or NULL. */
+static const char *environment_value(const char *environment, size_t size, const char *name)
+{
+	size_t length = strlen(name);
+
+	for (size_t at = 0; at < size; at += strlen(environment + at) + 1)
+		if (!strncmp(environment + at, name, length) && environment[at + length] == '=')
+			return environment + at + length + 1;
+	return NULL;
+}
+
+/* Whether the target's owner turned its perf map or jitdump on: its
+ * environment sets DOTNET_PerfMapEnabled (else COMPlus_PerfMapEnabled) to
+ * anything but 0; where its environment cannot be read, whether it wrote
+ * either file since it started. Such a target is left writing them. */
+static bool writes_perfmap_itself(const struct target_process *target)
+{
+	size_t size;
+	char *environment = read_environment(target->pid, &size), *end;
+	const char *value;
+	bool set;
+
+	if (!environment)
+		return has_current_perfmap(target) || has_current_file(target, "jit-%d.dump");
+	/* The runtime reads DOTNET_ before COMPlus_, the number as hex, and
+	 * takes what it cannot parse for 0. */
+	value = environment_value(environment, size, "DOTNET_PerfMapEnabled");
+	if (!value)
+		value = environment_value(environment, size, "COMPlus_PerfMapEnabled");
+	set = value && strtoul(value, &end, 16) != 0 && end != value && !*end;
+	free(environment);
+	return set;
+}
+
+bool dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
 {
 	char why[PATH_MAX + 128];
+	bool itself;
 
 	if (target->root_fd < 0 || !target->runs_dotnet)
-		return;
+		return false;
 	if (has_whole_jitdump(target)) {
 		fprintf(log, "jitdump: the target writes a whole one already; left as it is\n");
-		return;
+		return false;
 	}
+	itself = writes_perfmap_itself(target); /* before the files are (re)written */
 	if (dotnet_rewrite_runtime_files(target, why, sizeof(why)) == 0) {
 		fprintf(stderr,
 			"profcpu: turned on the perf map and jitdump of .NET pid %d through its "
 			"diagnostics socket: JIT and ReadyToRun frames will be named\n",
 			(int)target->pid);
-		fprintf(log, "perf map and jitdump: (re)written whole through the diagnostics "
-			     "IPC\n");
-		return;
+		fprintf(log,
+			"perf map and jitdump: (re)written whole through the diagnostics IPC; %s\n",
+			itself ? "its owner turned them on (DOTNET_PerfMapEnabled): left on when "
+				 "done"
+			       : "turned off again when done");
+		return !itself;
 	}
 	if (has_current_perfmap(target))
 		report_warning("ReadyToRun (precompiled) frames of .NET pid %d may show only as "
@@ -294,6 +375,131 @@ void dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
 			       "of its runtime events (none with -nolttng): it writes no perf map "
 			       "and %s; start it with DOTNET_PerfMapEnabled=1",
 			       (int)target->pid, why);
+	return false;
+}
+
+/* Connects to the diagnostics socket of `process`, if it still runs, and
+ * sends DisablePerfMap without waiting for the answer. Returns the
+ * connection (non-blocking), or -1: it exited, has no socket, or takes no
+ * connection now (its backlog full: a runtime stopped long, or hostile). */
+static int send_disable(const struct switched_perfmap *process)
+{
+	struct ipc_header request = {IPC_MAGIC, sizeof(request), PROCESS_COMMAND_SET,
+				     DISABLE_PERFMAP, 0};
+	struct sockaddr_un address = {.sun_family = AF_UNIX};
+	struct target_process target = {.pid = process->pid, .root_fd = -1, .pidfd = -1};
+	int socket_handle, connection;
+
+	if (target_process_start_ticks(process->pid) != process->start_ticks)
+		return -1;
+	target.namespace_pid = target_process_namespace_pid(process->pid);
+	target.root_fd = target_root_open(process->pid);
+	/* Checked again: the root opened is that of the same process. */
+	socket_handle =
+	    target.root_fd >= 0 && target_process_start_ticks(process->pid) == process->start_ticks
+		? dotnet_open_diagnostic_socket(&target)
+		: -1;
+	if (target.root_fd >= 0)
+		close(target.root_fd);
+	if (socket_handle < 0)
+		return -1;
+	snprintf(address.sun_path, sizeof(address.sun_path), "/proc/self/fd/%d", socket_handle);
+	connection = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (connection >= 0 &&
+	    (connect(connection, (struct sockaddr *)&address, sizeof(address)) < 0 ||
+	     send(connection, &request, sizeof(request), MSG_NOSIGNAL) !=
+		 (ssize_t)sizeof(request))) {
+		close(connection);
+		connection = -1;
+	}
+	close(socket_handle);
+	return connection;
+}
+
+/* One DisablePerfMap sent, its answer awaited. */
+struct disable_call {
+	int connection; /* -1: none sent, or answered */
+	size_t got;
+	unsigned char reply[sizeof(struct ipc_reply)];
+};
+
+/* Reads what came on `call`'s connection; once the answer is whole, or
+ * the connection closed, checks it, says it, and closes the connection.
+ * Returns whether the runtime said yes. */
+static bool read_answer(struct disable_call *call, pid_t pid, bool say, FILE *log)
+{
+	ssize_t got = recv(call->connection, call->reply + call->got,
+			   sizeof(call->reply) - call->got, MSG_DONTWAIT);
+	char why[64];
+	bool done;
+
+	if (got < 0 && (errno == EAGAIN || errno == EINTR))
+		return false;
+	if (got > 0)
+		call->got += (size_t)got;
+	if (got > 0 && call->got < sizeof(call->reply))
+		return false;
+	close(call->connection);
+	call->connection = -1;
+	done = dotnet_diagnostics_check_reply(call->reply, call->got, why, sizeof(why)) == 0;
+	if (done && say)
+		fprintf(stderr,
+			"profcpu: turned off the perf map and jitdump of .NET pid %d again: "
+			"its files stay, and grow no more\n",
+			(int)pid);
+	if (done)
+		fprintf(log, "perf map and jitdump of pid %d: turned off again (DisablePerfMap)\n",
+			(int)pid);
+	else
+		fprintf(log, "perf map and jitdump of pid %d: not turned off: %s\n", (int)pid, why);
+	return done;
+}
+
+size_t dotnet_turn_off_perfmaps(const struct switched_perfmap *processes, size_t count,
+				int timeout_ms, bool say, FILE *log)
+{
+	struct disable_call *calls = xcalloc(count ? count : 1, sizeof(*calls));
+	struct pollfd *polled = xcalloc(count ? count : 1, sizeof(*polled));
+	uint64_t deadline = clock_nanoseconds(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000;
+	size_t confirmed = 0, waiting = 0;
+
+	for (size_t i = 0; i < count; i++)
+		if ((calls[i].connection = send_disable(&processes[i])) >= 0)
+			waiting++;
+	while (waiting) {
+		uint64_t now = clock_nanoseconds(CLOCK_MONOTONIC);
+		nfds_t watched = 0;
+
+		if (now >= deadline)
+			break;
+		for (size_t i = 0; i < count; i++)
+			if (calls[i].connection >= 0)
+				polled[watched++] =
+				    (struct pollfd){.fd = calls[i].connection, .events = POLLIN};
+		if (poll(polled, watched, (int)((deadline - now + 999999) / 1000000)) < 0 &&
+		    errno != EINTR)
+			break;
+		for (size_t i = 0; i < count; i++) {
+			if (calls[i].connection < 0)
+				continue;
+			if (read_answer(&calls[i], processes[i].pid, say, log))
+				confirmed++;
+			if (calls[i].connection < 0)
+				waiting--;
+		}
+	}
+	for (size_t i = 0; i < count; i++)
+		if (calls[i].connection >= 0) {
+			fprintf(log,
+				"perf map and jitdump of pid %d: no answer within %d ms; the "
+				"request waits in its socket (a stopped process reads it when "
+				"it runs again)\n",
+				(int)processes[i].pid, timeout_ms);
+			close(calls[i].connection);
+		}
+	free(polled);
+	free(calls);
+	return confirmed;
 }
 
 /* Reads one string of a ProcessInfo2 payload at `*cursor` (a uint32 count of

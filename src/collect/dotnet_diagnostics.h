@@ -20,8 +20,32 @@
  * are dropped). Says what it did on stderr and in `log`, or warns why it
  * could not (report_warning): then a perf map the target writes anyway, or
  * the method rundown of its runtime events, still names JIT frames. Never
- * fails the collection. */
-void dotnet_ensure_perfmap(const struct target_process *target, FILE *log);
+ * fails the collection. Returns true when profcpu turned them on: the
+ * target did not write them of its own accord (DOTNET_PerfMapEnabled in its
+ * environment; where that cannot be read, either file written since it
+ * started), so they are to be turned off when done
+ * (dotnet_turn_off_perfmaps). */
+bool dotnet_ensure_perfmap(const struct target_process *target, FILE *log);
+
+/* A process whose perf map and jitdump profcpu turned on: its pid and start
+ * time (target_process_start_ticks; a reused pid is another process). */
+struct switched_perfmap {
+	pid_t pid;
+	unsigned long long start_ticks;
+};
+
+/* How long, in all, runtimes are waited on to turn their perf maps off:
+ * the IPC's own 3 s a call, but once for them all. */
+#define DOTNET_TURN_OFF_MS 3000
+
+/* Turns off the perf map and jitdump (DisablePerfMap, .NET 8 and later) of
+ * each of the `count` `processes` still running, all at once: every runtime
+ * is asked before any answer is awaited, and none past `timeout_ms` in all,
+ * so a stopped or hostile target holds nothing up longer. The files stay
+ * where they are, whole: they stop growing. Says each in `log` (and on
+ * stderr when `say`). Returns how many runtimes said yes. */
+size_t dotnet_turn_off_perfmaps(const struct switched_perfmap *processes, size_t count,
+				int timeout_ms, bool say, FILE *log);
 
 /* The newest "dotnet-diagnostic-<pid>-<key>-socket" in the target's $TMPDIR
  * (its /tmp without one, runtime_directories.h),

@@ -72,21 +72,26 @@ static size_t processes_in_scope(const char *cgroup, pid_t **pids)
 	return count;
 }
 
-void sampling_scope_enable_perfmaps(const struct target_process *target, FILE *log)
+size_t sampling_scope_enable_perfmaps(const struct target_process *target, FILE *log,
+				      struct switched_perfmap **switched)
 {
 	pid_t *pids;
-	size_t count = processes_in_scope(target->cgroup, &pids);
+	size_t count = processes_in_scope(target->cgroup, &pids), turned_on = 0;
 
+	*switched = xcalloc(count ? count : 1, sizeof(**switched));
 	for (size_t i = 0; i < count; i++) {
 		struct target_process process;
 
 		if (!target_process_runs_dotnet(pids[i]) ||
 		    target_process_open(pids[i], &process) < 0)
 			continue;
-		dotnet_ensure_perfmap(&process, log);
+		if (dotnet_ensure_perfmap(&process, log))
+			(*switched)[turned_on++] =
+			    (struct switched_perfmap){pids[i], target_process_start_ticks(pids[i])};
 		target_process_close(&process);
 	}
 	free(pids);
+	return turned_on;
 }
 
 /* Depth-first search under `path` for a directory whose name holds `id`. */

@@ -3,6 +3,7 @@
 #ifndef PROFCPU_SAMPLING_SCOPE_H
 #define PROFCPU_SAMPLING_SCOPE_H
 
+#include "dotnet_diagnostics.h"
 #include "target_process.h"
 
 #include <stdio.h>
@@ -16,8 +17,11 @@ int sampling_scope_open(const char *cgroup, struct target_process *target);
 /* Switches on the perf map and jitdump of every .NET process in `target`'s
  * scope (dotnet_ensure_perfmap(): .NET 8+ through its diagnostics socket),
  * so that their JIT frames are named. Writes into those processes' /tmp:
- * only when the user asks (--enable-perfmaps). */
-void sampling_scope_enable_perfmaps(const struct target_process *target, FILE *log);
+ * only when the user asks (--enable-perfmaps). Returns how many it turned
+ * on (their owners had not), listed in `*switched` (malloc'd), to turn off
+ * when done (dotnet_turn_off_perfmaps). */
+size_t sampling_scope_enable_perfmaps(const struct target_process *target, FILE *log,
+				      struct switched_perfmap **switched);
 
 /* The cgroup directory of a container: the first directory under the
  * hierarchy perf events use (the v1 perf_event one, else cgroup v2) whose
