@@ -3,6 +3,41 @@
 #include "util.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+/* The sample with its stack ending at the scheduler's entry, whatever the
+ * kernel: a thread leaves its CPU in __schedule, which kernels show once
+ * (the tracepoint's stacks), twice (5.10's software event: the sample's
+ * address and its caller) or not at all (6.18's), above `schedule` or
+ * another entry (preempt_schedule_irq, ...). Without its __schedule frames
+ * every stack ends at that entry, and graphs of several kernels merge. */
+static struct profile_sample at_scheduler_entry(struct profile *profile,
+						const struct profile_sample *sample)
+{
+	struct profile_sample trimmed = *sample;
+	const struct profile_stack *stack = &profile->stacks[sample->stack];
+	const uint32_t *locations = &profile->stack_locations[stack->first];
+	uint32_t skipped = 0;
+
+	while (skipped < stack->depth) {
+		const struct profile_location *location = &profile->locations[locations[skipped]];
+
+		if (!location->kernel || location->frame_count == 0 ||
+		    !profile->frames[location->first_frame].function ||
+		    strcmp(profile->frames[location->first_frame].function, "__schedule") != 0)
+			break;
+		skipped++;
+	}
+	if (skipped > 0 && skipped < stack->depth) {
+		size_t depth = stack->depth - skipped;
+		uint32_t *kept = xmalloc(depth * sizeof(*kept)); /* interning may move the table */
+
+		memcpy(kept, locations + skipped, depth * sizeof(*kept));
+		trimmed.stack = profile_intern_stack(profile, kept, depth);
+		free(kept);
+	}
+	return trimmed;
+}
 
 void off_cpu_add_switch(struct profile *profile, const struct profile_sample *sample,
 			const struct perf_sched_switch *fields)
@@ -10,7 +45,7 @@ void off_cpu_add_switch(struct profile *profile, const struct profile_sample *sa
 	grow_array((void **)&profile->switches, &profile->switch_capacity,
 		   profile->switch_count + 1, sizeof(*profile->switches));
 	profile->switches[profile->switch_count++] = (struct profile_switch){
-	    .sample = *sample,
+	    .sample = at_scheduler_entry(profile, sample),
 	    .next_comm = profile_intern_printable(profile, fields->next_comm),
 	    .prev_prio = fields->prev_prio,
 	    .next_pid = fields->next_pid,
@@ -34,7 +69,7 @@ void off_cpu_add_context_switch(struct profile *profile, const struct profile_sa
 	grow_array((void **)&profile->switches, &profile->switch_capacity,
 		   profile->switch_count + 1, sizeof(*profile->switches));
 	profile->switches[profile->switch_count++] = (struct profile_switch){
-	    .sample = *sample,
+	    .sample = at_scheduler_entry(profile, sample),
 	    .next_comm = profile_intern_printable(profile, "?"),
 	    .prev_prio = -1,
 	    .next_pid = -1,
