@@ -116,9 +116,9 @@ static uint32_t kernel_stack(struct profile *profile, uint32_t user_stack,
 
 static void every_kernels_leave_ends_at_the_scheduler_entry(void **state)
 {
-	/* What 5.10, 6.1 and 6.12, and 6.18 put above a nanosleep, leaf first. */
-	static const char *const kernel_5_10[] = {"__schedule", "__schedule", "schedule",
-						  "do_nanosleep", NULL};
+	/* What 5.10, 6.1 and 6.12, and 6.18 put above a nanosleep, leaf first
+	 * (5.10's software event: the sample's address, then its return address). */
+	static const char *const kernel_5_10[] = {"schedule", "schedule", "do_nanosleep", NULL};
 	static const char *const kernel_6_1[] = {"__schedule", "schedule", "do_nanosleep", NULL};
 	static const char *const kernel_6_18[] = {"schedule", "do_nanosleep", NULL};
 	static const char *const preempted[] = {"__schedule", "preempt_schedule_irq", NULL};

@@ -5,12 +5,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The name of a kernel location's innermost frame, or NULL. */
+static const char *kernel_function(const struct profile *profile, uint32_t location_id)
+{
+	const struct profile_location *location = &profile->locations[location_id];
+
+	return location->kernel && location->frame_count
+		   ? profile->frames[location->first_frame].function
+		   : NULL;
+}
+
 /* The sample with its stack ending at the scheduler's entry, whatever the
  * kernel: a thread leaves its CPU in __schedule, which kernels show once
- * (the tracepoint's stacks), twice (5.10's software event: the sample's
- * address and its caller) or not at all (6.18's), above `schedule` or
- * another entry (preempt_schedule_irq, ...). Without its __schedule frames
- * every stack ends at that entry, and graphs of several kernels merge. */
+ * (6.1's and 6.12's software event, the tracepoint) or not at all (6.18),
+ * above `schedule` or another entry (preempt_schedule_irq, ...), and 5.10
+ * shows that entry twice (the sample's address and its return address).
+ * Without its __schedule frames and the leaf's repeat, every stack ends at
+ * that entry once, and graphs of several kernels merge. */
 static struct profile_sample at_scheduler_entry(struct profile *profile,
 						const struct profile_sample *sample)
 {
@@ -19,16 +30,16 @@ static struct profile_sample at_scheduler_entry(struct profile *profile,
 	const uint32_t *locations = &profile->stack_locations[stack->first];
 	uint32_t skipped = 0;
 
-	while (skipped < stack->depth) {
-		const struct profile_location *location = &profile->locations[locations[skipped]];
+	while (skipped + 1 < stack->depth) {
+		const char *leaf = kernel_function(profile, locations[skipped]);
+		const char *caller = kernel_function(profile, locations[skipped + 1]);
 
-		if (!location->kernel || location->frame_count == 0 ||
-		    !profile->frames[location->first_frame].function ||
-		    strcmp(profile->frames[location->first_frame].function, "__schedule") != 0)
+		if (!leaf ||
+		    (strcmp(leaf, "__schedule") != 0 && (!caller || strcmp(leaf, caller) != 0)))
 			break;
 		skipped++;
 	}
-	if (skipped > 0 && skipped < stack->depth) {
+	if (skipped > 0) {
 		size_t depth = stack->depth - skipped;
 		uint32_t *kept = xmalloc(depth * sizeof(*kept)); /* interning may move the table */
 
