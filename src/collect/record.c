@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,7 +15,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -291,6 +294,46 @@ static bool refused_by_paranoid_patch(int error, int *paranoid)
 	       !has_effective_capability(CAP_SYS_ADMIN);
 }
 
+/* The root of the cgroup v2 tree `cgroup` is in (malloc'd), or NULL when it
+ * is in no cgroup v2 tree: its topmost folder on the same mount. */
+static char *cgroup2_root(const char *cgroup)
+{
+	struct statfs file_system;
+	struct stat top, parent;
+	char *root, *slash;
+
+	if (statfs(cgroup, &file_system) != 0 || file_system.f_type != CGROUP2_SUPER_MAGIC ||
+	    stat(cgroup, &top) != 0)
+		return NULL;
+	root = xasprintf("%s", cgroup);
+	while ((slash = strrchr(root, '/')) && slash != root) {
+		*slash = '\0';
+		if (stat(root, &parent) != 0 || parent.st_dev != top.st_dev) {
+			*slash = '/';
+			break;
+		}
+	}
+	return root;
+}
+
+/* A cgroup v2 tree has the perf_event controller (implicit there) in its
+ * cgroups only once some controller was enabled at its root: systemd does,
+ * a bare machine or a private mount may not, and perf_event_open then says
+ * ENOENT for every cgroup of the tree. */
+static bool explain_cgroup_error(const char *cgroup, int error)
+{
+	char *root;
+
+	if (error != ENOENT || !(root = cgroup2_root(cgroup)))
+		return false;
+	report_error("cannot sample cgroup %s (%s): the perf_event controller is missing from "
+		     "its cgroup v2 tree, as no controller was ever enabled at the tree's root; "
+		     "enable one there (echo +pids > %s/cgroup.subtree_control)",
+		     cgroup, strerror(error), root);
+	free(root);
+	return true;
+}
+
 static void explain_open_error(const struct record_session *session, int error)
 {
 	const struct target_process *target = session->target;
@@ -325,6 +368,8 @@ static void explain_open_error(const struct record_session *session, int error)
 		    strerror(error));
 		return;
 	}
+	if (target->cgroup && explain_cgroup_error(target->cgroup, error))
+		return;
 	if (target->cgroup && (error == EBADF || error == ENOENT || error == ENOTDIR)) {
 		report_error("cannot sample cgroup %s (%s): perf events need its directory in "
 			     "cgroup v2 or the v1 perf_event hierarchy",
