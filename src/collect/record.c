@@ -340,13 +340,16 @@ static void explain_open_error(const struct record_session *session, int error)
 	int paranoid;
 
 	if (!session->ring_refused && refused_by_paranoid_patch(error, &paranoid)) {
+		bool perfmon = has_effective_capability(CAP_PERFMON);
+
+		/* At 2, other processes and every CPU still need CAP_PERFMON. */
 		report_error("perf_event_open: %s: kernel.perf_event_paranoid is %d, and above 2 "
 			     "Debian's and Ubuntu's kernels let only CAP_SYS_ADMIN open perf "
 			     "events (CAP_PERFMON%s is not enough): give profcpu CAP_SYS_ADMIN, or "
 			     "set kernel.perf_event_paranoid to 2 or less on the node (sysctl -w "
-			     "kernel.perf_event_paranoid=2)",
-			     strerror(error), paranoid,
-			     has_effective_capability(CAP_PERFMON) ? ", which profcpu has," : "");
+			     "kernel.perf_event_paranoid=2)%s",
+			     strerror(error), paranoid, perfmon ? ", which profcpu has," : "",
+			     perfmon ? "" : " and give profcpu CAP_PERFMON");
 		return;
 	}
 	if (session->switch_refused) {
@@ -687,7 +690,8 @@ void record_run(struct record_session *session, const struct record_options *opt
 	struct identifying_sink identified = {.sink = sink, .context = context};
 
 	*summary = (struct record_summary){.threads_seen = (unsigned)session->traced_count,
-					   .kernel_frames = !session->attr.exclude_kernel};
+					   .kernel_frames = !session->attr.exclude_kernel,
+					   .ring_pages = session->buffer_pages};
 
 	/* Enable first, then synthesize: a mapping made in between is seen twice,
 	 * which is harmless, rather than not at all. */
