@@ -88,7 +88,7 @@ for capture in paranoid2 every2 offcpu2; do
 	log=$results/sidecar/$capture.log
 	lost=$(sed -n 's/.* \([0-9]*\) lost; stopped.*/\1/p' "$log")
 	shrunk=$(grep -o 'ring buffers of [0-9]* pages per CPU, not [0-9]*' "$log" || true)
-	echo "sidecar $capture at paranoid 2: $(grep -oE '[0-9]+ samples[^;]* lost' "$log")${shrunk:+; $shrunk}"
+	echo "sidecar $capture at paranoid 2: $(grep -oE '[0-9]+ samples[^;]* [0-9]+ lost' "$log")${shrunk:+; $shrunk}"
 	if [[ -n $shrunk ]]; then
 		grep -q 'per CPU, not .*give profcpu CAP_IPC_LOCK' "$log" || fail "the shrunk ring's warning grants nothing"
 		((lost == 0)) || grep -q "$lost samples were lost in ring buffers of .*give profcpu CAP_IPC_LOCK" "$log" ||
