@@ -88,6 +88,73 @@ static void pairs_each_leave_with_the_threads_next_return(void **state)
 	profile_release(&profile);
 }
 
+/* A stack of kernel frames named `functions` (leaf first, NULL-ended) above
+ * the user frame of `user_stack`. */
+static uint32_t kernel_stack(struct profile *profile, uint32_t user_stack,
+			     const char *const *functions)
+{
+	uint32_t locations[8];
+	size_t depth = 0;
+
+	for (; functions[depth]; depth++) {
+		/* one address per function, as the kernel's symbols give */
+		uint64_t address = 0xffffffff81000000 + 0x100 * strlen(functions[depth]) +
+				   (uint64_t)functions[depth][2];
+		struct resolved_location resolved = {
+		    .module = "[kernel.kallsyms]", .kind = FRAME_NATIVE, .frame_count = 1};
+
+		resolved.frames[0] = (struct resolved_frame){
+		    .function = functions[depth], .offset = 0, .named = true};
+		locations[depth] = profile_find_location(profile, 7, address, true);
+		if (locations[depth] == PROFILE_NOT_FOUND)
+			locations[depth] =
+			    profile_add_location(profile, 7, address, true, &resolved);
+	}
+	locations[depth++] = profile->stack_locations[profile->stacks[user_stack].first];
+	return profile_intern_stack(profile, locations, depth);
+}
+
+static void every_kernels_leave_ends_at_the_scheduler_entry(void **state)
+{
+	/* What 5.10, 6.1 and 6.12, and 6.18 put above a nanosleep, leaf first
+	 * (5.10's software event: the sample's address, then its return address). */
+	static const char *const kernel_5_10[] = {"schedule", "schedule", "do_nanosleep", NULL};
+	static const char *const kernel_6_1[] = {"__schedule", "schedule", "do_nanosleep", NULL};
+	static const char *const kernel_6_18[] = {"schedule", "do_nanosleep", NULL};
+	static const char *const preempted[] = {"__schedule", "preempt_schedule_irq", NULL};
+	struct profile profile;
+	uint32_t sleep, stacks[4];
+	struct profile_sample left;
+
+	(void)state;
+	profile_init(&profile);
+	sleep = stack_of(&profile, 0x2000, "nanosleep");
+	stacks[0] = kernel_stack(&profile, sleep, kernel_5_10);
+	stacks[1] = kernel_stack(&profile, sleep, kernel_6_1);
+	stacks[2] = kernel_stack(&profile, sleep, kernel_6_18);
+	stacks[3] = kernel_stack(&profile, sleep, preempted);
+	leave(&profile, 10, 100 * MS, stacks[0], 0);
+	left = sample(&profile, 11, 101 * MS, stacks[1]);
+	off_cpu_add_context_switch(&profile, &left);
+	leave(&profile, 12, 102 * MS, stacks[2], 0);
+	leave(&profile, 13, 103 * MS, stacks[3], 0);
+
+	assert_int_equal(profile.switch_count, 4);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(profile.switches[i].sample.stack, stacks[2]);
+	{
+		const struct profile_stack *stack =
+		    &profile.stacks[profile.switches[3].sample.stack];
+		const struct profile_location *leaf =
+		    &profile.locations[profile.stack_locations[stack->first]];
+
+		assert_int_equal(stack->depth, 2);
+		assert_string_equal(profile.frames[leaf->first_frame].function,
+				    "preempt_schedule_irq");
+	}
+	profile_release(&profile);
+}
+
 static void a_leave_whose_return_was_lost_is_dropped(void **state)
 {
 	struct profile profile;
@@ -196,6 +263,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(pairs_each_leave_with_the_threads_next_return),
 	    cmocka_unit_test(a_leave_whose_return_was_lost_is_dropped),
+	    cmocka_unit_test(every_kernels_leave_ends_at_the_scheduler_entry),
 	    cmocka_unit_test(the_switch_record_completes_the_software_events_switch),
 	    cmocka_unit_test(a_switch_record_after_a_tracepoints_switch_changes_nothing),
 	    cmocka_unit_test(wall_view_puts_cpu_and_off_cpu_time_on_one_scale),

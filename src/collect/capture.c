@@ -414,7 +414,14 @@ int capture_target(const struct capture_options *options, const struct target_pr
 			stop_reason_text(summary.stop_reason));
 	if (summary.samples == 0 && target->pid != TARGET_EVERY_PROCESS)
 		suggest_busy_processes(target);
-	if (summary.lost_samples)
+	if (summary.lost_samples && summary.ring_pages < options->buffer_pages)
+		report_warning("%llu samples were lost in ring buffers of %u pages, which the "
+			       "locked memory limit allowed instead of %u: give profcpu "
+			       "CAP_IPC_LOCK, or raise its limit (podman or docker run --ulimit "
+			       "memlock=-1, ulimit -l) or kernel.perf_event_mlock_kb on the node",
+			       (unsigned long long)summary.lost_samples, summary.ring_pages,
+			       options->buffer_pages);
+	else if (summary.lost_samples)
 		report_warning("%llu samples were lost: the ring buffer overflowed; raise "
 			       "-buffersize or lower -F",
 			       (unsigned long long)summary.lost_samples);

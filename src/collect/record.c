@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,7 +15,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -255,10 +259,99 @@ static int open_events(struct record_session *session)
 							    : trace_new_threads(session);
 }
 
+/* kernel.perf_event_paranoid, or 2 (the default upstream) when unreadable. */
+static int perf_event_paranoid(void)
+{
+	FILE *file = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int level = 2;
+
+	if (file) {
+		if (fscanf(file, "%d", &level) != 1)
+			level = 2;
+		fclose(file);
+	}
+	return level;
+}
+
+static bool has_effective_capability(int capability)
+{
+	struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2] = {0};
+
+	if (syscall(SYS_capget, &header, data) != 0)
+		return false;
+	return data[capability / 32].effective & (1U << (capability % 32));
+}
+
+/* Debian's and Ubuntu's kernels, with kernel.perf_event_paranoid above 2
+ * (their defaults 3 and 4), let only CAP_SYS_ADMIN open perf events: a
+ * patch upstream never took, so CAP_PERFMON, what the manifests give, is
+ * not enough there. True when that is why perf_event_open said `error`. */
+static bool refused_by_paranoid_patch(int error, int *paranoid)
+{
+	*paranoid = perf_event_paranoid();
+	return (error == EACCES || error == EPERM) && *paranoid > 2 &&
+	       !has_effective_capability(CAP_SYS_ADMIN);
+}
+
+/* The root of the cgroup v2 tree `cgroup` is in (malloc'd), or NULL when it
+ * is in no cgroup v2 tree: its topmost folder on the same mount. */
+static char *cgroup2_root(const char *cgroup)
+{
+	struct statfs file_system;
+	struct stat top, parent;
+	char *root, *slash;
+
+	if (statfs(cgroup, &file_system) != 0 || file_system.f_type != CGROUP2_SUPER_MAGIC ||
+	    stat(cgroup, &top) != 0)
+		return NULL;
+	root = xasprintf("%s", cgroup);
+	while ((slash = strrchr(root, '/')) && slash != root) {
+		*slash = '\0';
+		if (stat(root, &parent) != 0 || parent.st_dev != top.st_dev) {
+			*slash = '/';
+			break;
+		}
+	}
+	return root;
+}
+
+/* A cgroup v2 tree has the perf_event controller (implicit there) in its
+ * cgroups only once some controller was enabled at its root: systemd does,
+ * a bare machine or a private mount may not, and perf_event_open then says
+ * ENOENT for every cgroup of the tree. */
+static bool explain_cgroup_error(const char *cgroup, int error)
+{
+	char *root;
+
+	if (error != ENOENT || !(root = cgroup2_root(cgroup)))
+		return false;
+	report_error("cannot sample cgroup %s (%s): the perf_event controller is missing from "
+		     "its cgroup v2 tree, as no controller was ever enabled at the tree's root; "
+		     "enable one there (echo +pids > %s/cgroup.subtree_control)",
+		     cgroup, strerror(error), root);
+	free(root);
+	return true;
+}
+
 static void explain_open_error(const struct record_session *session, int error)
 {
 	const struct target_process *target = session->target;
+	int paranoid;
 
+	if (!session->ring_refused && refused_by_paranoid_patch(error, &paranoid)) {
+		bool perfmon = has_effective_capability(CAP_PERFMON);
+
+		/* At 2, other processes and every CPU still need CAP_PERFMON. */
+		report_error("perf_event_open: %s: kernel.perf_event_paranoid is %d, and above 2 "
+			     "Debian's and Ubuntu's kernels let only CAP_SYS_ADMIN open perf "
+			     "events (CAP_PERFMON%s is not enough): give profcpu CAP_SYS_ADMIN, or "
+			     "set kernel.perf_event_paranoid to 2 or less on the node (sysctl -w "
+			     "kernel.perf_event_paranoid=2)%s",
+			     strerror(error), paranoid, perfmon ? ", which profcpu has," : "",
+			     perfmon ? "" : " and give profcpu CAP_PERFMON");
+		return;
+	}
 	if (session->switch_refused) {
 		switch_events_explain_open_error(session->switch_attr, error);
 		return;
@@ -278,6 +371,8 @@ static void explain_open_error(const struct record_session *session, int error)
 		    strerror(error));
 		return;
 	}
+	if (target->cgroup && explain_cgroup_error(target->cgroup, error))
+		return;
 	if (target->cgroup && (error == EBADF || error == ENOENT || error == ENOTDIR)) {
 		report_error("cannot sample cgroup %s (%s): perf events need its directory in "
 			     "cgroup v2 or the v1 perf_event hierarchy",
@@ -345,6 +440,21 @@ static void close_events(struct record_session *session)
 /* The smallest ring buffer record_open() falls back to: 64 KiB. */
 #define MIN_RING_PAGES 16
 
+/* A smaller ring buffer than asked fills sooner: its events wake the reader
+ * when a quarter of it is written rather than half (the kernel's default),
+ * which leaves more room for what comes while the reader drains. */
+static void wake_at_a_quarter(struct record_session *session)
+{
+	uint32_t quarter = session->buffer_pages * (uint32_t)sysconf(_SC_PAGESIZE) / 4;
+
+	session->attr.watermark = 1;
+	session->attr.wakeup_watermark = quarter;
+	if (session->switch_attr) {
+		session->switch_attr->watermark = 1;
+		session->switch_attr->wakeup_watermark = quarter;
+	}
+}
+
 /* open_events(), with smaller ring buffers while the locked memory limit
  * refuses them: ring buffers count against RLIMIT_MEMLOCK beyond
  * kernel.perf_event_mlock_kb, and a container's root has no CAP_IPC_LOCK
@@ -357,13 +467,15 @@ static int open_events_fitting(struct record_session *session)
 	while (error == EPERM && session->ring_refused && session->buffer_pages > MIN_RING_PAGES) {
 		close_events(session);
 		session->buffer_pages /= 2;
+		wake_at_a_quarter(session);
 		error = open_events(session);
 	}
 	if (!error && session->buffer_pages < asked)
 		report_warning(
 		    "the locked memory limit allows ring buffers of %u pages per CPU, not "
-		    "%u: at high rates samples may be lost; raise the limit (podman or "
-		    "docker run --ulimit memlock=-1) or give profcpu CAP_IPC_LOCK",
+		    "%u: at high rates samples may be lost; give profcpu CAP_IPC_LOCK, or "
+		    "raise its limit (podman or docker run --ulimit memlock=-1, ulimit -l) "
+		    "or kernel.perf_event_mlock_kb on the node",
 		    session->buffer_pages, asked);
 	return error;
 }
@@ -578,7 +690,8 @@ void record_run(struct record_session *session, const struct record_options *opt
 	struct identifying_sink identified = {.sink = sink, .context = context};
 
 	*summary = (struct record_summary){.threads_seen = (unsigned)session->traced_count,
-					   .kernel_frames = !session->attr.exclude_kernel};
+					   .kernel_frames = !session->attr.exclude_kernel,
+					   .ring_pages = session->buffer_pages};
 
 	/* Enable first, then synthesize: a mapping made in between is seen twice,
 	 * which is harmless, rather than not at all. */

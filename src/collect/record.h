@@ -35,7 +35,8 @@ struct record_summary {
 	uint64_t samples, lost_samples;
 	unsigned threads_seen;
 	double elapsed_seconds;
-	bool kernel_frames; /* false when the kernel refused kernel samples */
+	bool kernel_frames;  /* false when the kernel refused kernel samples */
+	unsigned ring_pages; /* per CPU: fewer than asked where the locked-memory limit said so */
 	enum record_stop_reason stop_reason;
 };
 

@@ -3,6 +3,52 @@
 #include "util.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+/* The name of a kernel location's innermost frame, or NULL. */
+static const char *kernel_function(const struct profile *profile, uint32_t location_id)
+{
+	const struct profile_location *location = &profile->locations[location_id];
+
+	return location->kernel && location->frame_count
+		   ? profile->frames[location->first_frame].function
+		   : NULL;
+}
+
+/* The sample with its stack ending at the scheduler's entry, whatever the
+ * kernel: a thread leaves its CPU in __schedule, which kernels show once
+ * (6.1's and 6.12's software event, the tracepoint) or not at all (6.18),
+ * above `schedule` or another entry (preempt_schedule_irq, ...), and 5.10
+ * shows that entry twice (the sample's address and its return address).
+ * Without its __schedule frames and the leaf's repeat, every stack ends at
+ * that entry once, and graphs of several kernels merge. */
+static struct profile_sample at_scheduler_entry(struct profile *profile,
+						const struct profile_sample *sample)
+{
+	struct profile_sample trimmed = *sample;
+	const struct profile_stack *stack = &profile->stacks[sample->stack];
+	const uint32_t *locations = &profile->stack_locations[stack->first];
+	uint32_t skipped = 0;
+
+	while (skipped + 1 < stack->depth) {
+		const char *leaf = kernel_function(profile, locations[skipped]);
+		const char *caller = kernel_function(profile, locations[skipped + 1]);
+
+		if (!leaf ||
+		    (strcmp(leaf, "__schedule") != 0 && (!caller || strcmp(leaf, caller) != 0)))
+			break;
+		skipped++;
+	}
+	if (skipped > 0) {
+		size_t depth = stack->depth - skipped;
+		uint32_t *kept = xmalloc(depth * sizeof(*kept)); /* interning may move the table */
+
+		memcpy(kept, locations + skipped, depth * sizeof(*kept));
+		trimmed.stack = profile_intern_stack(profile, kept, depth);
+		free(kept);
+	}
+	return trimmed;
+}
 
 void off_cpu_add_switch(struct profile *profile, const struct profile_sample *sample,
 			const struct perf_sched_switch *fields)
@@ -10,7 +56,7 @@ void off_cpu_add_switch(struct profile *profile, const struct profile_sample *sa
 	grow_array((void **)&profile->switches, &profile->switch_capacity,
 		   profile->switch_count + 1, sizeof(*profile->switches));
 	profile->switches[profile->switch_count++] = (struct profile_switch){
-	    .sample = *sample,
+	    .sample = at_scheduler_entry(profile, sample),
 	    .next_comm = profile_intern_printable(profile, fields->next_comm),
 	    .prev_prio = fields->prev_prio,
 	    .next_pid = fields->next_pid,
@@ -34,7 +80,7 @@ void off_cpu_add_context_switch(struct profile *profile, const struct profile_sa
 	grow_array((void **)&profile->switches, &profile->switch_capacity,
 		   profile->switch_count + 1, sizeof(*profile->switches));
 	profile->switches[profile->switch_count++] = (struct profile_switch){
-	    .sample = *sample,
+	    .sample = at_scheduler_entry(profile, sample),
 	    .next_comm = profile_intern_printable(profile, "?"),
 	    .prev_prio = -1,
 	    .next_pid = -1,
