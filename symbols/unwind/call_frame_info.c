@@ -227,7 +227,12 @@ static bool cfa_rule(Dwarf_Frame *frame, struct cfa_rule *rule)
 	*rule = (struct cfa_rule){0};
 	if (dwarf_frame_cfa(frame, &ops, &count) != 0 || count == 0 || count > UINT32_MAX)
 		return false;
-	if (count == 1 && ops[0].atom == DW_OP_bregx && ops[0].number < RULE_COLUMNS) {
+	/* A register plus an offset comes as one DW_OP_bregx held in `frame`,
+	 * which is freed before a step reads the rule: copied, never kept. No
+	 * register past the tracked columns has a value: no CFA. */
+	if (count == 1 && ops[0].atom == DW_OP_bregx) {
+		if (ops[0].number >= RULE_COLUMNS)
+			return false;
 		rule->regno = (uint8_t)ops[0].number;
 		rule->offset = ops[0].number2;
 		return true;
