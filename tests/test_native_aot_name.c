@@ -114,6 +114,7 @@ static char *nested_symbol(size_t depth, char **name)
 	strcpy(at + depth, "__Run");
 	if (name) {
 		*name = malloc(depth * 3 + 16);
+		assert_non_null(*name);
 		at = *name;
 		at += sprintf(at, "App!T");
 		for (size_t i = 0; i < depth; i++)
@@ -146,6 +147,7 @@ static void test_nesting_is_bounded(void **state)
 	/* arrays nest too */
 	assert_readable("App_T<__Array<__Array<Int32>>>__Run", "App!T[Int32[][]]::Run");
 	symbol = malloc(40 * 8 + 64);
+	assert_non_null(symbol);
 	strcpy(symbol, "App_T<");
 	for (int i = 0; i < 40; i++)
 		strcat(symbol, "__Array<");
