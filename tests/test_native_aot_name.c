@@ -107,18 +107,20 @@ static char *nested_symbol(size_t depth, char **name)
 	char *symbol = malloc(depth * 7 + 16), *at = symbol;
 
 	assert_non_null(symbol);
-	at += sprintf(at, "App_T");
+	strcpy(at, "App_T");
 	for (size_t i = 0; i < depth; i++)
-		at += sprintf(at, "<App_T");
+		strcpy(at += strlen(at), "<App_T");
+	at += strlen(at);
 	memset(at, '>', depth);
 	strcpy(at + depth, "__Run");
 	if (name) {
 		*name = malloc(depth * 3 + 16);
 		assert_non_null(*name);
 		at = *name;
-		at += sprintf(at, "App!T");
+		strcpy(at, "App!T");
 		for (size_t i = 0; i < depth; i++)
-			at += sprintf(at, "[T");
+			strcpy(at += strlen(at), "[T");
+		at += strlen(at);
 		memset(at, ']', depth);
 		strcpy(at + depth, "::Run");
 	}
