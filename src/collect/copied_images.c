@@ -20,6 +20,18 @@
 #define MAX_STEPS_BELOW 16
 #define HEADER_BYTES	4096 /* an image's headers: a page */
 #define MAX_FILES	1024 /* .dll files of one process whose headers are read */
+#define MAX_COMPRESSED	1024 /* compressed assemblies of a bundle tried (a real one has ~200) */
+
+/* The sampler waits while a process's files are read: the readings of one
+ * process may take PROCESS_READ_TIME of each BUDGET_PERIOD, those of all
+ * processes ALL_READ_TIME, and a reading stops where its process's time is
+ * spent (a .NET app's first reading takes a few milliseconds). Bytes are
+ * bounded by reading: a page a .dll, the manifest, a few pages each
+ * compressed assembly (bundle_entry_read()). */
+#define BUDGET_PERIOD	  1000000000ull /* ns */
+#define PROCESS_READ_TIME 100000000ull
+#define ALL_READ_TIME	  250000000ull
+#define BUDGET_PROCESSES  64 /* those beyond share one budget */
 
 struct image_file {
 	struct copied_image_file file;
@@ -27,10 +39,22 @@ struct image_file {
 	struct pe_image image; /* parsed from `headers` */
 };
 
+/* A process's reading time spent in the current period. */
+struct reading_budget {
+	pid_t pid;
+	uint64_t spent;
+};
+
 struct copied_images {
-	pid_t pid; /* whose files are read; 0: none yet */
+	pid_t pid;	     /* whose files are read; 0: none yet */
+	dev_t bundle_device; /* the executable whose bundle was read */
+	ino_t bundle_inode;
 	struct image_file **files;
 	size_t count, capacity;
+	uint64_t period_start, spent; /* all processes' time in the period */
+	struct reading_budget budgets[BUDGET_PROCESSES + 1];
+	size_t budget_count;
+	uint64_t deadline; /* the reading under way stops here */
 };
 
 bool copied_images_may_hold(const char *path)
@@ -52,6 +76,42 @@ static void forget_files(struct copied_images *images)
 	images->files = NULL;
 	images->count = images->capacity = 0;
 	images->pid = 0;
+	images->bundle_device = 0;
+	images->bundle_inode = 0;
+}
+
+/* The budget of `pid` in the period now, or NULL when its time (or all
+ * processes') is spent. */
+static struct reading_budget *budget_of(struct copied_images *images, pid_t pid, uint64_t now)
+{
+	struct reading_budget *budget = NULL;
+
+	if (now - images->period_start >= BUDGET_PERIOD) {
+		images->period_start = now;
+		images->spent = 0;
+		images->budget_count = 0;
+	}
+	for (size_t i = 0; i < images->budget_count && !budget; i++)
+		if (images->budgets[i].pid == pid)
+			budget = &images->budgets[i];
+	if (!budget) {
+		size_t slot = images->budget_count < BUDGET_PROCESSES ? images->budget_count
+								      : BUDGET_PROCESSES;
+
+		budget = &images->budgets[slot];
+		if (slot == images->budget_count) {
+			*budget = (struct reading_budget){slot < BUDGET_PROCESSES ? pid : 0, 0};
+			images->budget_count++;
+		}
+	}
+	if (budget->spent >= PROCESS_READ_TIME || images->spent >= ALL_READ_TIME)
+		return NULL;
+	return budget;
+}
+
+static bool out_of_time(const struct copied_images *images)
+{
+	return clock_nanoseconds(CLOCK_MONOTONIC) >= images->deadline;
 }
 
 void copied_images_free(struct copied_images *images)
@@ -113,7 +173,7 @@ static int read_file(const struct process_mapping *mapping, void *context)
 	struct copied_images *images = context;
 	struct image_file *file;
 
-	if (images->count == MAX_FILES)
+	if (images->count == MAX_FILES || out_of_time(images))
 		return 1;
 	if (mapping->offset != 0 || mapping->permissions[0] != 'r' || !is_dll(mapping->path) ||
 	    known_file(images, mapping->major, mapping->minor, mapping->inode))
@@ -178,7 +238,8 @@ static void read_compressed(struct copied_images *images, int fd, const char *ex
  * inflates each into memory and copies that as it copies a file it cannot
  * map (dotnet/runtime's FlatImageLayout, then ConvertedImageLayout). Their
  * headers are read from the executable (/proc/PID/exe), where its bundle
- * manifest says, a page of each inflated. */
+ * manifest says, a page of each inflated: once an executable (a process
+ * that execs another has it read too), until the reading's time is out. */
 static void read_bundle(struct copied_images *images, pid_t pid)
 {
 	struct executable executable = {0};
@@ -190,28 +251,52 @@ static void read_bundle(struct copied_images *images, pid_t pid)
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 	if ((fd = open(exe, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
 		return;
-	if (fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
-	    bundle_manifest_read(fd, &manifest)) {
+	if (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) ||
+	    (status.st_dev == images->bundle_device && status.st_ino == images->bundle_inode)) {
+		close(fd);
+		return;
+	}
+	images->bundle_device = status.st_dev;
+	images->bundle_inode = status.st_ino;
+	if (bundle_manifest_read(fd, &manifest)) {
 		executable.inode = status.st_ino;
 		target_process_for_each_mapping(pid, find_executable, &executable);
-		for (size_t i = 0;
-		     i < manifest.count && images->count < MAX_FILES && *executable.path; i++)
+		for (size_t i = 0, tried = 0;
+		     i < manifest.count && tried < MAX_COMPRESSED && images->count < MAX_FILES &&
+		     *executable.path && !out_of_time(images);
+		     i++)
 			if (manifest.entries[i].type == BUNDLE_TYPE_ASSEMBLY &&
-			    manifest.entries[i].compressed_size)
+			    manifest.entries[i].compressed_size) {
 				read_compressed(images, fd, executable.path, &manifest.entries[i]);
+				tried++;
+			}
 		bundle_manifest_free(&manifest);
 	}
 	close(fd);
 }
 
-/* The headers of each .dll `pid` maps from its start, and of each
- * compressed assembly of its single-file executable. */
-static void read_files(struct copied_images *images, pid_t pid)
+/* The headers of each .dll `pid` maps from its start that are not read
+ * yet, and once of each compressed assembly of its single-file executable,
+ * within the time left to `pid` in this period. False when none is. */
+static bool read_files(struct copied_images *images, pid_t pid)
 {
-	forget_files(images);
-	images->pid = pid;
+	uint64_t start = clock_nanoseconds(CLOCK_MONOTONIC), spent;
+	struct reading_budget *budget = budget_of(images, pid, start);
+
+	if (!budget)
+		return false;
+	if (images->pid != pid) {
+		forget_files(images);
+		images->pid = pid;
+	}
+	images->deadline = start + PROCESS_READ_TIME - budget->spent;
 	target_process_for_each_mapping(pid, read_file, images);
-	read_bundle(images, pid);
+	if (!out_of_time(images))
+		read_bundle(images, pid);
+	spent = clock_nanoseconds(CLOCK_MONOTONIC) - start;
+	budget->spent += spent;
+	images->spent += spent;
+	return true;
 }
 
 static const struct image_file *find_file(const struct copied_images *images,
@@ -263,14 +348,11 @@ size_t copied_images_parts(struct copied_images *images, pid_t pid, uint64_t sta
 
 	if (!find_copy(pid, start, end, buffer, &copy, &base))
 		return 0;
-	if (images->pid != pid)
-		read_files(images, pid);
-	/* A file mapped since the last reading: read them again, once. */
-	if (!(found = find_file(images, &copy))) {
-		read_files(images, pid);
-		if (!(found = find_file(images, &copy)))
-			return 0;
-	}
+	/* Another process's files, or one mapped since the last reading: read
+	 * what is new. */
+	if ((images->pid != pid || !(found = find_file(images, &copy))) &&
+	    (!read_files(images, pid) || !(found = find_file(images, &copy))))
+		return 0;
 	for (size_t i = 0; i < copy.section_count && count < COPIED_IMAGE_MAX_PARTS; i++) {
 		const struct pe_section *section = &copy.sections[i];
 		uint64_t bytes = section->raw_size, section_start = base + section->virtual_address;
