@@ -25,10 +25,12 @@
 /* The sampler waits while a process's files are read: the readings of one
  * process may take PROCESS_READ_TIME of each BUDGET_PERIOD, those of all
  * processes ALL_READ_TIME, and a reading stops where its process's time is
- * spent (a .NET app's first reading takes a few milliseconds). Bytes are
- * bounded by reading: a page a .dll, the manifest, a few pages each
- * compressed assembly (bundle_entry_read()). */
-#define BUDGET_PERIOD	  1000000000ull /* ns */
+ * spent, to go on at the next. Times are the reading thread's CPU time, so
+ * that a loaded machine does not cut a .NET app's first reading (a few
+ * milliseconds); what a reading waits for is bounded in bytes: a page a
+ * .dll, the manifest, a few pages each compressed assembly
+ * (bundle_entry_read()). */
+#define BUDGET_PERIOD	  1000000000ull /* ns of wall time */
 #define PROCESS_READ_TIME 100000000ull
 #define ALL_READ_TIME	  250000000ull
 #define BUDGET_PROCESSES  64 /* those beyond share one budget */
@@ -39,6 +41,23 @@ struct image_file {
 	struct pe_image image; /* parsed from `headers` */
 };
 
+/* find_executable(): the executable's inode, and the path the process maps
+ * it at. */
+struct executable {
+	dev_t device;
+	ino_t inode;
+	char path[PATH_MAX];
+};
+
+/* The manifest of the process's executable, when a single-file bundle,
+ * and how far its compressed assemblies are read: a reading whose time ran
+ * out goes on from there at the next. */
+struct bundle_state {
+	struct executable executable; /* device and inode 0: none read */
+	struct bundle_manifest manifest;
+	size_t next, tried;
+};
+
 /* A process's reading time spent in the current period. */
 struct reading_budget {
 	pid_t pid;
@@ -46,9 +65,8 @@ struct reading_budget {
 };
 
 struct copied_images {
-	pid_t pid;	     /* whose files are read; 0: none yet */
-	dev_t bundle_device; /* the executable whose bundle was read */
-	ino_t bundle_inode;
+	pid_t pid; /* whose files are read; 0: none yet */
+	struct bundle_state bundle;
 	struct image_file **files;
 	size_t count, capacity;
 	uint64_t period_start, spent; /* all processes' time in the period */
@@ -68,6 +86,12 @@ struct copied_images *copied_images_new(void)
 	return xcalloc(1, sizeof(struct copied_images));
 }
 
+static void forget_bundle(struct bundle_state *bundle)
+{
+	bundle_manifest_free(&bundle->manifest);
+	*bundle = (struct bundle_state){0};
+}
+
 static void forget_files(struct copied_images *images)
 {
 	for (size_t i = 0; i < images->count; i++)
@@ -76,8 +100,7 @@ static void forget_files(struct copied_images *images)
 	images->files = NULL;
 	images->count = images->capacity = 0;
 	images->pid = 0;
-	images->bundle_device = 0;
-	images->bundle_inode = 0;
+	forget_bundle(&images->bundle);
 }
 
 /* The budget of `pid` in the period now, or NULL when its time (or all
@@ -111,7 +134,7 @@ static struct reading_budget *budget_of(struct copied_images *images, pid_t pid,
 
 static bool out_of_time(const struct copied_images *images)
 {
-	return clock_nanoseconds(CLOCK_MONOTONIC) >= images->deadline;
+	return clock_nanoseconds(CLOCK_THREAD_CPUTIME_ID) >= images->deadline;
 }
 
 void copied_images_free(struct copied_images *images)
@@ -192,18 +215,11 @@ static int read_file(const struct process_mapping *mapping, void *context)
 	return 0;
 }
 
-/* find_executable(): the executable's inode, and the path the process maps
- * it at. */
-struct executable {
-	uint64_t inode;
-	char path[PATH_MAX];
-};
-
 static int find_executable(const struct process_mapping *mapping, void *context)
 {
 	struct executable *executable = context;
 
-	if (mapping->inode != executable->inode || *mapping->path != '/')
+	if (mapping->inode != (uint64_t)executable->inode || *mapping->path != '/')
 		return 0;
 	snprintf(executable->path, sizeof(executable->path), "%s", mapping->path);
 	return 1;
@@ -242,8 +258,7 @@ static void read_compressed(struct copied_images *images, int fd, const char *ex
  * that execs another has it read too), until the reading's time is out. */
 static void read_bundle(struct copied_images *images, pid_t pid)
 {
-	struct executable executable = {0};
-	struct bundle_manifest manifest;
+	struct bundle_state *bundle = &images->bundle;
 	struct stat status;
 	char exe[64];
 	int fd;
@@ -251,26 +266,27 @@ static void read_bundle(struct copied_images *images, pid_t pid)
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 	if ((fd = open(exe, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
 		return;
-	if (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode) ||
-	    (status.st_dev == images->bundle_device && status.st_ino == images->bundle_inode)) {
+	if (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
 		close(fd);
 		return;
 	}
-	images->bundle_device = status.st_dev;
-	images->bundle_inode = status.st_ino;
-	if (bundle_manifest_read(fd, &manifest)) {
-		executable.inode = status.st_ino;
-		target_process_for_each_mapping(pid, find_executable, &executable);
-		for (size_t i = 0, tried = 0;
-		     i < manifest.count && tried < MAX_COMPRESSED && images->count < MAX_FILES &&
-		     *executable.path && !out_of_time(images);
-		     i++)
-			if (manifest.entries[i].type == BUNDLE_TYPE_ASSEMBLY &&
-			    manifest.entries[i].compressed_size) {
-				read_compressed(images, fd, executable.path, &manifest.entries[i]);
-				tried++;
-			}
-		bundle_manifest_free(&manifest);
+	if (status.st_dev != bundle->executable.device ||
+	    status.st_ino != bundle->executable.inode) {
+		forget_bundle(bundle);
+		bundle->executable.device = status.st_dev;
+		bundle->executable.inode = status.st_ino;
+		if (bundle_manifest_read(fd, &bundle->manifest))
+			target_process_for_each_mapping(pid, find_executable, &bundle->executable);
+	}
+	for (; bundle->next < bundle->manifest.count && bundle->tried < MAX_COMPRESSED &&
+	       images->count < MAX_FILES && *bundle->executable.path && !out_of_time(images);
+	     bundle->next++) {
+		const struct bundle_entry *entry = &bundle->manifest.entries[bundle->next];
+
+		if (entry->type == BUNDLE_TYPE_ASSEMBLY && entry->compressed_size) {
+			read_compressed(images, fd, bundle->executable.path, entry);
+			bundle->tried++;
+		}
 	}
 	close(fd);
 }
@@ -280,8 +296,8 @@ static void read_bundle(struct copied_images *images, pid_t pid)
  * within the time left to `pid` in this period. False when none is. */
 static bool read_files(struct copied_images *images, pid_t pid)
 {
-	uint64_t start = clock_nanoseconds(CLOCK_MONOTONIC), spent;
-	struct reading_budget *budget = budget_of(images, pid, start);
+	uint64_t start = clock_nanoseconds(CLOCK_THREAD_CPUTIME_ID), spent;
+	struct reading_budget *budget = budget_of(images, pid, clock_nanoseconds(CLOCK_MONOTONIC));
 
 	if (!budget)
 		return false;
@@ -293,7 +309,7 @@ static bool read_files(struct copied_images *images, pid_t pid)
 	target_process_for_each_mapping(pid, read_file, images);
 	if (!out_of_time(images))
 		read_bundle(images, pid);
-	spent = clock_nanoseconds(CLOCK_MONOTONIC) - start;
+	spent = clock_nanoseconds(CLOCK_THREAD_CPUTIME_ID) - start;
 	budget->spent += spent;
 	images->spent += spent;
 	return true;
