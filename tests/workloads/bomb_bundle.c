@@ -190,7 +190,8 @@ static void armed(void)
 
 		if (area == MAP_FAILED)
 			die("mmap");
-		image = (uint8_t *)(((uintptr_t)area + ALIGNMENT - 1) & ~(uintptr_t)(ALIGNMENT - 1));
+		image =
+		    (uint8_t *)(((uintptr_t)area + ALIGNMENT - 1) & ~(uintptr_t)(ALIGNMENT - 1));
 		write_pe_headers(image, build);
 		/* Executable now: the kernel tells a profiler of this mapping. */
 		if (mprotect(image, IMAGE_SIZE, PROT_READ | PROT_EXEC) != 0)
