@@ -204,12 +204,67 @@ static void test_compressed_entry(void **state)
 	close(fd);
 }
 
+/* The bytes this process has read from files so far (/proc/self/io). */
+static uint64_t bytes_read(void)
+{
+	char text[1024];
+	int fd = open("/proc/self/io", O_RDONLY | O_CLOEXEC);
+	ssize_t got = read(fd, text, sizeof(text) - 1);
+
+	close(fd);
+	assert_true(got > 0);
+	text[got] = '\0';
+	assert_non_null(strstr(text, "rchar: "));
+	return strtoull(strstr(text, "rchar: ") + 7, NULL, 10);
+}
+
+/* A crafted stream of empty stored blocks (5 bytes each) inflates to
+ * nothing: reading 4 KiB of it stops after twice that and 4 KiB, not at
+ * the end of its 8 MiB (65,536 such entries in one bundle were 512 GiB to
+ * read). Incompressible bytes, which the compressor stores, still give
+ * their first 4 KiB. */
+static void test_inflating_reads_a_bounded_input(void **state)
+{
+	static uint8_t blocks[8 << 20], original[20000];
+	struct bundle_entry entry = {.offset = 100, .size = 1 << 20, .type = 1};
+	char path[] = "/tmp/profcpu-bundle-XXXXXX";
+	uint64_t before;
+	uint8_t *bytes;
+	size_t size;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	unlink(path);
+	for (size_t i = 0; i + 5 <= sizeof(blocks); i += 5)
+		memcpy(blocks + i, "\0\0\0\xff\xff", 5);
+	assert_int_equal(pwrite(fd, blocks, sizeof(blocks), 100), (ssize_t)sizeof(blocks));
+	entry.compressed_size = sizeof(blocks);
+	before = bytes_read();
+	assert_null(bundle_entry_read(fd, &entry, 4096, &size));
+	assert_in_range(bytes_read() - before, 1, 2 * 4096 + 4096 + 1024);
+	close(fd);
+
+	srand(47);
+	for (size_t i = 0; i < sizeof(original); i++)
+		original[i] = (uint8_t)rand();
+	fd = compressed_file(original, sizeof(original), &entry.compressed_size);
+	entry.size = sizeof(original);
+	assert_non_null(bytes = bundle_entry_read(fd, &entry, 4096, &size));
+	assert_memory_equal(bytes, original, 4096);
+	free(bytes);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_net6_manifest),     cmocka_unit_test(test_net5_manifest),
-	    cmocka_unit_test(test_damaged_manifests), cmocka_unit_test(test_not_a_bundle),
+	    cmocka_unit_test(test_net6_manifest),
+	    cmocka_unit_test(test_net5_manifest),
+	    cmocka_unit_test(test_damaged_manifests),
+	    cmocka_unit_test(test_not_a_bundle),
 	    cmocka_unit_test(test_compressed_entry),
+	    cmocka_unit_test(test_inflating_reads_a_bounded_input),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -47,6 +47,9 @@ extern const char cfi_example[], cfi_example_pushed[], cfi_example_framed[], cfi
  *                24);
  *   unknown_op:  CFA by an expression with DW_OP_GNU_push_tls_address, which
  *                no step follows;
+ *   high_column: CFA = register 50 + 16 (DW_CFA_def_cfa 50, 16), a column
+ *                past those a step tracks, which libdw gives as
+ *                DW_OP_bregx in memory of the row it frees;
  *   signal:      a signal frame ('S'): CFA = rsp + 8, the caller's rip from
  *                its slot at CFA (DW_CFA_expression 16: DW_OP_breg7 8). */
 __asm__(".text\n"
@@ -73,6 +76,9 @@ __asm__(".text\n"
 	"cfi_rules_unknown_op:\n"
 	".cfi_escape 0x0f, 0x01, 0xe0\n"
 	"	nop\n"
+	"cfi_rules_high_column:\n"
+	".cfi_def_cfa 50, 16\n"
+	"	nop\n"
 	"	ret\n"
 	".cfi_endproc\n"
 	".size cfi_rules, . - cfi_rules\n"
@@ -89,7 +95,7 @@ __asm__(".text\n"
 	".size cfi_signal, . - cfi_signal\n");
 
 extern const char cfi_rules_in_rbx[], cfi_rules_by_deref[], cfi_rules_ra_in_rax[],
-    cfi_rules_rbx_by_expression[], cfi_rules_unknown_op[], cfi_signal[];
+    cfi_rules_rbx_by_expression[], cfi_rules_unknown_op[], cfi_rules_high_column[], cfi_signal[];
 
 /* One step from `code` with the stack pointer at the copy's start and rbp
  * at its word 2, over the first `size` bytes of the copy. Returns the
@@ -208,6 +214,10 @@ static void test_step_follows_other_rules(void **state)
 	assert_int_equal(general.values[3], 0x1002);
 	assert_int_equal(general.values[12], STACK_START + 24);
 	assert_int_equal(step_rules(*state, cfi_rules_unknown_op, &caller), FRAME_STEP_FAILED);
+	/* No register past 32 is known: no CFA (under ASan, a read of the
+	 * freed row would stop the test). Twice: the second from the cache. */
+	assert_int_equal(step_rules(*state, cfi_rules_high_column, &caller), FRAME_STEP_FAILED);
+	assert_int_equal(step_rules(*state, cfi_rules_high_column, &caller), FRAME_STEP_FAILED);
 }
 
 static void test_rbx_unknown_stops_a_frame_kept_there(void **state)

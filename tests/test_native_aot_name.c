@@ -100,6 +100,67 @@ static void test_long_names_lose_their_arguments(void **state)
 	free(name);
 }
 
+/* "App_T<App_T<...>>__Run", `depth` arguments deep (malloc'd), and the
+ * name it reads as when `name` is not NULL. */
+static char *nested_symbol(size_t depth, char **name)
+{
+	char *symbol = malloc(depth * 7 + 16), *at = symbol;
+
+	assert_non_null(symbol);
+	strcpy(at, "App_T");
+	for (size_t i = 0; i < depth; i++)
+		strcpy(at += strlen(at), "<App_T");
+	at += strlen(at);
+	memset(at, '>', depth);
+	strcpy(at + depth, "__Run");
+	if (name) {
+		*name = malloc(depth * 3 + 16);
+		assert_non_null(*name);
+		at = *name;
+		strcpy(at, "App!T");
+		for (size_t i = 0; i < depth; i++)
+			strcpy(at += strlen(at), "[T");
+		at += strlen(at);
+		memset(at, ']', depth);
+		strcpy(at + depth, "::Run");
+	}
+	return symbol;
+}
+
+/* The symbol is the target's: arguments nested past 32 levels are no
+ * name a compiler wrote, and are not read (each level was a call and a
+ * scan of the rest: 200,000 levels overflowed the stack under ASan, and
+ * 60,000 took 12 s). */
+static void test_nesting_is_bounded(void **state)
+{
+	char *symbol, *name;
+
+	(void)state;
+	symbol = nested_symbol(32, &name);
+	assert_readable(symbol, name);
+	free(symbol);
+	free(name);
+	symbol = nested_symbol(33, NULL);
+	assert_readable(symbol, NULL);
+	free(symbol);
+	symbol = nested_symbol(200000, NULL);
+	assert_readable(symbol, NULL);
+	free(symbol);
+	/* arrays nest too */
+	assert_readable("App_T<__Array<__Array<Int32>>>__Run", "App!T[Int32[][]]::Run");
+	symbol = malloc(40 * 8 + 64);
+	assert_non_null(symbol);
+	strcpy(symbol, "App_T<");
+	for (int i = 0; i < 40; i++)
+		strcat(symbol, "__Array<");
+	strcat(symbol, "Int32");
+	for (int i = 0; i < 41; i++)
+		strcat(symbol, ">");
+	strcat(symbol, "__Run");
+	assert_readable(symbol, NULL);
+	free(symbol);
+}
+
 static void test_kept_as_they_are(void **state)
 {
 	(void)state;
@@ -135,6 +196,7 @@ int main(void)
 	    cmocka_unit_test(test_framework_methods),
 	    cmocka_unit_test(test_constructors_and_arguments),
 	    cmocka_unit_test(test_long_names_lose_their_arguments),
+	    cmocka_unit_test(test_nesting_is_bounded),
 	    cmocka_unit_test(test_kept_as_they_are),
 	};
 

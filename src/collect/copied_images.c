@@ -20,6 +20,20 @@
 #define MAX_STEPS_BELOW 16
 #define HEADER_BYTES	4096 /* an image's headers: a page */
 #define MAX_FILES	1024 /* .dll files of one process whose headers are read */
+#define MAX_COMPRESSED	1024 /* compressed assemblies of a bundle tried (a real one has ~200) */
+
+/* The sampler waits while a process's files are read: the readings of one
+ * process may take PROCESS_READ_TIME of each BUDGET_PERIOD, those of all
+ * processes ALL_READ_TIME, and a reading stops where its process's time is
+ * spent, to go on at the next. Times are the reading thread's CPU time, so
+ * that a loaded machine does not cut a .NET app's first reading (a few
+ * milliseconds); what a reading waits for is bounded in bytes: a page a
+ * .dll, the manifest, a few pages each compressed assembly
+ * (bundle_entry_read()). */
+#define BUDGET_PERIOD	  1000000000ull /* ns of wall time */
+#define PROCESS_READ_TIME 100000000ull
+#define ALL_READ_TIME	  250000000ull
+#define BUDGET_PROCESSES  64 /* those beyond share one budget */
 
 struct image_file {
 	struct copied_image_file file;
@@ -27,10 +41,38 @@ struct image_file {
 	struct pe_image image; /* parsed from `headers` */
 };
 
+/* find_executable(): the executable's inode, and the path the process maps
+ * it at. */
+struct executable {
+	dev_t device;
+	ino_t inode;
+	char path[PATH_MAX];
+};
+
+/* The manifest of the process's executable, when a single-file bundle,
+ * and how far its compressed assemblies are read: a reading whose time ran
+ * out goes on from there at the next. */
+struct bundle_state {
+	struct executable executable; /* device and inode 0: none read */
+	struct bundle_manifest manifest;
+	size_t next, tried;
+};
+
+/* A process's reading time spent in the current period. */
+struct reading_budget {
+	pid_t pid;
+	uint64_t spent;
+};
+
 struct copied_images {
 	pid_t pid; /* whose files are read; 0: none yet */
+	struct bundle_state bundle;
 	struct image_file **files;
 	size_t count, capacity;
+	uint64_t period_start, spent; /* all processes' time in the period */
+	struct reading_budget budgets[BUDGET_PROCESSES + 1];
+	size_t budget_count;
+	uint64_t deadline; /* the reading under way stops here */
 };
 
 bool copied_images_may_hold(const char *path)
@@ -44,6 +86,12 @@ struct copied_images *copied_images_new(void)
 	return xcalloc(1, sizeof(struct copied_images));
 }
 
+static void forget_bundle(struct bundle_state *bundle)
+{
+	bundle_manifest_free(&bundle->manifest);
+	*bundle = (struct bundle_state){0};
+}
+
 static void forget_files(struct copied_images *images)
 {
 	for (size_t i = 0; i < images->count; i++)
@@ -52,6 +100,41 @@ static void forget_files(struct copied_images *images)
 	images->files = NULL;
 	images->count = images->capacity = 0;
 	images->pid = 0;
+	forget_bundle(&images->bundle);
+}
+
+/* The budget of `pid` in the period now, or NULL when its time (or all
+ * processes') is spent. */
+static struct reading_budget *budget_of(struct copied_images *images, pid_t pid, uint64_t now)
+{
+	struct reading_budget *budget = NULL;
+
+	if (now - images->period_start >= BUDGET_PERIOD) {
+		images->period_start = now;
+		images->spent = 0;
+		images->budget_count = 0;
+	}
+	for (size_t i = 0; i < images->budget_count && !budget; i++)
+		if (images->budgets[i].pid == pid)
+			budget = &images->budgets[i];
+	if (!budget) {
+		size_t slot = images->budget_count < BUDGET_PROCESSES ? images->budget_count
+								      : BUDGET_PROCESSES;
+
+		budget = &images->budgets[slot];
+		if (slot == images->budget_count) {
+			*budget = (struct reading_budget){slot < BUDGET_PROCESSES ? pid : 0, 0};
+			images->budget_count++;
+		}
+	}
+	if (budget->spent >= PROCESS_READ_TIME || images->spent >= ALL_READ_TIME)
+		return NULL;
+	return budget;
+}
+
+static bool out_of_time(const struct copied_images *images)
+{
+	return clock_nanoseconds(CLOCK_THREAD_CPUTIME_ID) >= images->deadline;
 }
 
 void copied_images_free(struct copied_images *images)
@@ -113,7 +196,7 @@ static int read_file(const struct process_mapping *mapping, void *context)
 	struct copied_images *images = context;
 	struct image_file *file;
 
-	if (images->count == MAX_FILES)
+	if (images->count == MAX_FILES || out_of_time(images))
 		return 1;
 	if (mapping->offset != 0 || mapping->permissions[0] != 'r' || !is_dll(mapping->path) ||
 	    known_file(images, mapping->major, mapping->minor, mapping->inode))
@@ -132,18 +215,11 @@ static int read_file(const struct process_mapping *mapping, void *context)
 	return 0;
 }
 
-/* find_executable(): the executable's inode, and the path the process maps
- * it at. */
-struct executable {
-	uint64_t inode;
-	char path[PATH_MAX];
-};
-
 static int find_executable(const struct process_mapping *mapping, void *context)
 {
 	struct executable *executable = context;
 
-	if (mapping->inode != executable->inode || *mapping->path != '/')
+	if (mapping->inode != (uint64_t)executable->inode || *mapping->path != '/')
 		return 0;
 	snprintf(executable->path, sizeof(executable->path), "%s", mapping->path);
 	return 1;
@@ -178,11 +254,11 @@ static void read_compressed(struct copied_images *images, int fd, const char *ex
  * inflates each into memory and copies that as it copies a file it cannot
  * map (dotnet/runtime's FlatImageLayout, then ConvertedImageLayout). Their
  * headers are read from the executable (/proc/PID/exe), where its bundle
- * manifest says, a page of each inflated. */
+ * manifest says, a page of each inflated: once an executable (a process
+ * that execs another has it read too), until the reading's time is out. */
 static void read_bundle(struct copied_images *images, pid_t pid)
 {
-	struct executable executable = {0};
-	struct bundle_manifest manifest;
+	struct bundle_state *bundle = &images->bundle;
 	struct stat status;
 	char exe[64];
 	int fd;
@@ -190,28 +266,53 @@ static void read_bundle(struct copied_images *images, pid_t pid)
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 	if ((fd = open(exe, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
 		return;
-	if (fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
-	    bundle_manifest_read(fd, &manifest)) {
-		executable.inode = status.st_ino;
-		target_process_for_each_mapping(pid, find_executable, &executable);
-		for (size_t i = 0;
-		     i < manifest.count && images->count < MAX_FILES && *executable.path; i++)
-			if (manifest.entries[i].type == BUNDLE_TYPE_ASSEMBLY &&
-			    manifest.entries[i].compressed_size)
-				read_compressed(images, fd, executable.path, &manifest.entries[i]);
-		bundle_manifest_free(&manifest);
+	if (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+		close(fd);
+		return;
+	}
+	if (status.st_dev != bundle->executable.device ||
+	    status.st_ino != bundle->executable.inode) {
+		forget_bundle(bundle);
+		bundle->executable.device = status.st_dev;
+		bundle->executable.inode = status.st_ino;
+		if (bundle_manifest_read(fd, &bundle->manifest))
+			target_process_for_each_mapping(pid, find_executable, &bundle->executable);
+	}
+	for (; bundle->next < bundle->manifest.count && bundle->tried < MAX_COMPRESSED &&
+	       images->count < MAX_FILES && *bundle->executable.path && !out_of_time(images);
+	     bundle->next++) {
+		const struct bundle_entry *entry = &bundle->manifest.entries[bundle->next];
+
+		if (entry->type == BUNDLE_TYPE_ASSEMBLY && entry->compressed_size) {
+			read_compressed(images, fd, bundle->executable.path, entry);
+			bundle->tried++;
+		}
 	}
 	close(fd);
 }
 
-/* The headers of each .dll `pid` maps from its start, and of each
- * compressed assembly of its single-file executable. */
-static void read_files(struct copied_images *images, pid_t pid)
+/* The headers of each .dll `pid` maps from its start that are not read
+ * yet, and once of each compressed assembly of its single-file executable,
+ * within the time left to `pid` in this period. False when none is. */
+static bool read_files(struct copied_images *images, pid_t pid)
 {
-	forget_files(images);
-	images->pid = pid;
+	uint64_t start = clock_nanoseconds(CLOCK_THREAD_CPUTIME_ID), spent;
+	struct reading_budget *budget = budget_of(images, pid, clock_nanoseconds(CLOCK_MONOTONIC));
+
+	if (!budget)
+		return false;
+	if (images->pid != pid) {
+		forget_files(images);
+		images->pid = pid;
+	}
+	images->deadline = start + PROCESS_READ_TIME - budget->spent;
 	target_process_for_each_mapping(pid, read_file, images);
-	read_bundle(images, pid);
+	if (!out_of_time(images))
+		read_bundle(images, pid);
+	spent = clock_nanoseconds(CLOCK_THREAD_CPUTIME_ID) - start;
+	budget->spent += spent;
+	images->spent += spent;
+	return true;
 }
 
 static const struct image_file *find_file(const struct copied_images *images,
@@ -263,14 +364,11 @@ size_t copied_images_parts(struct copied_images *images, pid_t pid, uint64_t sta
 
 	if (!find_copy(pid, start, end, buffer, &copy, &base))
 		return 0;
-	if (images->pid != pid)
-		read_files(images, pid);
-	/* A file mapped since the last reading: read them again, once. */
-	if (!(found = find_file(images, &copy))) {
-		read_files(images, pid);
-		if (!(found = find_file(images, &copy)))
-			return 0;
-	}
+	/* Another process's files, or one mapped since the last reading: read
+	 * what is new. */
+	if ((images->pid != pid || !(found = find_file(images, &copy))) &&
+	    (!read_files(images, pid) || !(found = find_file(images, &copy))))
+		return 0;
 	for (size_t i = 0; i < copy.section_count && count < COPIED_IMAGE_MAX_PARTS; i++) {
 		const struct pe_section *section = &copy.sections[i];
 		uint64_t bytes = section->raw_size, section_start = base + section->virtual_address;

@@ -16,8 +16,11 @@
  * executable's bundle manifest lists (bundle_manifest.h; their first page
  * inflated from the executable). Such an assembly's copy is described as
  * the file EXECUTABLE/NAME, which managed_images.h reads from the
- * executable. Reads are a page at a time and bounded in number: the
- * process is hostile input. */
+ * executable. Reads are a page at a time and bounded in number, and the
+ * readings of one process cost it at most a tenth of the sampler's CPU
+ * time, of all processes a quarter, each second (a reading whose time ran
+ * out goes on at the next): the process is hostile input, and the sampler
+ * waits for them. */
 #ifndef PROFCPU_COPIED_IMAGES_H
 #define PROFCPU_COPIED_IMAGES_H
 

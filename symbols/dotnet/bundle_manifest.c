@@ -20,10 +20,11 @@ static const uint8_t bundle_signature[32] = {
     0x13, 0xf5, 0xb9, 0xe6, 0xef, 0xae, 0x33, 0x18, 0xee, 0x3b, 0x2d, 0xce, 0x24, 0xb3, 0x6a, 0xae,
 };
 
-/* The host's data holding the marker is a few MiB: a larger segment is
- * read this far only. */
-#define MAX_SCANNED_SEGMENT (64u << 20)
-#define MAX_PATH_LENGTH	    4096
+/* The host's writable data holding the marker is a few hundred KiB
+ * (.NET 10's singlefilehost: 230 and 160 KiB): its segments are read this
+ * far only, all together. */
+#define MAX_SCANNED_DATA (8u << 20)
+#define MAX_PATH_LENGTH	 4096
 
 struct cursor {
 	const uint8_t *at, *end;
@@ -150,8 +151,6 @@ static uint64_t find_marker(int fd, uint64_t offset, uint64_t size)
 	uint64_t header_offset = 0;
 	uint8_t *bytes;
 
-	if (size > MAX_SCANNED_SEGMENT)
-		size = MAX_SCANNED_SEGMENT;
 	if (size < 8 + sizeof(bundle_signature) || !(bytes = malloc(size)))
 		return 0;
 	if (read_exactly(fd, bytes, size, offset))
@@ -172,7 +171,7 @@ static uint64_t manifest_offset(int fd)
 {
 	Elf64_Ehdr header;
 	Elf64_Phdr segments[64];
-	uint64_t found = 0;
+	uint64_t found = 0, scanned = 0;
 
 	if (!read_exactly(fd, &header, sizeof(header), 0) ||
 	    memcmp(header.e_ident, ELFMAG, SELFMAG) || header.e_ident[EI_CLASS] != ELFCLASS64 ||
@@ -180,9 +179,15 @@ static uint64_t manifest_offset(int fd)
 	    header.e_phnum == 0 || header.e_phnum > sizeof(segments) / sizeof(*segments) ||
 	    !read_exactly(fd, segments, header.e_phnum * sizeof(Elf64_Phdr), header.e_phoff))
 		return 0;
-	for (size_t i = 0; i < header.e_phnum && !found; i++)
-		if (segments[i].p_type == PT_LOAD && segments[i].p_flags & PF_W)
-			found = find_marker(fd, segments[i].p_offset, segments[i].p_filesz);
+	for (size_t i = 0; i < header.e_phnum && !found && scanned < MAX_SCANNED_DATA; i++)
+		if (segments[i].p_type == PT_LOAD && segments[i].p_flags & PF_W) {
+			uint64_t size = segments[i].p_filesz < MAX_SCANNED_DATA - scanned
+					    ? segments[i].p_filesz
+					    : MAX_SCANNED_DATA - scanned;
+
+			found = find_marker(fd, segments[i].p_offset, size);
+			scanned += size;
+		}
 	return found;
 }
 
@@ -221,13 +226,19 @@ const struct bundle_entry *bundle_manifest_assembly_at(const struct bundle_manif
 }
 
 /* Inflates the `compressed` bytes of a raw deflate stream at `offset` of
- * `fd` into the `size` bytes of `out`: true when they filled all of it. */
+ * `fd` into the `size` bytes of `out`: true when they filled all of it.
+ * A deflate stream codes a byte in at most 15 bits, and each block adds a
+ * header of a few hundred bytes: a real one gives `size` bytes from fewer
+ * than twice as many and 4 KiB. Past that the stream is read no further
+ * (empty stored blocks, 5 bytes each, give no byte at all). */
 static bool inflate_from(int fd, uint64_t offset, uint64_t compressed, uint8_t *out, size_t size)
 {
 	uint8_t chunk[64 * 1024];
 	z_stream stream = {.next_out = out};
 	int status = Z_OK;
 
+	if (size < UINT64_MAX / 4 && compressed > 2 * (uint64_t)size + 4096)
+		compressed = 2 * (uint64_t)size + 4096;
 	if (inflateInit2(&stream, -MAX_WBITS) != Z_OK)
 		return false;
 	while (status == Z_OK && size) {

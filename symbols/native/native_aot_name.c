@@ -8,6 +8,11 @@
  * (managed_name.h). */
 #define LONG_NAME 200
 
+/* Generic arguments and arrays nested deeper than this are no name the
+ * compiler wrote for real code: the symbol is the target's, and each level
+ * costs a call and a scan of the rest of the name. */
+#define MAX_NESTING 32
+
 struct output {
 	char *text;
 	size_t length, size;
@@ -152,14 +157,19 @@ static size_t assembly_length(const struct span *components, size_t count, bool 
 	return shortest;
 }
 
-static void put_type(struct output *out, struct span type, bool with_assembly);
+static void put_type(struct output *out, struct span type, bool with_assembly, unsigned depth);
 
 /* "<A__B>" (the span within the brackets) as "[A,B]": each argument a type
- * without its namespace, as the JIT's names show them. */
-static void put_arguments(struct output *out, struct span arguments)
+ * without its namespace, as the JIT's names show them; `depth` the
+ * arguments' nesting. */
+static void put_arguments(struct output *out, struct span arguments, unsigned depth)
 {
 	const char *cursor = arguments.start;
 
+	if (depth > MAX_NESTING) {
+		out->failed = true;
+		return;
+	}
 	put_text(out, "[");
 	if (out->elide_arguments) {
 		put_text(out, "...]");
@@ -185,7 +195,7 @@ static void put_arguments(struct output *out, struct span arguments)
 		if (starts_with(rest, "__Array<"))
 			end++; /* past its '>' */
 		argument = (struct span){cursor, end};
-		put_type(out, argument, false);
+		put_type(out, argument, false, depth);
 		if (end == arguments.end)
 			break;
 		if (arguments.end - end < 3 || end[0] != '_' || end[1] != '_' || end[2] == '_') {
@@ -199,8 +209,9 @@ static void put_arguments(struct output *out, struct span arguments)
 }
 
 /* The type `type` as "Assembly!Namespace.Type`N[Arguments]", or as
- * "Type`N[Arguments]" without `with_assembly`. */
-static void put_type(struct output *out, struct span type, bool with_assembly)
+ * "Type`N[Arguments]" without `with_assembly`; `depth` its nesting in
+ * generic arguments and arrays. */
+static void put_type(struct output *out, struct span type, bool with_assembly, unsigned depth)
 {
 	struct span components[MAX_COMPONENTS], definition = type, arguments = {NULL, NULL};
 	const char *open = memchr(type.start, '<', (size_t)(type.end - type.start));
@@ -212,8 +223,13 @@ static void put_type(struct output *out, struct span type, bool with_assembly)
 		put_text(out, "__Canon");
 		return;
 	}
+	if (depth > MAX_NESTING) {
+		out->failed = true;
+		return;
+	}
 	if (!with_assembly && starts_with(type, "__Array<") && type.end[-1] == '>') {
-		put_type(out, (struct span){type.start + strlen("__Array<"), type.end - 1}, false);
+		put_type(out, (struct span){type.start + strlen("__Array<"), type.end - 1}, false,
+			 depth + 1);
 		put_text(out, "[]");
 		return;
 	}
@@ -264,7 +280,7 @@ static void put_type(struct output *out, struct span type, bool with_assembly)
 		}
 	}
 	if (arguments.start)
-		put_arguments(out, arguments);
+		put_arguments(out, arguments, depth + 1);
 }
 
 /* Whether `method` is "_ctor" or "_cctor" (.ctor, .cctor), with the number
@@ -302,7 +318,7 @@ static void put_method(struct output *out, struct span method)
 	}
 	put(out, name.start, (size_t)(name.end - name.start));
 	if (open)
-		put_arguments(out, (struct span){open + 1, method.end - 1});
+		put_arguments(out, (struct span){open + 1, method.end - 1}, 1);
 }
 
 /* The one "__" between owner and method outside any "<...>": a run of
@@ -346,7 +362,7 @@ static bool render(struct output *out, const char *symbol)
 	out->length = 0;
 	out->failed = false;
 	out->text[0] = '\0';
-	put_type(out, (struct span){symbol, separator}, true);
+	put_type(out, (struct span){symbol, separator}, true, 0);
 	put_text(out, "::");
 	put_method(out, (struct span){separator + 2, end});
 	return !out->failed;

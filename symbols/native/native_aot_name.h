@@ -17,7 +17,8 @@
  * nested types read as namespaces. Names whose form is ambiguous beyond
  * that (compiler-generated types and methods such as <>c and
  * <Main>b__0_0, whose brackets became "__"; boxing and unboxing stubs)
- * are not reversed. */
+ * are not reversed, nor are generic arguments or arrays nested more than
+ * 32 deep (the symbol is the target's: each level costs a call). */
 #ifndef PROFCPU_NATIVE_AOT_NAME_H
 #define PROFCPU_NATIVE_AOT_NAME_H
 

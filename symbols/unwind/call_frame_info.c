@@ -1,4 +1,5 @@
 #include "call_frame_info.h"
+#include "cfi_registers.h"
 #include "dwarf_expression.h"
 #include "realigned_frame.h"
 
@@ -48,6 +49,37 @@ struct call_frame_info {
 	uint8_t realigned_count;
 };
 
+/* Whether the CFI section `name` of `elf` names no register past
+ * CFI_MAX_REGISTER (cfi_registers.h); false without one (libdw may have
+ * found CFI through the program headers: it goes unchecked, so unused). */
+static bool registers_bounded(Elf *elf, const char *name, bool is_eh_frame)
+{
+	size_t names;
+	Elf_Scn *section = NULL;
+	GElf_Shdr header;
+	Elf_Data *data;
+
+	if (elf_getshdrstrndx(elf, &names) != 0)
+		return false;
+	while ((section = elf_nextscn(elf, section))) {
+		const char *section_name;
+
+		if (!gelf_getshdr(section, &header) ||
+		    !(section_name = elf_strptr(elf, names, header.sh_name)) ||
+		    strcmp(section_name, name))
+			continue;
+		/* A debug file's compressed section, inflated as libdw does. */
+		if (header.sh_flags & SHF_COMPRESSED && elf_compress(section, 0, 0) < 0)
+			return false;
+		if (header.sh_type == SHT_NOBITS)
+			return false;
+		data = elf_getdata(section, NULL);
+		return data && data->d_buf &&
+		       cfi_registers_bounded(data->d_buf, data->d_size, is_eh_frame);
+	}
+	return false;
+}
+
 struct call_frame_info *call_frame_info_open(struct elf_file *file)
 {
 	struct call_frame_info *info;
@@ -67,8 +99,10 @@ struct call_frame_info *call_frame_info_open(struct elf_file *file)
 		return NULL;
 	info->registers = registers;
 	info->entry = header.e_entry;
-	info->cfi = info->eh_frame = dwarf_getcfi_elf(file->elf);
-	if (!info->cfi && (info->debug_info = dwarf_begin_elf(file->elf, DWARF_C_READ, NULL)))
+	if (registers_bounded(file->elf, ".eh_frame", true))
+		info->cfi = info->eh_frame = dwarf_getcfi_elf(file->elf);
+	else if (registers_bounded(file->elf, ".debug_frame", false) &&
+		 (info->debug_info = dwarf_begin_elf(file->elf, DWARF_C_READ, NULL)))
 		info->cfi = dwarf_getcfi(info->debug_info);
 	if (!info->cfi) {
 		call_frame_info_free(info);
@@ -227,7 +261,12 @@ static bool cfa_rule(Dwarf_Frame *frame, struct cfa_rule *rule)
 	*rule = (struct cfa_rule){0};
 	if (dwarf_frame_cfa(frame, &ops, &count) != 0 || count == 0 || count > UINT32_MAX)
 		return false;
-	if (count == 1 && ops[0].atom == DW_OP_bregx && ops[0].number < RULE_COLUMNS) {
+	/* A register plus an offset comes as one DW_OP_bregx held in `frame`,
+	 * which is freed before a step reads the rule: copied, never kept. No
+	 * register past the tracked columns has a value: no CFA. */
+	if (count == 1 && ops[0].atom == DW_OP_bregx) {
+		if (ops[0].number >= RULE_COLUMNS)
+			return false;
 		rule->regno = (uint8_t)ops[0].number;
 		rule->offset = ops[0].number2;
 		return true;
