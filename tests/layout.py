@@ -12,17 +12,31 @@ import re
 import subprocess
 import sys
 
+DOTNET = {"symbols/dotnet/image", "symbols/dotnet/bundle", "symbols/dotnet/lines",
+          "symbols/dotnet/readytorun", "symbols/dotnet/jit_unwind",
+          "symbols/dotnet/runtime_files", "symbols/dotnet/names"}
 SYMBOLS = {"symbols/common", "symbols/target", "symbols/kernel", "symbols/native",
-           "symbols/unwind", "symbols/dotnet", "symbols/resolve"}
-# Which folders each folder may read from: the arrows of src/meson.build and
-# symbols/meson.build. Every stage of src/ may read from symbols/.
+           "symbols/unwind", "symbols/resolve"} | DOTNET
+# Which folders each folder may read from: the arrows of src/meson.build,
+# symbols/meson.build and symbols/dotnet/meson.build. Every stage of src/ may
+# read from symbols/.
 ALLOWED = {
     "symbols/common": set(),
     "symbols/target": {"symbols/common"},
     "symbols/kernel": {"symbols/target", "symbols/common"},
     "symbols/native": {"symbols/target", "symbols/common"},
     "symbols/unwind": {"symbols/native", "symbols/target", "symbols/common"},
-    "symbols/dotnet": {"symbols/unwind", "symbols/target", "symbols/common"},
+    "symbols/dotnet/image": {"symbols/common"},
+    "symbols/dotnet/bundle": {"symbols/target", "symbols/common"},
+    "symbols/dotnet/lines": {"symbols/dotnet/image", "symbols/dotnet/bundle",
+                             "symbols/target", "symbols/common"},
+    "symbols/dotnet/readytorun": {"symbols/dotnet/lines", "symbols/dotnet/image",
+                                  "symbols/dotnet/bundle", "symbols/unwind",
+                                  "symbols/target", "symbols/common"},
+    "symbols/dotnet/jit_unwind": {"symbols/common"},
+    "symbols/dotnet/runtime_files": {"symbols/dotnet/jit_unwind", "symbols/unwind",
+                                     "symbols/target", "symbols/common"},
+    "symbols/dotnet/names": set(),
     "symbols/resolve": SYMBOLS - {"symbols/resolve"},
     "src/perf_data": SYMBOLS,
     "src/collect": {"src/perf_data"} | SYMBOLS,
@@ -53,7 +67,7 @@ for folder in ALLOWED:
         if not (path / header).exists():
             problems.append(f"{folder}/meson.build calls {header} public; it is not there")
 
-for tree, allowed_in_root in (("src", {"util"}), ("symbols", set())):
+for tree, allowed_in_root in (("src", {"util"}), ("symbols", set()), ("symbols/dotnet", set())):
     loose = [p.name for p in (source_root / tree).glob("*.[ch]") if p.stem not in allowed_in_root]
     if loose:
         problems.append(f"files in the flat {tree}/ root: {loose}")

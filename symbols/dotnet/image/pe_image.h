@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PE_IMAGE_MAX_SECTIONS 96 /* the PE format's own limit */
+#define PE_IMAGE_MAX_SECTIONS  96		     /* the PE format's own limit */
+#define MANAGED_IMAGE_MAX_SIZE (1024u * 1024 * 1024) /* larger assemblies are not read */
 
 /* Data directory entries used here. */
 #define PE_DIRECTORY_CLI_HEADER 14

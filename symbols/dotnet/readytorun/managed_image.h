@@ -19,8 +19,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define MANAGED_IMAGE_MAX_SIZE (1024u * 1024 * 1024) /* larger files are not read */
-
 struct managed_image;
 struct clr_metadata;
 

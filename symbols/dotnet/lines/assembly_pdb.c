@@ -2,7 +2,6 @@
 #include "bundle_manifest.h"
 #include "buffer.h"
 #include "little_endian.h"
-#include "managed_image.h"
 #include "pe_image.h"
 #include "sparse_file.h"
 #include "target_file.h"
