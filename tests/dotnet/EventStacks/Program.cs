@@ -14,8 +14,9 @@
 //       exceptions caught), "allocated-a N" and "allocated-b N" (the bytes
 //       each allocated), "holder-tid N" and "holder-managed-id N" (the
 //       holder's OS and managed thread ids) and "done", and idles until
-//       killed. With "spin", a thread of its own spins in Spin from the
-//       trigger on, so that each second of the app has CPU samples.
+//       killed. With "spin", a thread of its own spins in Spin a quarter of
+//       the time from the trigger on, so that each second of the app has
+//       CPU samples.
 using System;
 using System.IO;
 using System.Runtime.CompilerServices;
@@ -115,11 +116,18 @@ public static class Program
         return thread;
     }
 
+    // A quarter of a core: 5 ms on the CPU, 15 ms asleep.
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static void Spin()
     {
+        var clock = new System.Diagnostics.Stopwatch();
         while (true)
-            sink++;
+        {
+            clock.Restart();
+            while (clock.ElapsedMilliseconds < 5)
+                sink++;
+            Thread.Sleep(15);
+        }
     }
 
     private static int caught;
