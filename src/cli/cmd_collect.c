@@ -42,7 +42,9 @@ static const char usage[] =
     "\n"
     "The second form is perfcollect's: it writes ./NAME.trace.zip, samples at\n"
     "1000 Hz as perfcollect does, keeps no folder unless -o is given, and only\n"
-    "warns about options it does not know.\n"
+    "warns about options it does not know. Without -pid, -processfilter,\n"
+    "--cgroup or --container it samples the whole machine, unless NAME is\n"
+    "digits alone: that is taken for a forgotten -pid and refused.\n"
     "\n"
     "JIT and ReadyToRun frames of .NET are named from its perf map and jitdump:\n"
     "a .NET 8+ target is asked to write both whole. Without them (older\n"
@@ -232,8 +234,24 @@ static int check_call_graph_options(struct collect_options *options)
 	return 0;
 }
 
+static bool all_digits(const char *text)
+{
+	return *text && strspn(text, "0123456789") == strlen(text);
+}
+
 static int check_options(struct collect_options *options)
 {
+	if (options->pid == 0 && !options->process_filter && !options->cgroup &&
+	    !options->container_id && options->trace_name && !options->every_process &&
+	    all_digits(options->trace_name)) {
+		/* `collect 4711` is a forgotten -pid far more often than a trace
+		 * named 4711 of the whole machine. */
+		report_error("collect %s: a trace name of digits alone, and no process: to sample "
+			     "process %s give -pid %s; for the whole machine give -a, or a name "
+			     "with a letter",
+			     options->trace_name, options->trace_name, options->trace_name);
+		return -1;
+	}
 	if (options->pid == 0 && !options->process_filter && !options->cgroup &&
 	    !options->container_id && options->trace_name)
 		options->every_process = true; /* perfcollect's default: the whole machine */
