@@ -59,7 +59,9 @@ static const char usage[] =
     "                        glob; repeatable, as the five below); the processes\n"
     "                        left out are neither walked nor named\n"
     "  --pod NAME            profile only the pod NAME\n"
-    "  --container ID        profile only the container ID (12 hex digits)\n"
+    "  --container ID        profile only the container ID (12 to 64 hex digits,\n"
+    "                        also containerd://ID as kubectl shows it) or NAME\n"
+    "                        (as its runtime names it: istio-proxy), or a glob\n"
     "  --exclude-namespace NAME  leave out the pods of namespace NAME\n"
     "  --exclude-pod NAME    leave out the pod NAME\n"
     "  --exclude-container ID  leave out the container ID\n"
@@ -242,6 +244,7 @@ int cmd_agent(int argc, char **argv)
 	send.target = url ? &receiver : NULL;
 	send.otlp = otlp_url ? &otlp : NULL;
 	send.selection = &selection;
+	agent_selection_report_unmatched(&selection);
 	send.runtime_events = events_wanted > 0 ? &runtime_events : NULL;
 	if (!send.spool_dir)
 		send.spool_dir = default_spool = agent_spool_default_dir();
