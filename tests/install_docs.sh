@@ -35,7 +35,8 @@ complete_words() {
 }
 [[ $(complete_words profcpu se) == serve ]] || fail "profcpu se does not complete to serve"
 [[ $(complete_words profcpu pu) == push ]] || fail "profcpu pu does not complete to push"
-complete_words profcpu push --basic-auth-p | grep -qx -- --basic-auth-password-file ||
+# Two options begin so: the whole list read before grep (-q would cut it short).
+[[ $'\n'$(complete_words profcpu push --basic-auth-p)$'\n' == *$'\n--basic-auth-password-file\n'* ]] ||
 	fail "no --basic-auth-password-file for push"
 [[ $(complete_words perfcollect se) == setenv ]] || fail "perfcollect se does not complete to setenv"
 complete_words profcpu collect -proc | grep -qx -- -processfilter || fail "no -processfilter for collect"
