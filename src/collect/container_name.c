@@ -74,12 +74,14 @@ static void read_containers_json(const char *path, struct visit *visit)
 	char *text = (char *)read_whole_file(path, O_NOFOLLOW, MAX_STATE_FILE, &size);
 
 	for (char *entry = text; entry && (entry = strstr(entry, "{\"id\":\""));) {
-		char *id = entry + 7, *names, *end;
+		char *id = entry + 7, *names, *end, *next;
 
 		entry = id;
+		next = strstr(id, "{\"id\":\"");
+		/* Its own names, not the next container's. */
 		if (!is_id(id, strnlen(id, CONTAINER_ID_LENGTH)) ||
 		    id[CONTAINER_ID_LENGTH] != '"' || !(names = strstr(id, "\"names\":[")) ||
-		    !(end = strchr(names, ']')))
+		    (next && names > next) || !(end = strchr(names, ']')))
 			continue;
 		for (char *name = names + 9; name < end && *name == '"';) {
 			char *close = memchr(name + 1, '"', (size_t)(end - name - 1));
