@@ -93,7 +93,8 @@ PY
 			{ podman logs "$name-profcpu"; fail "$name: the agent stopped"; }
 		sleep 0.2
 	done
-	podman logs "$name-profcpu" 2>&1 | tee "$host/agent.err" | head -3
+	podman logs "$name-profcpu" >"$host/agent.err" 2>&1
+	head -3 "$host/agent.err"
 	grep -q "^profcpu: agent on node manifest-node" "$host/agent.err" || fail "$name: the agent did not start"
 	echo "$name: plays; periods kept in its spool: $(compgen -G "$host/spool/period-*" | wc -l)"
 	podman pod rm -f -t 0 "$name" >/dev/null
