@@ -10,8 +10,9 @@ _profcpu_options() {
 _profcpu() {
 	local current=${COMP_WORDS[COMP_CWORD]} previous=${COMP_WORDS[COMP_CWORD - 1]}
 	local program=${COMP_WORDS[0]} command=${COMP_WORDS[1]:-}
-	local commands="collect postprocess lines flamegraph diff view ps serve agent"
-	[[ $program == *perfcollect ]] && commands="collect view install setenv"
+	# The commands (perfcollect's actions) its --help lists, as the options.
+	local commands
+	commands=$("$program" --help 2>/dev/null | sed -nE 's/^  ([a-z]+)( .*)?$/\1/p')
 
 	if ((COMP_CWORD == 1)); then
 		mapfile -t COMPREPLY < <(compgen -W "$commands --help --version" -- "$current")
@@ -40,6 +41,8 @@ _profcpu() {
 		mapfile -t COMPREPLY < <(compgen -W "$(_profcpu_options "$program" "$command")" -- "$current")
 	elif [[ $command == view || $command == diff || $command == flamegraph ]]; then
 		mapfile -t COMPREPLY < <(compgen -f -- "$current")
+	elif [[ $command == push ]]; then
+		mapfile -t COMPREPLY < <(compgen -d -- "$current")
 	fi
 }
 complete -F _profcpu profcpu perfcollect

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # profcpu agent --namespace, --pod, --container and --exclude-*: only the
 # processes the selection takes are pushed (the others are neither walked
-# nor named); a name or a glob, decided from a process's pod labels. Two
-# "pods" stand in for Kubernetes' (a mount namespace each, with the pod's
-# hostname and service-account namespace file, as the kubelet mounts them)
-# beside a process of the host. No container runtime keeps their state:
-# their labels come from those files, which a container can write, so
-# --namespace and --pod take them only with --trust-container-labels
-# (tests/container_pod_labels.sh has the runtime's state).
+# nor named); a name or a glob, decided from a process's pod labels; a
+# container by its name or kubectl's id, and a --container that matches
+# nothing said so. Two "pods" stand in for Kubernetes' (a mount namespace
+# each, with the pod's hostname and service-account namespace file, as the
+# kubelet mounts them) beside a process of the host. No container runtime
+# keeps their state: their labels come from those files, which a container
+# can write, so --namespace and --pod take them only with
+# --trust-container-labels (tests/container_pod_labels.sh has the
+# runtime's state).
 #
 # The agent runs in a PID namespace of its own, with its workloads. No
 # Pyroscope server can be installed on this machine: the receiver is the
@@ -83,4 +85,40 @@ pushed not-debug --exclude-namespace debug
 grep -q '^shop/shop.cpu{' "$workdir/not-debug.series" || fail "the shop pod was not pushed"
 grep -q '^workload_split.cpu{' "$workdir/not-debug.series" || fail "the host's process was not pushed"
 ! grep -q 'namespace=debug' "$workdir/not-debug.series" || fail "the excluded namespace was pushed"
+echo "--- --container by name and by kubectl's id"
+# A container as its runtime leaves it: a process in the cgroup
+# cri-containerd-ID.scope, and its name in containers/storage's
+# containers.json (podman's and CRI-O's state), under the graphroot that
+# $CONTAINERS_STORAGE_CONF names.
+make_test_cgroup
+id=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+container_cgroup=$(dirname "$test_cgroup")/cri-containerd-$id.scope
+mkdir "$container_cgroup" || skip "cannot make a container's cgroup"
+test_cgroups+=("$container_cgroup")
+start bash -c "echo \$\$ >'$container_cgroup/cgroup.procs' && exec '$WORKLOAD_SPLIT' 60"
+mkdir -p "$workdir/storage/overlay-containers"
+printf '[{"id":"%s","names":["k8s_istio-proxy_shop-7c6d9b5f8-x2k4q_shop_0c7e_0"],"image":"x"}]' "$id" \
+	>"$workdir/storage/overlay-containers/containers.json"
+printf '[storage]\ngraphroot = "%s"\n' "$workdir/storage" >"$workdir/storage.conf"
+export CONTAINERS_STORAGE_CONF=$workdir/storage.conf
+for selection in istio-proxy 'istio-*' "containerd://$id"; do
+	name=by-${selection//[^a-z0-9-]/_}
+	pushed "$name" --container "$selection"
+	grep -q "container=${id:0:12}" "$workdir/$name.series" ||
+		fail "--container $selection did not take the container"
+	# [unknown]: a process of the container that exited before its period
+	# was named has lost its labels with its name.
+	! grep -v -e "container=${id:0:12}" -e '^\[unknown\]\.cpu{' "$workdir/$name.series" ||
+		fail "--container $selection took processes outside the container"
+done
+pushed not-istio --exclude-container istio-proxy
+[[ -s $workdir/not-istio.series ]] || fail "--exclude-container istio-proxy pushed nothing"
+! grep -q "container=${id:0:12}" "$workdir/not-istio.series" || fail "the excluded container was pushed"
+
+echo "--- --container that no container matches: said in one line"
+pushed no-container --container checkout
+cat "$workdir/no-container.err"
+grep -q '^profcpu: warning: --container checkout: no running container has that id or name' \
+	"$workdir/no-container.err" || fail "a --container matching nothing was not said"
+[[ ! -s $workdir/no-container.series ]] || fail "--container checkout pushed processes"
 echo "ok: the selection takes what it names and leaves out the rest"

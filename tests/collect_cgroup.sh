@@ -37,5 +37,6 @@ assert_share "$out" 'workload_frameless|leaf_work' 0 0
 assert_share "$workdir/by-id/folded_stacks.out" '^workload_split-[0-9]+;' 20 100
 "$PROFCPU" collect --container no-such-container-id -duration 1 -o "$workdir/none" 2>"$workdir/none.err" &&
 	fail "--container with an unknown id succeeded"
-grep -q "no cgroup under .* names it" "$workdir/none.err" || fail "no one-line error for an unknown container"
+grep -q "no container (podman, CRI-O, containerd, docker) and no cgroup under .* names it" "$workdir/none.err" ||
+	fail "no one-line error for an unknown container"
 echo "ok: $samples samples, only from the cgroup"

@@ -19,6 +19,11 @@ expect_error "no process with pid 999999" "$PROFCPU" collect -pid 999999 -durati
 expect_error "kernel thread" "$PROFCPU" collect -pid 2 -duration 1
 expect_error "invalid value for -pid" "$PROFCPU" collect -pid abc
 expect_error "collect needs the process" "$PROFCPU" collect -duration 1
+# A bare number is a forgotten -pid, not perfcollect's trace name of the
+# whole machine at 1000 Hz: refused in both forms, nothing written.
+(cd "$workdir" && expect_error "give -pid 4711" "$PROFCPU" collect 4711 -duration 1)
+(cd "$workdir" && expect_error "give -pid 4711" "$PERFCOLLECT" collect 4711 -collectsec 1)
+[[ ! -e "$workdir/4711.trace.zip" ]] || fail "collect 4711 wrote 4711.trace.zip"
 expect_error "unknown option '--bogus'" "$PROFCPU" collect -pid 1 --bogus
 expect_error "invalid -frequency" "$PROFCPU" collect -pid 1 -F 0
 expect_error "invalid value for -duration: 'nan' is not a number" "$PROFCPU" collect -pid 1 -duration nan

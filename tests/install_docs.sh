@@ -14,7 +14,7 @@ for file in bin/profcpu bin/perfcollect share/bash-completion/completions/profcp
 	share/bash-completion/completions/perfcollect; do
 	[[ -e "$prefix/$file" ]] || fail "meson install left out $file"
 done
-for page in profcpu profcpu-collect profcpu-ps profcpu-serve perfcollect; do
+for page in profcpu profcpu-collect profcpu-push profcpu-ps profcpu-serve perfcollect; do
 	man -l "$prefix/share/man/man1/$page.1" >"$workdir/$page.txt" 2>/dev/null ||
 		fail "man cannot show $page.1"
 done
@@ -22,6 +22,8 @@ grep -q -- '-processfilter NAME' "$workdir/profcpu-collect.txt" || fail "profcpu
 grep -q 'Retry-After' "$workdir/profcpu-serve.txt" || fail "profcpu-serve(1) lacks the 409 rule"
 grep -q 'profcpu-serve' "$workdir/profcpu.txt" || fail "profcpu(1) does not point to profcpu-serve(1)"
 grep -q 'view NAME.trace.zip' "$workdir/perfcollect.txt" || fail "perfcollect(1) lacks view"
+grep -q -- '--push-interval SECS' "$workdir/profcpu-collect.txt" || fail "profcpu-collect(1) lacks --push-interval"
+grep -q -- '--basic-auth-password-file' "$workdir/profcpu-push.txt" || fail "profcpu-push(1) lacks its options"
 
 # complete WORDS...: what the installed completion offers for the last word.
 complete_words() {
@@ -32,6 +34,11 @@ complete_words() {
 		"$prefix/share/bash-completion/completions/profcpu" "$@"
 }
 [[ $(complete_words profcpu se) == serve ]] || fail "profcpu se does not complete to serve"
+[[ $(complete_words profcpu pu) == push ]] || fail "profcpu pu does not complete to push"
+# Two options begin so: the whole list read before grep (-q would cut it short).
+[[ $'\n'$(complete_words profcpu push --basic-auth-p)$'\n' == *$'\n--basic-auth-password-file\n'* ]] ||
+	fail "no --basic-auth-password-file for push"
+[[ $(complete_words perfcollect se) == setenv ]] || fail "perfcollect se does not complete to setenv"
 complete_words profcpu collect -proc | grep -qx -- -processfilter || fail "no -processfilter for collect"
 complete_words profcpu serve -tok | grep -qx -- -token-file || fail "no -token-file for serve"
 complete_words profcpu agent --otlp-bea | grep -qx -- --otlp-bearer-token-file ||

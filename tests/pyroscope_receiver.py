@@ -188,5 +188,11 @@ class Receiver(http.server.BaseHTTPRequestHandler):
 
 
 server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Receiver)
+# HTTPS with the certificate and key these variables name (tests/push_proxy.sh).
+if os.environ.get("RECEIVER_TLS_CERT"):
+    import ssl
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(os.environ["RECEIVER_TLS_CERT"], os.environ["RECEIVER_TLS_KEY"])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
 open(os.path.join(out_dir, "ready"), "w").close()
 server.serve_forever()

@@ -2,7 +2,10 @@
  * --namespace, --pod, --container (names or shell globs, repeatable; a
  * process must match one of each kind given) and --exclude-namespace,
  * --exclude-pod, --exclude-container (a process that matches one is left
- * out). A container is its id, 12 hex digits. Without any, every process.
+ * out). A container is given by its id (12 to 64 hex digits, also
+ * kubectl's containerd://ID) or its name, as its runtime keeps it
+ * (container_name.h); globs match the 12-digit id or the name. Without
+ * any, every process.
  *
  * A namespace or pod read from files inside the container, which it may
  * have written, takes no process in (--namespace, --pod) unless
@@ -36,6 +39,10 @@ bool agent_selection_takes(const struct agent_selection *selection,
  * its namespace or pod came from files inside its container (for the log). */
 bool agent_selection_refuses_container_files(const struct agent_selection *selection,
 					     const struct pod_labels *labels);
+
+/* Says in one line each --container that no running container matches now
+ * (the selection stays: one may start later). */
+void agent_selection_report_unmatched(const struct agent_selection *selection);
 
 void agent_selection_release(struct agent_selection *selection);
 

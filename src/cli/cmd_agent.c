@@ -51,7 +51,8 @@ static const char usage[] =
     "                        docs/AGENT.md)\n"
     "  --spool DIR           where periods wait: a folder of the agent's user,\n"
     "                        writable by no other (default $STATE_DIRECTORY/spool,\n"
-    "                        else /var/lib/profcpu/spool as root)\n"
+    "                        else /var/lib/profcpu/spool as root, else\n"
+    "                        /tmp/profcpu-agent-UID)\n"
     "  --buffer-periods N    periods kept while a receiver takes none (default 40)\n"
     "  --node NAME           the node label (default $NODE_NAME, else the hostname)\n"
     "  --label KEY=VALUE     a label of every profile (repeatable)\n"
@@ -59,7 +60,9 @@ static const char usage[] =
     "                        glob; repeatable, as the five below); the processes\n"
     "                        left out are neither walked nor named\n"
     "  --pod NAME            profile only the pod NAME\n"
-    "  --container ID        profile only the container ID (12 hex digits)\n"
+    "  --container ID        profile only the container ID (12 to 64 hex digits,\n"
+    "                        also containerd://ID as kubectl shows it) or NAME\n"
+    "                        (as its runtime names it: istio-proxy), or a glob\n"
     "  --exclude-namespace NAME  leave out the pods of namespace NAME\n"
     "  --exclude-pod NAME    leave out the pod NAME\n"
     "  --exclude-container ID  leave out the container ID\n"
@@ -252,6 +255,7 @@ int cmd_agent(int argc, char **argv)
 	send.target = url ? &receiver : NULL;
 	send.otlp = otlp_url ? &otlp : NULL;
 	send.selection = &selection;
+	agent_selection_report_unmatched(&selection);
 	send.runtime_events = events_wanted > 0 ? &runtime_events : NULL;
 	if (!send.spool_dir)
 		send.spool_dir = default_spool = agent_spool_default_dir();

@@ -42,7 +42,9 @@ static const char usage[] =
     "\n"
     "The second form is perfcollect's: it writes ./NAME.trace.zip, samples at\n"
     "1000 Hz as perfcollect does, keeps no folder unless -o is given, and only\n"
-    "warns about options it does not know.\n"
+    "warns about options it does not know. Without -pid, -processfilter,\n"
+    "--cgroup or --container it samples the whole machine, unless NAME is\n"
+    "digits alone: that is taken for a forgotten -pid and refused.\n"
     "\n"
     "JIT and ReadyToRun frames of .NET are named from its perf map and jitdump:\n"
     "a .NET 8+ target is asked to write both whole, and to stop writing them at\n"
@@ -62,7 +64,8 @@ static const char usage[] =
     "                        or kernel.perf_event_paranoid <= 0; no runtime events\n"
     "  --cgroup PATH         every process of this cgroup directory, also those\n"
     "                        started while sampling (a container, a pod)\n"
-    "  --container ID        the cgroup of this container (podman, docker)\n"
+    "  --container ID        the cgroup of this container: its id (podman ps,\n"
+    "                        crictl ps, kubectl's containerd://ID) or its name\n"
     "  --enable-perfmaps     with those: switch on the perf map of every .NET 8+\n"
     "                        process through its diagnostics socket, to name\n"
     "                        its JIT frames (writes into its /tmp, until the end;\n"
@@ -80,11 +83,11 @@ static const char usage[] =
     "                        G suffix (100M); rounded up to a power of two of\n"
     "                        pages (default 256 pages)\n"
     "  -hwevents             sample CPU cycles; cpu-clock where the CPU has no PMU\n"
-    "  --off-cpu             also record when threads leave the CPU\n"
-    "                        (sched:sched_switch with stacks): off-CPU and wall\n"
-    "                        flame graphs; needs tracefs and CAP_PERFMON (before\n"
-    "                        Linux 5.8 CAP_SYS_ADMIN) or perf_event_paranoid -1;\n"
-    "                        ring buffers of 2048 pages unless -buffersize\n"
+    "  --off-cpu             also record when threads leave the CPU, with their\n"
+    "                        stacks: off-CPU and wall flame graphs (the tracepoint\n"
+    "                        sched:sched_switch where tracefs is readable, else\n"
+    "                        the context-switches event: nothing to mount); ring\n"
+    "                        buffers of 2048 pages unless -buffersize\n"
     "  -threadtime, -offcpu  perfcollect's names for --off-cpu: PerfView's Thread\n"
     "                        Time view then shows blocked time\n"
     "  -no-compress          write perf.data records without zstd\n"
@@ -100,7 +103,10 @@ static const char usage[] =
 	GROUPING_OPTIONS_USAGE
     "  --push URL            then send profile.pb.gz to the Pyroscope server at URL,\n"
     "                        labelled with the process, hostname, container and "
-    "pod\n" PUSH_OPTIONS_USAGE "\n" EVENT_OPTIONS_USAGE "\n"
+    "pod\n"
+    "  --push-interval SECS  with --push: a capture and a push every SECS seconds\n"
+    "                        into the same folder, until the duration or "
+    "Ctrl-C\n" PUSH_OPTIONS_USAGE "\n" EVENT_OPTIONS_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu collect -pid 1 -duration 30           # PID 1 for 30 seconds\n"
     "    profcpu collect -pid 4711 -duration 10 -o out/  # into the folder out/\n"
@@ -235,8 +241,24 @@ static int check_call_graph_options(struct collect_options *options)
 	return 0;
 }
 
+static bool all_digits(const char *text)
+{
+	return *text && strspn(text, "0123456789") == strlen(text);
+}
+
 static int check_options(struct collect_options *options)
 {
+	if (options->pid == 0 && !options->process_filter && !options->cgroup &&
+	    !options->container_id && options->trace_name && !options->every_process &&
+	    all_digits(options->trace_name)) {
+		/* `collect 4711` is a forgotten -pid far more often than a trace
+		 * named 4711 of the whole machine. */
+		report_error("collect %s: a trace name of digits alone, and no process: to sample "
+			     "process %s give -pid %s; for the whole machine give -a, or a name "
+			     "with a letter",
+			     options->trace_name, options->trace_name, options->trace_name);
+		return -1;
+	}
 	if (options->pid == 0 && !options->process_filter && !options->cgroup &&
 	    !options->container_id && options->trace_name)
 		options->every_process = true; /* perfcollect's default: the whole machine */

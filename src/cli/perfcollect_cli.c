@@ -19,13 +19,14 @@ static const char usage[] =
     "                  'perfcollect collect --help')\n"
     "  view NAME.trace.zip   a summary of a trace in the terminal\n"
     "  install         say what profcpu needs (nothing is installed)\n"
-    "  setenv          print the environment .NET targets need\n"
+    "  setenv          print the environment an app started with\n"
+    "                  DOTNET_EnableDiagnostics=0 needs (others need none)\n"
     "\n"
     "EXAMPLES:\n"
     "    perfcollect collect sample -pid 1                   # until Ctrl-C\n"
     "    perfcollect collect sample -nolttng -pid 1 -collectsec 30  # 30 seconds\n"
     "    perfcollect view sample.trace.zip                   # what was hot\n"
-    "    eval \"$(perfcollect setenv)\"                         # then start the app\n";
+    "    eval \"$(perfcollect setenv)\"   # then start an app without diagnostics\n";
 
 static int print_requirements(void)
 {
@@ -45,7 +46,10 @@ static int print_requirements(void)
 	       "    --cap-add SYS_PTRACE, and the target's PID namespace);\n"
 	       "  - kernel.perf_event_paranoid 2 or lower for user-space stacks, 1 or lower\n"
 	       "    for kernel frames too (here: %d);\n"
-	       "  - .NET targets started with DOTNET_PerfMapEnabled=1 (perfcollect setenv).\n",
+	       "  - nothing of .NET targets: a .NET 8+ runtime is asked for its perf map through\n"
+	       "    its diagnostics socket, an older one's JIT methods are named from its\n"
+	       "    runtime events; only an app started with DOTNET_EnableDiagnostics=0 needs\n"
+	       "    DOTNET_PerfMapEnabled=1 at its start (perfcollect setenv).\n",
 	       paranoid);
 	return 0;
 }
@@ -54,7 +58,9 @@ static int print_requirements(void)
  * `eval "$(perfcollect setenv)"` do the same in the user's own shell. */
 static int print_environment(void)
 {
-	printf("# Start .NET apps with these so their JIT-compiled methods are named.\n"
+	printf("# Not needed for a running .NET app: perfcollect collect asks .NET 8+ for\n"
+	       "# its perf map and names older runtimes' JIT methods from their events.\n"
+	       "# For an app started with DOTNET_EnableDiagnostics=0: start it with these.\n"
 	       "export DOTNET_PerfMapEnabled=1\n"
 	       "# The same for .NET Core 3.1 and older.\n"
 	       "export COMPlus_PerfMapEnabled=1\n");

@@ -1,4 +1,5 @@
 #include "sampling_scope.h"
+#include "container_name.h"
 #include "dotnet_diagnostics.h"
 #include "util.h"
 
@@ -138,14 +139,51 @@ static const char *perf_event_hierarchy(void)
 	return NULL;
 }
 
+/* --container NAME: the cgroup of the one running container of that name
+ * (container_name.h reads the runtimes' state), or NULL: after one line
+ * when a container has that name (*named), else silently. */
+static char *named_container_cgroup(const char *hierarchy, const char *name, bool *named)
+{
+	struct container_ids found_ids = {0};
+	char *found = NULL, *running = NULL;
+	size_t count = container_name_find(name, &found_ids), running_count = 0;
+
+	for (size_t i = 0; i < count; i++) {
+		if (!(found = find_directory_containing(hierarchy, found_ids.ids[i], 0)))
+			continue;
+		if (running_count++)
+			free(found);
+		else
+			running = found;
+	}
+	*named = count > 0;
+	if (count && !running_count)
+		report_error("--container %s: its container (%.12s) is not running", name,
+			     found_ids.ids[0]);
+	else if (running_count > 1) {
+		report_error("--container %s: %zu running containers have that name: give one's id "
+			     "(podman ps, crictl ps --name %s)",
+			     name, running_count, name);
+		free(running);
+		running = NULL;
+	}
+	free(found_ids.ids);
+	return running;
+}
+
 char *sampling_scope_container_cgroup(const char *container_id)
 {
 	const char *hierarchy = perf_event_hierarchy();
+	const char *scheme_end = strstr(container_id, "://");
+	bool named = false;
 	char *found;
 
+	/* kubectl's containerID: containerd://ID, cri-o://ID, docker://ID. */
+	if (scheme_end)
+		container_id = scheme_end + 3;
 	if (strlen(container_id) < 4 || strchr(container_id, '/')) {
 		report_error("--container %s: give the container's id (at least 4 characters, "
-			     "as podman ps or docker ps show it)",
+			     "as podman ps or docker ps show it) or its name",
 			     container_id);
 		return NULL;
 	}
@@ -154,10 +192,21 @@ char *sampling_scope_container_cgroup(const char *container_id)
 			     "/sys/fs/cgroup; give its cgroup directory with --cgroup PATH");
 		return NULL;
 	}
+	if (container_name_valid(container_id)) {
+		found = named_container_cgroup(hierarchy, container_id, &named);
+		if (named)
+			return found;
+	}
+	/* An id, or a part of a cgroup directory's name. */
 	found = find_directory_containing(hierarchy, container_id, 0);
 	if (!found)
-		report_error("--container %s: no cgroup under %s names it; is it running? (give "
-			     "its cgroup directory with --cgroup PATH)",
-			     container_id, hierarchy);
+		report_error("--container %s: no %scgroup under %s names it; is it running? (give "
+			     "its id as podman ps, crictl ps or kubectl show it, or its cgroup "
+			     "directory with --cgroup PATH)",
+			     container_id,
+			     container_name_valid(container_id)
+				 ? "container (podman, CRI-O, containerd, docker) and no "
+				 : "",
+			     hierarchy);
 	return found;
 }

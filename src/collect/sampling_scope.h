@@ -25,8 +25,10 @@ size_t sampling_scope_enable_perfmaps(const struct target_process *target, FILE 
 
 /* The cgroup directory of a container: the first directory under the
  * hierarchy perf events use (the v1 perf_event one, else cgroup v2) whose
- * name contains `container_id` (podman's and docker's full or short id).
- * Returns it (malloc'd), or NULL after one line saying it was not found. */
+ * name contains `container_id` (podman's and docker's full or short id, or
+ * kubectl's containerd://ID), or of the one running container named so
+ * (container_name.h). Returns it (malloc'd), or NULL after one line saying
+ * it was not found. */
 char *sampling_scope_container_cgroup(const char *container_id);
 
 #endif

@@ -2,8 +2,12 @@
  * libwget0), loaded by the first request. It shares GnuTLS with
  * libmicrohttpd (profcpu serve), so the sidecar image carries one TLS stack;
  * certificates are checked against the system's CA certificates
- * (/etc/ssl/certs/ca-certificates.crt). Requests speak HTTP/1.1 without a
- * proxy. Used by the symbol server downloads and the Pyroscope push. */
+ * (/etc/ssl/certs/ca-certificates.crt). Requests speak HTTP/1.1, through
+ * the proxy that http_proxy or https_proxy (or HTTP_PROXY, HTTPS_PROXY)
+ * names unless no_proxy (NO_PROXY) names the host: an http:// request sent
+ * to the proxy with its absolute URL, an https:// one through a CONNECT
+ * tunnel; such a connection is not kept. Used by the symbol server
+ * downloads, the Pyroscope push and the OTLP export. */
 #ifndef PROFCPU_HTTP_CLIENT_H
 #define PROFCPU_HTTP_CLIENT_H
 
