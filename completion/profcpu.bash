@@ -10,7 +10,7 @@ _profcpu_options() {
 _profcpu() {
 	local current=${COMP_WORDS[COMP_CWORD]} previous=${COMP_WORDS[COMP_CWORD - 1]}
 	local program=${COMP_WORDS[0]} command=${COMP_WORDS[1]:-}
-	local commands="collect postprocess lines flamegraph diff view ps serve agent"
+	local commands="collect watch postprocess lines flamegraph diff view ps serve agent"
 	[[ $program == *perfcollect ]] && commands="collect view install setenv"
 
 	if ((COMP_CWORD == 1)); then
