@@ -7,26 +7,29 @@ time and whether its stack holds a function.
         sample (counting back, at most 10) hold a CALM sample without a gap
     watch_samples.py span PERF_SCRIPT
         prints the seconds from the first sample to the last
+    watch_samples.py repeated PERF_SCRIPT
+        prints how many samples repeat another's thread and time
 """
 import sys
 
 
-def samples(path):
-    """(time, frames) of each sample: a header line, then its frames."""
-    time, frames = None, []
+def samples(path, with_thread=False):
+    """(time, frames) of each sample: a header line, then its frames; with
+    its thread (PID/TID) first when asked."""
+    time, frames, thread = None, [], None
     with open(path, errors="replace") as text:
         for line in text:
             if not line.strip():
                 if time is not None:
-                    yield time, frames
+                    yield (thread, time, frames) if with_thread else (time, frames)
                 time, frames = None, []
             elif not line[0].isspace():
                 header = line.split(":")[0].split()
-                time, frames = float(header[-1]), []
+                time, frames, thread = float(header[-1]), [], header[-3]
             else:
                 frames.append(line.split()[1] if len(line.split()) > 1 else "")
     if time is not None:
-        yield time, frames
+        yield (thread, time, frames) if with_thread else (time, frames)
 
 
 def calm_before_spike(path, calm, spike):
@@ -49,8 +52,15 @@ def span(path):
     print(f"{max(times) - min(times):.3f}" if times else "0")
 
 
+def repeated(path):
+    keys = [(thread, time) for thread, time, _ in samples(path, with_thread=True)]
+    print(len(keys) - len(set(keys)))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "calm-before-spike":
         calm_before_spike(*sys.argv[2:5])
+    elif sys.argv[1] == "repeated":
+        repeated(sys.argv[2])
     else:
         span(sys.argv[2])

@@ -54,6 +54,8 @@ python3 -c "import sys; sys.exit(0 if $calm_seconds >= 8 else 1)" ||
 ((calm_bins >= 8)) || fail "calm_work missing in a second of the 8 before the spike ($calm_bins whole)"
 grep -q ';spike_work [0-9]*$' "$capture/folded_stacks.out" || fail "no spike_work in the folded stacks"
 grep -q ';calm_work [0-9]*$' "$capture/folded_stacks.out" || fail "no calm_work in the folded stacks"
+repeats=$(python3 "$tests_dir/watch_samples.py" repeated "$capture/perf_script.out")
+((repeats == 0)) || fail "$repeats samples are in the capture twice"
 # Nothing older than --before: the samples span at most the window.
 span=$(python3 "$tests_dir/watch_samples.py" span "$capture/perf_script.out")
 echo "the samples span $span s of the 12 s window"

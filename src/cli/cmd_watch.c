@@ -62,8 +62,8 @@ static const char usage[] =
     "  --once                end after the first capture (scripts, tests)\n"
     "  --cooldown SECONDS    after a capture, rules are not heard for this long\n"
     "                        (default 60)\n"
-    "  --max-captures N      at most N captures an hour (default 6); a rule\n"
-    "                        that fires past it is logged and skipped\n"
+    "  --max-captures N      at most N captures an hour (default 6, at most 60);\n"
+    "                        a rule that fires past it is logged and skipped\n"
     "  --max-disk MIB        no new capture once this watch's captures take\n"
     "                        MIB mebibytes (default 2048)\n"
     "  -F, -frequency HZ     samples per second of CPU time (default 99)\n"
@@ -75,7 +75,7 @@ static const char usage[] =
     "    profcpu watch -pid 4711 -o incidents/ & kill -USR1 $!  # capture now, with the last 30 s\n"
     "    profcpu watch --container web --cpu 150 --max-captures 2  # a container, two a hour\n";
 
-enum { MAX_WINDOW = 3600 };
+enum { MAX_WINDOW = 3600, MAX_CAPTURES_AN_HOUR = 60 };
 
 #define NS_PER_SECOND 1000000000ull
 
@@ -115,13 +115,14 @@ struct watch {
 	struct watch_cpu cpu;
 	uint64_t period_start;
 	unsigned period_number;
-	char *current_period; /* the folder being written */
+	char *current_period; /* the folder being written (NULL: the ring's own) */
+	bool period_open;     /* being written, not in the ring yet */
 	/* The capture under way: its trigger and what fired. */
 	bool pending;
 	uint64_t trigger;
 	char rule[16], reason[160];
 	uint64_t quiet_until; /* the cool-down */
-	uint64_t hour_captures[64];
+	uint64_t hour_captures[MAX_CAPTURES_AN_HOUR];
 	size_t hour_count;
 	bool said_skipped; /* a rule was skipped since the last capture */
 	unsigned captures;
@@ -223,10 +224,11 @@ static void take_capture(struct watch *watch, const char *cut_short, bool wait)
 static char *next_period(const char *finished_dir, void *context)
 {
 	struct watch *watch = context;
-	uint64_t now = monotonic_ns(), keep_from;
+	uint64_t now = monotonic_ns(), keep_from, kept;
 
 	watch_ring_add(&watch->ring, finished_dir, watch->period_number > 0, watch->period_start,
 		       now);
+	watch->period_open = false;
 	watch->period_start = now;
 	hear_rules(watch);
 	watch_capture_reap(watch->writer);
@@ -238,15 +240,17 @@ static char *next_period(const char *finished_dir, void *context)
 		}
 		take_capture(watch, NULL, false);
 	}
+	/* What the capture under way, or the next one, may need. */
 	keep_from = watch->pending ? watch->trigger : now;
-	keep_from -= (uint64_t)((watch->options->before + 1) * NS_PER_SECOND);
-	watch_ring_drop_before(&watch->ring, keep_from < now ? keep_from : 0);
+	kept = (uint64_t)((watch->options->before + 1) * NS_PER_SECOND);
+	watch_ring_drop_before(&watch->ring, keep_from > kept ? keep_from - kept : 0);
 	free(watch->current_period);
 	watch->current_period = xasprintf("%s/%06u", watch->ring_dir, ++watch->period_number);
 	if (mkdir(watch->current_period, 0700) < 0) {
 		report_error("cannot make %s: %s", watch->current_period, strerror(errno));
 		return NULL;
 	}
+	watch->period_open = true;
 	return xstrdup(watch->current_period);
 }
 
@@ -269,10 +273,13 @@ static int check_options(struct watch_options *options)
 			     options->before, options->after, MAX_WINDOW);
 		return -1;
 	}
-	if (options->cpu < 0 || options->cooldown < 0 || options->max_captures < 1 ||
-	    options->max_disk_mib <= 0) {
-		report_error("invalid --cpu, --cooldown, --max-captures or --max-disk: give "
-			     "positive numbers");
+	if (options->cpu < 0 || options->cooldown < 0 || options->max_disk_mib <= 0) {
+		report_error("invalid --cpu, --cooldown or --max-disk: give positive numbers");
+		return -1;
+	}
+	if (options->max_captures < 1 || options->max_captures > MAX_CAPTURES_AN_HOUR) {
+		report_error("invalid --max-captures %ld: give 1 to %d captures an hour",
+			     options->max_captures, MAX_CAPTURES_AN_HOUR);
 		return -1;
 	}
 	if (options->frequency < 1 || options->frequency > 100000) {
@@ -344,10 +351,11 @@ static int watch_target(struct watch *watch, const struct target_process *target
 	watch->period_start = monotonic_ns();
 	if (capture_target(capture, target, watch->ring_dir, log) < 0)
 		return 1;
-	/* The last period, finished by capture_target. */
-	watch_ring_add(&watch->ring,
-		       watch->current_period ? watch->current_period : watch->ring_dir,
-		       watch->period_number > 0, watch->period_start, monotonic_ns());
+	/* The last period, when capture_target finished it. */
+	if (watch->period_open)
+		watch_ring_add(&watch->ring,
+			       watch->current_period ? watch->current_period : watch->ring_dir,
+			       watch->period_number > 0, watch->period_start, monotonic_ns());
 	cut_short = watch->ended ? NULL
 		    : stop_signals_requested()
 			? stop_signals_name()
@@ -393,7 +401,7 @@ int cmd_watch(int argc, char **argv)
 	struct target_process target = {.root_fd = -1, .pidfd = -1};
 	struct resolver_config config = {0};
 	struct fold_options fold;
-	struct watch watch = {.options = &options};
+	struct watch watch = {.options = &options, .period_open = true};
 	struct jitdump *jitdump = NULL;
 	struct native_symbols *native = NULL;
 	char *cgroup = NULL, *command_line = NULL, *template = NULL, *log_path = NULL;
