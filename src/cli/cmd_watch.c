@@ -27,8 +27,8 @@
 #include <unistd.h>
 
 static const char usage[] =
-    "usage: profcpu watch -pid PID RULE... [options]\n"
-    "       profcpu watch -a | --cgroup PATH | --container ID RULE... [options]\n"
+    "usage: profcpu watch -pid PID [RULE...] [options]\n"
+    "       profcpu watch -a | --cgroup PATH | --container ID [RULE...] [options]\n"
     "\n"
     "The flight recorder: samples as profcpu collect does (the same stacks and\n"
     "names) into a ring of the last --before seconds, and when a rule fires\n"
