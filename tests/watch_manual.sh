@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # The manual trigger and the limits: SIGUSR1 takes a capture of the last
-# --before seconds and the --after ones; past --max-captures a trigger is
-# said and skipped; SIGTERM ends the watch with the captures written and the
-# ring removed.
+# --before seconds and the --after ones, whose profile goes to --push's
+# server (pyroscope_receiver.py stands in for Pyroscope); past
+# --max-captures a trigger is said and skipped; SIGTERM ends the watch with
+# the captures written and the ring removed.
 source "$(dirname "$0")/lib.sh"
+
+port=$(free_port)
+mkdir "$workdir/received"
+start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received" ok
+until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
 
 start "$WORKLOAD_TWO_LOOPS"
 target=$started_pid
 "$PROFCPU" watch -pid "$target" --before 3 --after 1 --max-captures 1 --cooldown 0 \
-	-o "$workdir/out" >"$workdir/stdout" 2>"$workdir/stderr" &
+	--push "http://127.0.0.1:$port" -o "$workdir/out" >"$workdir/stdout" 2>"$workdir/stderr" &
 watch=$!
 until grep -q 'sampling pid' "$workdir/stderr"; do sleep 0.1; done
 # More than --before seconds of samples in the ring, whatever the load.
@@ -37,3 +43,9 @@ assert_share "$capture/folded_stacks.out" 'two_loops' 90 100
 span=$(python3 "$tests_dir/watch_samples.py" span "$capture/perf_script.out")
 echo "the samples span $span s of the 4 s window"
 python3 -c "import sys; sys.exit(0 if 2.5 <= $span <= 4.05 else 1)" || fail "the samples span $span s"
+# The one capture's profile, and only it, went to the server.
+[[ -s $workdir/received/1.pb.gz && ! -e $workdir/received/2.query ]] ||
+	fail "the receiver did not get exactly one profile"
+cmp -s "$workdir/received/1.pb.gz" "$capture/profile.pb.gz" || fail "--push sent another profile than the capture's"
+grep -qx 'label.service_name=workload_two_lo' "$workdir/received/1.query" ||
+	fail "the pushed profile is not named after the process: $(grep service_name "$workdir/received/1.query")"

@@ -7,6 +7,7 @@
 #include "grouping_options.h"
 #include "jitdump.h"
 #include "managed_images.h"
+#include "push_options.h"
 #include "sampling_scope.h"
 #include "stop_signals.h"
 #include "symbol_options.h"
@@ -68,12 +69,17 @@ static const char usage[] =
     "                        MIB mebibytes (default 2048)\n"
     "  -F, -frequency HZ     samples per second of CPU time (default 99)\n"
     "  --call-graph MODE     fp, dwarf or hybrid (default), as collect\n" SYMBOL_OPTIONS_USAGE
-	GROUPING_OPTIONS_USAGE "\n"
+	GROUPING_OPTIONS_USAGE
+    "  --push URL            send each capture's profile.pb.gz to the Pyroscope\n"
+    "                        server at URL, labelled as collect --push labels "
+    "it\n" PUSH_OPTIONS_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu watch -pid 4711 --cpu 80 -o incidents/    # a capture each time it passes 80%\n"
     "    profcpu watch -pid 4711 --cpu 60 --before 10 --after 2 --once -o out/\n"
     "    profcpu watch -pid 4711 -o incidents/ & kill -USR1 $!  # capture now, with the last 30 s\n"
-    "    profcpu watch --container web --cpu 150 --max-captures 2  # a container, two a hour\n";
+    "    profcpu watch --container web --cpu 150 --max-captures 2  # a container, two an hour\n"
+    "    profcpu watch -pid 4711 --cpu 80 --push http://pyroscope:4040  # each capture to "
+    "Pyroscope\n";
 
 enum { MAX_WINDOW = 3600, MAX_CAPTURES_AN_HOUR = 60 };
 
@@ -87,6 +93,8 @@ struct watch_options {
 	enum call_graph_mode call_graph;
 	struct symbol_options symbols;
 	struct grouping_options grouping;
+	const char *push_url;
+	struct push_options push;
 };
 
 static volatile sig_atomic_t manual_trigger;
@@ -293,7 +301,7 @@ static int check_options(struct watch_options *options)
 			     options->call_graph_text);
 		return -1;
 	}
-	return 0;
+	return options->push_url ? push_options_prepare(&options->push, options->push_url) : 0;
 }
 
 static int open_target(struct watch_options *options, struct target_process *target, char **cgroup,
@@ -395,6 +403,8 @@ int cmd_watch(int argc, char **argv)
 	    {"call-graph", "callgraph", OPTION_STRING, &options.call_graph_text},
 	    SYMBOL_OPTION_ENTRIES(&options.symbols),
 	    GROUPING_OPTION_ENTRIES(&options.grouping),
+	    {"push", NULL, OPTION_STRING, &options.push_url},
+	    PUSH_OPTION_ENTRIES(&options.push),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	struct string_list positionals = {0};
@@ -460,8 +470,11 @@ int cmd_watch(int argc, char **argv)
 		config.jitdump = (struct borrowed_jitdump){.pid = target.pid, .jitdump = jitdump};
 	}
 	config.native.write_kernel_symbols_copy = true;
-	watch.writer = watch_capture_writer_new(options.output_dir, watch.ring_dir, command_line,
-						&target, &config, &fold);
+	if (options.push_url)
+		push_options_add_target_labels(&options.push, target.pid, target.comm);
+	watch.writer =
+	    watch_capture_writer_new(options.output_dir, watch.ring_dir, command_line, &target,
+				     &config, &fold, options.push_url ? &options.push : NULL);
 	fprintf(stderr,
 		"profcpu: watching; captures go to %s (SIGUSR1 takes one now: kill -USR1 %d)\n",
 		options.output_dir, (int)getpid());
@@ -493,6 +506,7 @@ done:
 	jitdump_free(jitdump);
 	target_process_close(&target);
 	symbol_options_release(&options.symbols);
+	push_options_release(&options.push);
 	free(watch.current_period);
 	free(watch.ring_dir);
 	free(template);

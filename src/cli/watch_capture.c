@@ -19,16 +19,16 @@ struct watch_capture_writer {
 	const struct target_process *target;
 	const struct resolver_config *config;
 	const struct fold_options *fold;
-	struct string_list folders; /* the captures written (owned) */
-	pid_t *children;	    /* writing outputs */
+	const struct push_options *push; /* NULL: no --push */
+	struct string_list folders;	 /* the captures written (owned) */
+	pid_t *children;		 /* writing outputs */
 	size_t child_count, child_capacity;
 };
 
-struct watch_capture_writer *watch_capture_writer_new(const char *output_dir, const char *ring_dir,
-						      const char *command_line,
-						      const struct target_process *target,
-						      const struct resolver_config *config,
-						      const struct fold_options *fold)
+struct watch_capture_writer *
+watch_capture_writer_new(const char *output_dir, const char *ring_dir, const char *command_line,
+			 const struct target_process *target, const struct resolver_config *config,
+			 const struct fold_options *fold, const struct push_options *push)
 {
 	struct watch_capture_writer *writer = xcalloc(1, sizeof(*writer));
 
@@ -37,7 +37,8 @@ struct watch_capture_writer *watch_capture_writer_new(const char *output_dir, co
 						.command_line = command_line,
 						.target = target,
 						.config = config,
-						.fold = fold};
+						.fold = fold,
+						.push = push};
 	return writer;
 }
 
@@ -150,6 +151,9 @@ static int write_outputs(const struct watch_capture_writer *writer, const char *
 	report_also_to(NULL);
 	if (status == 0)
 		outputs_print_where(dir);
+	/* Whatever the outputs, a profile that was written is sent. */
+	if (writer->push && push_options_push(writer->push, dir) < 0)
+		status = -1;
 	return status;
 }
 

@@ -5,6 +5,7 @@
 #define PROFCPU_WATCH_CAPTURE_H
 
 #include "profile.h"
+#include "push_options.h"
 #include "resolver.h"
 #include "target_process.h"
 #include "watch_ring.h"
@@ -21,15 +22,16 @@ struct watch_capture {
 struct watch_capture_writer;
 
 /* Captures go into `output_dir`; the runtime's files are copied from
- * `ring_dir`. Every argument is borrowed for the writer's life. */
-struct watch_capture_writer *watch_capture_writer_new(const char *output_dir, const char *ring_dir,
-						      const char *command_line,
-						      const struct target_process *target,
-						      const struct resolver_config *config,
-						      const struct fold_options *fold);
+ * `ring_dir`; with `push` (may be NULL) each capture's profile is sent.
+ * Every argument is borrowed for the writer's life. */
+struct watch_capture_writer *
+watch_capture_writer_new(const char *output_dir, const char *ring_dir, const char *command_line,
+			 const struct target_process *target, const struct resolver_config *config,
+			 const struct fold_options *fold, const struct push_options *push);
 
-/* Writes the capture's folder and perf.data now, then its outputs: here
- * when `wait`, else in a child process while sampling goes on. */
+/* Writes the capture's folder and perf.data now, then its outputs (and
+ * pushes its profile): here when `wait`, else in a child process while
+ * sampling goes on. */
 void watch_capture_write(struct watch_capture_writer *writer, const struct watch_ring *ring,
 			 const struct watch_capture *capture, bool wait);
 
