@@ -14,11 +14,12 @@ for file in bin/profcpu bin/perfcollect share/bash-completion/completions/profcp
 	share/bash-completion/completions/perfcollect; do
 	[[ -e "$prefix/$file" ]] || fail "meson install left out $file"
 done
-for page in profcpu profcpu-collect profcpu-push profcpu-ps profcpu-serve perfcollect; do
+for page in profcpu profcpu-collect profcpu-watch profcpu-push profcpu-ps profcpu-serve perfcollect; do
 	man -l "$prefix/share/man/man1/$page.1" >"$workdir/$page.txt" 2>/dev/null ||
 		fail "man cannot show $page.1"
 done
 grep -q -- '-processfilter NAME' "$workdir/profcpu-collect.txt" || fail "profcpu-collect(1) lacks -processfilter"
+grep -q -- '--max-captures N' "$workdir/profcpu-watch.txt" || fail "profcpu-watch(1) lacks --max-captures"
 grep -q 'Retry-After' "$workdir/profcpu-serve.txt" || fail "profcpu-serve(1) lacks the 409 rule"
 grep -q 'profcpu-serve' "$workdir/profcpu.txt" || fail "profcpu(1) does not point to profcpu-serve(1)"
 grep -q 'view NAME.trace.zip' "$workdir/perfcollect.txt" || fail "perfcollect(1) lacks view"
@@ -39,6 +40,9 @@ complete_words() {
 [[ $'\n'$(complete_words profcpu push --basic-auth-p)$'\n' == *$'\n--basic-auth-password-file\n'* ]] ||
 	fail "no --basic-auth-password-file for push"
 [[ $(complete_words perfcollect se) == setenv ]] || fail "perfcollect se does not complete to setenv"
+[[ $(complete_words profcpu wa) == watch ]] || fail "profcpu wa does not complete to watch"
+[[ $'\n'$(complete_words profcpu watch --max-c)$'\n' == *$'\n--max-captures\n'* ]] ||
+	fail "no --max-captures for watch"
 complete_words profcpu collect -proc | grep -qx -- -processfilter || fail "no -processfilter for collect"
 complete_words profcpu serve -tok | grep -qx -- -token-file || fail "no -token-file for serve"
 complete_words profcpu agent --otlp-bea | grep -qx -- --otlp-bearer-token-file ||

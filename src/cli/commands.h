@@ -14,6 +14,7 @@ int cmd_ps(int argc, char **argv);
 int cmd_push(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
 
 /* profcpu run under the name perfcollect (argv[0]): perfcollect's actions. */
 int perfcollect_main(int argc, char **argv);

@@ -13,6 +13,7 @@ struct command {
 
 static const struct command commands[] = {
     {"collect", cmd_collect, "sample a running process and write all outputs"},
+    {"watch", cmd_watch, "keep the last seconds sampled; capture them when a rule fires"},
     {"postprocess", cmd_postprocess, "write the outputs again from a capture folder"},
     {"lines", cmd_lines, "list the hottest source lines of a capture, with their source"},
     {"flamegraph", cmd_flamegraph, "draw an interactive flame graph SVG from folded stacks"},

@@ -159,7 +159,7 @@ static int start_next_period(void *context)
 	dir = sink->options->next_period(finished, sink->options->period_context);
 	free(finished);
 	if (!dir)
-		return -1;
+		return sink->options->period_ended && *sink->options->period_ended ? 1 : -1;
 	free(sink->path);
 	sink->path = xasprintf("%s/perf.data", dir);
 	free(dir);
@@ -186,6 +186,8 @@ static const char *stop_reason_text(enum record_stop_reason reason)
 		return "the target exited";
 	case RECORD_STOPPED_BY_WRITE_ERROR:
 		return "writing perf.data failed";
+	case RECORD_STOPPED_BY_CALLER:
+		return "its last period ended";
 	}
 	return "";
 }

@@ -40,10 +40,13 @@ struct capture_options {
 	 * never) the folder's perf.data is finished and `next_period` gets
 	 * that folder; it returns the folder of the next period's perf.data
 	 * (malloc'd, made), or NULL to stop. Sampling goes on meanwhile. The
-	 * last folder, finished at the end, is the caller's to take. */
+	 * last folder, finished at the end, is the caller's to take. When it
+	 * returns NULL with *period_ended set, the capture ends there as the
+	 * caller chose (profcpu watch --once), not as a write error. */
 	double period;
 	char *(*next_period)(const char *finished_dir, void *context);
 	void *period_context;
+	const bool *period_ended; /* may be NULL */
 	/* Told the process of each sample as it is written (with
 	 * period_context); may be NULL. */
 	void (*sampled)(uint32_t pid, void *context);

@@ -716,11 +716,11 @@ void record_run(struct record_session *session, const struct record_options *opt
 		status = drain_ring_buffers(session, sink, context, summary);
 		if (status == 0 && options->period > 0 && summary->elapsed_seconds >= next_period) {
 			next_period += options->period;
-			status =
-			    options->end_period(context) < 0
-				? -1
-				: synthesize(session, session->switch_attr ? add_identifier : sink,
-					     session->switch_attr ? (void *)&identified : context);
+			status = options->end_period(context);
+			if (status == 0)
+				status = synthesize(
+				    session, session->switch_attr ? add_identifier : sink,
+				    session->switch_attr ? (void *)&identified : context);
 		}
 		if (options->show_progress && summary->elapsed_seconds >= next_progress) {
 			show_progress(options, summary);
@@ -736,7 +736,9 @@ void record_run(struct record_session *session, const struct record_options *opt
 		fputc('\n', stderr);
 	}
 
-	if (status != 0)
+	if (status > 0)
+		summary->stop_reason = RECORD_STOPPED_BY_CALLER;
+	else if (status != 0)
 		summary->stop_reason = RECORD_STOPPED_BY_WRITE_ERROR;
 	else if (stop_signals_requested())
 		summary->stop_reason = RECORD_STOPPED_BY_SIGNAL;

@@ -19,7 +19,9 @@ struct record_options {
 	 * so far are closed off by `end_period` (the sink starts a new file),
 	 * then the synthesized records are emitted again for the new one.
 	 * Sampling stays enabled throughout. It gets the sink's context; a
-	 * negative return stops. */
+	 * negative return stops as a write error, a positive one as the
+	 * caller chose (RECORD_STOPPED_BY_CALLER): the records after the
+	 * period's end are not passed on. */
 	double period;
 	int (*end_period)(void *context);
 };
@@ -29,6 +31,7 @@ enum record_stop_reason {
 	RECORD_STOPPED_BY_SIGNAL,
 	RECORD_STOPPED_BY_TARGET_EXIT,
 	RECORD_STOPPED_BY_WRITE_ERROR,
+	RECORD_STOPPED_BY_CALLER, /* end_period asked for the end */
 };
 
 struct record_summary {

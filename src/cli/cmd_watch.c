@@ -1,0 +1,517 @@
+/* profcpu watch: the flight recorder. Samples as collect does into a ring
+ * of the last seconds and, when a rule fires, writes a capture of what led
+ * up to it and what followed. */
+#include "capture.h"
+#include "commands.h"
+#include "dotnet_diagnostics.h"
+#include "grouping_options.h"
+#include "jitdump.h"
+#include "managed_images.h"
+#include "push_options.h"
+#include "sampling_scope.h"
+#include "stop_signals.h"
+#include "symbol_options.h"
+#include "util.h"
+#include "watch_capture.h"
+#include "watch_cpu.h"
+#include "watch_ring.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "usage: profcpu watch -pid PID [RULE...] [options]\n"
+    "       profcpu watch -a | --cgroup PATH | --container ID [RULE...] [options]\n"
+    "\n"
+    "The flight recorder: samples as profcpu collect does (the same stacks and\n"
+    "names) into a ring of the last --before seconds, and when a rule fires\n"
+    "writes a capture of the seconds before and the --after seconds that\n"
+    "follow into a folder of -o DIR named by its time and rule\n"
+    "(2026-11-29_03-12-44_cpu), with every output collect writes: perf.data,\n"
+    "folded_stacks.out, perf_script.out, flamegraph.svg, profile.pb.gz,\n"
+    "speedscope.json, prof.trace.zip (PerfView) and the target's perf map and\n"
+    "jitdump. Each rule that fires says so in one line. Runs until Ctrl-C,\n"
+    "SIGTERM or the target's exit (a capture under way is written from what\n"
+    "was sampled), or after the first capture with --once.\n"
+    "\n"
+    "The ring is files of one second in DIR/.ring.* (removed at the end): its\n"
+    "size is bounded by --before and --after and the sampling rate.\n"
+    "\n"
+    "rules (any of them; SIGUSR1 always triggers):\n"
+    "  --cpu PERCENT         the target's CPU over the last second, in percent of\n"
+    "                        one core (200: two cores), passes PERCENT; read from\n"
+    "                        /proc (a cgroup's cpu.stat, the machine's /proc/stat)\n"
+    "  SIGUSR1               a manual trigger: kill -USR1 <profcpu's pid>\n"
+    "\n"
+    "options:\n"
+    "  -pid PID              the process to watch\n"
+    "  -a, --all-cpus        every process of the machine (needs root,\n"
+    "                        CAP_PERFMON or kernel.perf_event_paranoid <= 0)\n"
+    "  --cgroup PATH         every process of this cgroup directory\n"
+    "  --container ID        the cgroup of this container (podman, docker)\n"
+    "  --before SECONDS      kept before a trigger (default 30, at most 3600)\n"
+    "  --after SECONDS       sampled after it (default 10, at most 3600)\n"
+    "  -o, -output DIR       where captures go (default profilings)\n"
+    "  --once                end after the first capture (scripts, tests)\n"
+    "  --cooldown SECONDS    after a capture, rules are not heard for this long\n"
+    "                        (default 60)\n"
+    "  --max-captures N      at most N captures an hour (default 6, at most 60);\n"
+    "                        a rule that fires past it is logged and skipped\n"
+    "  --max-disk MIB        no new capture once this watch's captures take\n"
+    "                        MIB mebibytes (default 2048)\n"
+    "  -F, -frequency HZ     samples per second of CPU time (default 99)\n"
+    "  --call-graph MODE     fp, dwarf or hybrid (default), as collect\n" SYMBOL_OPTIONS_USAGE
+	GROUPING_OPTIONS_USAGE
+    "  --push URL            send each capture's profile.pb.gz to the Pyroscope\n"
+    "                        server at URL, labelled as collect --push labels "
+    "it\n" PUSH_OPTIONS_USAGE "\n"
+    "EXAMPLES:\n"
+    "    profcpu watch -pid 4711 --cpu 80 -o incidents/    # a capture each time it passes 80%\n"
+    "    profcpu watch -pid 4711 --cpu 60 --before 10 --after 2 --once -o out/\n"
+    "    profcpu watch -pid 4711 -o incidents/ & kill -USR1 $!  # capture now, with the last 30 s\n"
+    "    profcpu watch --container web --cpu 150 --max-captures 2  # a container, two an hour\n"
+    "    profcpu watch -pid 4711 --cpu 80 --push http://pyroscope:4040  # each capture to "
+    "Pyroscope\n";
+
+enum { MAX_WINDOW = 3600, MAX_CAPTURES_AN_HOUR = 60 };
+
+#define NS_PER_SECOND 1000000000ull
+
+struct watch_options {
+	long pid, frequency, max_captures;
+	double before, after, cpu, cooldown, max_disk_mib;
+	const char *output_dir, *cgroup, *container_id, *call_graph_text;
+	bool every_process, once;
+	enum call_graph_mode call_graph;
+	struct symbol_options symbols;
+	struct grouping_options grouping;
+	const char *push_url;
+	struct push_options push;
+};
+
+static volatile sig_atomic_t manual_trigger;
+
+static void request_capture(int signal_number)
+{
+	(void)signal_number;
+	manual_trigger = 1;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * NS_PER_SECOND + (uint64_t)now.tv_nsec;
+}
+
+/* The watch between its periods: the ring, the rules' state and the
+ * capture waiting for its --after seconds. */
+struct watch {
+	const struct watch_options *options;
+	struct watch_capture_writer *writer;
+	char *ring_dir;
+	struct watch_ring ring;
+	struct watch_cpu cpu;
+	uint64_t period_start;
+	unsigned period_number;
+	char *current_period; /* the folder being written (NULL: the ring's own) */
+	bool period_open;     /* being written, not in the ring yet */
+	/* The capture under way: its trigger and what fired. */
+	bool pending;
+	uint64_t trigger;
+	char rule[16], reason[160];
+	uint64_t quiet_until; /* the cool-down */
+	uint64_t hour_captures[MAX_CAPTURES_AN_HOUR];
+	size_t hour_count;
+	bool said_skipped; /* a rule was skipped since the last capture */
+	unsigned captures;
+	bool ended; /* --once: the capture is written */
+};
+
+/* Whether a capture may start at `now`: the cool-down, the hourly limit
+ * and the disk; a skip is said once until the next capture. */
+static bool capture_allowed(struct watch *watch, uint64_t now, const char *rule)
+{
+	const char *why = NULL;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < watch->hour_count; i++)
+		if (now - watch->hour_captures[i] < 3600 * NS_PER_SECOND)
+			watch->hour_captures[kept++] = watch->hour_captures[i];
+	watch->hour_count = kept;
+	if (now < watch->quiet_until)
+		return false; /* the cool-down is quiet */
+	if ((long)watch->hour_count >= watch->options->max_captures)
+		why = "--max-captures captures in the last hour";
+	else if (watch_capture_disk_mib(watch->writer) >= watch->options->max_disk_mib)
+		why = "this watch's captures fill --max-disk";
+	if (why && !watch->said_skipped)
+		fprintf(stderr, "profcpu: rule %s fired but no capture is taken: %s\n", rule, why);
+	watch->said_skipped |= why != NULL;
+	return why == NULL;
+}
+
+static void fire(struct watch *watch, uint64_t now, const char *rule, const char *reason)
+{
+	if (watch->pending || !capture_allowed(watch, now, rule))
+		return;
+	watch->pending = true;
+	watch->trigger = now;
+	snprintf(watch->rule, sizeof(watch->rule), "%s", rule);
+	snprintf(watch->reason, sizeof(watch->reason), "%s", reason);
+	if (watch->hour_count < sizeof(watch->hour_captures) / sizeof(*watch->hour_captures))
+		watch->hour_captures[watch->hour_count++] = now;
+	fprintf(stderr, "profcpu: rule %s fired: %s; capturing %g s before and %g s after\n", rule,
+		reason, watch->options->before, watch->options->after);
+}
+
+/* Reads the counters and hears the rules; cheap enough for every sample
+ * (the counters are read at most ten times a second). */
+static void hear_rules(struct watch *watch)
+{
+	uint64_t now = monotonic_ns();
+	double percent;
+
+	if (manual_trigger) {
+		manual_trigger = 0;
+		fire(watch, now, "manual", "SIGUSR1");
+	}
+	if (watch->options->cpu > 0) {
+		watch_cpu_read(&watch->cpu, now);
+		if (watch_cpu_percent(&watch->cpu, &percent) && percent >= watch->options->cpu) {
+			char reason[96];
+
+			snprintf(reason, sizeof(reason),
+				 "%.0f%% of one core over the last second (--cpu %g)", percent,
+				 watch->options->cpu);
+			fire(watch, now, "cpu", reason);
+		}
+	}
+}
+
+static void sampled(uint32_t pid, void *context)
+{
+	(void)pid;
+	hear_rules(context);
+}
+
+/* Writes the capture under way from the ring; `cut_short` names why it
+ * ends before its --after seconds. */
+static void take_capture(struct watch *watch, const char *cut_short, bool wait)
+{
+	uint64_t from = watch->trigger - (uint64_t)(watch->options->before * NS_PER_SECOND);
+	uint64_t to = watch->trigger + (uint64_t)(watch->options->after * NS_PER_SECOND);
+
+	if (watch->trigger < (uint64_t)(watch->options->before * NS_PER_SECOND))
+		from = 0;
+	watch_capture_write(watch->writer, &watch->ring,
+			    &(struct watch_capture){.from = from,
+						    .to = to,
+						    .trigger = watch->trigger,
+						    .rule = watch->rule,
+						    .reason = watch->reason,
+						    .cut_short = cut_short},
+			    wait);
+	watch->pending = false;
+	watch->captures++;
+	watch->said_skipped = false;
+	watch->quiet_until = to + (uint64_t)(watch->options->cooldown * NS_PER_SECOND);
+}
+
+/* capture_options.next_period: one more second in the ring; a capture
+ * whose --after seconds are over is written. */
+static char *next_period(const char *finished_dir, void *context)
+{
+	struct watch *watch = context;
+	uint64_t now = monotonic_ns(), keep_from, kept;
+
+	watch_ring_add(&watch->ring, finished_dir, watch->period_number > 0, watch->period_start,
+		       now);
+	watch->period_open = false;
+	watch->period_start = now;
+	hear_rules(watch);
+	watch_capture_reap(watch->writer);
+	if (watch->pending &&
+	    now >= watch->trigger + (uint64_t)(watch->options->after * NS_PER_SECOND)) {
+		if (watch->options->once) {
+			watch->ended = true; /* written once sampling has stopped */
+			return NULL;
+		}
+		take_capture(watch, NULL, false);
+	}
+	/* What the capture under way, or the next one, may need. */
+	keep_from = watch->pending ? watch->trigger : now;
+	kept = (uint64_t)((watch->options->before + 1) * NS_PER_SECOND);
+	watch_ring_drop_before(&watch->ring, keep_from > kept ? keep_from - kept : 0);
+	free(watch->current_period);
+	watch->current_period = xasprintf("%s/%06u", watch->ring_dir, ++watch->period_number);
+	if (mkdir(watch->current_period, 0700) < 0) {
+		report_error("cannot make %s: %s", watch->current_period, strerror(errno));
+		return NULL;
+	}
+	watch->period_open = true;
+	return xstrdup(watch->current_period);
+}
+
+static int check_options(struct watch_options *options)
+{
+	if (!options->pid && !options->every_process && !options->cgroup &&
+	    !options->container_id) {
+		report_error("watch needs what to watch: profcpu watch -pid PID, or -a, --cgroup "
+			     "PATH, --container ID");
+		return -1;
+	}
+	if (options->pid < 0 || options->pid > INT_MAX) {
+		report_error("invalid -pid %ld: give a process id", options->pid);
+		return -1;
+	}
+	if (options->before <= 0 || options->before > MAX_WINDOW || options->after < 0 ||
+	    options->after > MAX_WINDOW) {
+		report_error("invalid --before %g or --after %g: give seconds, --before more than "
+			     "0, both at most %d",
+			     options->before, options->after, MAX_WINDOW);
+		return -1;
+	}
+	if (options->cpu < 0 || options->cooldown < 0 || options->max_disk_mib <= 0) {
+		report_error("invalid --cpu, --cooldown or --max-disk: give positive numbers");
+		return -1;
+	}
+	if (options->max_captures < 1 || options->max_captures > MAX_CAPTURES_AN_HOUR) {
+		report_error("invalid --max-captures %ld: give 1 to %d captures an hour",
+			     options->max_captures, MAX_CAPTURES_AN_HOUR);
+		return -1;
+	}
+	if (options->frequency < 1 || options->frequency > 100000) {
+		report_error("invalid -frequency %ld: give 1 to 100000 samples per second",
+			     options->frequency);
+		return -1;
+	}
+	if (options->call_graph_text &&
+	    !call_graph_parse(options->call_graph_text, &options->call_graph)) {
+		report_error("invalid --call-graph %s: give fp, dwarf or hybrid",
+			     options->call_graph_text);
+		return -1;
+	}
+	return options->push_url ? push_options_prepare(&options->push, options->push_url) : 0;
+}
+
+static int open_target(struct watch_options *options, struct target_process *target, char **cgroup,
+		       struct fold_options *fold)
+{
+	if (options->pid)
+		return target_process_open((pid_t)options->pid, target);
+	if (options->container_id &&
+	    !(*cgroup = sampling_scope_container_cgroup(options->container_id)))
+		return -1;
+	if (!*cgroup && options->cgroup)
+		*cgroup = xstrdup(options->cgroup);
+	if (!options->grouping.group_by)
+		fold->group_by = FOLD_BY_PID;
+	return sampling_scope_open(*cgroup, target);
+}
+
+/* The --cpu rule needs a counter it can read. */
+static int check_cpu_counter(const struct watch_options *options,
+			     const struct target_process *target)
+{
+	uint64_t time;
+
+	if (options->cpu > 0 && !watch_cpu_time(target, &time)) {
+		report_error("--cpu cannot read the CPU time of %s (%s)",
+			     target->cgroup ? target->cgroup : "the target",
+			     target->cgroup ? "no cpu.stat: cgroup v2 has one" : strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static char *join_arguments(int argc, char **argv)
+{
+	char *line = xstrdup("profcpu");
+
+	for (int i = 0; i < argc; i++) {
+		char *longer = xasprintf("%s %s", line, argv[i]);
+
+		free(line);
+		line = longer;
+	}
+	return line;
+}
+
+/* Samples until the end, then writes the capture still under way. */
+static int watch_target(struct watch *watch, const struct target_process *target,
+			struct capture_options *capture, FILE *log)
+{
+	const char *cut_short;
+	bool stopped_early = false;
+
+	capture->stopped_early = &stopped_early;
+	watch->cpu.target = target;
+	watch->period_start = monotonic_ns();
+	if (capture_target(capture, target, watch->ring_dir, log) < 0)
+		return 1;
+	/* The last period, when capture_target finished it. */
+	if (watch->period_open)
+		watch_ring_add(&watch->ring,
+			       watch->current_period ? watch->current_period : watch->ring_dir,
+			       watch->period_number > 0, watch->period_start, monotonic_ns());
+	cut_short = watch->ended ? NULL
+		    : stop_signals_requested()
+			? stop_signals_name()
+			: "the end of sampling (the target's exit or a write error)";
+	if (watch->pending)
+		take_capture(watch, cut_short, true);
+	watch_capture_reap_all(watch->writer);
+	if (!watch->captures)
+		fprintf(stderr, "profcpu: no rule fired: nothing was captured\n");
+	return watch->options->once && !watch->captures ? 1 : 0;
+}
+
+int cmd_watch(int argc, char **argv)
+{
+	struct watch_options options = {.frequency = 99,
+					.before = 30,
+					.after = 10,
+					.cooldown = 60,
+					.max_captures = 6,
+					.max_disk_mib = 2048,
+					.output_dir = "profilings",
+					.call_graph = CALL_GRAPH_HYBRID};
+	const struct option entries[] = {
+	    {"pid", "p", OPTION_INTEGER, &options.pid},
+	    {"all-cpus", "a", OPTION_FLAG, &options.every_process},
+	    {"cgroup", NULL, OPTION_STRING, &options.cgroup},
+	    {"container", NULL, OPTION_STRING, &options.container_id},
+	    {"before", NULL, OPTION_NUMBER, &options.before},
+	    {"after", NULL, OPTION_NUMBER, &options.after},
+	    {"output", "o", OPTION_STRING, &options.output_dir},
+	    {"once", NULL, OPTION_FLAG, &options.once},
+	    {"cooldown", NULL, OPTION_NUMBER, &options.cooldown},
+	    {"max-captures", NULL, OPTION_INTEGER, &options.max_captures},
+	    {"max-disk", NULL, OPTION_NUMBER, &options.max_disk_mib},
+	    {"cpu", NULL, OPTION_NUMBER, &options.cpu},
+	    {"frequency", "F", OPTION_INTEGER, &options.frequency},
+	    {"call-graph", "callgraph", OPTION_STRING, &options.call_graph_text},
+	    SYMBOL_OPTION_ENTRIES(&options.symbols),
+	    GROUPING_OPTION_ENTRIES(&options.grouping),
+	    {"push", NULL, OPTION_STRING, &options.push_url},
+	    PUSH_OPTION_ENTRIES(&options.push),
+	    {NULL, NULL, OPTION_FLAG, NULL},
+	};
+	struct string_list positionals = {0};
+	struct target_process target = {.root_fd = -1, .pidfd = -1};
+	struct resolver_config config = {0};
+	struct fold_options fold;
+	struct watch watch = {.options = &options, .period_open = true};
+	struct jitdump *jitdump = NULL;
+	struct native_symbols *native = NULL;
+	char *cgroup = NULL, *command_line = NULL, *template = NULL, *log_path = NULL;
+	FILE *log = NULL;
+	int status = 1;
+	enum options_result parsed =
+	    options_parse(entries, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage);
+
+	if (parsed == OPTIONS_PARSED && positionals.count) {
+		report_error("unexpected argument '%s' (see profcpu watch --help)",
+			     positionals.items[0]);
+		parsed = OPTIONS_INVALID;
+	}
+	string_list_clear(&positionals);
+	if (parsed != OPTIONS_PARSED)
+		return options_exit_status(parsed);
+	if (check_options(&options) < 0 || !grouping_options_apply(&options.grouping, &fold))
+		return 2;
+	if (open_target(&options, &target, &cgroup, &fold) < 0 ||
+	    check_cpu_counter(&options, &target) < 0)
+		goto done;
+	template = xasprintf("%s/.ring.XXXXXX", options.output_dir);
+	if (mkdir(options.output_dir, 0755) < 0 && errno != EEXIST) {
+		report_error("cannot make the output folder %s: %s", options.output_dir,
+			     strerror(errno));
+		goto done;
+	}
+	if (!(watch.ring_dir = mkdtemp(template))) {
+		report_error("cannot write to the output folder %s: %s; choose another with -o DIR",
+			     options.output_dir, strerror(errno));
+		goto done;
+	}
+	template = NULL;
+	log_path = xasprintf("%s/watch.log", options.output_dir);
+	if (!(log = fopen(log_path, "ae"))) {
+		report_error("cannot write %s: %s", log_path, strerror(errno));
+		goto done;
+	}
+	command_line = join_arguments(argc, argv);
+	stop_signals_install();
+	signal(SIGUSR1, request_capture);
+	if (target.pid != TARGET_EVERY_PROCESS)
+		dotnet_ensure_perfmap(&target, log);
+	symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
+	config.live_pid = target.pid == TARGET_EVERY_PROCESS ? 0 : target.pid;
+	config.live_namespace_pid = target.namespace_pid;
+	config.live_every_process = target.pid == TARGET_EVERY_PROCESS;
+	if (target.pid != TARGET_EVERY_PROCESS) {
+		config.managed_images = managed_images_new(target.root_fd);
+		/* For the recording's walk only: each capture's replay reads
+		 * them for itself and copies the kernel's symbols into its
+		 * folder. */
+		if (!native_symbols_downloads(&config.native))
+			native = resolver_native_symbols_new(&config);
+		jitdump = jitdump_new();
+		config.jitdump = (struct borrowed_jitdump){.pid = target.pid, .jitdump = jitdump};
+	}
+	config.native.write_kernel_symbols_copy = true;
+	if (options.push_url)
+		push_options_add_target_labels(&options.push, target.pid, target.comm);
+	watch.writer =
+	    watch_capture_writer_new(options.output_dir, watch.ring_dir, command_line, &target,
+				     &config, &fold, options.push_url ? &options.push : NULL);
+	fprintf(stderr,
+		"profcpu: watching; captures go to %s (SIGUSR1 takes one now: kill -USR1 %d)\n",
+		options.output_dir, (int)getpid());
+	status = watch_target(&watch, &target,
+			      &(struct capture_options){.frequency = (unsigned)options.frequency,
+							.buffer_pages = 256,
+							.call_graph = options.call_graph,
+							.stack_size = CALL_GRAPH_DEFAULT_STACK_SIZE,
+							.compress = true,
+							.command_line = command_line,
+							.managed_images = config.managed_images,
+							.native_symbols = config.native_symbols,
+							.jitdump = jitdump,
+							.period = 1,
+							.next_period = next_period,
+							.period_context = &watch,
+							.period_ended = &watch.ended,
+							.sampled = sampled},
+			      log);
+	watch_capture_writer_free(watch.writer);
+done:
+	if (log)
+		fclose(log);
+	watch_ring_release(&watch.ring);
+	if (watch.ring_dir)
+		remove_flat_folder(watch.ring_dir);
+	managed_images_free(config.managed_images);
+	native_symbols_free(native);
+	jitdump_free(jitdump);
+	target_process_close(&target);
+	symbol_options_release(&options.symbols);
+	push_options_release(&options.push);
+	free(watch.current_period);
+	free(watch.ring_dir);
+	free(template);
+	free(log_path);
+	free(command_line);
+	free(cgroup);
+	return status;
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The manual trigger and the limits: SIGUSR1 takes a capture of the last
+# --before seconds and the --after ones, whose profile goes to --push's
+# server (pyroscope_receiver.py stands in for Pyroscope); past
+# --max-captures a trigger is said and skipped; SIGTERM ends the watch with
+# the captures written and the ring removed.
+source "$(dirname "$0")/lib.sh"
+
+port=$(free_port)
+mkdir "$workdir/received"
+start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received" ok
+until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
+
+start "$WORKLOAD_TWO_LOOPS"
+target=$started_pid
+"$PROFCPU" watch -pid "$target" --before 3 --after 1 --max-captures 1 --cooldown 0 \
+	--push "http://127.0.0.1:$port" -o "$workdir/out" >"$workdir/stdout" 2>"$workdir/stderr" &
+watch=$!
+until grep -q 'sampling pid' "$workdir/stderr"; do sleep 0.1; done
+# More than --before seconds of samples in the ring, whatever the load.
+until (($(cpu_ticks "$target") > 500)); do sleep 0.5; done
+kill -USR1 "$watch"
+until grep -q '^profcpu: flame graph: ' "$workdir/stdout"; do sleep 0.2; done
+kill -USR1 "$watch"
+until grep -q 'no capture is taken' "$workdir/stderr"; do sleep 0.2; done
+kill -TERM "$watch"
+status=0
+wait "$watch" || status=$?
+cat "$workdir/stderr"
+((status == 0)) || fail "watch exited with $status after SIGTERM"
+grep -q 'rule manual fired: SIGUSR1' "$workdir/stderr" || fail "no line says SIGUSR1 fired"
+grep -q 'rule manual fired but no capture is taken: --max-captures captures in the last hour' \
+	"$workdir/stderr" || fail "the second trigger was not said to be over --max-captures"
+captures=("$workdir"/out/*_manual)
+((${#captures[@]} == 1)) || fail "expected one capture, found: ${captures[*]}"
+[[ -z $(find "$workdir/out" -mindepth 1 -maxdepth 1 -name '.ring*') ]] || fail "the ring was left in $workdir/out"
+capture=${captures[0]}
+grep -q '^window: 3.0 s before the trigger, 1.0 s after$' "$capture/profcpu.log" ||
+	fail "the capture's log does not give its window"
+assert_share "$capture/folded_stacks.out" 'two_loops' 90 100
+# The window holds the last 3 s and the next one: the busy target's samples
+# cover most of it and never more.
+span=$(python3 "$tests_dir/watch_samples.py" span "$capture/perf_script.out")
+echo "the samples span $span s of the 4 s window"
+python3 -c "import sys; sys.exit(0 if 2.5 <= $span <= 4.05 else 1)" || fail "the samples span $span s"
+# The one capture's profile, and only it, went to the server.
+[[ -s $workdir/received/1.pb.gz && ! -e $workdir/received/2.query ]] ||
+	fail "the receiver did not get exactly one profile"
+cmp -s "$workdir/received/1.pb.gz" "$capture/profile.pb.gz" || fail "--push sent another profile than the capture's"
+grep -qx 'label.service_name=workload_two_lo' "$workdir/received/1.query" ||
+	fail "the pushed profile is not named after the process: $(grep service_name "$workdir/received/1.query")"
