@@ -30,5 +30,6 @@ diff OUTPUTS.md
 view OUTPUTS.md
 serve CONTAINERS.md
 lines SOURCE_LINES.md
+watch WATCH.md
 COMMANDS
 ((missing == 0)) || fail "$missing options of --help are in no doc"
