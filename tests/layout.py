@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 SYMBOLS = {"symbols/common", "symbols/target", "symbols/kernel", "symbols/native",
-           "symbols/unwind", "symbols/dotnet", "symbols/resolve"}
+           "symbols/unwind", "symbols/dotnet", "symbols/runtime_memory", "symbols/resolve"}
 # Which folders each folder may read from: the arrows of src/meson.build and
 # symbols/meson.build. Every stage of src/ may read from symbols/.
 ALLOWED = {
@@ -23,6 +23,7 @@ ALLOWED = {
     "symbols/native": {"symbols/target", "symbols/common"},
     "symbols/unwind": {"symbols/native", "symbols/target", "symbols/common"},
     "symbols/dotnet": {"symbols/unwind", "symbols/target", "symbols/common"},
+    "symbols/runtime_memory": {"symbols/native", "symbols/target", "symbols/common"},
     "symbols/resolve": SYMBOLS - {"symbols/resolve"},
     "src/perf_data": SYMBOLS,
     "src/collect": {"src/perf_data"} | SYMBOLS,
