@@ -4,7 +4,11 @@
 # finds libcoreclr.so's contract descriptor, the contracts, globals and
 # fields that map a code address to its method, and reads the range
 # section map through them; the app is left as it was (no file written).
-# A process without a runtime is told so.
+# A process without a runtime is told so. Then, on the same app with its
+# perf map on as the ground truth, each JIT method's first, middle and last
+# byte is looked up in the runtime's memory: at least 99% give the perf
+# map's start and the module of its [Assembly], and no address outside JIT
+# code names a method.
 source "$(dirname "$0")/lib.sh"
 
 tool=${RUNTIME_MEMORY_TOOL:?set RUNTIME_MEMORY_TOOL to the runtime_memory_tool program}
@@ -63,4 +67,50 @@ if "$tool" "$started_pid" >/dev/null 2>"$workdir/none"; then
 	fail "the tool found a descriptor in sleep"
 fi
 grep -q "maps no libcoreclr.so" "$workdir/none" || fail "the error does not say why: $(cat "$workdir/none")"
+
+start_hotloop DOTNET_PerfMapEnabled=1
+pid=$started_pid
+wait_for_tier1 "$pid"
+python3 - "/tmp/perf-$pid.map" >"$workdir/addresses" <<'PY'
+import sys
+for line in open(sys.argv[1]):
+    start, size, name = line.rstrip("\n").split(" ", 2)
+    if name.startswith("stub") or "[" not in name:
+        continue
+    start, size = int(start, 16), int(size, 16)
+    for address in (start, start + size // 2, start + size - 1):
+        print(f"{address:x} {start:x} {name}")
+PY
+cut -d' ' -f1 "$workdir/addresses" | "$tool" "$pid" --lookup >"$workdir/looked-up" 2>"$workdir/errors" ||
+	{ cat "$workdir/errors"; fail "runtime_memory_tool --lookup failed"; }
+grep -F "reads of the target's memory" "$workdir/errors"
+python3 - "$workdir/addresses" "$workdir/looked-up" <<'PY' || fail "the runtime's memory and its perf map disagree"
+import os, re, sys
+truth = [line.rstrip("\n").split(" ", 2) for line in open(sys.argv[1])]
+# after what the descriptor gave, one line an address
+found = [line.split(" ", 3) for line in open(sys.argv[2]).read().splitlines()
+         if line.startswith("0x")]
+assert len(found) == len(truth), (len(found), len(truth))
+agree = 0
+for (address, start, name), answer in zip(truth, found):
+    assembly = re.search(r"\[([^\]]+)\] [^ ]*::", name)
+    ok = (len(answer) == 4 and int(answer[1], 16) == int(start, 16)
+          and answer[2].startswith("0x06") and assembly
+          and os.path.basename(answer[3]) == assembly.group(1) + ".dll")
+    agree += ok
+    if not ok:
+        print("disagree:", address, name, "->", " ".join(answer[1:]))
+methods = len({start for _, start, _ in truth})
+print(f"{agree} of {len(truth)} addresses ({methods} methods) agree with the perf map")
+sys.exit(0 if methods >= 10 and agree >= 0.99 * len(truth) else 1)
+PY
+
+# Addresses of no JIT code: the first page, libcoreclr.so's own code, the
+# stack.
+coreclr_code=$(awk '$2 ~ /x/ && $6 ~ /libcoreclr\.so$/ { print $1; exit }' "/proc/$pid/maps" | cut -d- -f1)
+stack=$(awk '$6 == "[stack]" { print $1 }' "/proc/$pid/maps" | cut -d- -f1)
+printf '1000\n%x\n%x\n' "$((0x$coreclr_code + 0x100))" "$((0x$stack + 0x100))" |
+	"$tool" "$pid" --lookup 2>/dev/null >"$workdir/none-found"
+[[ $(grep -c '^0x[0-9a-f]* ??$' "$workdir/none-found") == 3 ]] ||
+	fail "an address outside JIT code was named: $(cat "$workdir/none-found")"
 echo "PASS"

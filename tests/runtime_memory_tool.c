@@ -1,7 +1,7 @@
 /* Reads a live .NET runtime's contract descriptor from its memory, for the
  * end-to-end test of that route:
  *
- *     runtime_memory_tool PID
+ *     runtime_memory_tool PID [--lookup]
  *
  * prints what it found, one item a line ("coreclr PATH", "descriptor
  * ADDRESS", "global NAME VALUE", "field TYPE.FIELD OFFSET", "contract NAME
@@ -10,12 +10,19 @@
  * contracts), then the range section map's top level read through them
  * ("range_map_top ADDRESS") and what the reading cost ("cost READS BYTES").
  * Exits 1, saying why on stderr, when the process has no descriptor or it
- * lacks one of them. */
+ * lacks one of them.
+ *
+ * With --lookup it then reads code addresses (hex), one a line, from
+ * stdin, and prints for each "ADDRESS START TOKEN MODULE_PATH": the start
+ * of the method's JIT code, its MethodDef token and its module's file, as
+ * the runtime's memory gives them (code_map.h), or "ADDRESS ??". */
+#include "code_map.h"
 #include "runtime_descriptor.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const CONTRACTS[] = {"ExecutionManager", "RuntimeTypeSystem", "Loader"};
 static const char *const GLOBALS[] = {"ExecutionManagerCodeRangeMapAddress", "MethodDescAlignment",
@@ -47,6 +54,35 @@ static const char *const FIELDS[][2] = {
     {"Module", "Path"},
 };
 
+/* The addresses on stdin, each with its own budget, as a sampler would
+ * give each sample's. */
+static int look_up(const struct runtime_descriptor *runtime, struct target_memory *memory)
+{
+	char error[512], line[64];
+	struct code_map *map = code_map_new(runtime->contracts, error, sizeof(error));
+	struct code_owner owner;
+	uint64_t reads = 0;
+
+	if (!map) {
+		fprintf(stderr, "runtime_memory_tool: %s\n", error);
+		return 1;
+	}
+	while (fgets(line, sizeof(line), stdin)) {
+		uint64_t address = strtoull(line, NULL, 16);
+
+		target_memory_init(memory, memory->pid, 1u << 20, 1);
+		if (code_map_lookup(map, memory, address, &owner))
+			printf("0x%" PRIx64 " 0x%" PRIx64 " 0x%08" PRIx32 " %s\n", address,
+			       owner.start, owner.token, owner.module_path);
+		else
+			printf("0x%" PRIx64 " ??\n", address);
+		reads += memory->reads;
+	}
+	fprintf(stderr, "runtime_memory_tool: %" PRIu64 " reads of the target's memory\n", reads);
+	code_map_free(map);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct target_memory memory;
@@ -56,8 +92,8 @@ int main(int argc, char **argv)
 	uint64_t value, top;
 	int status = 0;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s PID\n", argv[0]);
+	if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "--lookup") != 0)) {
+		fprintf(stderr, "usage: %s PID [--lookup]\n", argv[0]);
 		return 2;
 	}
 	target_memory_init(&memory, (pid_t)atoi(argv[1]), 4u << 20, 5);
@@ -103,6 +139,8 @@ int main(int argc, char **argv)
 	}
 	printf("cost %" PRIu64 " %" PRIu64 "\n", memory.reads,
 	       (uint64_t)(4u << 20) - memory.bytes_left);
+	if (argc == 3 && status == 0)
+		status = look_up(&runtime, &memory);
 	runtime_descriptor_release(&runtime);
 	return status;
 }
