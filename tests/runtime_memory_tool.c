@@ -12,12 +12,15 @@
  * Exits 1, saying why on stderr, when the process has no descriptor or it
  * lacks one of them.
  *
- * With --lookup it then reads code addresses (hex), one a line, from
- * stdin, and prints for each "ADDRESS START TOKEN MODULE_PATH": the start
- * of the method's JIT code, its MethodDef token and its module's file, as
- * the runtime's memory gives them (code_map.h), or "ADDRESS ??". */
-#include "code_map.h"
+ * With --lookup it then reads lines "ADDRESS [RUNTIME_NAME]" (ADDRESS in
+ * hex) from stdin, and prints for each, tab-separated, ADDRESS, the start
+ * of the method's JIT code, its MethodDef token, its module's file and its
+ * readable name, as the runtime's memory gives them (runtime_names.h), or
+ * ADDRESS and "??"; then, when the line gave one, RUNTIME_NAME made
+ * readable (managed_name.h), for the test to compare. */
+#include "managed_name.h"
 #include "runtime_descriptor.h"
+#include "runtime_names.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -58,28 +61,38 @@ static const char *const FIELDS[][2] = {
  * give each sample's. */
 static int look_up(const struct runtime_descriptor *runtime, struct target_memory *memory)
 {
-	char error[512], line[64];
-	struct code_map *map = code_map_new(runtime->contracts, error, sizeof(error));
+	char error[512], line[4096], name[1024];
+	struct runtime_names *names =
+	    runtime_names_new(runtime->contracts, -1, error, sizeof(error));
 	struct code_owner owner;
 	uint64_t reads = 0;
 
-	if (!map) {
+	if (!names) {
 		fprintf(stderr, "runtime_memory_tool: %s\n", error);
 		return 1;
 	}
 	while (fgets(line, sizeof(line), stdin)) {
-		uint64_t address = strtoull(line, NULL, 16);
+		char *end;
+		uint64_t address = strtoull(line, &end, 16);
 
+		line[strcspn(line, "\n")] = '\0';
 		target_memory_init(memory, memory->pid, 1u << 20, 1);
-		if (code_map_lookup(map, memory, address, &owner))
-			printf("0x%" PRIx64 " 0x%" PRIx64 " 0x%08" PRIx32 " %s\n", address,
-			       owner.start, owner.token, owner.module_path);
+		if (runtime_names_lookup(names, memory, address, name, sizeof(name), &owner))
+			printf("0x%" PRIx64 "\t0x%" PRIx64 "\t0x%08" PRIx32 "\t%s\t%s", address,
+			       owner.start, owner.token, owner.module_path, name);
 		else
-			printf("0x%" PRIx64 " ??\n", address);
+			printf("0x%" PRIx64 "\t??", address);
+		if (*end == ' ') {
+			char *expected = managed_name_readable(end + 1, false);
+
+			printf("\t%s", expected ? expected : end + 1);
+			free(expected);
+		}
+		printf("\n");
 		reads += memory->reads;
 	}
 	fprintf(stderr, "runtime_memory_tool: %" PRIu64 " reads of the target's memory\n", reads);
-	code_map_free(map);
+	runtime_names_free(names);
 	return 0;
 }
 

@@ -22,6 +22,10 @@ enum {
 	/* RangeSection flags */
 	RANGE_SECTION_CODEHEAP = 0x2,
 	METHOD_DEF_TABLE = 0x06,
+	/* MethodDesc flags: the low three bits are its classification; 7, a
+	 * dynamic method, has no metadata behind it */
+	CLASSIFICATION_MASK = 0x7,
+	CLASSIFICATION_DYNAMIC = 7,
 	MAX_PATH_UNITS = 511,
 };
 
@@ -35,7 +39,7 @@ struct code_map {
 	uint32_t section_flags, section_heap_list;
 	uint32_t heap_start, heap_end, heap_map_base, heap_header_map;
 	uint32_t header_method_desc;
-	uint32_t desc_chunk_index, desc_token_remainder;
+	uint32_t desc_chunk_index, desc_flags, desc_token_remainder;
 	uint32_t chunk_size, chunk_method_table, chunk_token_range;
 	uint32_t table_module, module_path;
 };
@@ -81,6 +85,7 @@ struct code_map *code_map_new(const struct contract_descriptor *descriptor, char
 	    {"CodeHeapListNode", "HeaderMap", &map->heap_header_map},
 	    {"RealCodeHeader", "MethodDesc", &map->header_method_desc},
 	    {"MethodDesc", "ChunkIndex", &map->desc_chunk_index},
+	    {"MethodDesc", "Flags", &map->desc_flags},
 	    {"MethodDesc", "Flags3AndTokenRemainder", &map->desc_token_remainder},
 	    {"MethodDescChunk", "MethodTable", &map->chunk_method_table},
 	    {"MethodDescChunk", "FlagsAndTokenRange", &map->chunk_token_range},
@@ -318,7 +323,7 @@ bool code_map_lookup(const struct code_map *map, struct target_memory *memory, u
 	 * number) */
 	uint64_t header, chunk, method_table;
 	uint8_t chunk_index;
-	uint16_t remainder, range;
+	uint16_t flags_of_desc, remainder, range;
 
 	if (!read_pointer(memory, owner->start - 8, &header) ||
 	    header <= map->stub_code_block_last ||
@@ -326,6 +331,8 @@ bool code_map_lookup(const struct code_map *map, struct target_memory *memory, u
 	    !owner->method_desc ||
 	    !target_memory_read(memory, owner->method_desc + map->desc_chunk_index, &chunk_index,
 				1) ||
+	    !target_memory_read(memory, owner->method_desc + map->desc_flags, &flags_of_desc, 2) ||
+	    (flags_of_desc & CLASSIFICATION_MASK) == CLASSIFICATION_DYNAMIC ||
 	    !target_memory_read(memory, owner->method_desc + map->desc_token_remainder, &remainder,
 				2))
 		return false;

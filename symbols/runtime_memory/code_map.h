@@ -13,8 +13,8 @@
  * lists are followed a bounded number of steps, and what is found must
  * agree with itself (the start at or before the address, inside the code
  * heap; a MethodDef token) or nothing is named. Code that is no method's
- * (stubs, ReadyToRun images: their names come from the image files) is not
- * looked up here. */
+ * (stubs, ReadyToRun images: their names come from the image files) and
+ * dynamic methods (no metadata behind them) are not named here yet. */
 #ifndef PROFCPU_CODE_MAP_H
 #define PROFCPU_CODE_MAP_H
 

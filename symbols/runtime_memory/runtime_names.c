@@ -1,0 +1,62 @@
+#include "runtime_names.h"
+
+#include "managed_images.h"
+#include "managed_name.h"
+#include "method_def_name.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+struct runtime_names {
+	struct code_map *map;
+	struct managed_images *images;
+};
+
+struct runtime_names *runtime_names_new(const struct contract_descriptor *descriptor, int root_fd,
+					char *error, size_t error_size)
+{
+	struct runtime_names *names = calloc(1, sizeof(*names));
+
+	if (!names) {
+		snprintf(error, error_size, "out of memory");
+		return NULL;
+	}
+	names->map = code_map_new(descriptor, error, error_size);
+	names->images = names->map ? managed_images_new(root_fd) : NULL;
+	if (!names->images) {
+		if (names->map)
+			snprintf(error, error_size, "out of memory");
+		runtime_names_free(names);
+		return NULL;
+	}
+	return names;
+}
+
+void runtime_names_free(struct runtime_names *names)
+{
+	if (!names)
+		return;
+	code_map_free(names->map);
+	managed_images_free(names->images);
+	free(names);
+}
+
+bool runtime_names_lookup(struct runtime_names *names, struct target_memory *memory,
+			  uint64_t address, char *name, size_t size, struct code_owner *owner)
+{
+	char runtime_name[1024];
+	struct managed_image *image;
+
+	if (!code_map_lookup(names->map, memory, address, owner) || !owner->module_path[0] ||
+	    !(image = managed_images_get(names->images, owner->module_path)) ||
+	    !method_def_name(image, owner->token, runtime_name, sizeof(runtime_name)))
+		return false;
+
+	char *readable = managed_name_readable(runtime_name, false);
+
+	if (!readable)
+		return false;
+	snprintf(name, size, "%s", readable);
+	free(readable);
+	return true;
+}
