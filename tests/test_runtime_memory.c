@@ -404,8 +404,18 @@ static void test_code_map_corrupt(void **state)
 	memcpy(fake.heap + METHOD_AT - 8, &(uint64_t){3}, 8);
 	assert_false(look_up(map, METHOD_AT, &owner, NULL));
 	build_fake_runtime();
-	/* a dynamic method (classification 7): no metadata to name it */
+	/* a dynamic method (classification 7) is named by its own name, an
+	 * unended or unprintable one names nothing */
 	memcpy(method_desc() + 6, &(uint16_t){7}, 2);
+	assert_false(look_up(map, METHOD_AT, &owner, NULL));
+	memcpy(fake.heap + 0x1000, "lambda_method3", sizeof("lambda_method3"));
+	memcpy(method_desc() + 32, &(uint64_t){at(fake.heap) + 0x1000}, 8); /* MethodName */
+	assert_true(look_up(map, METHOD_AT, &owner, NULL));
+	assert_string_equal(owner.dynamic_name, "lambda_method3");
+	assert_int_equal(owner.token, 0);
+	fake.heap[0x1003] = '\n';
+	assert_false(look_up(map, METHOD_AT, &owner, NULL));
+	memset(fake.heap + 0x1000, 'a', 2048);
 	assert_false(look_up(map, METHOD_AT, &owner, NULL));
 	build_fake_runtime();
 	/* a token of row 0 */

@@ -23,7 +23,8 @@ enum {
 	RANGE_SECTION_CODEHEAP = 0x2,
 	METHOD_DEF_TABLE = 0x06,
 	/* MethodDesc flags: the low three bits are its classification; 7, a
-	 * dynamic method, has no metadata behind it */
+	 * dynamic method (LCG, IL stubs), has no metadata behind it but a name
+	 * of its own */
 	CLASSIFICATION_MASK = 0x7,
 	CLASSIFICATION_DYNAMIC = 7,
 	MAX_PATH_UNITS = 511,
@@ -39,7 +40,7 @@ struct code_map {
 	uint32_t section_flags, section_heap_list;
 	uint32_t heap_start, heap_end, heap_map_base, heap_header_map;
 	uint32_t header_method_desc;
-	uint32_t desc_chunk_index, desc_flags, desc_token_remainder;
+	uint32_t desc_chunk_index, desc_flags, desc_token_remainder, dynamic_method_name;
 	uint32_t chunk_size, chunk_method_table, chunk_token_range;
 	uint32_t table_module, module_path;
 };
@@ -86,6 +87,7 @@ struct code_map *code_map_new(const struct contract_descriptor *descriptor, char
 	    {"RealCodeHeader", "MethodDesc", &map->header_method_desc},
 	    {"MethodDesc", "ChunkIndex", &map->desc_chunk_index},
 	    {"MethodDesc", "Flags", &map->desc_flags},
+	    {"DynamicMethodDesc", "MethodName", &map->dynamic_method_name},
 	    {"MethodDesc", "Flags3AndTokenRemainder", &map->desc_token_remainder},
 	    {"MethodDescChunk", "MethodTable", &map->chunk_method_table},
 	    {"MethodDescChunk", "FlagsAndTokenRange", &map->chunk_token_range},
@@ -299,6 +301,35 @@ static void read_module_path(const struct code_map *map, struct target_memory *m
 	path[0] = '\0'; /* no end within the bound: not a path */
 }
 
+/* A dynamic method's own name (a UTF-8 string of the runtime's): printable
+ * ASCII, ended within its bound, or the method is not named. */
+static bool read_dynamic_name(const struct code_map *map, struct target_memory *memory,
+			      struct code_owner *owner)
+{
+	uint64_t address;
+	char *name = owner->dynamic_name;
+	size_t size = sizeof(owner->dynamic_name);
+
+	if (!read_pointer(memory, owner->method_desc + map->dynamic_method_name, &address) ||
+	    !address)
+		return false;
+	/* 64 bytes at a time: a short name may end just before an unmapped
+	 * page */
+	for (size_t read = 0; read < size; read += 64) {
+		if (!target_memory_read(memory, address + read, name + read, 64))
+			goto refused;
+		for (size_t i = read; i < read + 64; i++) {
+			if (name[i] == '\0' && i > 0)
+				return true;
+			if (name[i] < 0x20 || name[i] > 0x7e)
+				goto refused;
+		}
+	}
+refused:
+	name[0] = '\0';
+	return false;
+}
+
 bool code_map_lookup(const struct code_map *map, struct target_memory *memory, uint64_t address,
 		     struct code_owner *owner)
 {
@@ -332,7 +363,6 @@ bool code_map_lookup(const struct code_map *map, struct target_memory *memory, u
 	    !target_memory_read(memory, owner->method_desc + map->desc_chunk_index, &chunk_index,
 				1) ||
 	    !target_memory_read(memory, owner->method_desc + map->desc_flags, &flags_of_desc, 2) ||
-	    (flags_of_desc & CLASSIFICATION_MASK) == CLASSIFICATION_DYNAMIC ||
 	    !target_memory_read(memory, owner->method_desc + map->desc_token_remainder, &remainder,
 				2))
 		return false;
@@ -345,6 +375,11 @@ bool code_map_lookup(const struct code_map *map, struct target_memory *memory, u
 	    !owner->module)
 		return false;
 
+	read_module_path(map, memory, owner->module, owner->module_path,
+			 sizeof(owner->module_path));
+	if ((flags_of_desc & CLASSIFICATION_MASK) == CLASSIFICATION_DYNAMIC)
+		return read_dynamic_name(map, memory, owner);
+
 	uint32_t remainder_mask = (1u << map->token_remainder_bits) - 1;
 	uint32_t range_mask = 0xffffffu >> map->token_remainder_bits;
 	uint32_t rid =
@@ -353,7 +388,5 @@ bool code_map_lookup(const struct code_map *map, struct target_memory *memory, u
 	if (rid == 0)
 		return false;
 	owner->token = (uint32_t)METHOD_DEF_TABLE << 24 | rid;
-	read_module_path(map, memory, owner->module, owner->module_path,
-			 sizeof(owner->module_path));
 	return true;
 }

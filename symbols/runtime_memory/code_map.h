@@ -13,8 +13,8 @@
  * lists are followed a bounded number of steps, and what is found must
  * agree with itself (the start at or before the address, inside the code
  * heap; a MethodDef token) or nothing is named. Code that is no method's
- * (stubs, ReadyToRun images: their names come from the image files) and
- * dynamic methods (no metadata behind them) are not named here yet. */
+ * (stubs, ReadyToRun images: their names come from the image files) is not
+ * looked up here. */
 #ifndef PROFCPU_CODE_MAP_H
 #define PROFCPU_CODE_MAP_H
 
@@ -32,7 +32,11 @@ struct code_owner {
 	uint64_t start;	      /* of the method's code */
 	uint64_t method_desc; /* the runtime's MethodDesc */
 	uint64_t module;      /* its Module */
-	uint32_t token;	      /* MethodDef token (0x06......) in the module */
+	uint32_t token;	      /* MethodDef token (0x06......) in the module; 0 for a
+				 dynamic method */
+	/* a dynamic method's own name (LCG, IL stubs: "IL_STUB_PInvoke"), else
+	 * "" */
+	char dynamic_name[256];
 	/* the module's file as the runtime loaded it, UTF-8; "" when it has none
 	 * (a module made in memory) */
 	char module_path[512];

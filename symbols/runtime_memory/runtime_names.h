@@ -1,8 +1,11 @@
 /* Names of JIT code from the runtime's memory: the method code_map.h finds,
  * named from its module's metadata (method_def_name.h) and made readable
  * as the perf map's names are (managed_name.h):
- * "hotloop!Demo.Program::HotMethod". The module's file is opened inside the
- * target's root and read once (managed_images.h). */
+ * "hotloop!Demo.Program::HotMethod"; a dynamic method by its own name, in
+ * its module's assembly ("System.Private.CoreLib!dynamicClass::InvokeStub_X",
+ * "Anonymously Hosted DynamicMethods Assembly" for those of no module's
+ * file), as the perf map names them. The module's file is opened inside
+ * the target's root and read once (managed_images.h). */
 #ifndef PROFCPU_RUNTIME_NAMES_H
 #define PROFCPU_RUNTIME_NAMES_H
 
