@@ -307,6 +307,7 @@ static void build_fake_runtime(void)
 	method_desc()[2] = 2;			  /* ChunkIndex */
 	memcpy(method_desc(), &(uint16_t){5}, 2); /* the token's low bits */
 	fake.chunk[0] = at(fake.method_table);	  /* FlagsAndTokenRange 0 */
+	fake.chunk[2] = 7; /* Size: 8 units (four MethodDescs); Count, FlagsAndTokenRange 0 */
 	fake.method_table[3] = at(fake.module);
 	fake.module[25] = at(fake.path);
 	for (size_t i = 0; i < sizeof("/app/app.dll") - 1; i++)
@@ -416,6 +417,10 @@ static void test_code_map_corrupt(void **state)
 	fake.heap[0x1003] = '\n';
 	assert_false(look_up(map, METHOD_AT, &owner, NULL));
 	memset(fake.heap + 0x1000, 'a', 2048);
+	assert_false(look_up(map, METHOD_AT, &owner, NULL));
+	build_fake_runtime();
+	/* a MethodDesc past its chunk's end */
+	fake.chunk[2] = 1;
 	assert_false(look_up(map, METHOD_AT, &owner, NULL));
 	build_fake_runtime();
 	/* a token of row 0 */

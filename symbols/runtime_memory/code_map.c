@@ -41,7 +41,7 @@ struct code_map {
 	uint32_t heap_start, heap_end, heap_map_base, heap_header_map;
 	uint32_t header_method_desc;
 	uint32_t desc_chunk_index, desc_flags, desc_token_remainder, dynamic_method_name;
-	uint32_t chunk_size, chunk_method_table, chunk_token_range;
+	uint32_t chunk_size, chunk_units, chunk_method_table, chunk_token_range;
 	uint32_t table_module, module_path;
 };
 
@@ -91,6 +91,7 @@ struct code_map *code_map_new(const struct contract_descriptor *descriptor, char
 	    {"MethodDesc", "Flags3AndTokenRemainder", &map->desc_token_remainder},
 	    {"MethodDescChunk", "MethodTable", &map->chunk_method_table},
 	    {"MethodDescChunk", "FlagsAndTokenRange", &map->chunk_token_range},
+	    {"MethodDescChunk", "Size", &map->chunk_units},
 	    {"MethodTable", "Module", &map->table_module},
 	    {"Module", "Path", &map->module_path},
 	};
@@ -353,7 +354,7 @@ bool code_map_lookup(const struct code_map *map, struct target_memory *memory, u
 	/* the pointer before the code: its header, or a stub's kind (a small
 	 * number) */
 	uint64_t header, chunk, method_table;
-	uint8_t chunk_index;
+	uint8_t chunk_index, chunk_last_unit;
 	uint16_t flags_of_desc, remainder, range;
 
 	if (!read_pointer(memory, owner->start - 8, &header) ||
@@ -367,7 +368,10 @@ bool code_map_lookup(const struct code_map *map, struct target_memory *memory, u
 				2))
 		return false;
 	chunk = owner->method_desc - chunk_index * map->method_desc_alignment - map->chunk_size;
+	/* the chunk must hold the MethodDesc: its Size is its last unit */
 	if (chunk > owner->method_desc ||
+	    !target_memory_read(memory, chunk + map->chunk_units, &chunk_last_unit, 1) ||
+	    chunk_index > chunk_last_unit ||
 	    !read_pointer(memory, chunk + map->chunk_method_table, &method_table) ||
 	    !method_table ||
 	    !target_memory_read(memory, chunk + map->chunk_token_range, &range, 2) ||
