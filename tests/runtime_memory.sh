@@ -3,7 +3,8 @@
 # DOTNET_EnableDiagnostics=0 (no IPC, no perf map): runtime_memory_tool
 # finds libcoreclr.so's contract descriptor, the contracts, globals and
 # fields that map a code address to its method, and reads the range
-# section map through them; the app is left as it was (no file written).
+# section map through them; the [JIT] frames collect samples in it are
+# named from its memory; the app is left as it was (no file written).
 # A process without a runtime is told so. Then, on the same app and on
 # WebMix with their perf maps on as the ground truth, each JIT method's
 # first, middle and last byte is looked up in the runtime's memory: at
@@ -57,7 +58,39 @@ grep -qE '^contract ExecutionManager [12]$' "$workdir/found" ||
 grep -qE '^range_map_top 0x[0-9a-f]*[1-9a-f]' "$workdir/found" ||
 	fail "the range section map's top level is empty in an app running JIT code"
 
-# Read, not asked: the app wrote no perf map or jitdump.
+# What collect samples there, its [JIT] frames (the IPC is off: nothing
+# names them today), named from the memory: at least 99% of them, and the
+# hot method the leaf of most samples.
+"$PROFCPU" collect -pid "$pid" -duration 3 -F 199 -o "$workdir/capture" >/dev/null 2>&1 ||
+	fail "collect failed on the app"
+python3 - "$workdir/capture/perf_script.out" >"$workdir/jit-frames" <<'PY'
+import sys
+leaf = True
+for line in open(sys.argv[1]):
+    if not line.startswith("\t"):
+        leaf = True
+        continue
+    fields = line.split()
+    if len(fields) >= 2 and fields[1] == "[JIT]":
+        print(fields[0], "leaf" if leaf else "caller")
+    leaf = False
+PY
+cut -d' ' -f1 "$workdir/jit-frames" | "$tool" "$pid" --lookup 2>/dev/null | grep '^0x' >"$workdir/jit-named"
+python3 - "$workdir/jit-frames" "$workdir/jit-named" <<'PY' || fail "the app's [JIT] frames are not named from its memory"
+import collections, sys
+frames = [line.split() for line in open(sys.argv[1])]
+named = [line.rstrip("\n").split("\t") for line in open(sys.argv[2])]
+assert len(frames) == len(named), (len(frames), len(named))
+count = sum(len(answer) == 5 for answer in named)
+leaves = collections.Counter(answer[4] if len(answer) == 5 else "??"
+                             for (_, kind), answer in zip(frames, named) if kind == "leaf")
+print(f"{count} of {len(frames)} [JIT] frames named; leaves: {dict(leaves)}")
+sys.exit(0 if frames and count >= 0.99 * len(frames) and
+         leaves.most_common(1)[0][0] == "hotloop!Demo.Program::HotMethod" else 1)
+PY
+
+# Read, not asked: the app wrote no perf map or jitdump, collect's sampling
+# included.
 for file in "/tmp/perf-$pid.map" "/tmp/jit-$pid.dump"; do
 	[[ ! -e $file ]] || fail "$file appeared in an app the route only reads"
 done
