@@ -16,7 +16,7 @@ DOTNET = {"symbols/dotnet/image", "symbols/dotnet/bundle", "symbols/dotnet/lines
           "symbols/dotnet/readytorun", "symbols/dotnet/jit_unwind",
           "symbols/dotnet/runtime_files", "symbols/dotnet/names"}
 SYMBOLS = {"symbols/common", "symbols/target", "symbols/kernel", "symbols/native",
-           "symbols/unwind", "symbols/resolve"} | DOTNET
+           "symbols/unwind", "symbols/runtime_memory", "symbols/resolve"} | DOTNET
 # Which folders each folder may read from: the arrows of src/meson.build,
 # symbols/meson.build and symbols/dotnet/meson.build. Every stage of src/ may
 # read from symbols/.
@@ -37,6 +37,8 @@ ALLOWED = {
     "symbols/dotnet/runtime_files": {"symbols/dotnet/jit_unwind", "symbols/unwind",
                                      "symbols/target", "symbols/common"},
     "symbols/dotnet/names": set(),
+    "symbols/runtime_memory": DOTNET | {"symbols/unwind", "symbols/native", "symbols/target",
+                                        "symbols/common"},
     "symbols/resolve": SYMBOLS - {"symbols/resolve"},
     "src/perf_data": SYMBOLS,
     "src/collect": {"src/perf_data"} | SYMBOLS,

@@ -249,8 +249,8 @@ static const struct clr_metadata *module_override(void *context, uint32_t index)
 	return *name && image->finder ? image->finder(image->finder_context, name) : NULL;
 }
 
-/* "RET [Assembly] Owner::Method(PARAMS)[PreJIT]", the runtime's name for
- * precompiled code, for a method of the module `scope` names. */
+/* "RET [Assembly] Owner::Method(PARAMS)", the runtime's name for a method
+ * of the module `scope` names. */
 static void write_method_name(const struct clr_type_scope *scope, const char *owner,
 			      const char *method_name, const uint8_t *signature,
 			      uint32_t signature_size, struct name_text *name)
@@ -267,7 +267,6 @@ static void write_method_name(const struct clr_type_scope *scope, const char *ow
 	name_text_append(name, "::");
 	name_text_append(name, method_name);
 	name_text_append(name, parameters_text);
-	name_text_append(name, "[PreJIT]");
 }
 
 /* A composite image has no module of its own: a method token without an
@@ -394,6 +393,18 @@ static void name_method_def(struct managed_image *image, uint16_t component, uin
 			  name);
 }
 
+bool managed_image_method_def_name(struct managed_image *image, uint32_t token, char *name,
+				   size_t size)
+{
+	struct name_text text = {name, size, 0};
+
+	if (size == 0 || token >> 24 != CLR_TABLE_METHOD_DEF)
+		return false;
+	name[0] = '\0';
+	name_method_def(image, 0, token & 0xffffff, &text);
+	return text.length > 0;
+}
+
 static bool add_method(struct managed_image *image, size_t *capacity, struct method_start start)
 {
 	if (image->method_count == *capacity) {
@@ -515,6 +526,8 @@ static const char *method_name(struct managed_image *image, struct method_start 
 		} else {
 			name_method_def(image, method->component, method->source, &name);
 		}
+		if (name.length)
+			name_text_append(&name, "[PreJIT]"); /* precompiled code */
 		method->name = name.length ? strdup(text) : NULL;
 	}
 	return method->name;

@@ -57,6 +57,16 @@ bool managed_image_has_native_code(const struct managed_image *image);
 const char *managed_image_assembly_name(const struct managed_image *image);
 const struct clr_metadata *managed_image_metadata(const struct managed_image *image);
 
+/* The runtime's name for the method of MethodDef `token`, from the image's
+ * own metadata, as the runtime writes the names of JIT code in its perf map
+ * ("float64 [hotloop] Demo.Program::HotMethod(int32)"), into `name` (size
+ * bytes): for names found without the runtime's help (symbols/runtime_memory),
+ * which then go through managed_name_readable() as the perf map's do. Generic
+ * arguments are the runtime's, not the metadata's: a generic type is written
+ * as its definition ("List`1"). False when the token names no method. */
+bool managed_image_method_def_name(struct managed_image *image, uint32_t token, char *name,
+				   size_t size);
+
 /* The build identity: the COFF timestamp, the module's MVID and the file's
  * size (a composite image's component keeps its assembly's MVID). */
 void managed_image_identity(const struct managed_image *image, uint32_t *timestamp,

@@ -1,0 +1,396 @@
+#include "code_map.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	MAP_LEVELS = 5,
+	BITS_PER_LEVEL = 8,
+	/* the lowest address bit the levels index: bit 17 (128 KiB chunks) */
+	CHUNK_BITS = 57 - MAP_LEVELS * BITS_PER_LEVEL,
+	MAX_FRAGMENTS = 64, /* followed in one chunk's list */
+	/* the nibble map: 32-byte buckets, eight 4-bit nibbles in a 32-bit
+	 * unit (256 bytes of code), the first bucket in the top nibble */
+	BUCKET_BITS = 5,
+	NIBBLES_PER_UNIT = 8,
+	/* version 1 scans back unit by unit to the method's start: a method
+	 * of up to 1 MiB of code, read 256 units at a time */
+	MAX_UNITS_BACK = 4096,
+	UNITS_PER_READ = 256,
+	/* RangeSection flags */
+	RANGE_SECTION_CODEHEAP = 0x2,
+	METHOD_DEF_TABLE = 0x06,
+	/* MethodDesc flags: the low three bits are its classification; 7, a
+	 * dynamic method (LCG, IL stubs), has no metadata behind it but a name
+	 * of its own */
+	CLASSIFICATION_MASK = 0x7,
+	CLASSIFICATION_DYNAMIC = 7,
+	MAX_PATH_UNITS = 511,
+};
+
+/* The offsets and globals the lookups use, from the descriptor once. */
+struct code_map {
+	uint32_t version;
+	uint64_t range_map, method_desc_alignment, stub_code_block_last;
+	uint32_t token_remainder_bits;
+	uint32_t top_level_data;
+	uint32_t fragment_begin, fragment_end, fragment_section, fragment_next;
+	uint32_t section_flags, section_heap_list;
+	uint32_t heap_start, heap_end, heap_map_base, heap_header_map;
+	uint32_t header_method_desc;
+	uint32_t desc_chunk_index, desc_flags, desc_token_remainder, dynamic_method_name;
+	uint32_t chunk_size, chunk_units, chunk_method_table, chunk_token_range;
+	uint32_t table_module, module_path;
+};
+
+static void set_error(char *error, size_t size, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_error(char *error, size_t size, const char *format, ...)
+{
+	va_list arguments;
+
+	if (!size)
+		return;
+	va_start(arguments, format);
+	vsnprintf(error, size, format, arguments);
+	va_end(arguments);
+}
+
+struct code_map *code_map_new(const struct contract_descriptor *descriptor, char *error,
+			      size_t error_size)
+{
+	struct code_map *map = calloc(1, sizeof(*map));
+
+	if (!map) {
+		set_error(error, error_size, "out of memory");
+		return NULL;
+	}
+
+	const struct {
+		const char *type, *field;
+		uint32_t *offset;
+	} fields[] = {
+	    {"RangeSectionMap", "TopLevelData", &map->top_level_data},
+	    {"RangeSectionFragment", "RangeBegin", &map->fragment_begin},
+	    {"RangeSectionFragment", "RangeEndOpen", &map->fragment_end},
+	    {"RangeSectionFragment", "RangeSection", &map->fragment_section},
+	    {"RangeSectionFragment", "Next", &map->fragment_next},
+	    {"RangeSection", "Flags", &map->section_flags},
+	    {"RangeSection", "HeapList", &map->section_heap_list},
+	    {"CodeHeapListNode", "StartAddress", &map->heap_start},
+	    {"CodeHeapListNode", "EndAddress", &map->heap_end},
+	    {"CodeHeapListNode", "MapBase", &map->heap_map_base},
+	    {"CodeHeapListNode", "HeaderMap", &map->heap_header_map},
+	    {"RealCodeHeader", "MethodDesc", &map->header_method_desc},
+	    {"MethodDesc", "ChunkIndex", &map->desc_chunk_index},
+	    {"MethodDesc", "Flags", &map->desc_flags},
+	    {"DynamicMethodDesc", "MethodName", &map->dynamic_method_name},
+	    {"MethodDesc", "Flags3AndTokenRemainder", &map->desc_token_remainder},
+	    {"MethodDescChunk", "MethodTable", &map->chunk_method_table},
+	    {"MethodDescChunk", "FlagsAndTokenRange", &map->chunk_token_range},
+	    {"MethodDescChunk", "Size", &map->chunk_units},
+	    {"MethodTable", "Module", &map->table_module},
+	    {"Module", "Path", &map->module_path},
+	};
+	const struct {
+		const char *name;
+		uint64_t *value;
+	} globals[] = {
+	    {"ExecutionManagerCodeRangeMapAddress", &map->range_map},
+	    {"MethodDescAlignment", &map->method_desc_alignment},
+	    {"StubCodeBlockLast", &map->stub_code_block_last},
+	};
+	uint64_t remainder_bits;
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++)
+		if (!contract_descriptor_field(descriptor, fields[i].type, fields[i].field,
+					       fields[i].offset)) {
+			set_error(error, error_size, "the runtime describes no %s.%s",
+				  fields[i].type, fields[i].field);
+			goto refused;
+		}
+	for (size_t i = 0; i < sizeof(globals) / sizeof(*globals); i++)
+		if (!contract_descriptor_global(descriptor, globals[i].name, globals[i].value)) {
+			set_error(error, error_size, "the runtime has no global %s",
+				  globals[i].name);
+			goto refused;
+		}
+	if (!contract_descriptor_type_size(descriptor, "MethodDescChunk", &map->chunk_size) ||
+	    !contract_descriptor_global(descriptor, "MethodDescTokenRemainderBitCount",
+					&remainder_bits) ||
+	    remainder_bits == 0 || remainder_bits >= 24 || map->method_desc_alignment == 0 ||
+	    map->method_desc_alignment > 64) {
+		set_error(error, error_size,
+			  "the runtime describes no usable MethodDescChunk size, token bits or "
+			  "MethodDesc alignment");
+		goto refused;
+	}
+	map->token_remainder_bits = (uint32_t)remainder_bits;
+	if (!contract_descriptor_contract(descriptor, "ExecutionManager", &map->version) ||
+	    (map->version != 1 && map->version != 2)) {
+		set_error(error, error_size,
+			  "the runtime's ExecutionManager contract is not version 1 or 2");
+		goto refused;
+	}
+	return map;
+refused:
+	free(map);
+	return NULL;
+}
+
+void code_map_free(struct code_map *map)
+{
+	free(map);
+}
+
+static bool read_pointer(struct target_memory *memory, uint64_t address, uint64_t *value)
+{
+	return target_memory_read_u64(memory, address, value);
+}
+
+/* The range section of `address`, through the map's levels and the chunk's
+ * fragments. */
+static bool find_range_section(const struct code_map *map, struct target_memory *memory,
+			       uint64_t address, uint64_t *section)
+{
+	uint64_t level_map = map->range_map + map->top_level_data, entry = 0;
+
+	for (int level = MAP_LEVELS; level >= 1; level--) {
+		uint64_t index = (address >> (CHUNK_BITS + (level - 1) * BITS_PER_LEVEL)) & 0xff;
+
+		/* the low bit of an entry marks collectible code */
+		if (!read_pointer(memory, level_map + index * 8, &entry) || (entry & ~1ull) == 0)
+			return false;
+		level_map = entry & ~1ull;
+	}
+
+	uint64_t fragment = entry & ~1ull;
+
+	for (int step = 0; fragment && step < MAX_FRAGMENTS; step++) {
+		uint64_t begin, end;
+
+		if (!read_pointer(memory, fragment + map->fragment_begin, &begin) ||
+		    !read_pointer(memory, fragment + map->fragment_end, &end))
+			return false;
+		if (begin <= address && address < end)
+			return read_pointer(memory, fragment + map->fragment_section, section) &&
+			       *section != 0;
+		if (!read_pointer(memory, fragment + map->fragment_next, &fragment))
+			return false;
+		fragment &= ~1ull;
+	}
+	return false;
+}
+
+/* Version 2 writes, into each unit a method's code covers whole, the
+ * method's start relative to the map base: its top 28 bits, and the next
+ * two (the start is 4-byte aligned) as the low nibble's values 9..12. */
+static bool unit_is_pointer(uint32_t unit)
+{
+	return (unit & 0xf) > 8;
+}
+
+static uint64_t unit_pointer(uint64_t map_base, uint32_t unit)
+{
+	return map_base + (unit & ~0xfu) + (((unit & 0xf) - 9) << 2);
+}
+
+/* The start of the last method starting at or before `bucket`'s nibble
+ * `at_most` (1..8: offset / 4 + 1 in the bucket) in `unit`, whose last
+ * bucket is `last_bucket`. */
+static bool unit_start(uint32_t unit, uint64_t last_bucket, uint64_t bucket, uint32_t at_most,
+		       uint64_t map_base, uint64_t *start)
+{
+	for (uint64_t at = bucket;; at--) {
+		uint32_t nibble = (unit >> (4 * (last_bucket - at))) & 0xf;
+
+		if (nibble && (at < bucket || nibble <= at_most)) {
+			*start = map_base + (at << BUCKET_BITS) + ((nibble - 1) << 2);
+			return true;
+		}
+		if (at == last_bucket - (NIBBLES_PER_UNIT - 1))
+			return false;
+	}
+}
+
+/* The start of the method whose code holds `address`, from the nibble map
+ * of a code heap based at `map_base`. */
+static bool find_method_start(const struct code_map *map, struct target_memory *memory,
+			      uint64_t map_base, uint64_t header_map, uint64_t address,
+			      uint64_t *start)
+{
+	uint64_t relative = address - map_base;
+	uint64_t bucket = relative >> BUCKET_BITS;
+	uint64_t unit_index = bucket / NIBBLES_PER_UNIT;
+	uint32_t at_most = (uint32_t)((relative & ((1u << BUCKET_BITS) - 1)) >> 2) + 1;
+	uint32_t unit;
+
+	if (!target_memory_read_u32(memory, header_map + unit_index * 4, &unit))
+		return false;
+	if (map->version == 2 && unit_is_pointer(unit)) {
+		*start = unit_pointer(map_base, unit);
+		return true;
+	}
+	if (unit_start(unit, unit_index * NIBBLES_PER_UNIT + NIBBLES_PER_UNIT - 1, bucket, at_most,
+		       map_base, start))
+		return true;
+
+	/* earlier units: version 2 needs one (a method covering a unit whole
+	 * left its pointer there), version 1 scans back */
+	uint64_t limit = map->version == 2 ? 1 : MAX_UNITS_BACK;
+	uint32_t units[UNITS_PER_READ];
+
+	for (uint64_t back = 0; back < limit && unit_index > 0;) {
+		uint64_t count = unit_index < UNITS_PER_READ ? unit_index : UNITS_PER_READ;
+
+		count = count < limit - back ? count : limit - back;
+		if (!target_memory_read(memory, header_map + (unit_index - count) * 4, units,
+					count * 4))
+			return false;
+		for (uint64_t i = count; i-- > 0;) {
+			uint64_t index = unit_index - count + i;
+
+			if (units[i] == 0) {
+				if (map->version == 2)
+					return false;
+				continue;
+			}
+			if (map->version == 2 && unit_is_pointer(units[i])) {
+				*start = unit_pointer(map_base, units[i]);
+				return true;
+			}
+			uint64_t last = index * NIBBLES_PER_UNIT + NIBBLES_PER_UNIT - 1;
+			return unit_start(units[i], last, last, NIBBLES_PER_UNIT, map_base, start);
+		}
+		unit_index -= count;
+		back += count;
+	}
+	return false;
+}
+
+/* The module's path: a UTF-16 string of the runtime's, converted to UTF-8
+ * (code units outside ASCII become '?': paths here are the loader's). */
+static void read_module_path(const struct code_map *map, struct target_memory *memory,
+			     uint64_t module, char *path, size_t size)
+{
+	uint16_t units[MAX_PATH_UNITS + 1];
+	uint64_t address;
+	size_t length = 0;
+
+	path[0] = '\0';
+	if (!read_pointer(memory, module + map->module_path, &address) || !address)
+		return;
+	/* 64 code units at a time: a short path may end just before an
+	 * unmapped page */
+	for (size_t read = 0; read < MAX_PATH_UNITS; read += 64) {
+		size_t count = MAX_PATH_UNITS - read < 64 ? MAX_PATH_UNITS - read : 64;
+
+		if (!target_memory_read(memory, address + read * 2, units + read, count * 2))
+			return;
+		for (size_t i = read; i < read + count; i++) {
+			if (units[i] == 0) {
+				path[length] = '\0';
+				return;
+			}
+			if (length + 1 < size)
+				path[length++] = units[i] < 0x80 ? (char)units[i] : '?';
+		}
+	}
+	path[0] = '\0'; /* no end within the bound: not a path */
+}
+
+/* A dynamic method's own name (a UTF-8 string of the runtime's): printable
+ * ASCII, ended within its bound, or the method is not named. */
+static bool read_dynamic_name(const struct code_map *map, struct target_memory *memory,
+			      struct code_owner *owner)
+{
+	uint64_t address;
+	char *name = owner->dynamic_name;
+	size_t size = sizeof(owner->dynamic_name);
+
+	if (!read_pointer(memory, owner->method_desc + map->dynamic_method_name, &address) ||
+	    !address)
+		return false;
+	/* 64 bytes at a time: a short name may end just before an unmapped
+	 * page */
+	for (size_t read = 0; read < size; read += 64) {
+		if (!target_memory_read(memory, address + read, name + read, 64))
+			goto refused;
+		for (size_t i = read; i < read + 64; i++) {
+			if (name[i] == '\0' && i > 0)
+				return true;
+			if (name[i] < 0x20 || name[i] > 0x7e)
+				goto refused;
+		}
+	}
+refused:
+	name[0] = '\0';
+	return false;
+}
+
+bool code_map_lookup(const struct code_map *map, struct target_memory *memory, uint64_t address,
+		     struct code_owner *owner)
+{
+	uint32_t flags;
+	uint64_t section, heap, heap_start, heap_end, map_base, header_map;
+
+	memset(owner, 0, sizeof(*owner));
+	if (!find_range_section(map, memory, address, &section) ||
+	    !target_memory_read_u32(memory, section + map->section_flags, &flags) ||
+	    !(flags & RANGE_SECTION_CODEHEAP) ||
+	    !read_pointer(memory, section + map->section_heap_list, &heap) || !heap ||
+	    !read_pointer(memory, heap + map->heap_start, &heap_start) ||
+	    !read_pointer(memory, heap + map->heap_end, &heap_end) ||
+	    !read_pointer(memory, heap + map->heap_map_base, &map_base) ||
+	    !read_pointer(memory, heap + map->heap_header_map, &header_map) ||
+	    address < heap_start || address >= heap_end || map_base > heap_start ||
+	    !find_method_start(map, memory, map_base, header_map, address, &owner->start) ||
+	    owner->start > address || owner->start < heap_start + 8)
+		return false;
+
+	/* the pointer before the code: its header, or a stub's kind (a small
+	 * number) */
+	uint64_t header, chunk, method_table;
+	uint8_t chunk_index, chunk_last_unit;
+	uint16_t flags_of_desc, remainder, range;
+
+	if (!read_pointer(memory, owner->start - 8, &header) ||
+	    header <= map->stub_code_block_last ||
+	    !read_pointer(memory, header + map->header_method_desc, &owner->method_desc) ||
+	    !owner->method_desc ||
+	    !target_memory_read(memory, owner->method_desc + map->desc_chunk_index, &chunk_index,
+				1) ||
+	    !target_memory_read(memory, owner->method_desc + map->desc_flags, &flags_of_desc, 2) ||
+	    !target_memory_read(memory, owner->method_desc + map->desc_token_remainder, &remainder,
+				2))
+		return false;
+	chunk = owner->method_desc - chunk_index * map->method_desc_alignment - map->chunk_size;
+	/* the chunk must hold the MethodDesc: its Size is its last unit */
+	if (chunk > owner->method_desc ||
+	    !target_memory_read(memory, chunk + map->chunk_units, &chunk_last_unit, 1) ||
+	    chunk_index > chunk_last_unit ||
+	    !read_pointer(memory, chunk + map->chunk_method_table, &method_table) ||
+	    !method_table ||
+	    !target_memory_read(memory, chunk + map->chunk_token_range, &range, 2) ||
+	    !read_pointer(memory, method_table + map->table_module, &owner->module) ||
+	    !owner->module)
+		return false;
+
+	read_module_path(map, memory, owner->module, owner->module_path,
+			 sizeof(owner->module_path));
+	if ((flags_of_desc & CLASSIFICATION_MASK) == CLASSIFICATION_DYNAMIC)
+		return read_dynamic_name(map, memory, owner);
+
+	uint32_t remainder_mask = (1u << map->token_remainder_bits) - 1;
+	uint32_t range_mask = 0xffffffu >> map->token_remainder_bits;
+	uint32_t rid =
+	    ((range & range_mask) << map->token_remainder_bits) | (remainder & remainder_mask);
+
+	if (rid == 0)
+		return false;
+	owner->token = (uint32_t)METHOD_DEF_TABLE << 24 | rid;
+	return true;
+}

@@ -1,0 +1,87 @@
+#include "runtime_names.h"
+
+#include "managed_images.h"
+#include "managed_name.h"
+#include "managed_image.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+struct runtime_names {
+	struct code_map *map;
+	struct managed_images *images;
+};
+
+struct runtime_names *runtime_names_new(const struct contract_descriptor *descriptor, int root_fd,
+					char *error, size_t error_size)
+{
+	struct runtime_names *names = calloc(1, sizeof(*names));
+
+	if (!names) {
+		snprintf(error, error_size, "out of memory");
+		return NULL;
+	}
+	names->map = code_map_new(descriptor, error, error_size);
+	names->images = names->map ? managed_images_new(root_fd) : NULL;
+	if (!names->images) {
+		if (names->map)
+			snprintf(error, error_size, "out of memory");
+		runtime_names_free(names);
+		return NULL;
+	}
+	return names;
+}
+
+void runtime_names_free(struct runtime_names *names)
+{
+	if (!names)
+		return;
+	code_map_free(names->map);
+	managed_images_free(names->images);
+	free(names);
+}
+
+/* The runtime's name for a dynamic method, as its perf map writes it:
+ * "[Assembly] dynamicClass::Name()", the assembly its module's file holds,
+ * or the one the runtime hosts methods of no module in. */
+static bool dynamic_method_name(struct runtime_names *names, const struct code_owner *owner,
+				char *runtime_name, size_t size)
+{
+	struct managed_image *image =
+	    owner->module_path[0] ? managed_images_get(names->images, owner->module_path) : NULL;
+
+	if (owner->module_path[0] && !image)
+		return false;
+	snprintf(runtime_name, size, "[%s] dynamicClass::%s()",
+		 image ? managed_image_assembly_name(image)
+		       : "Anonymously Hosted DynamicMethods Assembly",
+		 owner->dynamic_name);
+	return true;
+}
+
+bool runtime_names_lookup(struct runtime_names *names, struct target_memory *memory,
+			  uint64_t address, char *name, size_t size, struct code_owner *owner)
+{
+	char runtime_name[1024];
+	struct managed_image *image;
+
+	if (!code_map_lookup(names->map, memory, address, owner))
+		return false;
+	if (owner->dynamic_name[0]) {
+		if (!dynamic_method_name(names, owner, runtime_name, sizeof(runtime_name)))
+			return false;
+	} else if (!owner->module_path[0] ||
+		   !(image = managed_images_get(names->images, owner->module_path)) ||
+		   !managed_image_method_def_name(image, owner->token, runtime_name,
+						  sizeof(runtime_name))) {
+		return false;
+	}
+
+	char *readable = managed_name_readable(runtime_name, false);
+
+	if (!readable)
+		return false;
+	snprintf(name, size, "%s", readable);
+	free(readable);
+	return true;
+}

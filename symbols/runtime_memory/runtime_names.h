@@ -1,0 +1,36 @@
+/* Names of JIT code from the runtime's memory: the method code_map.h finds,
+ * named from its module's metadata (managed_image_method_def_name) and made
+ * readable as the perf map's names are (managed_name.h):
+ * "hotloop!Demo.Program::HotMethod"; a dynamic method by its own name, in
+ * its module's assembly ("System.Private.CoreLib!dynamicClass::InvokeStub_X",
+ * "Anonymously Hosted DynamicMethods Assembly" for those of no module's
+ * file), as the perf map names them. The module's file is opened inside
+ * the target's root and read once (managed_images.h). */
+#ifndef PROFCPU_RUNTIME_NAMES_H
+#define PROFCPU_RUNTIME_NAMES_H
+
+#include "code_map.h"
+#include "contract_descriptor.h"
+#include "target_memory.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct runtime_names;
+
+/* Names from the runtime `descriptor` describes, with its modules' files
+ * opened inside `root_fd` (target_root.h; -1: the profiler's own files),
+ * which must stay open until runtime_names_free(). NULL, with the reason in
+ * `error`, when the descriptor lacks what code_map.h needs. */
+struct runtime_names *runtime_names_new(const struct contract_descriptor *descriptor, int root_fd,
+					char *error, size_t error_size);
+void runtime_names_free(struct runtime_names *names);
+
+/* The readable name of the method whose JIT code holds `address`, into
+ * `name` (`size` bytes), and what the memory gave in `owner`. False when no
+ * method's code is there or its module's metadata has no such method. */
+bool runtime_names_lookup(struct runtime_names *names, struct target_memory *memory,
+			  uint64_t address, char *name, size_t size, struct code_owner *owner);
+
+#endif

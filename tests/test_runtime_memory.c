@@ -1,0 +1,491 @@
+/* The route from the .NET runtime's memory: the bounded reader of a
+ * process's memory (on this process's own), the contract descriptor's JSON
+ * as .NET 10.0.12 wrote it (tests/data, argv[1]) and hostile variants of
+ * it, the descriptor struct read from memory, and a code heap with one
+ * method laid out as .NET 10.0.12 lays them out, looked up whole and
+ * corrupted (fakes in this process). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "code_map.h"
+#include "contract_descriptor.h"
+#include "runtime_descriptor.h"
+#include "target_memory.h"
+#include "whole_file.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *descriptor_path;
+
+static struct contract_descriptor *parse(const char *json, const uint64_t *pointers, size_t count)
+{
+	char error[256] = "";
+	struct contract_descriptor *descriptor =
+	    contract_descriptor_parse(json, strlen(json), pointers, count, error, sizeof(error));
+
+	if (!descriptor)
+		print_message("refused: %s\n", error);
+	return descriptor;
+}
+
+/* The offsets and globals the ExecutionManager and RuntimeTypeSystem
+ * contracts need, as .NET 10.0.12 on x64 describes them. */
+static void test_real_descriptor(void **state)
+{
+	size_t size;
+	uint8_t *json = read_whole(descriptor_path, &size);
+	uint64_t pointers[24];
+	char error[256];
+	uint32_t offset, version;
+	uint64_t value;
+
+	(void)state;
+	for (size_t i = 0; i < 24; i++)
+		pointers[i] = 0x7f0000000000 + i * 8;
+
+	struct contract_descriptor *descriptor =
+	    contract_descriptor_parse((const char *)json, size, pointers, 24, error, sizeof(error));
+
+	assert_non_null(descriptor);
+	assert_true(contract_descriptor_contract(descriptor, "ExecutionManager", &version));
+	assert_int_equal(version, 2);
+	assert_true(contract_descriptor_contract(descriptor, "RuntimeTypeSystem", &version));
+	assert_int_equal(version, 1);
+	assert_true(
+	    contract_descriptor_field(descriptor, "RangeSectionMap", "TopLevelData", &offset));
+	assert_int_equal(offset, 0);
+	assert_true(contract_descriptor_field(descriptor, "RangeSection", "RangeEndOpen", &offset));
+	assert_int_equal(offset, 8);
+	assert_true(contract_descriptor_field(descriptor, "RangeSection", "HeapList", &offset));
+	assert_int_equal(offset, 40);
+	assert_true(
+	    contract_descriptor_field(descriptor, "CodeHeapListNode", "HeaderMap", &offset));
+	assert_int_equal(offset, 40);
+	assert_true(contract_descriptor_field(descriptor, "RealCodeHeader", "MethodDesc", &offset));
+	assert_int_equal(offset, 24);
+	/* a field given with its type: [304, "GCHandle"] */
+	assert_true(contract_descriptor_field(descriptor, "Thread", "GCHandle", &offset));
+	assert_int_equal(offset, 304);
+	assert_true(contract_descriptor_type_size(descriptor, "MethodDesc", &offset));
+	assert_int_equal(offset, 16);
+	assert_false(contract_descriptor_type_size(descriptor, "RangeSection", &offset));
+	assert_false(contract_descriptor_field(descriptor, "MethodDesc", "!", &offset));
+	assert_false(contract_descriptor_field(descriptor, "MethodDesc", "NoSuchField", &offset));
+	assert_false(contract_descriptor_field(descriptor, "NoSuchType", "Slot", &offset));
+
+	/* [[20], "pointer"]: the 20th pointer */
+	assert_true(
+	    contract_descriptor_global(descriptor, "ExecutionManagerCodeRangeMapAddress", &value));
+	assert_int_equal(value, pointers[20]);
+	/* ["0x8", "uint64"] and a value above INT64_MAX */
+	assert_true(contract_descriptor_global(descriptor, "MethodDescAlignment", &value));
+	assert_int_equal(value, 8);
+	assert_true(contract_descriptor_global(descriptor, "StaticsPointerMask", &value));
+	assert_true(value == 0xfffffffffffffffe);
+	assert_string_equal(contract_descriptor_global_string(descriptor, "Architecture"), "x64");
+	assert_false(contract_descriptor_global(descriptor, "Architecture", &value));
+	assert_null(contract_descriptor_global_string(descriptor, "MethodDescAlignment"));
+	assert_false(contract_descriptor_global(descriptor, "NoSuchGlobal", &value));
+	contract_descriptor_free(descriptor);
+
+	/* the same with too few pointers: the index points past them */
+	descriptor =
+	    contract_descriptor_parse((const char *)json, size, pointers, 20, error, sizeof(error));
+	assert_non_null(descriptor);
+	assert_false(
+	    contract_descriptor_global(descriptor, "ExecutionManagerCodeRangeMapAddress", &value));
+	contract_descriptor_free(descriptor);
+	free(json);
+}
+
+static void test_hostile_descriptors(void **state)
+{
+	static const char *const refused[] = {
+	    "",
+	    "not json",
+	    "[1, 2]",
+	    "{\"types\": {}}",
+	    "{\"version\": 0, \"baseline\": \"net9.0/coreclr/linux-x64\"}",
+	    "{\"version\": 0, \"types\": []}",
+	    "{\"version\": 0} trailing",
+	    "{\"version\": 0, \"types\": {\"a\": {\"b\": [[[[[[[[[[1]]]]]]]]]]}}}",
+	    "{\"version\": 0",
+	};
+	static const uint64_t pointers[] = {0x1000};
+	uint32_t offset;
+	uint64_t value;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++)
+		assert_null(parse(refused[i], pointers, 1));
+
+	/* parsed, but each lookup checks what it finds */
+	struct contract_descriptor *descriptor = parse(
+	    "{\"version\": 0, \"types\": {\"T\": {\"!\": -1, \"neg\": -8, \"big\": 4294967296, "
+	    "\"text\": \"8\", \"pair\": [8], \"float\": 8.5, \"bad\": [8, 9]}, \"U\": 3}, "
+	    "\"globals\": {\"far\": [[1]], \"neg\": [[-1]], \"minus\": \"-1\", \"hex\": \"0x1g\", "
+	    "\"obj\": {}, \"nested\": [[0], \"pointer\", 3], \"ok\": [[0]]}, "
+	    "\"contracts\": {\"A\": \"1\", \"B\": -1}}\n",
+	    pointers, 1);
+
+	assert_non_null(descriptor);
+	assert_false(contract_descriptor_type_size(descriptor, "T", &offset));
+	assert_false(contract_descriptor_type_size(descriptor, "U", &offset));
+	static const char *const fields[] = {"neg", "big", "text", "pair", "float", "bad"};
+	for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++)
+		assert_false(contract_descriptor_field(descriptor, "T", fields[i], &offset));
+	assert_false(contract_descriptor_field(descriptor, "U", "x", &offset));
+	static const char *const globals[] = {"far", "neg", "minus", "hex", "obj", "nested"};
+	for (size_t i = 0; i < sizeof(globals) / sizeof(*globals); i++)
+		assert_false(contract_descriptor_global(descriptor, globals[i], &value));
+	assert_true(contract_descriptor_global(descriptor, "ok", &value));
+	assert_int_equal(value, 0x1000);
+	assert_false(contract_descriptor_contract(descriptor, "A", &offset));
+	assert_false(contract_descriptor_contract(descriptor, "B", &offset));
+	contract_descriptor_free(descriptor);
+}
+
+static void test_reads_are_checked_and_bounded(void **state)
+{
+	static const char bytes[] = "sixteen bytes...";
+	char copy[sizeof(bytes)];
+	struct target_memory memory;
+	uint64_t value;
+
+	(void)state;
+	target_memory_init(&memory, getpid(), 40, 60);
+	assert_true(target_memory_read(&memory, (uintptr_t)bytes, copy, sizeof(bytes)));
+	assert_memory_equal(copy, bytes, sizeof(bytes));
+	/* the first page is never mapped */
+	assert_false(target_memory_read_u64(&memory, 16, &value));
+	assert_false(target_memory_read(&memory, (uintptr_t)bytes, copy, 0));
+	assert_false(target_memory_read(&memory, UINT64_MAX - 4, copy, 8));
+	assert_false(
+	    target_memory_read(&memory, (uintptr_t)bytes, copy, TARGET_MEMORY_MAX_READ + 1));
+	assert_null(memory.stopped_by);
+	/* 17 + 8 of 40 spent: 16 more do not fit, and nothing more is read */
+	assert_false(target_memory_read(&memory, (uintptr_t)bytes, copy, 16));
+	assert_string_equal(memory.stopped_by, "the byte budget");
+	assert_false(target_memory_read(&memory, (uintptr_t)bytes, copy, 1));
+
+	target_memory_init(&memory, getpid(), 1 << 20, 0);
+	nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+	assert_false(target_memory_read(&memory, (uintptr_t)bytes, copy, 1));
+	assert_string_equal(memory.stopped_by, "the time budget");
+}
+
+/* A descriptor struct as libcoreclr.so exports it. */
+struct fake_descriptor {
+	uint64_t magic;
+	uint32_t flags, json_size;
+	uint64_t json;
+	uint32_t pointer_count, padding;
+	uint64_t pointers;
+};
+
+static struct contract_descriptor *read_fake(const struct fake_descriptor *fake, char *error)
+{
+	struct target_memory memory;
+
+	target_memory_init(&memory, getpid(), 1 << 22, 60);
+	return runtime_descriptor_read_at(&memory, (uintptr_t)fake, error, 256);
+}
+
+static void test_descriptor_in_memory(void **state)
+{
+	static const char json[] = "{\"version\": 0, \"baseline\": \"empty\", "
+				   "\"globals\": {\"G\": [[1], \"pointer\"]}}";
+	static const uint64_t pointers[] = {0, 0xabc0};
+	const struct fake_descriptor good = {
+	    .magic = 0x0043414443434e44,
+	    .flags = 1,
+	    .json_size = sizeof(json), /* with its NUL, as a C string */
+	    .json = (uintptr_t)json,
+	    .pointer_count = 2,
+	    .pointers = (uintptr_t)pointers,
+	};
+	struct fake_descriptor fake;
+	char error[256];
+	uint64_t value;
+
+	(void)state;
+	struct contract_descriptor *descriptor = read_fake(&good, error);
+	assert_non_null(descriptor);
+	assert_true(contract_descriptor_global(descriptor, "G", &value));
+	assert_int_equal(value, 0xabc0);
+	contract_descriptor_free(descriptor);
+
+	fake = good;
+	fake.magic ^= 1;
+	assert_null(read_fake(&fake, error));
+	assert_non_null(strstr(error, "magic"));
+	fake = good;
+	fake.flags = 3;
+	assert_null(read_fake(&fake, error));
+	assert_non_null(strstr(error, "4-byte pointers"));
+	fake = good;
+	fake.json_size = (1 << 20) + 1;
+	assert_null(read_fake(&fake, error));
+	assert_non_null(strstr(error, "out of bounds"));
+	fake = good;
+	fake.pointer_count = 1u << 31;
+	assert_null(read_fake(&fake, error));
+	fake = good;
+	fake.json = 4096;
+	assert_null(read_fake(&fake, error));
+	assert_non_null(strstr(error, "cannot read"));
+	fake = good;
+	fake.json_size = 12; /* cut inside the JSON */
+	assert_null(read_fake(&fake, error));
+	assert_non_null(strstr(error, "not JSON"));
+	assert_null(read_fake((const struct fake_descriptor *)4096, error));
+}
+
+/* A runtime's code map in this process's memory, at the offsets .NET
+ * 10.0.12 gives (tests/data): the range section map's five levels, one
+ * fragment and range section, a code heap of 8 KiB with its nibble map,
+ * and one method at heap + 0x100, 0x300 bytes long, with its code header,
+ * MethodDesc (MethodDef row 5), chunk, MethodTable and module. */
+struct fake_runtime {
+	uint64_t levels[5][256];
+	uint64_t fragment[4], section[8], heap_node[6], code_header[5];
+	uint64_t chunk[3 + 4 * 2]; /* the chunk, then 16-byte MethodDescs */
+	uint64_t method_table[8], module[32];
+	uint16_t path[16];
+	uint32_t header_map[32];
+	uint8_t heap[8192] __attribute__((aligned(8192)));
+};
+
+static struct fake_runtime fake;
+enum { METHOD_AT = 0x100, METHOD_SIZE = 0x300 };
+
+static uint64_t at(const void *pointer)
+{
+	return (uintptr_t)pointer;
+}
+
+static uint8_t *method_desc(void)
+{
+	return (uint8_t *)&fake.chunk[3] + 2 * 8; /* ChunkIndex 2 */
+}
+
+static void build_fake_runtime(void)
+{
+	uint64_t heap = at(fake.heap);
+	uint64_t *slot = fake.levels[0];
+
+	memset(&fake, 0, offsetof(struct fake_runtime, heap));
+	/* levels: bits 56..49 index the top, then 8 bits a level down to 17 */
+	for (int level = 0; level < 5; level++) {
+		uint64_t index = (heap >> (17 + (4 - level) * 8)) & 0xff;
+
+		slot = &fake.levels[level][index];
+		*slot = level < 4 ? at(fake.levels[level + 1]) : at(fake.fragment);
+	}
+	fake.fragment[1] = heap;	/* RangeBegin */
+	fake.fragment[2] = heap + 8192; /* RangeEndOpen */
+	fake.fragment[3] = at(fake.section);
+	fake.section[2] = 2; /* Flags: a code heap */
+	fake.section[5] = at(fake.heap_node);
+	fake.heap_node[2] = heap; /* StartAddress */
+	fake.heap_node[3] = heap + 8192;
+	fake.heap_node[4] = heap; /* MapBase */
+	fake.heap_node[5] = at(fake.header_map);
+	/* the start's nibble: bucket 8 (unit 1, its top nibble), offset 0;
+	 * units 2 and 3 lie whole in the method: version 2's pointers */
+	fake.header_map[1] = 1u << 28;
+	fake.header_map[2] = fake.header_map[3] = METHOD_AT + 9;
+	memcpy(fake.heap + METHOD_AT - 8, &(uint64_t){at(fake.code_header)}, 8);
+	fake.code_header[3] = at(method_desc());
+	method_desc()[2] = 2;			  /* ChunkIndex */
+	memcpy(method_desc(), &(uint16_t){5}, 2); /* the token's low bits */
+	fake.chunk[0] = at(fake.method_table);	  /* FlagsAndTokenRange 0 */
+	fake.chunk[2] = 7; /* Size: 8 units (four MethodDescs); Count, FlagsAndTokenRange 0 */
+	fake.method_table[3] = at(fake.module);
+	fake.module[25] = at(fake.path);
+	for (size_t i = 0; i < sizeof("/app/app.dll") - 1; i++)
+		fake.path[i] = (uint16_t) "/app/app.dll"[i];
+}
+
+static struct code_map *fake_code_map(uint32_t version)
+{
+	size_t size;
+	char *json = (char *)read_whole(descriptor_path, &size);
+	char *contract = strstr(json, "\"ExecutionManager\":2");
+	uint64_t pointers[24] = {0};
+	char error[256];
+
+	assert_non_null(contract);
+	contract[strlen("\"ExecutionManager\":")] = (char)('0' + version);
+	pointers[20] = at(fake.levels[0]);
+
+	struct contract_descriptor *descriptor =
+	    contract_descriptor_parse(json, size, pointers, 24, error, sizeof(error));
+	assert_non_null(descriptor);
+
+	struct code_map *map = code_map_new(descriptor, error, sizeof(error));
+	assert_non_null(map);
+	contract_descriptor_free(descriptor);
+	free(json);
+	return map;
+}
+
+static bool look_up(const struct code_map *map, uint64_t offset, struct code_owner *owner,
+		    uint64_t *reads)
+{
+	struct target_memory memory;
+
+	target_memory_init(&memory, getpid(), 1 << 20, 60);
+	bool found = code_map_lookup(map, &memory, at(fake.heap) + offset, owner);
+	if (reads)
+		*reads = memory.reads;
+	return found;
+}
+
+static void test_code_map_finds_the_method(void **state)
+{
+	static const uint64_t inside[] = {METHOD_AT, METHOD_AT + 0x1c, METHOD_AT + 0x150,
+					  METHOD_AT + 0x1f0, METHOD_AT + METHOD_SIZE - 1};
+	struct code_owner owner;
+
+	(void)state;
+	for (uint32_t version = 1; version <= 2; version++) {
+		build_fake_runtime();
+		if (version == 1) /* no pointers: the lookup scans back */
+			fake.header_map[2] = fake.header_map[3] = 0;
+
+		struct code_map *map = fake_code_map(version);
+
+		for (size_t i = 0; i < sizeof(inside) / sizeof(*inside); i++) {
+			assert_true(look_up(map, inside[i], &owner, NULL));
+			assert_true(owner.start == at(fake.heap) + METHOD_AT);
+			assert_true(owner.method_desc == at(method_desc()));
+			assert_true(owner.module == at(fake.module));
+			assert_int_equal(owner.token, 0x06000005);
+			assert_string_equal(owner.module_path, "/app/app.dll");
+		}
+		/* before the method: no start in its unit or the one before */
+		assert_false(look_up(map, 0x40, &owner, NULL));
+		code_map_free(map);
+	}
+}
+
+/* Each corruption names nothing, in a bounded number of reads. */
+static void test_code_map_corrupt(void **state)
+{
+	struct code_owner owner;
+	uint64_t reads;
+
+	(void)state;
+	build_fake_runtime();
+	struct code_map *map = fake_code_map(2);
+
+	/* a fragment list that loops, around an address it does not hold */
+	fake.fragment[0] = at(fake.fragment);
+	fake.fragment[2] = at(fake.heap) + 16;
+	assert_false(look_up(map, METHOD_AT, &owner, &reads));
+	assert_true(reads < 200);
+	build_fake_runtime();
+	/* a level pointing at unmapped memory */
+	fake.levels[2][(at(fake.heap) >> 33) & 0xff] = 0x1000;
+	assert_false(look_up(map, METHOD_AT, &owner, NULL));
+	build_fake_runtime();
+	/* a range section of stubs, not a code heap */
+	fake.section[2] = 4;
+	assert_false(look_up(map, METHOD_AT, &owner, NULL));
+	build_fake_runtime();
+	/* a stub's kind before the code, not a header */
+	memcpy(fake.heap + METHOD_AT - 8, &(uint64_t){3}, 8);
+	assert_false(look_up(map, METHOD_AT, &owner, NULL));
+	build_fake_runtime();
+	/* a dynamic method (classification 7) is named by its own name, an
+	 * unended or unprintable one names nothing */
+	memcpy(method_desc() + 6, &(uint16_t){7}, 2);
+	assert_false(look_up(map, METHOD_AT, &owner, NULL));
+	memcpy(fake.heap + 0x1000, "lambda_method3", sizeof("lambda_method3"));
+	memcpy(method_desc() + 32, &(uint64_t){at(fake.heap) + 0x1000}, 8); /* MethodName */
+	assert_true(look_up(map, METHOD_AT, &owner, NULL));
+	assert_string_equal(owner.dynamic_name, "lambda_method3");
+	assert_int_equal(owner.token, 0);
+	fake.heap[0x1003] = '\n';
+	assert_false(look_up(map, METHOD_AT, &owner, NULL));
+	memset(fake.heap + 0x1000, 'a', 2048);
+	assert_false(look_up(map, METHOD_AT, &owner, NULL));
+	build_fake_runtime();
+	/* a MethodDesc past its chunk's end */
+	fake.chunk[2] = 1;
+	assert_false(look_up(map, METHOD_AT, &owner, NULL));
+	build_fake_runtime();
+	/* a token of row 0 */
+	memset(method_desc(), 0, 2);
+	assert_false(look_up(map, METHOD_AT, &owner, NULL));
+	build_fake_runtime();
+	/* no MethodTable */
+	fake.chunk[0] = 0;
+	assert_false(look_up(map, METHOD_AT, &owner, NULL));
+	build_fake_runtime();
+	/* the heap's map base above its start */
+	fake.heap_node[4] = at(fake.heap) + 0x1000;
+	assert_false(look_up(map, METHOD_AT + 0x10, &owner, NULL));
+	build_fake_runtime();
+	/* a version 2 pointer past the address */
+	fake.header_map[3] = 0x3f0 + 9;
+	assert_false(look_up(map, 0x380, &owner, NULL));
+	build_fake_runtime();
+	/* a path with no end within its bound (511 code units) names the
+	 * method, not a file */
+	memset(fake.heap + 0x1000, 'a', 2048);
+	fake.module[25] = at(fake.heap) + 0x1000;
+	assert_true(look_up(map, METHOD_AT, &owner, NULL));
+	assert_string_equal(owner.module_path, "");
+	code_map_free(map);
+
+	/* a spent budget stops the lookup */
+	build_fake_runtime();
+	map = fake_code_map(2);
+	struct target_memory memory;
+	target_memory_init(&memory, getpid(), 64, 60);
+	assert_false(code_map_lookup(map, &memory, at(fake.heap) + METHOD_AT, &owner));
+	assert_string_equal(memory.stopped_by, "the byte budget");
+	code_map_free(map);
+}
+
+static void test_process_without_runtime(void **state)
+{
+	struct target_memory memory;
+	struct runtime_descriptor runtime;
+	char error[256];
+
+	(void)state;
+	target_memory_init(&memory, getpid(), 1 << 22, 60);
+	assert_false(runtime_descriptor_find(getpid(), &memory, &runtime, error, sizeof(error)));
+	assert_non_null(strstr(error, "maps no libcoreclr.so"));
+	assert_int_equal(memory.reads, 0);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_real_descriptor),
+	    cmocka_unit_test(test_hostile_descriptors),
+	    cmocka_unit_test(test_reads_are_checked_and_bounded),
+	    cmocka_unit_test(test_descriptor_in_memory),
+	    cmocka_unit_test(test_process_without_runtime),
+	    cmocka_unit_test(test_code_map_finds_the_method),
+	    cmocka_unit_test(test_code_map_corrupt),
+	};
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s DESCRIPTOR_JSON\n", argv[0]);
+		return 2;
+	}
+	descriptor_path = argv[1];
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
