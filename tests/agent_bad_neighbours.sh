@@ -27,62 +27,18 @@ if [[ ${AGENT_BAD_NEIGHBOURS_INSIDE:-} != 1 ]]; then
 	AGENT_BAD_NEIGHBOURS_INSIDE=1 exec unshare --pid --fork --mount-proc bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
+source "$tests_dir/agent_lib.sh"
 
 build_dotnet_app EventStacks
 
-# periods: how many periods the agent has sent.
-periods() {
-	local count
-	count=$(grep -c "named and encoded" "$workdir/spool/agent.log" 2>/dev/null)
-	echo "${count:-0}"
-}
-
-agent_runs() {
-	kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent stopped"; }
-}
-
-# wait_session PID: until the agent has a runtime session of PID.
-wait_session() {
-	until grep -q "EventPipe session .*/runtime-$1-" "$workdir/spool/agent.log" 2>/dev/null; do
-		agent_runs
-		sleep 0.2
-	done
-}
-
-# wait_sent_after MS: until the agent has sent a period begun after MS
-# (milliseconds of Unix time, as its folder is named).
-wait_sent_after() {
-	until grep -o "period-[0-9]*-[0-9]*: .* named and encoded" "$workdir/spool/agent.log" |
-		awk -F'[-:]' -v after="$1" '$2 > after { found = 1 } END { exit !found }'; do
-		agent_runs
-		sleep 0.2
-	done
-}
-
-port=$(free_port)
-mkdir "$workdir/received"
-start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received" ok
-until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
-start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 2 --push-timeout 60 \
-	--spool "$workdir/spool" 2>"$workdir/agent.err"
-agent_pid=$started_pid
-until (($(periods) >= 1)); do
-	agent_runs
-	sleep 0.2
-done
-
+start_receiver_and_agent --push-interval 2
+wait_periods 1
 echo "the agent runs (pid $agent_pid); the bad neighbours start"
 start_dotnet_app "$workdir/EventStacks/eventstacks.dll" "$workdir/go-stopped" 100000
 stopped_pid=$started_pid
 wait_session "$stopped_pid"
 kill -STOP "$stopped_pid"
-mkdir "$workdir/fake"
-head -c 65536 /dev/zero >"$workdir/fake/libcoreclr.so"
-fake_pids=()
-for fake in 1 2; do
-	start python3 "$tests_dir/fake_dotnet_runtime.py" "$workdir/fake/libcoreclr.so"
-	fake_pids+=("$started_pid")
-done
+start_fake_runtimes 2
 # The native ones spin without end: at the lowest priority, they leave the
 # CPUs to the agent and the good apps, and are still sampled.
 start nice -n 19 "$WORKLOAD_BOMB_BUNDLE" "$workdir"

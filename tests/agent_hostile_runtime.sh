@@ -21,32 +21,12 @@ if [[ ${AGENT_HOSTILE_RUNTIME_INSIDE:-} != 1 ]]; then
 	AGENT_HOSTILE_RUNTIME_INSIDE=1 exec unshare --pid --fork --mount-proc bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
+source "$tests_dir/agent_lib.sh"
 
 build_dotnet_app EventStacks
-mkdir "$workdir/fake"
-head -c 65536 /dev/zero >"$workdir/fake/libcoreclr.so"
-fake_pids=()
-for fake in 1 2 3 4 5 6; do
-	start python3 "$tests_dir/fake_dotnet_runtime.py" "$workdir/fake/libcoreclr.so"
-	fake_pids+=("$started_pid")
-done
+start_fake_runtimes 6
 
-port=$(free_port)
-mkdir "$workdir/received"
-start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received" ok
-until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
-start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 3 --push-timeout 60 \
-	--spool "$workdir/spool" 2>"$workdir/agent.err"
-agent_pid=$started_pid
-
-# wait_session PID: until the agent records the events of PID.
-wait_session() {
-	until grep -q "EventPipe session .*/runtime-$1-" "$workdir/spool/agent.log" 2>/dev/null; do
-		kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent stopped"; }
-		kill -0 "$1" 2>/dev/null || fail "pid $1 exited"
-		sleep 0.2
-	done
-}
+start_receiver_and_agent --push-interval 3
 
 # The largest size seen of each session file: runtime-PID-PERIOD-SEQ.nettrace,
 # only root's (mode 600).
@@ -71,15 +51,8 @@ until grep -q done "$app_output"; do
 	poll_sizes
 	sleep 0.2
 done
-# Until a period begun after the app was done is sent (the spool's period
-# folders are named by the Unix time they began at, in milliseconds).
-done_at=$(date +%s%3N)
-until grep -o "period-[0-9]*-[0-9]*: .* named and encoded" "$workdir/spool/agent.log" |
-	awk -F'[-:]' -v after="$done_at" '$2 > after { found = 1 } END { exit !found }'; do
-	kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent stopped"; }
-	poll_sizes
-	sleep 0.2
-done
+# Until a period begun after the app was done is sent.
+wait_sent_after "$(date +%s%3N)" poll_sizes
 kill -INT "$agent_pid"
 wait "$agent_pid" || { cat "$workdir/agent.err"; fail "the agent exited with status $?"; }
 kill "${fake_pids[@]}"

@@ -15,34 +15,9 @@ if [[ ${AGENT_STOPPED_NEIGHBOUR_INSIDE:-} != 1 ]]; then
 	AGENT_STOPPED_NEIGHBOUR_INSIDE=1 exec unshare --pid --fork --mount-proc bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
+source "$tests_dir/agent_lib.sh"
 
 build_dotnet_app EventStacks
-
-# periods: how many periods the agent has sent.
-periods() {
-	local count
-	count=$(grep -c "named and encoded" "$workdir/spool/agent.log" 2>/dev/null)
-	echo "${count:-0}"
-}
-
-# wait_periods N: until the agent has sent N periods.
-wait_periods() {
-	until (($(periods) >= $1)); do
-		kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent stopped"; }
-		sleep 0.2
-	done
-}
-
-# wait_sent_after MS: until the agent has sent a period begun after MS
-# (milliseconds of Unix time, as its folder is named): the periods before
-# it are sent too.
-wait_sent_after() {
-	until grep -o "period-[0-9]*-[0-9]*: .* named and encoded" "$workdir/spool/agent.log" |
-		awk -F'[-:]' -v after="$1" '$2 > after { found = 1 } END { exit !found }'; do
-		kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent stopped"; }
-		sleep 0.2
-	done
-}
 
 # start_app NAME ROUNDS: the app, waiting for $workdir/go-NAME to run ROUNDS
 # rounds; returns once its session runs; its pid in $app_pid, its output in
@@ -50,19 +25,10 @@ wait_sent_after() {
 start_app() {
 	start_dotnet_app "$workdir/EventStacks/eventstacks.dll" "$workdir/go-$1" "$2"
 	app_pid=$started_pid app_output=$started_output
-	until grep -q "EventPipe session .*/runtime-$app_pid-" "$workdir/spool/agent.log" 2>/dev/null; do
-		kill -0 "$agent_pid" 2>/dev/null || { cat "$workdir/agent.err"; fail "the agent stopped"; }
-		sleep 0.2
-	done
+	wait_session "$app_pid"
 }
 
-port=$(free_port)
-mkdir "$workdir/received"
-start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received" ok
-until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
-start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 2 --push-timeout 60 \
-	--events exceptions --spool "$workdir/spool" 2>"$workdir/agent.err"
-agent_pid=$started_pid
+start_receiver_and_agent --push-interval 2 --events exceptions
 wait_periods 1
 
 start_app stopped 100000
