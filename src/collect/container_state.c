@@ -157,9 +157,7 @@ static void keep_bytes(const char *bytes, size_t length, void *context)
 	config->length += length;
 }
 
-/* Reads the regular file `path` (not through a symlink) whole when it is
- * at most CONTAINER_STATE_MAX_BYTES, and parses it. */
-static bool read_config(const char *path, struct pod_labels *labels)
+bool container_state_read_file(const char *path, struct pod_labels *labels)
 {
 	/* One byte over the bound: a file that fills it is too long. */
 	struct target_file_budget budget = {.max_bytes = CONTAINER_STATE_MAX_BYTES + 1,
@@ -184,10 +182,10 @@ static bool read_in_folder(const char *folder, const char *id, struct pod_labels
 	char path[4096];
 
 	snprintf(path, sizeof(path), "%s/%s/config.json", folder, id);
-	if (read_config(path, labels))
+	if (container_state_read_file(path, labels))
 		return true;
 	snprintf(path, sizeof(path), "%s/%s/userdata/config.json", folder, id);
-	return read_config(path, labels);
+	return container_state_read_file(path, labels);
 }
 
 bool container_state_read(const char *id, const struct string_list *folders,
