@@ -21,32 +21,6 @@ source "$(dirname "$0")/lib.sh"
 
 build_dotnet_app DynReuse
 
-# app NAME ENV...: DynReuse, a new method every 1.2 s or so, for long; its
-# pid in $started_pid.
-app() {
-	local name=$1
-	shift
-	env "$@" dotnet "$workdir/DynReuse/dynreuse.dll" 1000 0.2 >"$workdir/$name.out" 2>&1 &
-	started_pid=$!
-	background_pids+=("$started_pid")
-	until grep -qs ready "$workdir/$name.out"; do sleep 0.05; done
-}
-
-# sizes PID: its perf map's and jitdump's sizes.
-sizes() {
-	echo "$(stat -c %s "/tmp/perf-$1.map") $(stat -c %s "/tmp/jit-$1.dump")"
-}
-
-# phases_later NAME PID COUNT: waits until the app has begun COUNT more
-# phases (each a new dynamic method, compiled) than it had.
-phases_later() {
-	local goal=$(($(grep -c '^phase' "$workdir/$1.out") + $3))
-	until (($(grep -c '^phase' "$workdir/$1.out") >= goal)); do
-		kill -0 "$2" 2>/dev/null || fail "$1: DynReuse exited"
-		sleep 0.1
-	done
-}
-
 # asked PID: waits until the agent has asked the runtime of PID.
 asked() {
 	until grep -q "perf map and jitdump of .NET pid $1 " "$workdir/agent.err"; do
@@ -60,11 +34,11 @@ mkdir -p "$workdir/received"
 start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received" ok
 until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
 
-app own
+start_dynreuse own
 own=$started_pid
-app owner DOTNET_PerfMapEnabled=1
+start_dynreuse owner DOTNET_PerfMapEnabled=1
 owner=$started_pid
-app stopped
+start_dynreuse stopped
 stopped=$started_pid
 spool=$workdir/spool
 start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 1 --no-events \
@@ -92,25 +66,25 @@ cat "$workdir/agent.err"
 grep "pid $stopped: no answer" "$spool/agent.log" || fail "the agent's log does not say the stopped app did not answer"
 # Run again, it reads the request that waited in its socket.
 kill -CONT "$stopped"
-phases_later stopped "$stopped" 1
-stopped_before=$(sizes "$stopped")
-own_before=$(sizes "$own")
-owner_before=$(sizes "$owner")
-phases_later own "$own" 3
-phases_later owner "$owner" 1
-phases_later stopped "$stopped" 3
-own_after=$(sizes "$own")
-owner_after=$(sizes "$owner")
+dynreuse_phases_later stopped "$stopped" 1
+stopped_before=$(perf_files_sizes "$stopped")
+own_before=$(perf_files_sizes "$own")
+owner_before=$(perf_files_sizes "$owner")
+dynreuse_phases_later own "$own" 3
+dynreuse_phases_later owner "$owner" 1
+dynreuse_phases_later stopped "$stopped" 3
+own_after=$(perf_files_sizes "$own")
+owner_after=$(perf_files_sizes "$owner")
 echo "turned on by the agent: $own_before after it stopped, 3 methods later: $own_after"
 echo "turned on by its owner: $owner_before after it stopped, later: $owner_after"
-stopped_after=$(sizes "$stopped")
+stopped_after=$(perf_files_sizes "$stopped")
 echo "stopped while the agent stopped: $stopped_before once it ran again, 3 methods later: $stopped_after"
 [[ "$stopped_before" == "$stopped_after" ]] || fail "the perf map or jitdump of the app stopped while the agent stopped still grows once it runs again ($stopped_before -> $stopped_after bytes)"
 [[ "$own_before" == "$own_after" ]] || fail "the perf map or jitdump the agent turned on still grows after it stopped ($own_before -> $own_after bytes)"
 ((${owner_after% *} > ${owner_before% *})) || fail "the perf map its owner turned on stopped growing after the agent"
 
 echo "--- the sampler killed (kill -9): its worker turns off what it turned on"
-app alone
+start_dynreuse alone
 alone=$started_pid
 start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 1 --no-events \
 	--spool "$workdir/spool-killed" 2>"$workdir/agent.err"
@@ -120,8 +94,8 @@ worker=$(pgrep -P "$agent_pid")
 kill -KILL "$agent_pid"
 # (an orphan: a zombie until this namespace's first process reaps it)
 while [[ $(awk '{print $3}' "/proc/$worker/stat" 2>/dev/null) =~ ^[RSD]$ ]]; do sleep 0.1; done
-alone_before=$(sizes "$alone")
-phases_later alone "$alone" 3
-alone_after=$(sizes "$alone")
+alone_before=$(perf_files_sizes "$alone")
+dynreuse_phases_later alone "$alone" 3
+alone_after=$(perf_files_sizes "$alone")
 echo "turned on by a killed agent: $alone_before after its worker ended, 3 methods later: $alone_after"
 [[ "$alone_before" == "$alone_after" ]] || fail "the perf map or jitdump a killed agent turned on still grows ($alone_before -> $alone_after bytes)"

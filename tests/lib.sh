@@ -306,6 +306,35 @@ start_until_ready() {
 	done
 }
 
+# start_dynreuse NAME ENV...: tests/dotnet/DynReuse (built by
+# build_dotnet_app DynReuse), a new dynamic method every 1.2 s or so, for
+# long, run with ENV; its output in $workdir/NAME.out, its pid in
+# $started_pid.
+start_dynreuse() {
+	local name=$1
+	shift
+	env "$@" dotnet "$workdir/DynReuse/dynreuse.dll" 1000 0.2 >"$workdir/$name.out" 2>&1 &
+	started_pid=$!
+	background_pids+=("$started_pid")
+	until grep -qs ready "$workdir/$name.out"; do sleep 0.05; done
+}
+
+# perf_files_sizes PID: its perf map's and jitdump's sizes.
+perf_files_sizes() {
+	echo "$(stat -c %s "/tmp/perf-$1.map") $(stat -c %s "/tmp/jit-$1.dump")"
+}
+
+# dynreuse_phases_later NAME PID COUNT: waits until the DynReuse started as
+# NAME has begun COUNT more phases (each a new dynamic method, compiled)
+# than it had.
+dynreuse_phases_later() {
+	local goal=$(($(grep -c '^phase' "$workdir/$1.out") + $3))
+	until (($(grep -c '^phase' "$workdir/$1.out") >= goal)); do
+		kill -0 "$2" 2>/dev/null || fail "$1: DynReuse exited"
+		sleep 0.1
+	done
+}
+
 # A free TCP port on loopback, for a test's web app.
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -10,6 +10,7 @@
 #include "postprocess.h"
 #include "sampling_scope.h"
 #include "push_options.h"
+#include "scope_options.h"
 #include "stop_signals.h"
 #include "symbol_options.h"
 #include "target_environment.h"
@@ -121,16 +122,15 @@ static const char usage[] =
 enum { MAX_DURATION = 365 * 24 * 3600, OFF_CPU_BUFFER_PAGES = 2048 };
 
 struct collect_options {
-	long pid, frequency, buffer_pages, stack_size;
+	long frequency, buffer_pages, stack_size;
 	double duration;
 	const char *output_dir, *buffer_size, *process_filter, *call_graph_text;
 	enum call_graph_mode call_graph;
 	const char *trace_name; /* perfcollect's form: collect NAME */
 	bool no_compress, hardware_events, thread_time, off_cpu;
-	bool every_process;		   /* -a, or perfcollect's form without -pid */
-	const char *cgroup, *container_id; /* every process of a cgroup */
-	bool enable_perfmaps;		   /* of every .NET process sampled */
-	bool no_perfmap_switch;		   /* leave the target's perf map as it is */
+	struct scope_options scope; /* every_process: also perfcollect's form without -pid */
+	bool enable_perfmaps;	    /* of every .NET process sampled */
+	bool no_perfmap_switch;	    /* leave the target's perf map as it is */
 	struct symbol_options symbols;
 	struct grouping_options grouping;
 	struct event_options events;
@@ -248,8 +248,8 @@ static bool all_digits(const char *text)
 
 static int check_options(struct collect_options *options)
 {
-	if (options->pid == 0 && !options->process_filter && !options->cgroup &&
-	    !options->container_id && options->trace_name && !options->every_process &&
+	if (options->scope.pid == 0 && !options->process_filter && !options->scope.cgroup &&
+	    !options->scope.container_id && options->trace_name && !options->scope.every_process &&
 	    all_digits(options->trace_name)) {
 		/* `collect 4711` is a forgotten -pid far more often than a trace
 		 * named 4711 of the whole machine. */
@@ -259,11 +259,11 @@ static int check_options(struct collect_options *options)
 			     options->trace_name, options->trace_name, options->trace_name);
 		return -1;
 	}
-	if (options->pid == 0 && !options->process_filter && !options->cgroup &&
-	    !options->container_id && options->trace_name)
-		options->every_process = true; /* perfcollect's default: the whole machine */
-	if (options->pid == 0 && !options->process_filter && !options->every_process &&
-	    !options->cgroup && !options->container_id) {
+	if (options->scope.pid == 0 && !options->process_filter && !options->scope.cgroup &&
+	    !options->scope.container_id && options->trace_name)
+		options->scope.every_process = true; /* perfcollect's default: the whole machine */
+	if (options->scope.pid == 0 && !options->process_filter && !options->scope.every_process &&
+	    !options->scope.cgroup && !options->scope.container_id) {
 		report_error("collect needs the process to sample: profcpu collect -pid PID "
 			     "or every process: -a, --cgroup PATH, --container ID");
 		return -1;
@@ -279,10 +279,8 @@ static int check_options(struct collect_options *options)
 			     options->duration, MAX_DURATION);
 		return -1;
 	}
-	if (options->pid < 0 || options->pid > INT_MAX) {
-		report_error("invalid -pid %ld: give a process id", options->pid);
+	if (scope_options_check_pid(&options->scope) < 0)
 		return -1;
-	}
 	if (options->push_interval < 0 || (options->push_interval > 0 && !options->push_url)) {
 		report_error("-push-interval needs a positive number of seconds and --push URL");
 		return -1;
@@ -314,10 +312,10 @@ static void warn_about_perfcollect_options(const struct collect_options *options
 {
 	if (options->process_filter && pid_given)
 		report_warning("-processfilter %s is ignored: -pid %ld names the process",
-			       options->process_filter, options->pid);
+			       options->process_filter, options->scope.pid);
 	else if (options->process_filter)
 		fprintf(log, "-processfilter %s: pid %ld, the one process of that name\n",
-			options->process_filter, options->pid);
+			options->process_filter, options->scope.pid);
 }
 
 /* What a reader of the trace needs to know about this machine and target:
@@ -411,23 +409,14 @@ static int write_events_only_outputs(const char *dir, const struct trace_zip *zi
 	return 0;
 }
 
-/* -a, --cgroup or --container: fills `target` with every process in sight
- * (*cgroup: the container's cgroup, malloc'd) and folds stacks under their
- * process and its pid (NAME-PID) unless --group-by says otherwise: with many
- * programs, the process is what a reader looks for first, and several share
- * one name (dotnet). Returns -1 after saying why not. */
+/* -a, --cgroup or --container, which sample no runtime's events (EventPipe
+ * sessions are per process). */
 static int open_sampling_scope(struct collect_options *options, struct target_process *target,
 			       char **cgroup, struct fold_options *fold)
 {
-	if (options->container_id &&
-	    !(*cgroup = sampling_scope_container_cgroup(options->container_id)))
-		return -1;
-	if (!*cgroup && options->cgroup)
-		*cgroup = xstrdup(options->cgroup);
-	if (!options->grouping.group_by)
-		fold->group_by = FOLD_BY_PID;
-	options->events_wanted = false; /* EventPipe sessions are per process */
-	return sampling_scope_open(*cgroup, target);
+	options->events_wanted = false;
+	return scope_options_open_every_process(&options->scope, &options->grouping, target, cgroup,
+						fold);
 }
 
 static bool is_perfcollect_form(int argc, char **argv)
@@ -462,10 +451,7 @@ int cmd_collect(int argc, char **argv)
 					  .stack_size = CALL_GRAPH_DEFAULT_STACK_SIZE};
 	struct string_list positionals = {0};
 	const struct option entries[] = {
-	    {"pid", "p", OPTION_INTEGER, &options.pid},
-	    {"all-cpus", "a", OPTION_FLAG, &options.every_process},
-	    {"cgroup", NULL, OPTION_STRING, &options.cgroup},
-	    {"container", NULL, OPTION_STRING, &options.container_id},
+	    SCOPE_OPTION_ENTRIES(&options.scope),
 	    {"enable-perfmaps", NULL, OPTION_FLAG, &options.enable_perfmaps},
 	    {"no-perfmap-switch", NULL, OPTION_FLAG, &options.no_perfmap_switch},
 	    {"duration", "collectsec", OPTION_NUMBER, &options.duration},
@@ -517,12 +503,12 @@ int cmd_collect(int argc, char **argv)
 		options.frequency = perfcollect_form ? 1000 : 99;
 	if (check_options(&options) < 0 || !grouping_options_apply(&options.grouping, &fold))
 		return 2;
-	pid_given = options.pid != 0;
-	if (options.pid || options.process_filter) {
-		if (!options.pid &&
-		    (options.pid = target_process_find_by_name(options.process_filter)) < 0)
+	pid_given = options.scope.pid != 0;
+	if (options.scope.pid || options.process_filter) {
+		if (!options.scope.pid &&
+		    (options.scope.pid = target_process_find_by_name(options.process_filter)) < 0)
 			return 1;
-		if (target_process_open((pid_t)options.pid, &target) < 0)
+		if (target_process_open((pid_t)options.scope.pid, &target) < 0)
 			return 1;
 	} else if (open_sampling_scope(&options, &target, &cgroup, &fold) < 0)
 		return 1;

@@ -8,7 +8,7 @@
 #include "jitdump.h"
 #include "managed_images.h"
 #include "push_options.h"
-#include "sampling_scope.h"
+#include "scope_options.h"
 #include "stop_signals.h"
 #include "symbol_options.h"
 #include "util.h"
@@ -17,7 +17,6 @@
 #include "watch_ring.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,10 +85,11 @@ enum { MAX_WINDOW = 3600, MAX_CAPTURES_AN_HOUR = 60 };
 #define NS_PER_SECOND 1000000000ull
 
 struct watch_options {
-	long pid, frequency, max_captures;
+	long frequency, max_captures;
 	double before, after, cpu, cooldown, max_disk_mib;
-	const char *output_dir, *cgroup, *container_id, *call_graph_text;
-	bool every_process, once;
+	const char *output_dir, *call_graph_text;
+	bool once;
+	struct scope_options scope;
 	enum call_graph_mode call_graph;
 	struct symbol_options symbols;
 	struct grouping_options grouping;
@@ -264,16 +264,14 @@ static char *next_period(const char *finished_dir, void *context)
 
 static int check_options(struct watch_options *options)
 {
-	if (!options->pid && !options->every_process && !options->cgroup &&
-	    !options->container_id) {
+	if (!options->scope.pid && !options->scope.every_process && !options->scope.cgroup &&
+	    !options->scope.container_id) {
 		report_error("watch needs what to watch: profcpu watch -pid PID, or -a, --cgroup "
 			     "PATH, --container ID");
 		return -1;
 	}
-	if (options->pid < 0 || options->pid > INT_MAX) {
-		report_error("invalid -pid %ld: give a process id", options->pid);
+	if (scope_options_check_pid(&options->scope) < 0)
 		return -1;
-	}
 	if (options->before <= 0 || options->before > MAX_WINDOW || options->after < 0 ||
 	    options->after > MAX_WINDOW) {
 		report_error("invalid --before %g or --after %g: give seconds, --before more than "
@@ -307,16 +305,10 @@ static int check_options(struct watch_options *options)
 static int open_target(struct watch_options *options, struct target_process *target, char **cgroup,
 		       struct fold_options *fold)
 {
-	if (options->pid)
-		return target_process_open((pid_t)options->pid, target);
-	if (options->container_id &&
-	    !(*cgroup = sampling_scope_container_cgroup(options->container_id)))
-		return -1;
-	if (!*cgroup && options->cgroup)
-		*cgroup = xstrdup(options->cgroup);
-	if (!options->grouping.group_by)
-		fold->group_by = FOLD_BY_PID;
-	return sampling_scope_open(*cgroup, target);
+	if (options->scope.pid)
+		return target_process_open((pid_t)options->scope.pid, target);
+	return scope_options_open_every_process(&options->scope, &options->grouping, target, cgroup,
+						fold);
 }
 
 /* The --cpu rule needs a counter it can read. */
@@ -387,10 +379,7 @@ int cmd_watch(int argc, char **argv)
 					.output_dir = "profilings",
 					.call_graph = CALL_GRAPH_HYBRID};
 	const struct option entries[] = {
-	    {"pid", "p", OPTION_INTEGER, &options.pid},
-	    {"all-cpus", "a", OPTION_FLAG, &options.every_process},
-	    {"cgroup", NULL, OPTION_STRING, &options.cgroup},
-	    {"container", NULL, OPTION_STRING, &options.container_id},
+	    SCOPE_OPTION_ENTRIES(&options.scope),
 	    {"before", NULL, OPTION_NUMBER, &options.before},
 	    {"after", NULL, OPTION_NUMBER, &options.after},
 	    {"output", "o", OPTION_STRING, &options.output_dir},

@@ -123,32 +123,39 @@ bool cgroup_path_container(const char *path, char container[CGROUP_ID_SIZE],
 	return false;
 }
 
+bool cgroup_file_next_path(const char **text, size_t *length, char *path, size_t size)
+{
+	while (*length) {
+		const char *newline = memchr(*text, '\n', *length);
+		size_t line = newline ? (size_t)(newline - *text) : *length;
+		/* The path follows the line's second ':'. */
+		const char *first = memchr(*text, ':', line);
+		const char *second =
+		    first ? memchr(first + 1, ':', line - (size_t)(first + 1 - *text)) : NULL;
+		size_t path_length = second ? line - (size_t)(second + 1 - *text) : 0;
+		bool found = second && path_length < size;
+
+		if (found) {
+			memcpy(path, second + 1, path_length);
+			path[path_length] = '\0';
+		}
+		*text += newline ? line + 1 : line;
+		*length -= newline ? line + 1 : line;
+		if (found)
+			return true;
+	}
+	return false;
+}
+
 bool cgroup_file_container(const char *text, size_t length, char container[CGROUP_ID_SIZE],
 			   char pod[CGROUP_ID_SIZE])
 {
 	char path[1024];
 
 	container[0] = pod[0] = '\0';
-	while (length) {
-		const char *newline = memchr(text, '\n', length);
-		size_t line = newline ? (size_t)(newline - text) : length;
-		/* The path follows the line's second ':'. */
-		const char *first = memchr(text, ':', line);
-		const char *second =
-		    first ? memchr(first + 1, ':', line - (size_t)(first + 1 - text)) : NULL;
-		size_t path_length = second ? line - (size_t)(second + 1 - text) : 0;
-
-		if (second && path_length < sizeof(path)) {
-			memcpy(path, second + 1, path_length);
-			path[path_length] = '\0';
-			if (cgroup_path_container(path, container, pod))
-				return true;
-		}
-		if (!newline)
-			break;
-		text += line + 1;
-		length -= line + 1;
-	}
+	while (cgroup_file_next_path(&text, &length, path, sizeof(path)))
+		if (cgroup_path_container(path, container, pod))
+			return true;
 	container[0] = pod[0] = '\0';
 	return false;
 }

@@ -30,6 +30,12 @@
 bool cgroup_path_container(const char *path, char container[CGROUP_ID_SIZE],
 			   char pod[CGROUP_ID_SIZE]);
 
+/* The path of the next line ("ID:CONTROLLERS:PATH") of a cgroup file's
+ * `*length` bytes at `*text` (/proc/PID/cgroup, any bytes) into `path`,
+ * `size` bytes, moving `*text` past that line; lines with no path or one
+ * too long are passed over. False at the end. */
+bool cgroup_file_next_path(const char **text, size_t *length, char *path, size_t size);
+
 /* The same from the `length` bytes of a cgroup file (/proc/PID/cgroup, any
  * bytes): the first of its lines ("ID:CONTROLLERS:PATH") whose path names a
  * container. */

@@ -1,4 +1,5 @@
 #include "container_name.h"
+#include "container_state.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -10,14 +11,13 @@
 #include <unistd.h>
 
 /* A runtime's state file: containers.json grows by about 1 KB a container,
- * a bundle's config.json is tens of KB. */
+ * docker's config.v2.json is a few KB. */
 #define MAX_STATE_FILE	(64u << 20)
 #define NAME_MAX_LENGTH 253
 
-#define CONTAINERD_TASKS    "/run/containerd/io.containerd.runtime.v2.task"
-#define CONTAINERD_NAME_KEY "\"io.kubernetes.cri.container-name\":\""
-#define DOCKER_CONTAINERS   "/var/lib/docker/containers"
-#define DEFAULT_GRAPHROOT   "/var/lib/containers/storage"
+#define CONTAINERD_TASKS  "/run/containerd/io.containerd.runtime.v2.task"
+#define DOCKER_CONTAINERS "/var/lib/docker/containers"
+#define DEFAULT_GRAPHROOT "/var/lib/containers/storage"
 
 /* What each (id, name) pair found is given to. */
 struct visit {
@@ -139,10 +139,11 @@ static void read_graphroot(const char *root, const char *graphroot, struct visit
 	free(path);
 }
 
-/* In the file `path`, the string value after `key` (which ends with its
- * opening quote), handed to `visit` as the name of `id`. */
-static void read_keyed_name(const char *path, const char *id, const char *key, struct visit *visit)
+/* Docker's config.v2.json: the string value after "Name":"/, handed to
+ * `visit` as the name of `id`. */
+static void read_docker_name(const char *path, const char *id, struct visit *visit)
 {
+	static const char key[] = "\"Name\":\"/";
 	size_t size;
 	char *text = (char *)read_whole_file(path, O_NOFOLLOW, MAX_STATE_FILE, &size);
 	char *value = text ? strstr(text, key) : NULL, *close;
@@ -152,9 +153,20 @@ static void read_keyed_name(const char *path, const char *id, const char *key, s
 	free(text);
 }
 
+/* A containerd task's bundle config.json, read and parsed as the pod
+ * labels are (container_state.h): its Kubernetes container name. */
+static void read_containerd_name(const char *path, const char *id, struct visit *visit)
+{
+	struct pod_labels labels = {0};
+
+	if (container_state_read_file(path, &labels) && labels.container_name[0])
+		offer(visit, id, labels.container_name, strlen(labels.container_name));
+}
+
 /* Each ID folder of `folder` whose id has the visit's prefix: its file
- * `file`, the name after `key`. */
-static void read_id_folders(const char *folder, const char *file, const char *key,
+ * `file`, the name in it as `read` finds it. */
+static void read_id_folders(const char *folder, const char *file,
+			    void (*read)(const char *path, const char *id, struct visit *visit),
 			    struct visit *visit)
 {
 	DIR *directory = opendir(folder);
@@ -167,7 +179,7 @@ static void read_id_folders(const char *folder, const char *file, const char *ke
 		    strncmp(entry->d_name, visit->id_prefix, strlen(visit->id_prefix)))
 			continue;
 		path = xasprintf("%s/%s/%s", folder, entry->d_name, file);
-		read_keyed_name(path, entry->d_name, key, visit);
+		read(path, entry->d_name, visit);
 		free(path);
 	}
 	if (directory)
@@ -192,7 +204,7 @@ static void visit_every_runtime(struct visit *visit)
 		if (entry->d_name[0] != '.') {
 			char *folder = xasprintf("%s/%s", path, entry->d_name);
 
-			read_id_folders(folder, "config.json", CONTAINERD_NAME_KEY, visit);
+			read_id_folders(folder, "config.json", read_containerd_name, visit);
 			free(folder);
 		}
 	}
@@ -201,7 +213,7 @@ static void visit_every_runtime(struct visit *visit)
 	free(path);
 
 	path = xasprintf("%s%s", root, DOCKER_CONTAINERS);
-	read_id_folders(path, "config.v2.json", "\"Name\":\"/", visit);
+	read_id_folders(path, "config.v2.json", read_docker_name, visit);
 	free(path);
 }
 

@@ -7,7 +7,9 @@
  *     graphroot from $CONTAINERS_STORAGE_CONF or /etc/containers/storage.conf,
  *     else /var/lib/containers/storage;
  *   - containerd's CRI (Kubernetes): /run/containerd/io.containerd.runtime.v2.task/
- *     NAMESPACE/ID/config.json, the annotation io.kubernetes.cri.container-name;
+ *     NAMESPACE/ID/config.json, the annotation io.kubernetes.cri.container-name,
+ *     read as container_state.h reads the pod labels (a valid name, its pod's
+ *     namespace and name beside it);
  *   - docker: /var/lib/docker/containers/ID/config.v2.json, its "Name".
  * Paths are read under /proc/1/root (the host's root from a pod with the
  * host's PID namespace; / elsewhere), each file bounded in size. */

@@ -56,30 +56,14 @@ bool container_state_id(const char *text, size_t length, char id[CGROUP_ID_SIZE]
 	char path[1024], line_id[CGROUP_ID_SIZE];
 
 	id[0] = '\0';
-	while (length) {
-		const char *newline = memchr(text, '\n', length);
-		size_t line = newline ? (size_t)(newline - text) : length;
-		/* The path follows the line's second ':'. */
-		const char *first = memchr(text, ':', line);
-		const char *second =
-		    first ? memchr(first + 1, ':', line - (size_t)(first + 1 - text)) : NULL;
-		size_t path_length = second ? line - (size_t)(second + 1 - text) : 0;
-
-		if (second && path_length < sizeof(path)) {
-			memcpy(path, second + 1, path_length);
-			path[path_length] = '\0';
-			if (outermost_container(path, line_id)) {
-				if (id[0] && strcmp(id, line_id)) {
-					id[0] = '\0';
-					return false;
-				}
-				memcpy(id, line_id, sizeof(line_id));
-			}
+	while (cgroup_file_next_path(&text, &length, path, sizeof(path))) {
+		if (!outermost_container(path, line_id))
+			continue;
+		if (id[0] && strcmp(id, line_id)) {
+			id[0] = '\0';
+			return false;
 		}
-		if (!newline)
-			break;
-		text += line + 1;
-		length -= line + 1;
+		memcpy(id, line_id, sizeof(line_id));
 	}
 	return id[0] != '\0';
 }
@@ -173,9 +157,7 @@ static void keep_bytes(const char *bytes, size_t length, void *context)
 	config->length += length;
 }
 
-/* Reads the regular file `path` (not through a symlink) whole when it is
- * at most CONTAINER_STATE_MAX_BYTES, and parses it. */
-static bool read_config(const char *path, struct pod_labels *labels)
+bool container_state_read_file(const char *path, struct pod_labels *labels)
 {
 	/* One byte over the bound: a file that fills it is too long. */
 	struct target_file_budget budget = {.max_bytes = CONTAINER_STATE_MAX_BYTES + 1,
@@ -200,10 +182,10 @@ static bool read_in_folder(const char *folder, const char *id, struct pod_labels
 	char path[4096];
 
 	snprintf(path, sizeof(path), "%s/%s/config.json", folder, id);
-	if (read_config(path, labels))
+	if (container_state_read_file(path, labels))
 		return true;
 	snprintf(path, sizeof(path), "%s/%s/userdata/config.json", folder, id);
-	return read_config(path, labels);
+	return container_state_read_file(path, labels);
 }
 
 bool container_state_read(const char *id, const struct string_list *folders,

@@ -45,6 +45,10 @@ bool container_state_id(const char *text, size_t length, char id[CGROUP_ID_SIZE]
  * `labels` is left as it is otherwise. */
 bool container_state_parse(const char *text, size_t length, struct pod_labels *labels);
 
+/* Reads the OCI config `path` (a regular file, not through a symlink, at
+ * most CONTAINER_STATE_MAX_BYTES) into `labels`, as container_state_parse. */
+bool container_state_read_file(const char *path, struct pod_labels *labels);
+
 /* Reads the OCI config of the container `id` (64 hex digits) from the
  * runtimes' usual folders and `folders` (each holding ID/config.json or
  * ID/userdata/config.json; NULL: none) into `labels`, as

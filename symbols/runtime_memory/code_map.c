@@ -1,7 +1,5 @@
 #include "code_map.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,27 +43,13 @@ struct code_map {
 	uint32_t table_module, module_path;
 };
 
-static void set_error(char *error, size_t size, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_error(char *error, size_t size, const char *format, ...)
-{
-	va_list arguments;
-
-	if (!size)
-		return;
-	va_start(arguments, format);
-	vsnprintf(error, size, format, arguments);
-	va_end(arguments);
-}
-
 struct code_map *code_map_new(const struct contract_descriptor *descriptor, char *error,
 			      size_t error_size)
 {
 	struct code_map *map = calloc(1, sizeof(*map));
 
 	if (!map) {
-		set_error(error, error_size, "out of memory");
+		runtime_memory_error(error, error_size, "out of memory");
 		return NULL;
 	}
 
@@ -108,14 +92,14 @@ struct code_map *code_map_new(const struct contract_descriptor *descriptor, char
 	for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++)
 		if (!contract_descriptor_field(descriptor, fields[i].type, fields[i].field,
 					       fields[i].offset)) {
-			set_error(error, error_size, "the runtime describes no %s.%s",
-				  fields[i].type, fields[i].field);
+			runtime_memory_error(error, error_size, "the runtime describes no %s.%s",
+					     fields[i].type, fields[i].field);
 			goto refused;
 		}
 	for (size_t i = 0; i < sizeof(globals) / sizeof(*globals); i++)
 		if (!contract_descriptor_global(descriptor, globals[i].name, globals[i].value)) {
-			set_error(error, error_size, "the runtime has no global %s",
-				  globals[i].name);
+			runtime_memory_error(error, error_size, "the runtime has no global %s",
+					     globals[i].name);
 			goto refused;
 		}
 	if (!contract_descriptor_type_size(descriptor, "MethodDescChunk", &map->chunk_size) ||
@@ -123,16 +107,18 @@ struct code_map *code_map_new(const struct contract_descriptor *descriptor, char
 					&remainder_bits) ||
 	    remainder_bits == 0 || remainder_bits >= 24 || map->method_desc_alignment == 0 ||
 	    map->method_desc_alignment > 64) {
-		set_error(error, error_size,
-			  "the runtime describes no usable MethodDescChunk size, token bits or "
-			  "MethodDesc alignment");
+		runtime_memory_error(
+		    error, error_size,
+		    "the runtime describes no usable MethodDescChunk size, token bits or "
+		    "MethodDesc alignment");
 		goto refused;
 	}
 	map->token_remainder_bits = (uint32_t)remainder_bits;
 	if (!contract_descriptor_contract(descriptor, "ExecutionManager", &map->version) ||
 	    (map->version != 1 && map->version != 2)) {
-		set_error(error, error_size,
-			  "the runtime's ExecutionManager contract is not version 1 or 2");
+		runtime_memory_error(
+		    error, error_size,
+		    "the runtime's ExecutionManager contract is not version 1 or 2");
 		goto refused;
 	}
 	return map;

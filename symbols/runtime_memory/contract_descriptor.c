@@ -18,10 +18,7 @@ struct contract_descriptor {
 	size_t pointer_count;
 };
 
-static void set_error(char *error, size_t size, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_error(char *error, size_t size, const char *format, ...)
+void runtime_memory_error(char *error, size_t size, const char *format, ...)
 {
 	va_list arguments;
 
@@ -81,16 +78,16 @@ struct contract_descriptor *contract_descriptor_parse(const char *json, size_t l
 						      size_t error_size)
 {
 	if (length > INT32_MAX || pointer_count > MAX_POINTER_DATA) {
-		set_error(error, error_size,
-			  "the descriptor is too large (%zu bytes, %zu pointers)", length,
-			  pointer_count);
+		runtime_memory_error(error, error_size,
+				     "the descriptor is too large (%zu bytes, %zu pointers)",
+				     length, pointer_count);
 		return NULL;
 	}
 
 	json_tokener *tokener = json_tokener_new_ex(MAX_DEPTH);
 
 	if (!tokener) {
-		set_error(error, error_size, "out of memory");
+		runtime_memory_error(error, error_size, "out of memory");
 		return NULL;
 	}
 	json_tokener_set_flags(tokener, JSON_TOKENER_STRICT);
@@ -104,11 +101,12 @@ struct contract_descriptor *contract_descriptor_parse(const char *json, size_t l
 	while (root && parsed < length && strchr(" \t\r\n", json[parsed]))
 		parsed++;
 	if (!root || status != json_tokener_success || parsed != length) {
-		set_error(error, error_size, "the descriptor is not JSON (%s at byte %zu)",
-			  root				    ? "trailing bytes"
-			  : status == json_tokener_continue ? "it ends early"
-							    : json_tokener_error_desc(status),
-			  parsed);
+		runtime_memory_error(
+		    error, error_size, "the descriptor is not JSON (%s at byte %zu)",
+		    root			      ? "trailing bytes"
+		    : status == json_tokener_continue ? "it ends early"
+						      : json_tokener_error_desc(status),
+		    parsed);
 		json_object_put(root);
 		return NULL;
 	}
@@ -118,16 +116,18 @@ struct contract_descriptor *contract_descriptor_parse(const char *json, size_t l
 	json_object *version = member(root, "version");
 
 	if (!valid || !json_object_is_type(version, json_type_int)) {
-		set_error(error, error_size, "the descriptor is not an object with a version");
+		runtime_memory_error(error, error_size,
+				     "the descriptor is not an object with a version");
 		json_object_put(root);
 		return NULL;
 	}
 	if (baseline && (!json_object_is_type(baseline, json_type_string) ||
 			 strcmp(json_object_get_string(baseline), "empty") != 0)) {
-		set_error(error, error_size,
-			  "the descriptor builds on the baseline \"%.40s\", whose layouts profcpu "
-			  "does not carry",
-			  json_object_get_string(baseline));
+		runtime_memory_error(
+		    error, error_size,
+		    "the descriptor builds on the baseline \"%.40s\", whose layouts profcpu "
+		    "does not carry",
+		    json_object_get_string(baseline));
 		json_object_put(root);
 		return NULL;
 	}
@@ -138,7 +138,7 @@ struct contract_descriptor *contract_descriptor_parse(const char *json, size_t l
 						   malloc(pointer_count * sizeof(uint64_t))))) {
 		free(descriptor);
 		json_object_put(root);
-		set_error(error, error_size, "out of memory");
+		runtime_memory_error(error, error_size, "out of memory");
 		return NULL;
 	}
 	descriptor->root = root;
@@ -149,8 +149,9 @@ struct contract_descriptor *contract_descriptor_parse(const char *json, size_t l
 		memcpy(descriptor->pointer_data, pointer_data, pointer_count * sizeof(uint64_t));
 	descriptor->pointer_count = pointer_count;
 	if (!valid) {
-		set_error(error, error_size,
-			  "the descriptor's types, globals or contracts are not objects");
+		runtime_memory_error(
+		    error, error_size,
+		    "the descriptor's types, globals or contracts are not objects");
 		contract_descriptor_free(descriptor);
 		return NULL;
 	}

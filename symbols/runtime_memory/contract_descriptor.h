@@ -32,6 +32,11 @@ struct contract_descriptor *contract_descriptor_parse(const char *json, size_t l
 						      size_t error_size);
 void contract_descriptor_free(struct contract_descriptor *descriptor);
 
+/* Formats the one-line reason of a failure into `error` (`size` bytes, none
+ * when 0): how this folder's readers of the runtime's memory report. */
+void runtime_memory_error(char *error, size_t size, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* The offset of `field` in `type`. False when either is not described. */
 bool contract_descriptor_field(const struct contract_descriptor *descriptor, const char *type,
 			       const char *field, uint32_t *offset);

@@ -7,7 +7,6 @@
 
 #include <gelf.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,20 +24,6 @@ enum {
 	MAX_MAPS_LINES = 1 << 20,
 };
 
-static void set_error(char *error, size_t size, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_error(char *error, size_t size, const char *format, ...)
-{
-	va_list arguments;
-
-	if (!size)
-		return;
-	va_start(arguments, format);
-	vsnprintf(error, size, format, arguments);
-	va_end(arguments);
-}
-
 struct contract_descriptor *runtime_descriptor_read_at(struct target_memory *memory,
 						       uint64_t address, char *error,
 						       size_t error_size)
@@ -48,8 +33,8 @@ struct contract_descriptor *runtime_descriptor_read_at(struct target_memory *mem
 	uint32_t flags, json_size, pointer_count;
 
 	if (!target_memory_read(memory, address, header, sizeof(header))) {
-		set_error(error, error_size, "cannot read the contract descriptor at 0x%" PRIx64,
-			  address);
+		runtime_memory_error(error, error_size,
+				     "cannot read the contract descriptor at 0x%" PRIx64, address);
 		return NULL;
 	}
 	memcpy(&magic, header, 8);
@@ -59,19 +44,21 @@ struct contract_descriptor *runtime_descriptor_read_at(struct target_memory *mem
 	memcpy(&pointer_count, header + 24, 4);
 	memcpy(&pointers_address, header + 32, 8);
 	if (magic != MAGIC) {
-		set_error(error, error_size, "no contract descriptor at 0x%" PRIx64 " (its magic)",
-			  address);
+		runtime_memory_error(error, error_size,
+				     "no contract descriptor at 0x%" PRIx64 " (its magic)",
+				     address);
 		return NULL;
 	}
 	if (flags & FLAG_POINTER_SIZE_4) {
-		set_error(error, error_size, "the runtime has 4-byte pointers; profcpu reads 8");
+		runtime_memory_error(error, error_size,
+				     "the runtime has 4-byte pointers; profcpu reads 8");
 		return NULL;
 	}
 	if (json_size == 0 || json_size > MAX_JSON || pointer_count > MAX_POINTER_DATA) {
-		set_error(error, error_size,
-			  "the contract descriptor's sizes are out of bounds (%" PRIu32
-			  " bytes of JSON, %" PRIu32 " pointers)",
-			  json_size, pointer_count);
+		runtime_memory_error(error, error_size,
+				     "the contract descriptor's sizes are out of bounds (%" PRIu32
+				     " bytes of JSON, %" PRIu32 " pointers)",
+				     json_size, pointer_count);
 		return NULL;
 	}
 
@@ -80,12 +67,12 @@ struct contract_descriptor *runtime_descriptor_read_at(struct target_memory *mem
 	struct contract_descriptor *contracts = NULL;
 
 	if (!json || !pointers)
-		set_error(error, error_size, "out of memory");
+		runtime_memory_error(error, error_size, "out of memory");
 	else if (!target_memory_read(memory, json_address, json, json_size) ||
 		 (pointer_count && !target_memory_read(memory, pointers_address, pointers,
 						       pointer_count * sizeof(uint64_t))))
-		set_error(error, error_size, "cannot read the contract descriptor's %s",
-			  memory->stopped_by ? memory->stopped_by : "data");
+		runtime_memory_error(error, error_size, "cannot read the contract descriptor's %s",
+				     memory->stopped_by ? memory->stopped_by : "data");
 	else
 		contracts = contract_descriptor_parse(json, json_size, pointers, pointer_count,
 						      error, error_size);
@@ -199,7 +186,8 @@ bool runtime_descriptor_find(pid_t pid, struct target_memory *memory,
 
 	*runtime = (struct runtime_descriptor){0};
 	if (!find_coreclr(pid, &mapping)) {
-		set_error(error, error_size, "process %d maps no libcoreclr.so", (int)pid);
+		runtime_memory_error(error, error_size, "process %d maps no libcoreclr.so",
+				     (int)pid);
 		return false;
 	}
 
@@ -207,8 +195,8 @@ bool runtime_descriptor_find(pid_t pid, struct target_memory *memory,
 	struct elf_file *file = fd >= 0 ? elf_file_open(fd) : NULL;
 
 	if (!file) {
-		set_error(error, error_size, "cannot open %s of process %d as ELF", mapping.path,
-			  (int)pid);
+		runtime_memory_error(error, error_size, "cannot open %s of process %d as ELF",
+				     mapping.path, (int)pid);
 		return false;
 	}
 
@@ -218,8 +206,9 @@ bool runtime_descriptor_find(pid_t pid, struct target_memory *memory,
 
 	elf_file_close(file);
 	if (!found) {
-		set_error(error, error_size, "%s exports no %s (a runtime older than .NET 9)",
-			  mapping.path, SYMBOL);
+		runtime_memory_error(error, error_size,
+				     "%s exports no %s (a runtime older than .NET 9)", mapping.path,
+				     SYMBOL);
 		return false;
 	}
 	snprintf(runtime->coreclr_path, sizeof(runtime->coreclr_path), "%s", mapping.path);
