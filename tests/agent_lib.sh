@@ -1,21 +1,6 @@
 # The agent's end-to-end tests that run one agent with its spool in
 # $workdir/spool, pushing to the tests' stand-in receiver
-# (tests/pyroscope_receiver.py), which keeps what it gets in
-# $workdir/received. Sourced after lib.sh.
-
-# start_receiver_and_agent OPTION...: the receiver, then the agent pushing
-# to it with OPTIONS; its pid in $agent_pid, its stderr in
-# $workdir/agent.err.
-start_receiver_and_agent() {
-	local port
-	port=$(free_port)
-	mkdir "$workdir/received"
-	start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received" ok
-	until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
-	start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-timeout 60 \
-		--spool "$workdir/spool" "$@" 2>"$workdir/agent.err"
-	agent_pid=$started_pid
-}
+# (lib.sh's start_receiver_and_agent). Sourced after lib.sh.
 
 # agent_runs: fails the test, with the agent's stderr, once it stopped.
 agent_runs() {

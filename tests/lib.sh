@@ -262,19 +262,25 @@ dotnet_version_properties() {
 	esac
 }
 
-# start_shapes_agent: the stand-in Pyroscope receiver (its pushes in
-# $workdir/received) and an agent pushing to it every 3 s at 999 Hz (its
-# pid in $agent_pid, its stderr in $workdir/agent.err), as the tests of how
-# .NET apps ship read it (agent_folded.py).
-start_shapes_agent() {
+# start_receiver_and_agent OPTION...: the stand-in Pyroscope receiver
+# (tests/pyroscope_receiver.py, its pushes in $workdir/received), then an
+# agent pushing to it with OPTIONS, its spool $workdir/spool; its pid in
+# $agent_pid, its stderr in $workdir/agent.err.
+start_receiver_and_agent() {
 	local port
 	port=$(free_port)
 	mkdir "$workdir/received"
 	start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received" ok
 	until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
-	start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 3 -F 999 \
-		--push-timeout 60 --spool "$workdir/spool" 2>"$workdir/agent.err"
+	start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-timeout 60 \
+		--spool "$workdir/spool" "$@" 2>"$workdir/agent.err"
 	agent_pid=$started_pid
+}
+
+# start_shapes_agent: the receiver and an agent pushing to it every 3 s at
+# 999 Hz, as the tests of how .NET apps ship read it (agent_folded.py).
+start_shapes_agent() {
+	start_receiver_and_agent --push-interval 3 -F 999
 }
 
 # build_dotnet_app NAME [DIR]: builds the .NET app tests/dotnet/NAME into DIR
