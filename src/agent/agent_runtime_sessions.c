@@ -406,6 +406,11 @@ struct agent_runtime_part *agent_runtime_sessions_take(struct agent_runtime_sess
 	    sessions->cut_asked_until <= period + ASKED_TIMES) {
 		deadline = sessions->asked_at[period % ASKED_TIMES];
 		deadline.tv_sec += (time_t)seconds;
+		deadline.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
+		if (deadline.tv_nsec >= 1000000000L) {
+			deadline.tv_sec++;
+			deadline.tv_nsec -= 1000000000L;
+		}
 		while (any_owes_part(sessions, period) &&
 		       pthread_cond_timedwait(&sessions->changed, &sessions->lock, &deadline) !=
 			   ETIMEDOUT)
@@ -413,7 +418,7 @@ struct agent_runtime_part *agent_runtime_sessions_take(struct agent_runtime_sess
 		for (size_t i = 0; i < sessions->watched_count; i++)
 			if (owes_part(sessions->watched[i], period))
 				fprintf(sessions->log,
-					"runtime events of pid %d: its session was not cut in %.0f "
+					"runtime events of pid %d: its session was not cut in %.1f "
 					"s: its part of period %lu is dropped\n",
 					(int)sessions->watched[i]->pid, seconds, period);
 	}

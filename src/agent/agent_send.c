@@ -21,8 +21,19 @@
 #define MAX_LOG_BYTES (1L << 20)
 /* How long a period's push waits for its runtime events' sessions to be
  * cut (agent_runtime_sessions.h): a process whose socket stalls costs its
- * runtime profiles of the period, not the push. */
+ * runtime profiles of the period, not the push. At most half a period:
+ * the worker asks the next period's cuts only after this one's push, and
+ * cuts asked together give the periods between them no events (others'
+ * runtime profiles would miss a period beside a stopped process). */
 #define RUNTIME_CUT_SECONDS 5
+
+static double runtime_cut_seconds(const struct agent_sender *sender)
+{
+	double half_period = sender->options->period / 2;
+
+	return half_period > 0 && half_period < RUNTIME_CUT_SECONDS ? half_period
+								    : RUNTIME_CUT_SECONDS;
+}
 
 /* Returns as pyroscope_push_profile; `span` may be NULL. Every push goes
  * on the sender's one connection, kept open while the receiver keeps it. */
@@ -380,7 +391,7 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 	 * waiting (agent_runtime_sessions_take). */
 	if (sender->runtime_sessions)
 		runtimes = agent_runtime_periods_read(sender->runtime_sessions, period->number,
-						      RUNTIME_CUT_SECONDS, sender->resolver,
+						      runtime_cut_seconds(sender), sender->resolver,
 						      sender->log, &runtime_count);
 	if (resources) {
 		resources =

@@ -33,6 +33,7 @@ struct agent_send_options {
 	struct string_list labels; /* --label KEY=VALUE: added to every profile */
 	double timeout;		   /* seconds the receiver may stay silent */
 	size_t max_periods;	   /* --buffer-periods */
+	double period;		   /* seconds, --push-interval */
 	/* The runtime events asked of each .NET process, whose profiles are
 	 * pushed beside CPU's (--events); NULL: none. */
 	const struct eventpipe_config *runtime_events;

@@ -260,6 +260,7 @@ int cmd_agent(int argc, char **argv)
 	if (!send.spool_dir)
 		send.spool_dir = default_spool = agent_spool_default_dir();
 	send.max_periods = (size_t)buffer_periods;
+	send.period = interval;
 	send.node = node_name(node);
 	run.spool.dir = send.spool_dir;
 	if (sampling_scope_open(NULL, &target) < 0 || agent_spool_make(&run.spool) < 0 ||
