@@ -60,9 +60,10 @@ for good in 1 2; do
 done
 touch "$workdir/go-good"
 echo "good apps ${good_pids[*]} run their rounds"
-for output in "${good_outputs[@]}"; do
-	until grep -q done "$output"; do
+for i in 0 1; do
+	until grep -q done "${good_outputs[$i]}"; do
 		agent_runs
+		kill -0 "${good_pids[$i]}" 2>/dev/null || { cat "${good_outputs[$i]}"; fail "the good app ${good_pids[$i]} exited"; }
 		sleep 0.2
 	done
 done

@@ -244,7 +244,7 @@ static bool decide(struct agent_processes *processes, struct agent_process *proc
 		return process->selected;
 	process->selected = agent_selection_takes(selection, &process->labels);
 	process->selection_decided = true;
-	if (!processes->said_container_files &&
+	if (!process->selected && !processes->said_container_files &&
 	    agent_selection_refuses_container_files(selection, &process->labels)) {
 		report_warning("pid %d: its namespace and pod were read from files inside its "
 			       "container (no runtime state found for it): --namespace and --pod "

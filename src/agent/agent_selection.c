@@ -117,6 +117,8 @@ bool agent_selection_refuses_container_files(const struct agent_selection *selec
 {
 	struct agent_selection trusting = *selection;
 
+	if (selection->trust_container_labels || !pod_labels_from_container_files(labels))
+		return false;
 	trusting.trust_container_labels = true;
 	return !agent_selection_takes(selection, labels) &&
 	       agent_selection_takes(&trusting, labels);

@@ -172,22 +172,6 @@ static char *default_output_dir(void)
 	return xstrdup(name);
 }
 
-static char *join_arguments(int argc, char **argv)
-{
-	size_t length = strlen("profcpu") + 1;
-	char *line;
-
-	for (int i = 0; i < argc; i++)
-		length += strlen(argv[i]) + 1;
-	line = xmalloc(length);
-	strcpy(line, "profcpu");
-	for (int i = 0; i < argc; i++) {
-		strcat(line, " ");
-		strcat(line, argv[i]);
-	}
-	return line;
-}
-
 /* perfcollect's -buffersize: pages, or bytes with a B/K/M/G suffix (perf
  * record --mmap-pages), rounded up to a power of two of pages. */
 static int parse_buffer_size(const char *text, long *pages)
@@ -534,7 +518,7 @@ int cmd_collect(int argc, char **argv)
 		goto done;
 	}
 	report_also_to(log);
-	command_line = join_arguments(argc, argv);
+	command_line = options_command_line(argc, argv);
 	fprintf(log, "command: %s\nprofcpu: %s\n", command_line, PROFCPU_VERSION);
 	if (target.pid == TARGET_EVERY_PROCESS)
 		fprintf(log, "scope: every process%s%s\n", target.cgroup ? " of cgroup " : "",

@@ -105,14 +105,6 @@ static void request_capture(int signal_number)
 	manual_trigger = 1;
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * NS_PER_SECOND + (uint64_t)now.tv_nsec;
-}
-
 /* The watch between its periods: the ring, the rules' state and the
  * capture waiting for its --after seconds. */
 struct watch {
@@ -178,7 +170,7 @@ static void fire(struct watch *watch, uint64_t now, const char *rule, const char
  * (the counters are read at most ten times a second). */
 static void hear_rules(struct watch *watch)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = clock_nanoseconds(CLOCK_MONOTONIC);
 	double percent;
 
 	if (manual_trigger) {
@@ -232,7 +224,7 @@ static void take_capture(struct watch *watch, const char *cut_short, bool wait)
 static char *next_period(const char *finished_dir, void *context)
 {
 	struct watch *watch = context;
-	uint64_t now = monotonic_ns(), keep_from, kept;
+	uint64_t now = clock_nanoseconds(CLOCK_MONOTONIC), keep_from, kept;
 
 	watch_ring_add(&watch->ring, finished_dir, watch->period_number > 0, watch->period_start,
 		       now);
@@ -326,19 +318,6 @@ static int check_cpu_counter(const struct watch_options *options,
 	return 0;
 }
 
-static char *join_arguments(int argc, char **argv)
-{
-	char *line = xstrdup("profcpu");
-
-	for (int i = 0; i < argc; i++) {
-		char *longer = xasprintf("%s %s", line, argv[i]);
-
-		free(line);
-		line = longer;
-	}
-	return line;
-}
-
 /* Samples until the end, then writes the capture still under way. */
 static int watch_target(struct watch *watch, const struct target_process *target,
 			struct capture_options *capture, FILE *log)
@@ -348,14 +327,15 @@ static int watch_target(struct watch *watch, const struct target_process *target
 
 	capture->stopped_early = &stopped_early;
 	watch->cpu.target = target;
-	watch->period_start = monotonic_ns();
+	watch->period_start = clock_nanoseconds(CLOCK_MONOTONIC);
 	if (capture_target(capture, target, watch->ring_dir, log) < 0)
 		return 1;
 	/* The last period, when capture_target finished it. */
 	if (watch->period_open)
 		watch_ring_add(&watch->ring,
 			       watch->current_period ? watch->current_period : watch->ring_dir,
-			       watch->period_number > 0, watch->period_start, monotonic_ns());
+			       watch->period_number > 0, watch->period_start,
+			       clock_nanoseconds(CLOCK_MONOTONIC));
 	cut_short = watch->ended ? NULL
 		    : stop_signals_requested()
 			? stop_signals_name()
@@ -439,7 +419,7 @@ int cmd_watch(int argc, char **argv)
 		report_error("cannot write %s: %s", log_path, strerror(errno));
 		goto done;
 	}
-	command_line = join_arguments(argc, argv);
+	command_line = options_command_line(argc, argv);
 	stop_signals_install();
 	signal(SIGUSR1, request_capture);
 	if (target.pid != TARGET_EVERY_PROCESS)

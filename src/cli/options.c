@@ -147,3 +147,19 @@ int options_exit_status(enum options_result result)
 {
 	return result == OPTIONS_HELP_SHOWN ? 0 : 2;
 }
+
+char *options_command_line(int argc, char **argv)
+{
+	size_t length = strlen("profcpu") + 1;
+	char *line;
+
+	for (int i = 0; i < argc; i++)
+		length += strlen(argv[i]) + 1;
+	line = xmalloc(length);
+	strcpy(line, "profcpu");
+	for (int i = 0; i < argc; i++) {
+		strcat(line, " ");
+		strcat(line, argv[i]);
+	}
+	return line;
+}

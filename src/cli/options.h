@@ -48,6 +48,10 @@ enum options_result options_parse(const struct option *options, int argc, char *
 enum options_result options_parse_folder(const struct option *options, int argc, char **argv,
 					 const char *usage, const char **dir, const char *missing);
 
+/* "profcpu ARG...", the command as typed, of argv[0..argc) (malloc'd): for
+ * a capture's log and perf.data header. */
+char *options_command_line(int argc, char **argv);
+
 /* The exit status of a command that stops on what options_parse() returned
  * (anything but OPTIONS_PARSED): 0 after help, 2 after a usage error. */
 int options_exit_status(enum options_result result);

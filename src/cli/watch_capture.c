@@ -47,15 +47,11 @@ watch_capture_writer_new(const char *output_dir, const char *ring_dir, const cha
 static char *make_capture_folder(const struct watch_capture_writer *writer,
 				 const struct watch_capture *capture)
 {
-	struct timespec wall, monotonic;
+	uint64_t since_trigger = clock_nanoseconds(CLOCK_MONOTONIC) - capture->trigger;
+	time_t when = (time_t)(clock_nanoseconds(CLOCK_REALTIME) / 1000000000ull) -
+		      (time_t)(since_trigger / 1000000000ull);
 	char stamp[32];
-	time_t when;
 
-	clock_gettime(CLOCK_REALTIME, &wall);
-	clock_gettime(CLOCK_MONOTONIC, &monotonic);
-	when = wall.tv_sec - (time_t)(((uint64_t)monotonic.tv_sec * 1000000000ull +
-				       (uint64_t)monotonic.tv_nsec - capture->trigger) /
-				      1000000000ull);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%d_%H-%M-%S", localtime(&when));
 	for (unsigned n = 1; n < 100; n++) {
 		char *dir =

@@ -196,11 +196,14 @@ static int read_file(const struct process_mapping *mapping, void *context)
 	struct copied_images *images = context;
 	struct image_file *file;
 
-	if (images->count == MAX_FILES || out_of_time(images))
+	if (images->count == MAX_FILES)
 		return 1;
 	if (mapping->offset != 0 || mapping->permissions[0] != 'r' || !is_dll(mapping->path) ||
 	    known_file(images, mapping->major, mapping->minor, mapping->inode))
 		return 0;
+	/* the thread's CPU clock is a system call: read for a file to read */
+	if (out_of_time(images))
+		return 1;
 	file = xcalloc(1, sizeof(*file));
 	if (!read_headers(images->pid, mapping->start, mapping->end - mapping->start, file->headers,
 			  &file->image)) {

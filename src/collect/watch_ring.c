@@ -41,21 +41,6 @@ void watch_ring_drop_before(struct watch_ring *ring, uint64_t keep_from)
 	ring->count -= dropped;
 }
 
-uint64_t watch_ring_bytes(const struct watch_ring *ring)
-{
-	uint64_t bytes = 0;
-
-	for (size_t i = 0; i < ring->count; i++) {
-		char *path = xasprintf("%s/perf.data", ring->chunks[i].dir);
-		struct stat status;
-
-		if (stat(path, &status) == 0)
-			bytes += (uint64_t)status.st_size;
-		free(path);
-	}
-	return bytes;
-}
-
 struct joining {
 	struct perf_data_reader *reader;
 	struct perf_data_writer *writer;

@@ -29,9 +29,6 @@ void watch_ring_add(struct watch_ring *ring, const char *dir, bool owns_dir, uin
 /* Deletes the periods that ended before `keep_from`. */
 void watch_ring_drop_before(struct watch_ring *ring, uint64_t keep_from);
 
-/* The bytes of the periods' perf.data files. */
-uint64_t watch_ring_bytes(const struct watch_ring *ring);
-
 /* Writes `path`, a perf.data of the samples timed in [from, to], with the
  * side records that name them: every record but samples of the first period
  * that overlaps the window, and the later ones' but their synthesized

@@ -9,7 +9,7 @@
 
 /* The compact form nests four deep (globals' [[index], type]); anything
  * deeper is not a descriptor and costs the tokenizer nothing to refuse. */
-enum { MAX_DEPTH = 8, MAX_POINTER_DATA = 1 << 16 };
+enum { MAX_DEPTH = 8 };
 
 struct contract_descriptor {
 	json_object *root;
@@ -77,7 +77,7 @@ struct contract_descriptor *contract_descriptor_parse(const char *json, size_t l
 						      size_t pointer_count, char *error,
 						      size_t error_size)
 {
-	if (length > INT32_MAX || pointer_count > MAX_POINTER_DATA) {
+	if (length > INT32_MAX || pointer_count > CONTRACT_DESCRIPTOR_MAX_POINTER_DATA) {
 		runtime_memory_error(error, error_size,
 				     "the descriptor is too large (%zu bytes, %zu pointers)",
 				     length, pointer_count);

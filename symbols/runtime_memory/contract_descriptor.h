@@ -23,9 +23,13 @@
 
 struct contract_descriptor;
 
+/* The most pointer data entries a descriptor may have. */
+#define CONTRACT_DESCRIPTOR_MAX_POINTER_DATA (1 << 16)
+
 /* Parses `length` bytes of JSON, with the descriptor's `pointer_count`
- * pointer data entries (copied). NULL on failure, with the reason in
- * `error` (one line). */
+ * pointer data entries (copied; at most
+ * CONTRACT_DESCRIPTOR_MAX_POINTER_DATA). NULL on failure, with the reason
+ * in `error` (one line). */
 struct contract_descriptor *contract_descriptor_parse(const char *json, size_t length,
 						      const uint64_t *pointer_data,
 						      size_t pointer_count, char *error,

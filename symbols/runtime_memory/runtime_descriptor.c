@@ -17,7 +17,6 @@ static const uint64_t MAGIC = 0x0043414443434e44; /* "DNCCDAC\0" */
 enum {
 	DESCRIPTOR_STRUCT_SIZE = 40,
 	MAX_JSON = 1 << 20,
-	MAX_POINTER_DATA = 1 << 16,
 	/* flags: bit 0 is always set; bit 1 means 4-byte pointers */
 	FLAG_POINTER_SIZE_4 = 1u << 1,
 	/* a process with more mappings than this is not searched further */
@@ -54,7 +53,8 @@ struct contract_descriptor *runtime_descriptor_read_at(struct target_memory *mem
 				     "the runtime has 4-byte pointers; profcpu reads 8");
 		return NULL;
 	}
-	if (json_size == 0 || json_size > MAX_JSON || pointer_count > MAX_POINTER_DATA) {
+	if (json_size == 0 || json_size > MAX_JSON ||
+	    pointer_count > CONTRACT_DESCRIPTOR_MAX_POINTER_DATA) {
 		runtime_memory_error(error, error_size,
 				     "the contract descriptor's sizes are out of bounds (%" PRIu32
 				     " bytes of JSON, %" PRIu32 " pointers)",
