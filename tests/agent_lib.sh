@@ -22,11 +22,15 @@ wait_periods() {
 	done
 }
 
-# wait_session PID: until the agent records the runtime events of PID.
+# wait_session PID: until the agent records the runtime events of PID;
+# fails, with the agent's log, when it sent 30 periods without.
 wait_session() {
+	local last_period=$(($(periods) + 30))
 	until grep -q "EventPipe session .*/runtime-$1-" "$workdir/spool/agent.log" 2>/dev/null; do
 		agent_runs
 		kill -0 "$1" 2>/dev/null || fail "pid $1 exited"
+		(($(periods) < last_period)) ||
+			{ tail -30 "$workdir/spool/agent.log"; fail "the agent sent 30 periods without a session of pid $1"; }
 		sleep 0.2
 	done
 }

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Past this many, the record's other lines are not read (a node runs far
@@ -16,24 +17,33 @@
 /* A process younger than this may not have loaded its runtime yet, nor
  * entered its container: it is looked at again in the next period. */
 #define SETTLE_SECONDS 1.0
+/* A process that had no .NET runtime when looked at may load one later: a
+ * host slow to start on a loaded node, a container's entry script that
+ * execs dotnet. It is looked at again after twice the wait before, at most
+ * this long. */
+#define MAX_RUNTIME_LOOK_WAIT 64.0
 
+/* Seconds since boot, the clock of the processes' start times. */
 static double uptime_seconds(void)
 {
-	FILE *file = fopen("/proc/uptime", "re");
-	double uptime = 0;
-
-	if (file) {
-		if (fscanf(file, "%lf", &uptime) != 1)
-			uptime = 0;
-		fclose(file);
-	}
-	return uptime;
+	return (double)clock_nanoseconds(CLOCK_BOOTTIME) / 1e9;
 }
 
 /* A process's seconds since it started. */
 static double age_seconds(const struct agent_process *process)
 {
 	return uptime_seconds() - (double)process->start_ticks / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* It ran no .NET runtime when looked at now: the next look is later. */
+static void look_for_runtime_later(struct agent_process *process)
+{
+	double wait = process->runtime_look_wait * 2;
+
+	process->runtime_look_wait = wait < SETTLE_SECONDS	    ? SETTLE_SECONDS
+				     : wait > MAX_RUNTIME_LOOK_WAIT ? MAX_RUNTIME_LOOK_WAIT
+								    : wait;
+	process->runtime_look_at = uptime_seconds() + process->runtime_look_wait;
 }
 
 static bool same_labels(const struct pod_labels *a, const struct pod_labels *b)
@@ -215,6 +225,7 @@ struct agent_process *agent_processes_of_profile(struct agent_processes *process
 			save_record(processes);
 		}
 		found->runtime_asked = false;
+		found->runtime_look_at = found->runtime_look_wait = 0;
 		found->labels_settled = false;
 		found->selection_decided = false;
 	}
@@ -292,7 +303,8 @@ void agent_processes_ask_runtimes(struct agent_processes *processes, struct reso
 			}
 		}
 		if (process->runtime_asked || !process->start_ticks ||
-		    age_seconds(process) < SETTLE_SECONDS)
+		    age_seconds(process) < SETTLE_SECONDS ||
+		    uptime_seconds() < process->runtime_look_at)
 			continue;
 		/* Judged on its settled labels, not on those of its first second;
 		 * one left out is judged again in the next round (its labels may
@@ -301,9 +313,12 @@ void agent_processes_ask_runtimes(struct agent_processes *processes, struct reso
 			continue;
 		if (agent_selection_narrows(selection) && !decide(processes, process, selection))
 			continue;
+		if (!target_process_runs_dotnet(process->pid)) {
+			look_for_runtime_later(process);
+			continue;
+		}
 		process->runtime_asked = true;
-		if (target_process_runs_dotnet(process->pid) &&
-		    target_process_open(process->pid, &target) == 0) {
+		if (target_process_open(process->pid, &target) == 0) {
 			if (dotnet_ensure_perfmap(&target, log)) {
 				add_switched(processes, process->pid, process->start_ticks);
 				save_record(processes);

@@ -33,8 +33,10 @@ struct agent_process {
 	unsigned long long start_ticks; /* 0: gone before it was seen */
 	struct pod_labels labels;
 	bool labels_settled;	/* found in the runtime's state, or read when it had run a second */
-	bool runtime_asked;	/* its perf map switched on, or not .NET */
-	bool selection_decided; /* `selected` holds whether the selection takes it */
+	bool runtime_asked;	/* it runs .NET: its perf map switched on, its events recorded */
+	double runtime_look_at; /* when to look for its runtime again (seconds since boot) */
+	double runtime_look_wait; /* the wait before that look */
+	bool selection_decided;	  /* `selected` holds whether the selection takes it */
 	bool selected;
 	unsigned long first_period; /* the first period it was seen sampled in */
 	unsigned long last_period;  /* the last one */
