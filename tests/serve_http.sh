@@ -55,6 +55,13 @@ expect_error DELETE /captures 405 "POST /captures"
 expect_error GET /metrics 404 'no such endpoint'
 expect_error GET /captures/..%2Fetc/svg 400 'not a capture name'
 expect_error GET /captures/nothing/svg 404 'no capture named nothing'
+# collect's options: checked by the server, the rest by collect; never one
+# of collect's own options smuggled in a value.
+expect_error POST "/captures?pid=$app&frequency=0" 400 'frequency must be'
+expect_error POST "/captures?pid=$app&off_cpu=yes" 400 'off_cpu must be'
+expect_error POST "/captures?pid=$app&call_graph=lbr" 400 'call_graph must be'
+expect_error POST "/captures?pid=$app&events=--push=http://x" 400 'events must be'
+expect_error POST "/captures?pid=$app&seconds=1&events=gc,bogus" 400 "^unknown -events item 'bogus'"
 
 # A capture as folded stacks: HotMethod has the time.
 curl -sf -X POST -D "$workdir/headers" -o "$workdir/capture.folded" \
@@ -69,6 +76,18 @@ if [[ -f "$workdir/captures/$capture/profile.pb.gz" ]]; then
 else
 	expect_error GET "/captures/$capture/pprof" 404 'does not write that format'
 fi
+
+# collect's options reach the capture (events as the refusal above shows):
+# 499 Hz and off-CPU stacks; the wall flame graph and the nettrace served.
+curl -sf -X POST -D "$workdir/headers" -o "$workdir/wall.svg" \
+	"$url/captures?pid=$app&seconds=2&frequency=499&off_cpu=1&events=exceptions&format=wall" ||
+	fail "the capture with collect's options failed"
+grep -q '<svg' "$workdir/wall.svg" || fail "format=wall is no SVG"
+capture=$(tr -d '\r' <"$workdir/headers" | awk -F': ' 'tolower($1) == "x-profcpu-capture" {print $2}')
+grep -q " at 499 Hz" "$workdir/captures/$capture/profcpu.log" || fail "frequency=499 did not reach collect"
+[[ -s $workdir/captures/$capture/offcpu_folded_stacks.out ]] || fail "off_cpu=1 did not reach collect"
+curl -sf -o "$workdir/runtime.nettrace" "$url/captures/$capture/nettrace" || fail "no nettrace"
+head -c 8 "$workdir/runtime.nettrace" | grep -q Nettrace || fail "format nettrace is no nettrace file"
 
 # SIGTERM during a capture: the capture stops early and keeps what it
 # collected, then the server exits.

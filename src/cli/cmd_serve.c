@@ -65,8 +65,15 @@ static const char usage[] =
     "                                   samples P for S seconds (1 to 3600; default 10)\n"
     "                                   and answers with one output; F is svg (default),\n"
     "                                   zip, folded, pprof, speedscope, perf-script, tar,\n"
-    "                                   perf-data or log. The header X-Profcpu-Capture\n"
-    "                                   names the capture's folder.\n"
+    "                                   perf-data, log; with off_cpu=1 offcpu,\n"
+    "                                   offcpu-folded or wall; of a .NET target\n"
+    "                                   nettrace, exceptions, contention, alloc, waits\n"
+    "                                   (flame graphs) or the same with -pprof. The\n"
+    "                                   header X-Profcpu-Capture names the capture's\n"
+    "                                   folder. As collect's options of the same names:\n"
+    "                                   &frequency=HZ (1 to 10000; default 99),\n"
+    "                                   &off_cpu=1, &call_graph=fp|dwarf|hybrid,\n"
+    "                                   &events=LIST (a .NET target's runtime events)\n"
     "  GET  /captures                   the captures kept in the output folder\n"
     "  GET  /captures/NAME/FORMAT       one output of a kept capture (F or its file name)\n"
     "One capture runs at a time: another gets 409 with Retry-After. Errors are\n"
@@ -88,10 +95,12 @@ static const char usage[] =
     "    profcpu serve                                  # http://127.0.0.1:7071\n"
     "    curl http://127.0.0.1:7071/processes\n"
     "    curl -X POST -o flame.svg 'http://127.0.0.1:7071/captures?pid=12&seconds=30'\n"
+    "    curl -X POST -o wall.svg 'http://127.0.0.1:7071/captures?pid=12&off_cpu=1&format=wall'\n"
     "    PROFCPU_SERVE_TOKEN=s3cret profcpu serve -address 0.0.0.0  # for the pod network\n"
     "    curl -H 'Authorization: Bearer s3cret' http://POD_IP:7071/processes\n";
 
 #define MAX_CAPTURE_SECONDS 3600
+#define MAX_FREQUENCY	    10000
 
 struct server {
 	const char *output_dir;
@@ -247,39 +256,105 @@ static long parse_number(const char *text, long minimum, long maximum)
 	return *end || errno || value < minimum || value > maximum ? -1 : value;
 }
 
+static const char *query_value(struct MHD_Connection *connection, const char *key)
+{
+	return mhd.MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, key);
+}
+
+/* off_cpu=1 or true: 1; 0, false or absent: 0; else -1. */
+static int parse_flag(const char *text)
+{
+	if (!text || !strcmp(text, "0") || !strcmp(text, "false"))
+		return 0;
+	return !strcmp(text, "1") || !strcmp(text, "true") ? 1 : -1;
+}
+
+/* An events list collect will read: its names, commas and a provider's
+ * "Name:0xKEYWORDS:LEVEL", never an option of collect's own. */
+static bool events_list_form(const char *text)
+{
+	size_t length = strlen(text);
+
+	if (!length || length > 512 || text[0] == '-')
+		return false;
+	return strspn(text,
+		      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:") ==
+	       length;
+}
+
+/* The capture options of a POST /captures into `request`: 0, or -1 after
+ * the 400 answer saying which is wrong. */
+static int read_capture_request(struct MHD_Connection *connection, struct capture_request *request,
+				enum MHD_Result *answered)
+{
+	const char *pid_text = query_value(connection, "pid");
+	const char *seconds_text = query_value(connection, "seconds");
+	const char *frequency_text = query_value(connection, "frequency");
+	const char *call_graph = query_value(connection, "call_graph");
+	const char *events = query_value(connection, "events");
+	long pid = parse_number(pid_text, 1, 0x7fffffff);
+	long seconds = seconds_text ? parse_number(seconds_text, 1, MAX_CAPTURE_SECONDS) : 10;
+	long frequency = frequency_text ? parse_number(frequency_text, 1, MAX_FREQUENCY) : 0;
+	int off_cpu = parse_flag(query_value(connection, "off_cpu"));
+
+	if (pid < 0)
+		*answered = send_error(connection, MHD_HTTP_BAD_REQUEST, NULL, NULL,
+				       "give the process as pid=N (GET /processes lists them)");
+	else if (seconds < 0)
+		*answered =
+		    send_error(connection, MHD_HTTP_BAD_REQUEST, NULL, NULL,
+			       "seconds must be a whole number from 1 to %d", MAX_CAPTURE_SECONDS);
+	else if (frequency < 0)
+		*answered = send_error(connection, MHD_HTTP_BAD_REQUEST, NULL, NULL,
+				       "frequency must be a whole number of Hz from 1 to %d",
+				       MAX_FREQUENCY);
+	else if (off_cpu < 0)
+		*answered = send_error(connection, MHD_HTTP_BAD_REQUEST, NULL, NULL,
+				       "off_cpu must be 1 or 0");
+	else if (call_graph && strcmp(call_graph, "fp") && strcmp(call_graph, "dwarf") &&
+		 strcmp(call_graph, "hybrid"))
+		*answered = send_error(connection, MHD_HTTP_BAD_REQUEST, NULL, NULL,
+				       "call_graph must be fp, dwarf or hybrid");
+	else if (events && !events_list_form(events))
+		*answered = send_error(connection, MHD_HTTP_BAD_REQUEST, NULL, NULL,
+				       "events must be a comma-separated list such as "
+				       "gc,exceptions,contention");
+	else {
+		*request = (struct capture_request){.pid = (pid_t)pid,
+						    .seconds = (unsigned)seconds,
+						    .frequency = (unsigned)frequency,
+						    .off_cpu = off_cpu,
+						    .call_graph = call_graph,
+						    .events = events};
+		return 0;
+	}
+	return -1;
+}
+
 /* POST /captures: one capture at a time, run to its end even when the
  * client goes away, then its output FORMAT. */
 static enum MHD_Result start_capture(struct MHD_Connection *connection, struct server *server)
 {
-	const char *pid_text =
-	    mhd.MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "pid");
-	const char *seconds_text =
-	    mhd.MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "seconds");
-	const char *format_name =
-	    mhd.MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "format");
+	const char *format_name = query_value(connection, "format");
 	const struct capture_format *format =
 	    capture_format_find(format_name ? format_name : "svg");
-	long pid = parse_number(pid_text, 1, 0x7fffffff);
-	long seconds = seconds_text ? parse_number(seconds_text, 1, MAX_CAPTURE_SECONDS) : 10;
-	char error[512] = "", retry[24], path[32], names[128], name[64];
+	struct capture_request request;
+	enum MHD_Result answered;
+	char error[512] = "", retry[24], path[32], names[512], name[64];
 	int status;
 
-	if (pid < 0)
-		return send_error(connection, MHD_HTTP_BAD_REQUEST, NULL, NULL,
-				  "give the process as pid=N (GET /processes lists them)");
-	if (seconds < 0)
-		return send_error(connection, MHD_HTTP_BAD_REQUEST, NULL, NULL,
-				  "seconds must be a whole number from 1 to %d",
-				  MAX_CAPTURE_SECONDS);
+	if (read_capture_request(connection, &request, &answered) < 0)
+		return answered;
 	if (!format) {
 		capture_format_names(names, sizeof(names));
 		return send_error(connection, MHD_HTTP_BAD_REQUEST, NULL, NULL,
 				  "unknown format '%s': choose one of %s", format_name, names);
 	}
-	snprintf(path, sizeof(path), "/proc/%ld", pid);
+	snprintf(path, sizeof(path), "/proc/%d", (int)request.pid);
 	if (access(path, F_OK) < 0)
 		return send_error(connection, MHD_HTTP_NOT_FOUND, NULL, NULL,
-				  "no process with pid %ld here (GET /processes lists them)", pid);
+				  "no process with pid %d here (GET /processes lists them)",
+				  (int)request.pid);
 	pthread_mutex_lock(&server->lock);
 	if (server->capturing) {
 		long left = (long)(server->capture_ends - time(NULL));
@@ -291,10 +366,10 @@ static enum MHD_Result start_capture(struct MHD_Connection *connection, struct s
 				  "%s s",
 				  retry);
 	}
-	status = capture_start(&server->capture, server->output_dir, (pid_t)pid, (unsigned)seconds,
-			       error, sizeof(error));
+	status =
+	    capture_start(&server->capture, server->output_dir, &request, error, sizeof(error));
 	server->capturing = status == 0;
-	server->capture_ends = time(NULL) + seconds;
+	server->capture_ends = time(NULL) + request.seconds;
 	snprintf(name, sizeof(name), "%s", server->capture.name);
 	pthread_mutex_unlock(&server->lock);
 	if (status < 0)
@@ -307,6 +382,8 @@ static enum MHD_Result start_capture(struct MHD_Connection *connection, struct s
 		close(server->capture.pidfd);
 	server->capturing = false;
 	pthread_mutex_unlock(&server->lock);
+	if (status == CAPTURE_REFUSED)
+		return send_error(connection, MHD_HTTP_BAD_REQUEST, NULL, NULL, "%s", error);
 	if (status < 0)
 		return send_error(connection, MHD_HTTP_INTERNAL_SERVER_ERROR, "X-Profcpu-Capture",
 				  name, "capture %s: %s", name, error);
@@ -329,7 +406,7 @@ static enum MHD_Result get_capture_file(struct MHD_Connection *connection,
 		return send_error(connection, MHD_HTTP_BAD_REQUEST, NULL, NULL,
 				  "'%s' is not a capture name", name);
 	if (!format) {
-		char names[128];
+		char names[512];
 
 		capture_format_names(names, sizeof(names));
 		return send_error(connection, MHD_HTTP_NOT_FOUND, NULL, NULL,

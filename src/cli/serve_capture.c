@@ -28,6 +28,20 @@ static const struct capture_format formats[] = {
     {"tar", "prof.tar.gz", "application/gzip"},
     {"perf-data", "perf.data", "application/octet-stream"},
     {"log", "profcpu.log", "text/plain; charset=utf-8"},
+    /* With off_cpu=1. */
+    {"offcpu", "offcpu_flamegraph.svg", "image/svg+xml"},
+    {"offcpu-folded", "offcpu_folded_stacks.out", "text/plain; charset=utf-8"},
+    {"wall", "wall_flamegraph.svg", "image/svg+xml"},
+    /* Of a .NET target: its runtime's events and the profiles made of them. */
+    {"nettrace", "runtime.nettrace", "application/octet-stream"},
+    {"exceptions", "exceptions_flamegraph.svg", "image/svg+xml"},
+    {"exceptions-pprof", "exceptions.pb.gz", "application/octet-stream"},
+    {"contention", "contention_flamegraph.svg", "image/svg+xml"},
+    {"contention-pprof", "contention.pb.gz", "application/octet-stream"},
+    {"alloc", "alloc_flamegraph.svg", "image/svg+xml"},
+    {"alloc-pprof", "alloc.pb.gz", "application/octet-stream"},
+    {"waits", "waits_flamegraph.svg", "image/svg+xml"},
+    {"waits-pprof", "waits.pb.gz", "application/octet-stream"},
 };
 
 const struct capture_format *capture_format_find(const char *name)
@@ -46,9 +60,11 @@ void capture_format_names(char *names, size_t size)
 			 formats[i].name);
 }
 
-/* The last non-empty line of what the child printed on stderr. */
+/* The last non-empty line of what the child printed on stderr, without
+ * its "profcpu: ". */
 static void keep_last_line(const char *text, char *line, size_t size)
 {
+	static const char prefix[] = "profcpu: ";
 	size_t end = strlen(text), start;
 
 	while (end && text[end - 1] == '\n')
@@ -56,13 +72,17 @@ static void keep_last_line(const char *text, char *line, size_t size)
 	start = end;
 	while (start && text[start - 1] != '\n')
 		start--;
+	if (end - start > strlen(prefix) && !strncmp(text + start, prefix, strlen(prefix)))
+		start += strlen(prefix);
 	snprintf(line, size, "%.*s", (int)(end - start), text + start);
 }
 
-int capture_start(struct capture *capture, const char *output_dir, pid_t pid, unsigned seconds,
-		  char *error, size_t error_size)
+int capture_start(struct capture *capture, const char *output_dir,
+		  const struct capture_request *request, char *error, size_t error_size)
 {
-	char pid_text[16], seconds_text[16], date[32], *folder;
+	char pid_text[16], seconds_text[16], frequency_text[16], date[32], *folder;
+	const char *arguments[16];
+	size_t count = 0;
 	time_t now = time(NULL);
 	struct tm local;
 	posix_spawn_file_actions_t actions;
@@ -71,16 +91,38 @@ int capture_start(struct capture *capture, const char *output_dir, pid_t pid, un
 	int pipe_ends[2], spawned;
 
 	strftime(date, sizeof(date), "%Y-%m-%d_%H-%M-%S", localtime_r(&now, &local));
-	snprintf(capture->name, sizeof(capture->name), "pid%d_%s", (int)pid, date);
-	snprintf(pid_text, sizeof(pid_text), "%d", (int)pid);
-	snprintf(seconds_text, sizeof(seconds_text), "%u", seconds);
+	snprintf(capture->name, sizeof(capture->name), "pid%d_%s", (int)request->pid, date);
+	snprintf(pid_text, sizeof(pid_text), "%d", (int)request->pid);
+	snprintf(seconds_text, sizeof(seconds_text), "%u", request->seconds);
+	snprintf(frequency_text, sizeof(frequency_text), "%u", request->frequency);
 	if (pipe2(pipe_ends, O_CLOEXEC) < 0) {
 		snprintf(error, error_size, "cannot start the capture: %s", strerror(errno));
 		return -1;
 	}
 	folder = xasprintf("%s/%s", output_dir, capture->name);
-	char *arguments[] = {"profcpu",	   "collect", "-pid", pid_text, "-duration",
-			     seconds_text, "-o",      folder, NULL};
+	arguments[count++] = "profcpu";
+	arguments[count++] = "collect";
+	arguments[count++] = "-pid";
+	arguments[count++] = pid_text;
+	arguments[count++] = "-duration";
+	arguments[count++] = seconds_text;
+	if (request->frequency) {
+		arguments[count++] = "-F";
+		arguments[count++] = frequency_text;
+	}
+	if (request->off_cpu)
+		arguments[count++] = "--off-cpu";
+	if (request->call_graph) {
+		arguments[count++] = "--call-graph";
+		arguments[count++] = request->call_graph;
+	}
+	if (request->events) {
+		arguments[count++] = "-events";
+		arguments[count++] = request->events;
+	}
+	arguments[count++] = "-o";
+	arguments[count++] = folder;
+	arguments[count] = NULL;
 
 	posix_spawn_file_actions_init(&actions);
 	posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -92,8 +134,8 @@ int capture_start(struct capture *capture, const char *output_dir, pid_t pid, un
 	sigemptyset(&no_signals);
 	posix_spawnattr_setsigmask(&attributes, &no_signals);
 	posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
-	spawned = posix_spawn(&capture->child, "/proc/self/exe", &actions, &attributes, arguments,
-			      environ);
+	spawned = posix_spawn(&capture->child, "/proc/self/exe", &actions, &attributes,
+			      (char *const *)arguments, environ);
 	posix_spawn_file_actions_destroy(&actions);
 	posix_spawnattr_destroy(&attributes);
 	close(pipe_ends[1]);
@@ -148,6 +190,10 @@ int capture_finish(struct capture *capture, char *error, size_t error_size)
 		;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+		keep_last_line(messages, error, error_size);
+		return CAPTURE_REFUSED;
+	}
 	if (WIFSIGNALED(status))
 		snprintf(error, error_size, "the capture was killed by signal %d (%s)",
 			 WTERMSIG(status), strsignal(WTERMSIG(status)));

@@ -5,6 +5,7 @@
 #ifndef PROFCPU_SERVE_CAPTURE_H
 #define PROFCPU_SERVE_CAPTURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -21,6 +22,17 @@ const struct capture_format *capture_format_find(const char *name);
 /* The known formats' names, comma-separated, into `names`. */
 void capture_format_names(char *names, size_t size);
 
+/* What a client asked a capture for: collect's options of the same names
+ * (the server checked their form; collect checks the rest). */
+struct capture_request {
+	pid_t pid;
+	unsigned seconds;
+	unsigned frequency;	/* -F; 0: collect's default */
+	bool off_cpu;		/* --off-cpu */
+	const char *call_graph; /* --call-graph MODE, or NULL */
+	const char *events;	/* -events LIST, or NULL */
+};
+
 /* A running capture: the child `profcpu collect` process. */
 struct capture {
 	pid_t child;
@@ -29,16 +41,18 @@ struct capture {
 	char name[64];	 /* its folder in the output folder: pid<PID>_<date>_<time> */
 };
 
-/* Starts `profcpu collect -pid PID -duration SECONDS -o OUTPUT_DIR/NAME`.
- * Returns 0, or -1 with the reason in `error`. */
-int capture_start(struct capture *capture, const char *output_dir, pid_t pid, unsigned seconds,
-		  char *error, size_t error_size);
+/* Starts `profcpu collect -pid PID -duration SECONDS [options] -o
+ * OUTPUT_DIR/NAME`. Returns 0, or -1 with the reason in `error`. */
+int capture_start(struct capture *capture, const char *output_dir,
+		  const struct capture_request *request, char *error, size_t error_size);
 
 /* Asks a running capture to stop early; it still writes its outputs. */
 void capture_stop(const struct capture *capture);
 
-/* Waits for the capture to end. Returns 0 when it exited successfully, or
- * -1 with its last message (or how it died) in `error`. */
+/* Waits for the capture to end. Returns 0 when it exited successfully,
+ * CAPTURE_REFUSED when collect refused its options, or -1; each failure
+ * with collect's last message (or how it died) in `error`. */
+#define CAPTURE_REFUSED (-2)
 int capture_finish(struct capture *capture, char *error, size_t error_size);
 
 #endif
