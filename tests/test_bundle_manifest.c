@@ -204,6 +204,28 @@ static void test_compressed_entry(void **state)
 	close(fd);
 }
 
+/* A bomb: 32 MiB of zeros deflated to some 32 KiB, a thousand times its
+ * compressed bytes, is not inflated, not even its first page; a file that
+ * claims 16 times its compressed bytes is. */
+static void test_bomb_entry_not_inflated(void **state)
+{
+	static uint8_t zeros[32 << 20];
+	struct bundle_entry entry = {.offset = 100, .size = sizeof(zeros), .type = 1};
+	uint8_t *bytes;
+	size_t size;
+	int fd;
+
+	(void)state;
+	fd = compressed_file(zeros, sizeof(zeros), &entry.compressed_size);
+	assert_null(bundle_entry_read(fd, &entry, UINT64_MAX, &size));
+	assert_null(bundle_entry_read(fd, &entry, 4096, &size));
+	entry.size = 16 * entry.compressed_size;
+	assert_non_null(bytes = bundle_entry_read(fd, &entry, UINT64_MAX, &size));
+	assert_int_equal(size, entry.size);
+	free(bytes);
+	close(fd);
+}
+
 /* The bytes this process has read from files so far (/proc/self/io). */
 static uint64_t bytes_read(void)
 {
@@ -265,6 +287,7 @@ int main(void)
 	    cmocka_unit_test(test_not_a_bundle),
 	    cmocka_unit_test(test_compressed_entry),
 	    cmocka_unit_test(test_inflating_reads_a_bounded_input),
+	    cmocka_unit_test(test_bomb_entry_not_inflated),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,6 +25,11 @@ static const uint8_t bundle_signature[32] = {
  * far only, all together. */
 #define MAX_SCANNED_DATA (8u << 20)
 #define MAX_PATH_LENGTH	 4096
+/* A compressed file is inflated only when it claims at most this many
+ * times its compressed bytes (inflates_too_much()); smaller than
+ * SMALL_FILE_BYTES / MAX_INFLATION compressed, up to SMALL_FILE_BYTES. */
+#define MAX_INFLATION	 16
+#define SMALL_FILE_BYTES 4096
 
 struct cursor {
 	const uint8_t *at, *end;
@@ -262,13 +267,24 @@ static bool inflate_from(int fd, uint64_t offset, uint64_t compressed, uint8_t *
 	return size == 0;
 }
 
+/* Whether `entry` claims more bytes than any real assembly inflates to from
+ * its compressed ones: deflate gives an assembly from a third of its bytes
+ * or so (3.06 times at most in .NET 10's framework); a bomb gives a
+ * thousand times as many, all of them the profiler's memory. */
+static bool inflates_too_much(const struct bundle_entry *entry)
+{
+	return entry->compressed_size &&
+	       entry->size / MAX_INFLATION > entry->compressed_size + SMALL_FILE_BYTES;
+}
+
 uint8_t *bundle_entry_read(int fd, const struct bundle_entry *entry, uint64_t limit, size_t *size)
 {
 	uint64_t length = entry->size < limit ? entry->size : limit;
 	uint8_t *bytes;
 	bool read;
 
-	if (length == 0 || length > SIZE_MAX || !(bytes = malloc((size_t)length)))
+	if (length == 0 || length > SIZE_MAX || inflates_too_much(entry) ||
+	    !(bytes = malloc((size_t)length)))
 		return NULL;
 	if (entry->compressed_size)
 		read =
