@@ -10,10 +10,17 @@
 #      whose runtime events hold every exception the app caught (the
 #      burst lies within the window), 2:1 from ThrowA and ThrowB, beside
 #      the CPU samples of the same seconds.
-#   3. A process that runs no .NET: the rule is refused in one line.
+#   3. A GC pause: another app (tests/dotnet/EventMix) idles, then
+#      allocates until it has collected (its own GC counts say how many);
+#      `watch --gc-pause 0.05` fires on it, naming the pause it saw, and
+#      its capture's flame graph gives the window's GCs.
+#   4. A process that runs no .NET, and a .NET one started with
+#      DOTNET_EnableDiagnostics=0 (no diagnostics socket): the rule is
+#      refused in one line each.
 source "$(dirname "$0")/lib.sh"
 
 build_dotnet_app EventStacks
+build_dotnet_app EventMix
 start_dotnet_app "$workdir/EventStacks/eventstacks.dll" "$workdir/go" 60 spin
 app=$started_pid app_output=$started_output
 
@@ -73,7 +80,31 @@ echo "ThrowA $a, ThrowB $b"
 (($(folded count "$capture/folded_stacks.out" 'Demo\.Program::Spin') > 0)) ||
 	fail "the capture's CPU samples hold no Demo.Program::Spin"
 
-# 3. Not .NET.
+# 3. GC pauses.
+start_dotnet_app "$workdir/EventMix/eventmix.dll" "$workdir/go-gc" 10
+app=$started_pid app_output=$started_output
+"$PROFCPU" watch -pid "$app" --gc-pause 0.05 --before 3 --after 2 --once \
+	-o "$workdir/gc" >"$workdir/gc.log" 2>"$workdir/gc.err" &
+watch=$!
+wait_session "$workdir/gc" gc
+touch "$workdir/go-gc"
+status=0
+wait "$watch" || status=$?
+cat "$workdir/gc.err"
+((status == 0)) || fail "watch --gc-pause exited with $status"
+until grep -q '^done' "$app_output"; do sleep 0.2; done
+gcs=$(awk '$1 == "gc0" {print $2}' "$app_output")
+echo "the app collected $gcs times"
+((gcs > 0)) || fail "the app made no GC"
+pause=$(sed -nE 's/.*rule gc-pause fired: a GC paused the runtime ([0-9.]+) ms \(--gc-pause 0.05\).*/\1/p' "$workdir/gc.err")
+[[ -n $pause ]] || fail "no line says the gc-pause rule fired, with the pause"
+python3 -c "import sys; sys.exit(0 if $pause >= 0.05 else 1)" || fail "the rule fired on a pause of $pause ms"
+captures=("$workdir"/gc/*_gc-pause)
+((${#captures[@]} == 1)) || fail "expected one gc-pause capture, found: ${captures[*]}"
+grep -qE 'GC: [1-9][0-9]* collections' "${captures[0]}/flamegraph.svg" ||
+	fail "the capture's flame graph gives no GC of its window"
+
+# 4. Not .NET, and .NET without its diagnostics socket.
 start "$WORKLOAD_TWO_LOOPS"
 status=0
 "$PROFCPU" watch -pid "$started_pid" --exceptions 20 -o "$workdir/native" 2>"$workdir/native.err" || status=$?
@@ -81,3 +112,13 @@ cat "$workdir/native.err"
 ((status != 0)) || fail "--exceptions on a native process was not refused"
 grep -q "^profcpu: --exceptions needs a .NET process: pid $started_pid" "$workdir/native.err" ||
 	fail "the refusal does not say why"
+env DOTNET_EnableDiagnostics=0 dotnet "$workdir/EventMix/eventmix.dll" "$workdir/never" 1 >"$workdir/nodiag.out" 2>&1 &
+nodiag=$!
+background_pids+=("$nodiag")
+until grep -q ready "$workdir/nodiag.out"; do sleep 0.1; done
+status=0
+"$PROFCPU" watch -pid "$nodiag" --contention 100 -o "$workdir/nodiag" 2>"$workdir/nodiag.err" || status=$?
+cat "$workdir/nodiag.err"
+((status != 0)) || fail "--contention on a .NET process without its diagnostics socket was not refused"
+grep -q "^profcpu: --contention needs the runtime's events, and pid $nodiag has no diagnostics socket" \
+	"$workdir/nodiag.err" || fail "the refusal does not say why"
