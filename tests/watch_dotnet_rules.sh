@@ -10,11 +10,14 @@
 #      whose runtime events hold every exception the app caught (the
 #      burst lies within the window), 2:1 from ThrowA and ThrowB, beside
 #      the CPU samples of the same seconds.
-#   3. A GC pause: another app (tests/dotnet/EventMix) idles, then
+#   3. SIGTERM during a capture's --after seconds, once the burst is
+#      over: the capture, cut short, still holds every exception, those
+#      of the last second before the signal included.
+#   4. A GC pause: another app (tests/dotnet/EventMix) idles, then
 #      allocates until it has collected (its own GC counts say how many);
 #      `watch --gc-pause 0.05` fires on it, naming the pause it saw, and
 #      its capture's flame graph gives the window's GCs.
-#   4. A process that runs no .NET, and a .NET one started with
+#   5. A process that runs no .NET, and a .NET one started with
 #      DOTNET_EnableDiagnostics=0 (no diagnostics socket): the rule is
 #      refused in one line each.
 source "$(dirname "$0")/lib.sh"
@@ -80,7 +83,30 @@ echo "ThrowA $a, ThrowB $b"
 (($(folded count "$capture/folded_stacks.out" 'Demo\.Program::Spin') > 0)) ||
 	fail "the capture's CPU samples hold no Demo.Program::Spin"
 
-# 3. GC pauses.
+# 3. SIGTERM once the burst is over, long before the --after seconds are.
+start_dotnet_app "$workdir/EventStacks/eventstacks.dll" "$workdir/go-term" 60 spin
+app=$started_pid app_output=$started_output
+"$PROFCPU" watch -pid "$app" --exceptions 20 --before 5 --after 600 --once \
+	-o "$workdir/term" >"$workdir/term.log" 2>"$workdir/term.err" &
+watch=$!
+wait_session "$workdir/term" term
+touch "$workdir/go-term"
+until grep -q '^done' "$app_output"; do sleep 0.2; done
+until grep -q 'rule exceptions fired' "$workdir/term.err"; do sleep 0.2; done
+kill -TERM "$watch"
+status=0
+wait "$watch" || status=$?
+cat "$workdir/term.err"
+((status == 0)) || fail "watch exited with $status after SIGTERM"
+caught=$(awk '$1 == "exceptions" {print $2}' "$app_output")
+captures=("$workdir"/term/*_exceptions)
+((${#captures[@]} == 1)) || fail "expected one capture, found: ${captures[*]}"
+grep -q 'cut short by SIGTERM' "${captures[0]}/profcpu.log" || fail "the capture's log does not say it was cut short"
+counted=$(folded count "${captures[0]}/exceptions_folded_stacks.out" 'Demo\.KnownException$')
+((counted == caught)) || fail "the capture cut short counts $counted exceptions, the app caught $caught"
+kill "$app"
+
+# 4. GC pauses.
 start_dotnet_app "$workdir/EventMix/eventmix.dll" "$workdir/go-gc" 10
 app=$started_pid app_output=$started_output
 "$PROFCPU" watch -pid "$app" --gc-pause 0.05 --before 3 --after 2 --once \
@@ -104,7 +130,7 @@ captures=("$workdir"/gc/*_gc-pause)
 grep -qE 'GC: [1-9][0-9]* collections' "${captures[0]}/flamegraph.svg" ||
 	fail "the capture's flame graph gives no GC of its window"
 
-# 4. Not .NET, and .NET without its diagnostics socket.
+# 5. Not .NET, and .NET without its diagnostics socket.
 start "$WORKLOAD_TWO_LOOPS"
 status=0
 "$PROFCPU" watch -pid "$started_pid" --exceptions 20 -o "$workdir/native" 2>"$workdir/native.err" || status=$?

@@ -461,8 +461,8 @@ static int watch_target(struct watch *watch, const struct target_process *target
 	if (watch->pending && watch->runtime && !watch->ended) {
 		struct watch_runtime_period read;
 
-		/* The events since the last cut, the target's exit included. */
-		watch_runtime_next_period(watch->runtime, watch->period_number + 1, 2, &read);
+		/* The events of the period under way, the target's exit included. */
+		watch_runtime_next_period(watch->runtime, watch->period_number, 2, &read);
 	}
 	if (watch->pending)
 		take_capture(watch, cut_short, true);

@@ -139,9 +139,10 @@ bool watch_runtime_next_period(struct watch_runtime *runtime, unsigned long peri
 	bool got = false;
 
 	agent_runtime_sessions_cut(runtime->sessions, period);
-	/* The period before was cut a period ago: no wait. */
+	/* The period before was cut a period ago: no wait, but at the end. */
 	if (period > 0) {
-		taken = agent_runtime_sessions_take(runtime->sessions, period - 1, 0, &count);
+		taken = agent_runtime_sessions_take(runtime->sessions, period - 1, wait_seconds,
+						    &count);
 		got = keep_parts(runtime, taken, count, read);
 	}
 	if (wait_seconds > 0) {

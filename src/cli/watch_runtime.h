@@ -45,8 +45,8 @@ struct watch_runtime *watch_runtime_start(const struct target_process *target, c
 /* The ring's period number `period` ended: its events are cut, and those of
  * the period before, cut a period ago, are read into `*read` (false when
  * none came: the session is not there yet, or its part was late). With
- * `wait_seconds`, the period's own part is waited for that long and kept
- * too (the last period, before a capture cut short). */
+ * `wait_seconds`, both parts are waited for that long, the period's own
+ * kept too (the last period, before a capture cut short). */
 bool watch_runtime_next_period(struct watch_runtime *runtime, unsigned long period,
 			       double wait_seconds, struct watch_runtime_period *read);
 
