@@ -29,7 +29,7 @@ app=$started_pid app_output=$started_output
 
 # wait_session DIR: until the watch writing into DIR records the app's events.
 wait_session() {
-	until grep -q "EventPipe session .*/runtime-$app-" "$1/watch.log" 2>/dev/null; do
+	until grep -q "EventPipe session .*/runtime-$app-" "$1/watch-runtime.log" 2>/dev/null; do
 		kill -0 "$watch" 2>/dev/null || { cat "$workdir/$2.err"; fail "$2: the watch stopped"; }
 		sleep 0.2
 	done

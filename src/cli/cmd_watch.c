@@ -553,8 +553,14 @@ int cmd_watch(int argc, char **argv)
 	signal(SIGUSR1, request_capture);
 	if (target.pid != TARGET_EVERY_PROCESS)
 		dotnet_ensure_perfmap(&target, log);
-	if (runtime_events)
-		watch.runtime = watch_runtime_start(&target, watch.ring_dir, log);
+	if (runtime_events) {
+		char *runtime_log = xasprintf("%s/watch-runtime.log", options.output_dir);
+
+		watch.runtime = watch_runtime_start(&target, watch.ring_dir, runtime_log);
+		free(runtime_log);
+		if (!watch.runtime && wants_runtime_rules(&options))
+			goto done;
+	}
 	symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
 	config.live_pid = target.pid == TARGET_EVERY_PROCESS ? 0 : target.pid;
 	config.live_namespace_pid = target.namespace_pid;

@@ -4,6 +4,7 @@
 #include "runtime_trace.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,6 +12,9 @@
 
 /* What the rules read, with the stacks the capture's profiles show. */
 #define WATCH_RUNTIME_EVENTS "gc,exceptions,contention"
+/* The sessions say two lines a second, for as long as the watch runs:
+ * their log starts again past this. */
+#define MAX_LOG_BYTES (1 << 20)
 
 struct watch_runtime {
 	struct agent_runtime_sessions *sessions;
@@ -23,14 +27,19 @@ struct watch_runtime {
 };
 
 struct watch_runtime *watch_runtime_start(const struct target_process *target, const char *ring_dir,
-					  FILE *log)
+					  const char *log_path)
 {
 	struct event_options events = {.events = WATCH_RUNTIME_EVENTS};
 	struct eventpipe_config config;
 	struct watch_runtime *runtime;
+	FILE *log;
 
 	if (event_options_config(&events, &config) <= 0)
 		return NULL;
+	if (!(log = fopen(log_path, "we"))) {
+		report_error("cannot write %s: %s", log_path, strerror(errno));
+		return NULL;
+	}
 	config.rundown = false; /* the perf map watch turned on names the frames */
 	runtime = xcalloc(1, sizeof(*runtime));
 	runtime->log = log;
@@ -101,6 +110,22 @@ static void drop_past_bound(struct watch_runtime *runtime)
 	remove_first(runtime, dropped);
 }
 
+/* Starts the log again once it passes MAX_LOG_BYTES (the sessions'
+ * threads write it too: under its lock). */
+static void bound_log(FILE *log)
+{
+	flockfile(log);
+	if (ftell(log) > MAX_LOG_BYTES) {
+		fflush(log);
+		if (ftruncate(fileno(log), 0) == 0) {
+			rewind(log);
+			fprintf(log, "runtime events: the log passed %d MiB: started again\n",
+				MAX_LOG_BYTES >> 20);
+		}
+	}
+	funlockfile(log);
+}
+
 /* Keeps the `count` parts `taken` (their paths now the runtime's), each
  * read into `*read`; whether one could be. */
 static bool keep_parts(struct watch_runtime *runtime, struct agent_runtime_part *taken,
@@ -138,6 +163,7 @@ bool watch_runtime_next_period(struct watch_runtime *runtime, unsigned long peri
 	size_t count = 0;
 	bool got = false;
 
+	bound_log(runtime->log);
 	agent_runtime_sessions_cut(runtime->sessions, period);
 	/* The period before was cut a period ago: no wait, but at the end. */
 	if (period > 0) {
@@ -189,6 +215,7 @@ void watch_runtime_stop(struct watch_runtime *runtime)
 		return;
 	agent_runtime_sessions_stop(runtime->sessions);
 	watch_runtime_drop_before(runtime, UINT64_MAX);
+	fclose(runtime->log);
 	free(runtime->parts);
 	free(runtime);
 }

@@ -37,10 +37,11 @@ struct watch_runtime_part {
 struct watch_runtime;
 
 /* Starts recording the runtime events of `target` (a .NET process with a
- * diagnostics socket), its parts in `ring_dir`, the sessions' troubles said
- * in `log`. */
+ * diagnostics socket), its parts in `ring_dir`, the sessions' lines in the
+ * log at `log_path` (written anew, started again past 1 MiB). Returns
+ * NULL after one line when the log cannot be written. */
 struct watch_runtime *watch_runtime_start(const struct target_process *target, const char *ring_dir,
-					  FILE *log);
+					  const char *log_path);
 
 /* The ring's period number `period` ended: its events are cut, and those of
  * the period before, cut a period ago, are read into `*read` (false when
