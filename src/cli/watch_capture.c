@@ -165,7 +165,7 @@ static int write_outputs(const struct watch_capture_writer *writer, const char *
 			 const struct watch_capture *capture)
 {
 	struct resolver_config config = *writer->config;
-	struct watch_runtime_trace runtime = {0};
+	struct runtime_trace runtime = {.status = -1};
 	int status;
 
 	config.capture_dir = dir;
@@ -175,8 +175,8 @@ static int write_outputs(const struct watch_capture_writer *writer, const char *
 		watch_runtime_trace_read(dir, capture->runtime_parts, capture->runtime_part_count,
 					 capture->from, capture->to, log, &runtime);
 	status = postprocess_capture(dir, &config, NULL, writer->fold,
-				     capture->runtime_part_count ? &runtime.joined : NULL);
-	watch_runtime_trace_release(&runtime);
+				     capture->runtime_part_count ? &runtime : NULL);
+	runtime_trace_release(&runtime);
 	report_also_to(NULL);
 	if (status == 0)
 		outputs_print_where(dir);

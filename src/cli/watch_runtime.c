@@ -2,6 +2,7 @@
 #include "agent_runtime_sessions.h"
 #include "event_options.h"
 #include "runtime_trace.h"
+#include "string_table.h"
 #include "util.h"
 
 #include <errno.h>
@@ -12,6 +13,9 @@
 
 /* What the rules read, with the stacks the capture's profiles show. */
 #define WATCH_RUNTIME_EVENTS "gc,exceptions,contention"
+/* The capture's joined events stay within runtime_stacks' own bounds. */
+#define MAX_JOINED_EVENTS 1000000
+#define MAX_JOINED_IPS	  (16 << 20)
 /* The sessions say two lines a second, for as long as the watch runs:
  * their log starts again past this. */
 #define MAX_LOG_BYTES (1 << 20)
@@ -221,8 +225,9 @@ void watch_runtime_stop(struct watch_runtime *runtime)
 }
 
 /* Adds the events of `part` (read into `trace`) within [from, to] to the
- * joined stacks. */
-static void join_stacks(struct runtime_stacks *joined, const struct runtime_trace *trace,
+ * joined stacks, as many as the bounds allow. Returns false when they
+ * stopped some. */
+static bool join_stacks(struct runtime_stacks *joined, const struct runtime_trace *trace,
 			const struct watch_runtime_part *part, uint64_t from, uint64_t to)
 {
 	const struct runtime_stacks *stacks = &trace->stacks;
@@ -236,6 +241,9 @@ static void join_stacks(struct runtime_stacks *joined, const struct runtime_trac
 
 		if (event.time < from || event.time >= to)
 			continue;
+		if (joined->count == MAX_JOINED_EVENTS ||
+		    joined->ip_count + event.depth > MAX_JOINED_IPS)
+			return false;
 		grow_array((void **)&joined->events, &joined->capacity, joined->count + 1,
 			   sizeof(*joined->events));
 		grow_array((void **)&joined->ips, &joined->ip_capacity,
@@ -243,12 +251,14 @@ static void join_stacks(struct runtime_stacks *joined, const struct runtime_trac
 		memcpy(joined->ips + joined->ip_count, stacks->ips + event.first_ip,
 		       event.depth * sizeof(*joined->ips));
 		event.first_ip = joined->ip_count;
+		event.type = event.type ? string_table_intern(joined->types, event.type) : NULL;
 		joined->ip_count += event.depth;
 		joined->events[joined->count++] = event;
 		joined->seen[event.kind]++;
 		joined->seen_weight[event.kind] += event.weight;
 	}
 	joined->allocations_sampled |= stacks->allocations_sampled;
+	return true;
 }
 
 /* The GCs of a part: the flame graph's subtitle. */
@@ -264,42 +274,37 @@ static void join_gc(struct runtime_events *joined, const struct runtime_events *
 }
 
 int watch_runtime_trace_read(const char *dir, const struct watch_runtime_part *parts, size_t count,
-			     uint64_t from, uint64_t to, FILE *log,
-			     struct watch_runtime_trace *trace)
+			     uint64_t from, uint64_t to, FILE *log, struct runtime_trace *joined)
 {
 	size_t read = 0;
+	bool whole = true;
 
-	*trace = (struct watch_runtime_trace){.parts = xcalloc(count + 1, sizeof(*trace->parts)),
-					      .count = count};
-	trace->joined.status = -1;
+	*joined = (struct runtime_trace){.status = -1};
+	joined->stacks.types = string_table_new();
+	/* One part at a time: the joined events hold their own copies. */
 	for (size_t i = 0; i < count; i++) {
 		char *path = xasprintf("%s/runtime-%zu.nettrace", dir, i + 1);
-		struct runtime_trace *part = &trace->parts[i];
+		struct runtime_trace part;
 
-		if (runtime_trace_read(path, part) < 0 && !part->events.events)
-			fprintf(log, "runtime events: %s: %s\n", path, part->why);
+		if (runtime_trace_read(path, &part) < 0 && !part.events.events)
+			fprintf(log, "runtime events: %s: %s\n", path, part.why);
 		else {
-			join_stacks(&trace->joined.stacks, part, &parts[i], from, to);
-			join_gc(&trace->joined.events, &part->events);
-			trace->joined.process_id = part->process_id;
+			whole = whole && join_stacks(&joined->stacks, &part, &parts[i], from, to);
+			join_gc(&joined->events, &part.events);
+			joined->process_id = part.process_id;
 			read++;
 		}
+		runtime_trace_release(&part);
 		free(path);
 	}
-	trace->joined.events.seconds = (double)(to - from) / 1e9;
-	trace->joined.status = read ? 0 : -1;
+	if (!whole)
+		fprintf(log,
+			"runtime events: the window's events passed %d events or %d Mi frames: the "
+			"later ones are left out of its profiles\n",
+			MAX_JOINED_EVENTS, MAX_JOINED_IPS >> 20);
+	joined->events.seconds = (double)(to - from) / 1e9;
+	joined->status = read ? 0 : -1;
 	if (!read)
-		snprintf(trace->joined.why, sizeof(trace->joined.why), "no part could be read");
-	return trace->joined.status;
-}
-
-void watch_runtime_trace_release(struct watch_runtime_trace *trace)
-{
-	for (size_t i = 0; i < trace->count; i++)
-		runtime_trace_release(&trace->parts[i]);
-	free(trace->parts);
-	/* The types' names are the parts'. */
-	free(trace->joined.stacks.events);
-	free(trace->joined.stacks.ips);
-	*trace = (struct watch_runtime_trace){0};
+		snprintf(joined->why, sizeof(joined->why), "no part could be read");
+	return joined->status;
 }

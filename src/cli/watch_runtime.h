@@ -66,20 +66,11 @@ const struct watch_runtime_part *watch_runtime_parts(const struct watch_runtime 
  * and on (the capture's links to `parts`, which give their times), within
  * [from, to], as one trace for the capture's outputs
  * (postprocess_capture): each part's stacks within its times and the
- * window, and their GCs. Returns 0, or -1 when no part could be read
- * (said in `log`); release it with watch_runtime_trace_release in both
- * cases. */
-struct watch_runtime_trace {
-	struct runtime_trace joined;
-	struct runtime_trace *parts; /* hold the types' names */
-	size_t count;
-};
-
+ * window (at most a million events, 16 Mi frames: said in `log` when
+ * more) and their GCs. Returns 0, or -1 when no part could be read (said
+ * in `log`); release `joined` (runtime_trace_release) in both cases. */
 int watch_runtime_trace_read(const char *dir, const struct watch_runtime_part *parts, size_t count,
-			     uint64_t from, uint64_t to, FILE *log,
-			     struct watch_runtime_trace *trace);
-
-void watch_runtime_trace_release(struct watch_runtime_trace *trace);
+			     uint64_t from, uint64_t to, FILE *log, struct runtime_trace *joined);
 
 /* Stops the sessions and removes every part. */
 void watch_runtime_stop(struct watch_runtime *runtime);
