@@ -15,6 +15,7 @@
 #include "watch_capture.h"
 #include "watch_cpu.h"
 #include "watch_ring.h"
+#include "watch_runtime.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -36,10 +37,12 @@ static const char usage[] =
     "follow into a folder of -o DIR named by its time and rule\n"
     "(2026-11-29_03-12-44_cpu), with every output collect writes: perf.data,\n"
     "folded_stacks.out, perf_script.out, flamegraph.svg, profile.pb.gz,\n"
-    "speedscope.json, prof.trace.zip (PerfView) and the target's perf map and\n"
-    "jitdump. Each rule that fires says so in one line. Runs until Ctrl-C,\n"
-    "SIGTERM or the target's exit (a capture under way is written from what\n"
-    "was sampled), or after the first capture with --once.\n"
+    "speedscope.json, prof.trace.zip (PerfView), the target's perf map and\n"
+    "jitdump, and for a .NET target the runtime's events of the window\n"
+    "(runtime-N.nettrace, the exceptions and contention profiles). Each rule\n"
+    "that fires says so in one line. Runs until Ctrl-C, SIGTERM or the\n"
+    "target's exit (a capture under way is written from what was sampled),\n"
+    "or after the first capture with --once.\n"
     "\n"
     "The ring is files of one second in DIR/.ring.* (removed at the end): its\n"
     "size is bounded by --before and --after and the sampling rate.\n"
@@ -48,6 +51,11 @@ static const char usage[] =
     "  --cpu PERCENT         the target's CPU over the last second, in percent of\n"
     "                        one core (200: two cores), passes PERCENT; read from\n"
     "                        /proc (a cgroup's cpu.stat, the machine's /proc/stat)\n"
+    "  --exceptions N        a .NET target threw N or more exceptions a second\n"
+    "  --gc-pause MS         one GC of a .NET target paused it MS ms or longer\n"
+    "  --contention MS       a .NET target's threads waited MS ms or more a second\n"
+    "                        for locks (the .NET rules read the runtime's events\n"
+    "                        through its diagnostics socket, a second or two late)\n"
     "  SIGUSR1               a manual trigger: kill -USR1 <profcpu's pid>\n"
     "\n"
     "options:\n"
@@ -77,16 +85,21 @@ static const char usage[] =
     "    profcpu watch -pid 4711 --cpu 60 --before 10 --after 2 --once -o out/\n"
     "    profcpu watch -pid 4711 -o incidents/ & kill -USR1 $!  # capture now, with the last 30 s\n"
     "    profcpu watch --container web --cpu 150 --max-captures 2  # a container, two an hour\n"
+    "    profcpu watch -pid 4711 --exceptions 100 --gc-pause 200 -o incidents/  # .NET\n"
     "    profcpu watch -pid 4711 --cpu 80 --push http://pyroscope:4040  # each capture to "
     "Pyroscope\n";
 
 enum { MAX_WINDOW = 3600, MAX_CAPTURES_AN_HOUR = 60 };
 
 #define NS_PER_SECOND 1000000000ull
+/* A capture waits this long past its window for the runtime events' last
+ * part (the session's cuts come a period late). */
+#define RUNTIME_PART_WAIT (3 * NS_PER_SECOND)
 
 struct watch_options {
 	long frequency, max_captures;
 	double before, after, cpu, cooldown, max_disk_mib;
+	double exceptions, gc_pause_ms, contention_ms; /* the .NET rules; 0: not asked */
 	const char *output_dir, *call_graph_text;
 	bool once;
 	struct scope_options scope;
@@ -113,6 +126,7 @@ struct watch {
 	char *ring_dir;
 	struct watch_ring ring;
 	struct watch_cpu cpu;
+	struct watch_runtime *runtime; /* a .NET target's events; NULL: none */
 	uint64_t period_start;
 	unsigned period_number;
 	char *current_period; /* the folder being written (NULL: the ring's own) */
@@ -190,6 +204,38 @@ static void hear_rules(struct watch *watch)
 	}
 }
 
+/* The .NET rules, on a period's runtime events (read a period after they
+ * came). */
+static void hear_runtime_rules(struct watch *watch, uint64_t now,
+			       const struct watch_runtime_period *read)
+{
+	const struct watch_options *options = watch->options;
+	double seconds = (double)(read->until - read->from) / 1e9;
+	char reason[128];
+
+	if (seconds <= 0)
+		return;
+	if (options->exceptions > 0 && (double)read->exceptions / seconds >= options->exceptions) {
+		snprintf(reason, sizeof(reason),
+			 "%.0f exceptions thrown a second (%llu in %.1f s; --exceptions %g)",
+			 (double)read->exceptions / seconds, (unsigned long long)read->exceptions,
+			 seconds, options->exceptions);
+		fire(watch, now, "exceptions", reason);
+	}
+	if (options->gc_pause_ms > 0 && read->longest_gc_pause_ms >= options->gc_pause_ms) {
+		snprintf(reason, sizeof(reason), "a GC paused the runtime %.1f ms (--gc-pause %g)",
+			 read->longest_gc_pause_ms, options->gc_pause_ms);
+		fire(watch, now, "gc-pause", reason);
+	}
+	if (options->contention_ms > 0 && read->contention_ms / seconds >= options->contention_ms) {
+		snprintf(reason, sizeof(reason),
+			 "%.0f ms a second waited for locks (%.0f ms in %.1f s; --contention %g)",
+			 read->contention_ms / seconds, read->contention_ms, seconds,
+			 options->contention_ms);
+		fire(watch, now, "contention", reason);
+	}
+}
+
 static void sampled(uint32_t pid, void *context)
 {
 	(void)pid;
@@ -202,21 +248,37 @@ static void take_capture(struct watch *watch, const char *cut_short, bool wait)
 {
 	uint64_t from = watch->trigger - (uint64_t)(watch->options->before * NS_PER_SECOND);
 	uint64_t to = watch->trigger + (uint64_t)(watch->options->after * NS_PER_SECOND);
+	const struct watch_runtime_part *parts = NULL;
+	size_t part_count = 0;
 
 	if (watch->trigger < (uint64_t)(watch->options->before * NS_PER_SECOND))
 		from = 0;
+	if (watch->runtime)
+		parts = watch_runtime_parts(watch->runtime, from, to, &part_count);
 	watch_capture_write(watch->writer, &watch->ring,
 			    &(struct watch_capture){.from = from,
 						    .to = to,
 						    .trigger = watch->trigger,
 						    .rule = watch->rule,
 						    .reason = watch->reason,
-						    .cut_short = cut_short},
+						    .cut_short = cut_short,
+						    .runtime_parts = parts,
+						    .runtime_part_count = part_count},
 			    wait);
 	watch->pending = false;
 	watch->captures++;
 	watch->said_skipped = false;
 	watch->quiet_until = to + (uint64_t)(watch->options->cooldown * NS_PER_SECOND);
+}
+
+/* Whether the capture under way has its window, samples and the runtime's
+ * events, at `now`. */
+static bool capture_complete(const struct watch *watch, uint64_t now)
+{
+	uint64_t to = watch->trigger + (uint64_t)(watch->options->after * NS_PER_SECOND);
+
+	return now >= to && (!watch->runtime || watch_runtime_kept_until(watch->runtime) >= to ||
+			     now >= to + RUNTIME_PART_WAIT);
 }
 
 /* capture_options.next_period: one more second in the ring; a capture
@@ -231,9 +293,14 @@ static char *next_period(const char *finished_dir, void *context)
 	watch->period_open = false;
 	watch->period_start = now;
 	hear_rules(watch);
+	if (watch->runtime) {
+		struct watch_runtime_period read;
+
+		if (watch_runtime_next_period(watch->runtime, watch->period_number, 0, &read))
+			hear_runtime_rules(watch, now, &read);
+	}
 	watch_capture_reap(watch->writer);
-	if (watch->pending &&
-	    now >= watch->trigger + (uint64_t)(watch->options->after * NS_PER_SECOND)) {
+	if (watch->pending && capture_complete(watch, now)) {
 		if (watch->options->once) {
 			watch->ended = true; /* written once sampling has stopped */
 			return NULL;
@@ -244,6 +311,8 @@ static char *next_period(const char *finished_dir, void *context)
 	keep_from = watch->pending ? watch->trigger : now;
 	kept = (uint64_t)((watch->options->before + 1) * NS_PER_SECOND);
 	watch_ring_drop_before(&watch->ring, keep_from > kept ? keep_from - kept : 0);
+	if (watch->runtime)
+		watch_runtime_drop_before(watch->runtime, keep_from > kept ? keep_from - kept : 0);
 	free(watch->current_period);
 	watch->current_period = xasprintf("%s/%06u", watch->ring_dir, ++watch->period_number);
 	if (mkdir(watch->current_period, 0700) < 0) {
@@ -271,8 +340,10 @@ static int check_options(struct watch_options *options)
 			     options->before, options->after, MAX_WINDOW);
 		return -1;
 	}
-	if (options->cpu < 0 || options->cooldown < 0 || options->max_disk_mib <= 0) {
-		report_error("invalid --cpu, --cooldown or --max-disk: give positive numbers");
+	if (options->cpu < 0 || options->cooldown < 0 || options->max_disk_mib <= 0 ||
+	    options->exceptions < 0 || options->gc_pause_ms < 0 || options->contention_ms < 0) {
+		report_error("invalid --cpu, --exceptions, --gc-pause, --contention, --cooldown or "
+			     "--max-disk: give positive numbers");
 		return -1;
 	}
 	if (options->max_captures < 1 || options->max_captures > MAX_CAPTURES_AN_HOUR) {
@@ -318,6 +389,53 @@ static int check_cpu_counter(const struct watch_options *options,
 	return 0;
 }
 
+static bool wants_runtime_rules(const struct watch_options *options)
+{
+	return options->exceptions > 0 || options->gc_pause_ms > 0 || options->contention_ms > 0;
+}
+
+/* Whether the runtime's events of `target` can be recorded: it is one .NET
+ * process with a diagnostics socket. Returns -1 after one line when a .NET
+ * rule was asked and cannot be heard; without those rules a target
+ * without the socket is only said. */
+static int check_runtime_events(const struct watch_options *options,
+				const struct target_process *target, bool *recorded)
+{
+	bool wanted = wants_runtime_rules(options);
+	const char *rule = options->exceptions > 0    ? "--exceptions"
+			   : options->gc_pause_ms > 0 ? "--gc-pause"
+						      : "--contention";
+	int socket;
+
+	*recorded = false;
+	if (target->pid == TARGET_EVERY_PROCESS) {
+		if (wanted)
+			report_error("%s watches one .NET process: give -pid PID", rule);
+		return wanted ? -1 : 0;
+	}
+	if (!target_process_runs_dotnet(target->pid)) {
+		if (wanted)
+			report_error("%s needs a .NET process: pid %d (%s) runs no .NET runtime",
+				     rule, (int)target->pid, target->comm);
+		return wanted ? -1 : 0;
+	}
+	if ((socket = dotnet_open_diagnostic_socket(target)) < 0) {
+		if (wanted) {
+			report_error("%s needs the runtime's events, and pid %d has no diagnostics "
+				     "socket (started with DOTNET_EnableDiagnostics=0?)",
+				     rule, (int)target->pid);
+			return -1;
+		}
+		report_warning("pid %d has no diagnostics socket (started with "
+			       "DOTNET_EnableDiagnostics=0?): its captures hold no runtime events",
+			       (int)target->pid);
+		return 0;
+	}
+	close(socket);
+	*recorded = true;
+	return 0;
+}
+
 /* Samples until the end, then writes the capture still under way. */
 static int watch_target(struct watch *watch, const struct target_process *target,
 			struct capture_options *capture, FILE *log)
@@ -340,6 +458,12 @@ static int watch_target(struct watch *watch, const struct target_process *target
 		    : stop_signals_requested()
 			? stop_signals_name()
 			: "the end of sampling (the target's exit or a write error)";
+	if (watch->pending && watch->runtime && !watch->ended) {
+		struct watch_runtime_period read;
+
+		/* The events of the period under way, the target's exit included. */
+		watch_runtime_next_period(watch->runtime, watch->period_number, 2, &read);
+	}
 	if (watch->pending)
 		take_capture(watch, cut_short, true);
 	watch_capture_reap_all(watch->writer);
@@ -368,6 +492,9 @@ int cmd_watch(int argc, char **argv)
 	    {"max-captures", NULL, OPTION_INTEGER, &options.max_captures},
 	    {"max-disk", NULL, OPTION_NUMBER, &options.max_disk_mib},
 	    {"cpu", NULL, OPTION_NUMBER, &options.cpu},
+	    {"exceptions", NULL, OPTION_NUMBER, &options.exceptions},
+	    {"gc-pause", NULL, OPTION_NUMBER, &options.gc_pause_ms},
+	    {"contention", NULL, OPTION_NUMBER, &options.contention_ms},
 	    {"frequency", "F", OPTION_INTEGER, &options.frequency},
 	    {"call-graph", "callgraph", OPTION_STRING, &options.call_graph_text},
 	    SYMBOL_OPTION_ENTRIES(&options.symbols),
@@ -386,6 +513,7 @@ int cmd_watch(int argc, char **argv)
 	char *cgroup = NULL, *command_line = NULL, *template = NULL, *log_path = NULL;
 	FILE *log = NULL;
 	int status = 1;
+	bool runtime_events;
 	enum options_result parsed =
 	    options_parse(entries, argc, argv, &positionals, UNKNOWN_OPTIONS_FAIL, usage);
 
@@ -400,7 +528,8 @@ int cmd_watch(int argc, char **argv)
 	if (check_options(&options) < 0 || !grouping_options_apply(&options.grouping, &fold))
 		return 2;
 	if (open_target(&options, &target, &cgroup, &fold) < 0 ||
-	    check_cpu_counter(&options, &target) < 0)
+	    check_cpu_counter(&options, &target) < 0 ||
+	    check_runtime_events(&options, &target, &runtime_events) < 0)
 		goto done;
 	template = xasprintf("%s/.ring.XXXXXX", options.output_dir);
 	if (mkdir(options.output_dir, 0755) < 0 && errno != EEXIST) {
@@ -424,6 +553,14 @@ int cmd_watch(int argc, char **argv)
 	signal(SIGUSR1, request_capture);
 	if (target.pid != TARGET_EVERY_PROCESS)
 		dotnet_ensure_perfmap(&target, log);
+	if (runtime_events) {
+		char *runtime_log = xasprintf("%s/watch-runtime.log", options.output_dir);
+
+		watch.runtime = watch_runtime_start(&target, watch.ring_dir, runtime_log);
+		free(runtime_log);
+		if (!watch.runtime && wants_runtime_rules(&options))
+			goto done;
+	}
 	symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
 	config.live_pid = target.pid == TARGET_EVERY_PROCESS ? 0 : target.pid;
 	config.live_namespace_pid = target.namespace_pid;
@@ -465,6 +602,7 @@ int cmd_watch(int argc, char **argv)
 			      log);
 	watch_capture_writer_free(watch.writer);
 done:
+	watch_runtime_stop(watch.runtime);
 	if (log)
 		fclose(log);
 	watch_ring_release(&watch.ring);

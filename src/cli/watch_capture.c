@@ -114,6 +114,28 @@ static void copy_runtime_files(const struct watch_capture_writer *writer, const 
 		closedir(ring);
 }
 
+/* The window's runtime events: links (on the ring's file system) to the
+ * parts, which the ring drops when it has moved on. Returns how many were
+ * linked, the first ones. */
+static size_t link_runtime_parts(const struct watch_capture *capture, const char *dir)
+{
+	size_t linked = 0;
+
+	for (; linked < capture->runtime_part_count; linked++) {
+		char *path = xasprintf("%s/runtime-%zu.nettrace", dir, linked + 1);
+		int status = link(capture->runtime_parts[linked].path, path);
+
+		if (status < 0)
+			report_warning("cannot link %s to %s: %s; the capture's runtime events "
+				       "end before",
+				       capture->runtime_parts[linked].path, path, strerror(errno));
+		free(path);
+		if (status < 0)
+			break;
+	}
+	return linked;
+}
+
 static void log_capture(const struct watch_capture_writer *writer, FILE *log,
 			const struct watch_capture *capture, long samples)
 {
@@ -133,17 +155,28 @@ static void log_capture(const struct watch_capture_writer *writer, FILE *log,
 		capture->cut_short ? "; cut short by " : "",
 		capture->cut_short ? capture->cut_short : "");
 	fprintf(log, "samples: %ld\n", samples);
+	if (capture->runtime_part_count)
+		fprintf(log,
+			"runtime events: %zu parts, runtime-1.nettrace to runtime-%zu.nettrace\n",
+			capture->runtime_part_count, capture->runtime_part_count);
 }
 
-static int write_outputs(const struct watch_capture_writer *writer, const char *dir, FILE *log)
+static int write_outputs(const struct watch_capture_writer *writer, const char *dir, FILE *log,
+			 const struct watch_capture *capture)
 {
 	struct resolver_config config = *writer->config;
+	struct runtime_trace runtime = {.status = -1};
 	int status;
 
 	config.capture_dir = dir;
 	fflush(log);
 	report_also_to(log);
-	status = postprocess_capture(dir, &config, NULL, writer->fold, NULL);
+	if (capture->runtime_part_count)
+		watch_runtime_trace_read(dir, capture->runtime_parts, capture->runtime_part_count,
+					 capture->from, capture->to, log, &runtime);
+	status = postprocess_capture(dir, &config, NULL, writer->fold,
+				     capture->runtime_part_count ? &runtime : NULL);
+	runtime_trace_release(&runtime);
 	report_also_to(NULL);
 	if (status == 0)
 		outputs_print_where(dir);
@@ -157,6 +190,7 @@ void watch_capture_write(struct watch_capture_writer *writer, const struct watch
 			 const struct watch_capture *capture, bool wait)
 {
 	char *dir = make_capture_folder(writer, capture), *path, *log_path;
+	struct watch_capture linked;
 	long samples;
 	FILE *log;
 	pid_t child;
@@ -172,6 +206,9 @@ void watch_capture_write(struct watch_capture_writer *writer, const struct watch
 		return;
 	}
 	copy_runtime_files(writer, dir);
+	linked = *capture;
+	linked.runtime_part_count = link_runtime_parts(capture, dir);
+	capture = &linked;
 	log_path = xasprintf("%s/profcpu.log", dir);
 	log = fopen(log_path, "we");
 	free(log_path);
@@ -188,14 +225,14 @@ void watch_capture_write(struct watch_capture_writer *writer, const struct watch
 	/* Sampling goes on while a child writes the outputs from its copy. */
 	child = wait ? -1 : fork();
 	if (child == 0) {
-		int status = write_outputs(writer, dir, log) == 0 ? 0 : 1;
+		int status = write_outputs(writer, dir, log, capture) == 0 ? 0 : 1;
 
 		fclose(log);
 		fflush(NULL);
 		_exit(status); /* the parent's sampling state is not the child's to free */
 	}
 	if (child < 0)
-		write_outputs(writer, dir, log);
+		write_outputs(writer, dir, log, capture);
 	else {
 		grow_array((void **)&writer->children, &writer->child_capacity,
 			   writer->child_count + 1, sizeof(*writer->children));

@@ -9,6 +9,7 @@
 #include "resolver.h"
 #include "target_process.h"
 #include "watch_ring.h"
+#include "watch_runtime.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,6 +18,11 @@ struct watch_capture {
 	uint64_t from, to, trigger; /* CLOCK_MONOTONIC nanoseconds */
 	const char *rule, *reason;
 	const char *cut_short; /* why it ends before its window, or NULL */
+	/* The runtime's events of the window (a .NET target), linked into the
+	 * capture as runtime-1.nettrace and on; their profiles are among its
+	 * outputs. */
+	const struct watch_runtime_part *runtime_parts;
+	size_t runtime_part_count;
 };
 
 struct watch_capture_writer;

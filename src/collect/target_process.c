@@ -66,6 +66,16 @@ unsigned long long target_process_start_ticks(pid_t pid)
 	return read_stat(pid, &stat) < 0 ? 0 : stat.start_ticks;
 }
 
+bool target_process_cpu_ticks(pid_t pid, unsigned long long *ticks)
+{
+	struct process_stat stat;
+
+	if (read_stat(pid, &stat) < 0)
+		return false;
+	*ticks = stat.cpu_ticks;
+	return true;
+}
+
 /* Seconds since the epoch of a time given in clock ticks after boot. */
 static time_t wall_time_of(unsigned long long ticks_after_boot)
 {

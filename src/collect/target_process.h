@@ -55,6 +55,10 @@ pid_t target_process_namespace_pid(pid_t pid);
  * key a .NET runtime puts in its diagnostics socket's name. 0 if unknown. */
 unsigned long long target_process_start_ticks(pid_t pid);
 
+/* The user and system time `pid` used so far, in clock ticks (fields 14
+ * and 15 of its stat); false when it is gone. */
+bool target_process_cpu_ticks(pid_t pid, unsigned long long *ticks);
+
 /* A mapping as a line of /proc/<pid>/maps shows it:
  * "start-end perms offset major:minor inode   path", path optional. */
 struct process_mapping {

@@ -14,25 +14,14 @@ static uint64_t ticks_to_ns(unsigned long long ticks)
 	return (uint64_t)ticks * (NS_PER_SECOND / (uint64_t)(per_second > 0 ? per_second : 100));
 }
 
-/* Fields 14 and 15 of /proc/PID/stat, after the comm's closing parenthesis
- * (a comm may hold spaces and parentheses itself). */
 static bool process_cpu_time(pid_t pid, uint64_t *nanoseconds)
 {
-	char path[64], line[1024], *end;
-	unsigned long long user, system;
-	FILE *file;
-	bool read;
+	unsigned long long ticks;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(file = fopen(path, "re")))
+	if (!target_process_cpu_ticks(pid, &ticks))
 		return false;
-	read = fgets(line, sizeof(line), file) && (end = strrchr(line, ')')) &&
-	       sscanf(end + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &user,
-		      &system) == 2;
-	fclose(file);
-	if (read)
-		*nanoseconds = ticks_to_ns(user + system);
-	return read;
+	*nanoseconds = ticks_to_ns(ticks);
+	return true;
 }
 
 /* usage_usec of a cgroup v2 directory's cpu.stat. */
