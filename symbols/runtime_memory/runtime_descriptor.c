@@ -5,7 +5,6 @@
 #include "target_file.h"
 #include "target_root.h"
 
-#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,43 +145,11 @@ static int open_coreclr(pid_t pid, const struct coreclr_mapping *mapping)
 	return map_files_open(pid, &mapping->identity);
 }
 
-/* The value of the exported data symbol `name` in the file's .dynsym. */
-static bool exported_object(const struct elf_file *file, const char *name, uint64_t *value)
-{
-	Elf_Scn *section = NULL;
-
-	while ((section = elf_nextscn(file->elf, section))) {
-		GElf_Shdr header;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(section, &header) || header.sh_type != SHT_DYNSYM ||
-		    header.sh_entsize == 0 || !(data = elf_getdata(section, NULL)))
-			continue;
-		for (size_t i = 0; i < header.sh_size / header.sh_entsize; i++) {
-			GElf_Sym symbol;
-			const char *symbol_name;
-
-			if (!gelf_getsym(data, (int)i, &symbol))
-				break;
-			if (GELF_ST_TYPE(symbol.st_info) != STT_OBJECT ||
-			    symbol.st_shndx == SHN_UNDEF ||
-			    symbol.st_size < DESCRIPTOR_STRUCT_SIZE ||
-			    !(symbol_name =
-				  elf_strptr(file->elf, header.sh_link, symbol.st_name)) ||
-			    strcmp(symbol_name, name) != 0)
-				continue;
-			*value = symbol.st_value;
-			return true;
-		}
-	}
-	return false;
-}
-
 bool runtime_descriptor_find(pid_t pid, struct target_memory *memory,
 			     struct runtime_descriptor *runtime, char *error, size_t error_size)
 {
 	struct coreclr_mapping mapping;
-	uint64_t first_address, symbol;
+	uint64_t first_address, symbol, symbol_size;
 
 	*runtime = (struct runtime_descriptor){0};
 	if (!find_coreclr(pid, &mapping)) {
@@ -201,7 +168,8 @@ bool runtime_descriptor_find(pid_t pid, struct target_memory *memory,
 	}
 
 	bool found =
-	    exported_object(file, SYMBOL, &symbol) &&
+	    elf_file_export(file, SYMBOL, &symbol, &symbol_size) &&
+	    symbol_size >= DESCRIPTOR_STRUCT_SIZE &&
 	    load_segments_find_address(file->segments, file->segment_count, 0, &first_address);
 
 	elf_file_close(file);
