@@ -1,5 +1,6 @@
 #include "capture.h"
 #include "copied_images.h"
+#include "memory_perfmap.h"
 #include "perf_data.h"
 #include "perf_event_names.h"
 #include "perf_record_mapping.h"
@@ -62,6 +63,7 @@ static const struct perf_event_header *trimmed_record(struct writer_sink *sink,
 	const uint64_t *frames;
 	size_t frame_count;
 	uint64_t keep;
+	bool walked;
 
 	if (record->type != PERF_RECORD_SAMPLE) {
 		if (sink->stack_trim)
@@ -75,8 +77,12 @@ static const struct perf_event_header *trimmed_record(struct writer_sink *sink,
 	if (sink->options->sampled)
 		sink->options->sampled(sample.pid, sink->options->period_context);
 	keep = sink->stack_trim ? stack_trim_needed(sink->stack_trim, &sample) : UINT64_MAX;
-	if (sink->stack_trim && sample.callchain &&
-	    stack_trim_walked(sink->stack_trim, &frames, &frame_count) &&
+	walked = sink->stack_trim && sample.callchain &&
+		 stack_trim_walked(sink->stack_trim, &frames, &frame_count);
+	if (sink->options->memory_perfmap)
+		memory_perfmap_sample(sink->options->memory_perfmap, &sample,
+				      walked ? frames : NULL, walked ? frame_count : 0);
+	if (walked &&
 	    perf_sample_with_user_frames(record, &sample, frames, frame_count, sink->trimmed))
 		return (const struct perf_event_header *)sink->trimmed;
 	if (!perf_sample_trim_user_stack(record, &sample, keep, sink->trimmed)) {
@@ -382,8 +388,13 @@ int capture_target(const struct capture_options *options, const struct target_pr
 		fprintf(stderr, "profcpu: sampling pid %d (%s) with %s at %u Hz%s\n",
 			(int)target->pid, target->comm, info.event_name, options->frequency,
 			options->duration > 0 ? "" : "; Ctrl-C stops");
-	sink.runtime_files =
-	    options->jitdump ? runtime_files_follow(target, dir, options->jitdump, log) : NULL;
+	if (options->memory_perfmap && memory_perfmap_start(options->memory_perfmap, dir) < 0)
+		report_warning("cannot write the perf map of names from the runtime's memory in "
+			       "%s: %s; JIT frames will show as [JIT]",
+			       dir, strerror(errno));
+	sink.runtime_files = options->jitdump && !options->memory_perfmap
+				 ? runtime_files_follow(target, dir, options->jitdump, log)
+				 : NULL;
 	sink.stack_trim = stack_trim_new(
 	    target, &attr, options->call_graph, options->managed_images, options->native_symbols,
 	    sink.runtime_files ? &(struct borrowed_jitdump){target->pid, options->jitdump,
@@ -395,6 +406,8 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	copied_images_free(sink.copied_images);
 	stack_trim_free(sink.stack_trim);
 	runtime_files_finish(sink.runtime_files);
+	if (options->memory_perfmap)
+		memory_perfmap_stop(options->memory_perfmap, log);
 	if (sink.writer && perf_data_writer_finish(sink.writer) < 0 && !sink.error)
 		sink.error = errno;
 	log_summary(log, &summary);
