@@ -25,9 +25,10 @@ enum {
 #define RECHECK_NS SECOND_NS
 
 /* A method's code found in the runtime's memory: [start, end) sampled so
- * far, as of `checked` (CLOCK_MONOTONIC). */
+ * far, as of `checked` (CLOCK_MONOTONIC), and a hash of its name. */
 struct known_code {
-	uint64_t start, end, method_desc, checked;
+	uint64_t start, end, name_hash, checked;
+	bool dynamic; /* a dynamic method's, whose code is freed and reused */
 };
 
 struct memory_perfmap {
@@ -138,6 +139,16 @@ static void add_unnamed(struct memory_perfmap *map, uint64_t address)
 	map->unnamed_count++;
 }
 
+/* FNV-1a: the same name found again at the same start is the same code. */
+static uint64_t hash_name(const char *name)
+{
+	uint64_t hash = 0xcbf29ce484222325ull;
+
+	for (; *name; name++)
+		hash = (hash ^ (uint8_t)*name) * 0x100000001b3ull;
+	return hash;
+}
+
 /* Appends "START SIZE NAME" and dates it by `time`. */
 static void write_line(struct memory_perfmap *map, uint64_t start, uint64_t end, const char *name,
 		       uint64_t time)
@@ -156,7 +167,7 @@ static void write_line(struct memory_perfmap *map, uint64_t start, uint64_t end,
 /* Keeps `found` (code from its start to past `address`), dropping the
  * known code it overlaps: that code was freed, and this is in its place. */
 static void keep_known(struct memory_perfmap *map, const struct code_owner *found, uint64_t end,
-		       uint64_t now)
+		       uint64_t name_hash, uint64_t now)
 {
 	size_t at = 0;
 
@@ -172,7 +183,8 @@ static void keep_known(struct memory_perfmap *map, const struct code_owner *foun
 		at--;
 	memmove(&map->known[at + 1], &map->known[at],
 		(map->known_count - at) * sizeof(*map->known));
-	map->known[at] = (struct known_code){found->start, end, found->method_desc, now};
+	map->known[at] =
+	    (struct known_code){found->start, end, name_hash, now, found->dynamic_name[0] != '\0'};
 	map->known_count++;
 }
 
@@ -210,15 +222,16 @@ static void look_up(struct memory_perfmap *map, uint64_t address, uint64_t end, 
 	}
 	map->named++;
 
+	uint64_t name_hash = hash_name(name);
 	struct known_code *known = find_known(map, owner.start);
 
-	if (known && known->start == owner.start && known->method_desc == owner.method_desc) {
+	if (known && known->start == owner.start && known->name_hash == name_hash) {
 		known->checked = now;
 		if (end <= known->end)
 			return;
 		known->end = end;
 	} else {
-		keep_known(map, &owner, end, now);
+		keep_known(map, &owner, end, name_hash, now);
 	}
 	write_line(map, owner.start, end, name, time);
 }
@@ -234,7 +247,9 @@ static void name_address(struct memory_perfmap *map, uint64_t address, bool exac
 		return;
 	now = monotonic_ns();
 	known = find_known(map, lookup);
-	if (known && now - known->checked < RECHECK_NS)
+	/* A dynamic method's code may be another's by the next sample: it is
+	 * looked up each time (within the budget). */
+	if (known && !known->dynamic && now - known->checked < RECHECK_NS)
 		return;
 	look_up(map, lookup, lookup + 1, time, now);
 }

@@ -17,7 +17,9 @@
  *
  * Cost: a method's code, once found, is known without reading the target
  * again for a second, then looked up once more (its code may have been
- * freed and reused); an address of no method is looked up once a second.
+ * freed and reused); a dynamic method's, whose code is freed and reused
+ * as the app runs, is looked up at each sample; an address of no method
+ * is looked up once a second.
  * Lookups take at most MEMORY_PERFMAP_LOOKUP_SHARE of each second, each
  * read bounded (target_memory.h): a runtime with corrupt or planted
  * structures costs that, and names nothing it cannot check. */
