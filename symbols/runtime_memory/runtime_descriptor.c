@@ -2,6 +2,7 @@
 
 #include "elf_file.h"
 #include "mapped_file.h"
+#include "process_maps.h"
 #include "target_file.h"
 #include "target_root.h"
 
@@ -18,8 +19,6 @@ enum {
 	MAX_JSON = 1 << 20,
 	/* flags: bit 0 is always set; bit 1 means 4-byte pointers */
 	FLAG_POINTER_SIZE_4 = 1u << 1,
-	/* a process with more mappings than this is not searched further */
-	MAX_MAPS_LINES = 1 << 20,
 };
 
 struct contract_descriptor *runtime_descriptor_read_at(struct target_memory *memory,
@@ -87,46 +86,26 @@ struct coreclr_mapping {
 	char path[PATH_MAX];
 };
 
+/* target_process_for_each_mapping(): 1 at libcoreclr.so's first page,
+ * kept in `context`. */
+static int is_coreclr(const struct process_mapping *mapping, void *context)
+{
+	static const char NAME[] = "/libcoreclr.so";
+	struct coreclr_mapping *found = context;
+	size_t length = strlen(mapping->path);
+
+	if (mapping->offset != 0 || length >= sizeof(found->path) || length < sizeof(NAME) - 1 ||
+	    memcmp(mapping->path + length - (sizeof(NAME) - 1), NAME, sizeof(NAME) - 1) != 0)
+		return 0;
+	memcpy(found->path, mapping->path, length + 1);
+	found->start = mapping->start;
+	found->identity = (struct file_identity){mapping->major, mapping->minor, mapping->inode};
+	return 1;
+}
+
 static bool find_coreclr(pid_t pid, struct coreclr_mapping *mapping)
 {
-	char maps_path[64];
-
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)pid);
-
-	FILE *maps = fopen(maps_path, "re");
-	char *line = NULL;
-	size_t capacity = 0;
-	bool found = false;
-
-	if (!maps)
-		return false;
-	for (size_t lines = 0;
-	     !found && lines < MAX_MAPS_LINES && getline(&line, &capacity, maps) > 0; lines++) {
-		uint64_t start, end, offset, inode;
-		unsigned major, minor;
-		int path_at = 0;
-
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %x:%x %" SCNu64 " %n",
-			   &start, &end, &offset, &major, &minor, &inode, &path_at) < 6 ||
-		    !path_at || offset != 0)
-			continue;
-
-		char *path = line + path_at;
-		size_t length = strcspn(path, "\n");
-		static const char NAME[] = "/libcoreclr.so";
-
-		if (length >= sizeof(mapping->path) || length < sizeof(NAME) - 1 ||
-		    memcmp(path + length - (sizeof(NAME) - 1), NAME, sizeof(NAME) - 1) != 0)
-			continue;
-		memcpy(mapping->path, path, length);
-		mapping->path[length] = '\0';
-		mapping->start = start;
-		mapping->identity = (struct file_identity){major, minor, inode};
-		found = true;
-	}
-	free(line);
-	fclose(maps);
-	return found;
+	return target_process_for_each_mapping(pid, is_coreclr, mapping) == 1;
 }
 
 /* The mapped file itself: by its path inside the process's root when that
