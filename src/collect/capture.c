@@ -49,6 +49,19 @@ static time_t monotonic_seconds(void)
 	return now.tv_sec;
 }
 
+/* The JIT code of `sample`'s frames, named from the runtime's memory: the
+ * kernel's callchain and the collector's walk, which the replay's may
+ * repeat. */
+static void name_from_memory(struct writer_sink *sink, const struct perf_sample *sample)
+{
+	const uint64_t *frames = NULL;
+	size_t count = 0;
+
+	if (sink->stack_trim)
+		stack_trim_last_walk(sink->stack_trim, &frames, &count);
+	memory_perfmap_sample(sink->options->memory_perfmap, sample, frames, count);
+}
+
 /* `record` as it goes into perf.data: a sample whose walk the collector is
  * certain of with the walked frames as its user callchain and no stack copy
  * (stack_trim_walked()); another's stack copy cut to what the replay's walk
@@ -63,7 +76,6 @@ static const struct perf_event_header *trimmed_record(struct writer_sink *sink,
 	const uint64_t *frames;
 	size_t frame_count;
 	uint64_t keep;
-	bool walked;
 
 	if (record->type != PERF_RECORD_SAMPLE) {
 		if (sink->stack_trim)
@@ -77,12 +89,10 @@ static const struct perf_event_header *trimmed_record(struct writer_sink *sink,
 	if (sink->options->sampled)
 		sink->options->sampled(sample.pid, sink->options->period_context);
 	keep = sink->stack_trim ? stack_trim_needed(sink->stack_trim, &sample) : UINT64_MAX;
-	walked = sink->stack_trim && sample.callchain &&
-		 stack_trim_walked(sink->stack_trim, &frames, &frame_count);
 	if (sink->options->memory_perfmap)
-		memory_perfmap_sample(sink->options->memory_perfmap, &sample,
-				      walked ? frames : NULL, walked ? frame_count : 0);
-	if (walked &&
+		name_from_memory(sink, &sample);
+	if (sink->stack_trim && sample.callchain &&
+	    stack_trim_walked(sink->stack_trim, &frames, &frame_count) &&
 	    perf_sample_with_user_frames(record, &sample, frames, frame_count, sink->trimmed))
 		return (const struct perf_event_header *)sink->trimmed;
 	if (!perf_sample_trim_user_stack(record, &sample, keep, sink->trimmed)) {

@@ -20,9 +20,12 @@ enum {
 	/* bytes a lookup may read (it reads some 27 words) */
 	LOOKUP_BYTES = 1 << 20,
 };
-#define SECOND_NS  1000000000ull
-#define LOOKUP_NS  ((uint64_t)(MEMORY_PERFMAP_LOOKUP_SHARE * SECOND_NS))
-#define RECHECK_NS SECOND_NS
+#define SECOND_NS 1000000000ull
+#define LOOKUP_NS ((uint64_t)(MEMORY_PERFMAP_LOOKUP_SHARE * SECOND_NS))
+/* How long found code, and an address of no method, are taken as known
+ * before they are looked up again: code other than a dynamic method's is
+ * freed only when its assembly is unloaded. */
+#define RECHECK_NS (10 * SECOND_NS)
 
 /* A method's code found in the runtime's memory: [start, end) sampled so
  * far, as of `checked` (CLOCK_MONOTONIC), and a hash of its name. */
@@ -39,6 +42,7 @@ struct memory_perfmap {
 	size_t known_count;
 	uint64_t unnamed[UNNAMED_SLOTS]; /* address + 1; 0: free */
 	size_t unnamed_count;
+	uint64_t unnamed_since;		     /* CLOCK_MONOTONIC */
 	uint64_t second_start, second_spent; /* this second's lookups, ns */
 	FILE *map, *times;
 	uint64_t map_bytes, last_time;
@@ -201,6 +205,9 @@ static void look_up(struct memory_perfmap *map, uint64_t address, uint64_t end, 
 	if (now - map->second_start >= SECOND_NS) {
 		map->second_start = now;
 		map->second_spent = 0;
+	}
+	if (now - map->unnamed_since >= RECHECK_NS) {
+		map->unnamed_since = now;
 		memset(map->unnamed, 0, sizeof(map->unnamed));
 		map->unnamed_count = 0;
 	}
@@ -261,11 +268,8 @@ void memory_perfmap_sample(struct memory_perfmap *map, const struct perf_sample 
 
 	if (!map->map || sample->pid != (uint32_t)map->target->pid)
 		return;
-	if (walked) {
-		for (size_t i = 0; i < walked_count; i++)
-			name_address(map, walked[i], i == 0, sample->time);
-		return;
-	}
+	for (size_t i = 0; i < walked_count; i++)
+		name_address(map, walked[i], i == 0, sample->time);
 	for (uint64_t i = 0; i < sample->callchain_length; i++) {
 		uint64_t address = sample->callchain[i];
 

@@ -16,10 +16,10 @@
  * longer line.
  *
  * Cost: a method's code, once found, is known without reading the target
- * again for a second, then looked up once more (its code may have been
+ * again for ten seconds, then looked up once more (its code may have been
  * freed and reused); a dynamic method's, whose code is freed and reused
  * as the app runs, is looked up at each sample; an address of no method
- * is looked up once a second.
+ * is looked up once in ten seconds.
  * Lookups take at most MEMORY_PERFMAP_LOOKUP_SHARE of each second, each
  * read bounded (target_memory.h): a runtime with corrupt or planted
  * structures costs that, and names nothing it cannot check. */
@@ -49,9 +49,9 @@ struct memory_perfmap *memory_perfmap_open(const struct target_process *target, 
  * wrote). Returns 0, or -1 with errno set. */
 int memory_perfmap_start(struct memory_perfmap *map, const char *dir);
 
-/* Names the JIT code of `sample` (ignored unless it is the target's): its
- * user frames, `walked` (leaf first) when the collector walked them, else
- * its callchain's. */
+/* Names the JIT code of `sample` (ignored unless it is the target's): the
+ * user frames of its callchain, and `walked` (leaf first; NULL when none),
+ * those the collector's walk found. */
 void memory_perfmap_sample(struct memory_perfmap *map, const struct perf_sample *sample,
 			   const uint64_t *walked, size_t walked_count);
 
