@@ -39,7 +39,7 @@ struct memory_perfmap {
 	struct runtime_descriptor runtime;
 	struct runtime_names *names;
 	struct known_code *known; /* by start */
-	size_t known_count;
+	size_t known_count, known_capacity;
 	uint64_t unnamed[UNNAMED_SLOTS]; /* address + 1; 0: free */
 	size_t unnamed_count;
 	uint64_t unnamed_since;		     /* CLOCK_MONOTONIC */
@@ -181,8 +181,10 @@ static void keep_known(struct memory_perfmap *map, const struct code_owner *foun
 	map->known_count = at;
 	if (map->known_count == MAX_KNOWN)
 		return;
-	if (!map->known)
-		map->known = xmalloc(MAX_KNOWN * sizeof(*map->known));
+	if (map->known_count == map->known_capacity) {
+		map->known_capacity = map->known_capacity ? 2 * map->known_capacity : 256;
+		map->known = xrealloc(map->known, map->known_capacity * sizeof(*map->known));
+	}
 	while (at && map->known[at - 1].start > found->start)
 		at--;
 	memmove(&map->known[at + 1], &map->known[at],
