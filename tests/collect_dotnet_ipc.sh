@@ -56,4 +56,10 @@ trap 'rm -f "$planted"; cleanup' EXIT
 "$PROFCPU" collect -pid "$pid" -duration 1 -o "$workdir/planted" 2>"$workdir/stderr"
 cat "$workdir/stderr"
 [[ ! -e "$workdir/connections" ]] || fail "profcpu followed a planted symlink to another socket"
+# Without the IPC, its JIT frames are named from its runtime's memory
+# (collect_dotnet_no_diagnostics.sh); where the perf map route is asked for
+# alone, the advice is how to name them.
+grep -q "naming the JIT frames of .NET pid $pid from its runtime's memory" "$workdir/stderr" ||
+	fail "no word of the route from the runtime's memory when the perf map cannot be turned on"
+"$PROFCPU" collect -pid "$pid" -duration 1 --names perfmap -o "$workdir/planted-perfmap" 2>"$workdir/stderr"
 grep -q 'DOTNET_PerfMapEnabled=1' "$workdir/stderr" || fail "no advice when the perf map cannot be turned on"

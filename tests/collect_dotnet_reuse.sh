@@ -2,7 +2,8 @@
 # Dynamic methods that free their code, run one after another at one address
 # (tests/dotnet/DynReuse): each sample names the method that was there at its
 # time, from the jitdump's timed records (the IPC route), and from when each
-# perf map line appeared (the perf map alone, diagnostics off); a later
+# perf map line appeared (the perf map alone, diagnostics off), and from
+# the runtime's memory as each sample is read (diagnostics off); a later
 # profcpu postprocess of the folder gives the same names.
 source "$(dirname "$0")/lib.sh"
 
@@ -57,3 +58,12 @@ check_phases perfmap "$workdir/perfmap" 85
 "$PROFCPU" postprocess -dir "$workdir/perfmap" >/dev/null
 cp "$workdir/perfmap.out" "$workdir/perfmap-later.out"
 check_phases perfmap-later "$workdir/perfmap" 85
+
+# The runtime's memory alone (diagnostics off, no perf map): each dynamic
+# method's code looked up as its samples are read (memory_perfmap.h).
+run memory DOTNET_EnableDiagnostics=0
+grep -q "from its runtime's memory" "$workdir/memory.stderr" || fail "the runtime's memory was not read"
+check_phases memory "$workdir/memory" 85
+"$PROFCPU" postprocess -dir "$workdir/memory" >/dev/null
+cp "$workdir/memory.out" "$workdir/memory-later.out"
+check_phases memory-later "$workdir/memory" 85

@@ -58,10 +58,11 @@ grep -qE '^contract ExecutionManager [12]$' "$workdir/found" ||
 grep -qE '^range_map_top 0x[0-9a-f]*[1-9a-f]' "$workdir/found" ||
 	fail "the range section map's top level is empty in an app running JIT code"
 
-# What collect samples there, its [JIT] frames (the IPC is off: nothing
-# names them today), named from the memory: at least 99% of them, and the
-# hot method the leaf of most samples.
-"$PROFCPU" collect -pid "$pid" -duration 3 -F 199 -o "$workdir/capture" >/dev/null 2>&1 ||
+# What collect samples there on the perf map route alone, its [JIT] frames
+# (the IPC is off: nothing names them there), named from the memory by the
+# tool: at least 99% of them, and the hot method the leaf of most samples.
+# (collect's own use of the memory: collect_dotnet_no_diagnostics.sh.)
+"$PROFCPU" collect -pid "$pid" -duration 3 -F 199 --names perfmap -o "$workdir/capture" >/dev/null 2>&1 ||
 	fail "collect failed on the app"
 python3 - "$workdir/capture/perf_script.out" >"$workdir/jit-frames" <<'PY'
 import sys

@@ -7,6 +7,7 @@
 #include "grouping_options.h"
 #include "jitdump.h"
 #include "managed_images.h"
+#include "memory_perfmap.h"
 #include "postprocess.h"
 #include "sampling_scope.h"
 #include "push_options.h"
@@ -53,6 +54,9 @@ static const char usage[] =
     "writing them). Without them (older\n"
     "runtimes, --no-perfmap-switch), JIT frames are named from the method\n"
     "rundown of the runtime events, or a map DOTNET_PerfMapEnabled=1 made.\n"
+    "A .NET 9+ target whose diagnostics IPC does not answer\n"
+    "(DOTNET_EnableDiagnostics=0) has its JIT frames named from its runtime's\n"
+    "memory, read as it is sampled: nothing asked of it, nothing written in it.\n"
     "A .NET target's own events (GC, exceptions, contention, JIT) are recorded\n"
     "beside the samples through EventPipe into runtime.nettrace, summarized at\n"
     "the end and by profcpu view.\n"
@@ -75,6 +79,10 @@ static const char usage[] =
     "                        (nothing is written into its /tmp): JIT frames are\n"
     "                        named from a map it writes itself, else from the\n"
     "                        method rundown of its runtime events\n"
+    "  --names ROUTE         where JIT frames of a .NET target get their names:\n"
+    "                        perfmap (its perf map and jitdump), memory (its\n"
+    "                        runtime's memory only, .NET 9+: the IPC not asked\n"
+    "                        for them), auto (default: perfmap, else memory)\n"
     "  -duration, -collectsec SECONDS\n"
     "                        how long to sample (default: until Ctrl-C)\n"
     "  -F, -frequency HZ     samples per second of CPU time (default 99;\n"
@@ -131,6 +139,7 @@ struct collect_options {
 	struct scope_options scope; /* every_process: also perfcollect's form without -pid */
 	bool enable_perfmaps;	    /* of every .NET process sampled */
 	bool no_perfmap_switch;	    /* leave the target's perf map as it is */
+	const char *names;	    /* --names: perfmap, memory or auto (NULL) */
 	struct symbol_options symbols;
 	struct grouping_options grouping;
 	struct event_options events;
@@ -265,6 +274,11 @@ static int check_options(struct collect_options *options)
 	}
 	if (scope_options_check_pid(&options->scope) < 0)
 		return -1;
+	if (options->names && strcmp(options->names, "perfmap") &&
+	    strcmp(options->names, "memory") && strcmp(options->names, "auto")) {
+		report_error("invalid --names %s: give perfmap, memory or auto", options->names);
+		return -1;
+	}
 	if (options->push_interval < 0 || (options->push_interval > 0 && !options->push_url)) {
 		report_error("-push-interval needs a positive number of seconds and --push URL");
 		return -1;
@@ -426,6 +440,43 @@ static int take_positionals(struct collect_options *options, struct string_list 
 	return 0;
 }
 
+/* Names for the JIT code of a .NET `target` (--names): its perf map and
+ * jitdump, turned on through its diagnostics IPC; where that cannot name
+ * it (auto) or when asked (memory), its runtime's memory, read as it is
+ * sampled into *memory. Returns true when profcpu turned its perf map on. */
+static bool start_naming(const struct collect_options *options, const struct target_process *target,
+			 FILE *log, struct memory_perfmap **memory)
+{
+	char why[PATH_MAX + 128] = "", error[512];
+	bool unnamed = true, switched = false;
+
+	*memory = NULL;
+	if (options->names && !strcmp(options->names, "perfmap"))
+		return dotnet_ensure_perfmap(target, log);
+	if (!options->names || strcmp(options->names, "memory"))
+		switched = dotnet_ensure_perfmap_else(target, log, why, sizeof(why), &unnamed);
+	if (!unnamed || !target->runs_dotnet)
+		return switched;
+	*memory = memory_perfmap_open(target, error, sizeof(error));
+	if (*memory) {
+		fprintf(
+		    stderr,
+		    "profcpu: naming the JIT frames of .NET pid %d from its runtime's memory%s%s\n",
+		    (int)target->pid, why[0] ? ": " : " (--names memory)", why);
+		fprintf(log, "JIT names: from the runtime's memory, as sampled%s%s\n",
+			why[0] ? "; the perf map route failed: " : " (--names memory)", why);
+	} else if (why[0])
+		report_warning("JIT frames of .NET pid %d are named only from the method rundown "
+			       "of its runtime events (none with -nolttng): it writes no perf map "
+			       "and %s; nor can its runtime's memory name them: %s",
+			       (int)target->pid, why, error);
+	else
+		report_warning("--names memory: the JIT frames of .NET pid %d cannot be named "
+			       "from its runtime's memory: %s",
+			       (int)target->pid, error);
+	return switched;
+}
+
 int cmd_collect(int argc, char **argv)
 {
 	enum options_result parsed;
@@ -438,6 +489,7 @@ int cmd_collect(int argc, char **argv)
 	    SCOPE_OPTION_ENTRIES(&options.scope),
 	    {"enable-perfmaps", NULL, OPTION_FLAG, &options.enable_perfmaps},
 	    {"no-perfmap-switch", NULL, OPTION_FLAG, &options.no_perfmap_switch},
+	    {"names", NULL, OPTION_STRING, &options.names},
 	    {"duration", "collectsec", OPTION_NUMBER, &options.duration},
 	    {"frequency", "F", OPTION_INTEGER, &options.frequency},
 	    {"output", "o", OPTION_STRING, &options.output_dir},
@@ -468,6 +520,7 @@ int cmd_collect(int argc, char **argv)
 	char *dir = NULL, *log_path = NULL, *command_line = NULL, *zip_path = NULL, *cgroup = NULL;
 	struct switched_perfmap *switched = NULL; /* the perf maps turned on, to turn off */
 	size_t switched_count = 0;
+	struct memory_perfmap *memory = NULL;
 	bool keep_dir = true, pid_given;
 	FILE *log = NULL;
 	int status = 1;
@@ -543,7 +596,7 @@ int cmd_collect(int argc, char **argv)
 			    ? "; JIT code they do not name is named from the method rundown"
 			    : "");
 	else if (target.pid != TARGET_EVERY_PROCESS) {
-		if (dotnet_ensure_perfmap(&target, log)) {
+		if (start_naming(&options, &target, log, &memory)) {
 			switched = xmalloc(sizeof(*switched));
 			*switched = (struct switched_perfmap){
 			    target.pid, target_process_start_ticks(target.pid)};
@@ -594,7 +647,8 @@ int cmd_collect(int argc, char **argv)
 						  .stopped_early = &stopped_early,
 						  .managed_images = images,
 						  .native_symbols = native,
-						  .jitdump = jitdump},
+						  .jitdump = jitdump,
+						  .memory_perfmap = memory},
 			&target, dir, log) < 0) {
 			collect_events_finish(events, dir, log, NULL);
 			jitdump_free(jitdump);
@@ -627,6 +681,7 @@ done:
 		fclose(log);
 	if (dir && !keep_dir)
 		remove_flat_folder(dir);
+	memory_perfmap_free(memory);
 	managed_images_free(images);
 	native_symbols_free(native);
 	target_process_close(&target);

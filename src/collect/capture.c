@@ -1,5 +1,6 @@
 #include "capture.h"
 #include "copied_images.h"
+#include "memory_perfmap.h"
 #include "perf_data.h"
 #include "perf_event_names.h"
 #include "perf_record_mapping.h"
@@ -48,6 +49,19 @@ static time_t monotonic_seconds(void)
 	return now.tv_sec;
 }
 
+/* The JIT code of `sample`'s frames, named from the runtime's memory: the
+ * kernel's callchain and the collector's walk, which the replay's may
+ * repeat. */
+static void name_from_memory(struct writer_sink *sink, const struct perf_sample *sample)
+{
+	const uint64_t *frames = NULL;
+	size_t count = 0;
+
+	if (sink->stack_trim)
+		stack_trim_last_walk(sink->stack_trim, &frames, &count);
+	memory_perfmap_sample(sink->options->memory_perfmap, sample, frames, count);
+}
+
 /* `record` as it goes into perf.data: a sample whose walk the collector is
  * certain of with the walked frames as its user callchain and no stack copy
  * (stack_trim_walked()); another's stack copy cut to what the replay's walk
@@ -75,6 +89,8 @@ static const struct perf_event_header *trimmed_record(struct writer_sink *sink,
 	if (sink->options->sampled)
 		sink->options->sampled(sample.pid, sink->options->period_context);
 	keep = sink->stack_trim ? stack_trim_needed(sink->stack_trim, &sample) : UINT64_MAX;
+	if (sink->options->memory_perfmap)
+		name_from_memory(sink, &sample);
 	if (sink->stack_trim && sample.callchain &&
 	    stack_trim_walked(sink->stack_trim, &frames, &frame_count) &&
 	    perf_sample_with_user_frames(record, &sample, frames, frame_count, sink->trimmed))
@@ -382,8 +398,13 @@ int capture_target(const struct capture_options *options, const struct target_pr
 		fprintf(stderr, "profcpu: sampling pid %d (%s) with %s at %u Hz%s\n",
 			(int)target->pid, target->comm, info.event_name, options->frequency,
 			options->duration > 0 ? "" : "; Ctrl-C stops");
-	sink.runtime_files =
-	    options->jitdump ? runtime_files_follow(target, dir, options->jitdump, log) : NULL;
+	if (options->memory_perfmap && memory_perfmap_start(options->memory_perfmap, dir) < 0)
+		report_warning("cannot write the perf map of names from the runtime's memory in "
+			       "%s: %s; JIT frames will show as [JIT]",
+			       dir, strerror(errno));
+	sink.runtime_files = options->jitdump && !options->memory_perfmap
+				 ? runtime_files_follow(target, dir, options->jitdump, log)
+				 : NULL;
 	sink.stack_trim = stack_trim_new(
 	    target, &attr, options->call_graph, options->managed_images, options->native_symbols,
 	    sink.runtime_files ? &(struct borrowed_jitdump){target->pid, options->jitdump,
@@ -395,6 +416,8 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	copied_images_free(sink.copied_images);
 	stack_trim_free(sink.stack_trim);
 	runtime_files_finish(sink.runtime_files);
+	if (options->memory_perfmap)
+		memory_perfmap_stop(options->memory_perfmap, log);
 	if (sink.writer && perf_data_writer_finish(sink.writer) < 0 && !sink.error)
 		sink.error = errno;
 	log_summary(log, &summary);

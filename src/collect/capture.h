@@ -12,6 +12,7 @@
 
 struct jitdump;
 struct managed_images;
+struct memory_perfmap;
 struct native_symbols;
 
 struct capture_options {
@@ -36,6 +37,11 @@ struct capture_options {
 	 * map and jitdump are not followed (collect -a: one capture of every
 	 * process, whose files the replay reads from each one's root). */
 	struct jitdump *jitdump;
+	/* Names the target's JIT code from its runtime's memory as it is
+	 * sampled, into the capture's perf map (memory_perfmap.h; borrowed);
+	 * NULL: not. Where set, the target's own perf map and jitdump are not
+	 * followed. */
+	struct memory_perfmap *memory_perfmap;
 	/* Continuous capture (profcpu agent): every `period` seconds (0:
 	 * never) the folder's perf.data is finished and `next_period` gets
 	 * that folder; it returns the folder of the next period's perf.data

@@ -342,11 +342,12 @@ static bool writes_perfmap_itself(const struct target_process *target)
 	return set;
 }
 
-bool dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
+bool dotnet_ensure_perfmap_else(const struct target_process *target, FILE *log, char *why,
+				size_t why_size, bool *unnamed)
 {
-	char why[PATH_MAX + 128];
 	bool itself;
 
+	*unnamed = false;
 	if (target->root_fd < 0 || !target->runs_dotnet)
 		return false;
 	if (has_whole_jitdump(target)) {
@@ -354,7 +355,7 @@ bool dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
 		return false;
 	}
 	itself = writes_perfmap_itself(target); /* before the files are (re)written */
-	if (dotnet_rewrite_runtime_files(target, why, sizeof(why)) == 0) {
+	if (dotnet_rewrite_runtime_files(target, why, why_size) == 0) {
 		fprintf(stderr,
 			"profcpu: turned on the perf map and jitdump of .NET pid %d through its "
 			"diagnostics socket: JIT and ReadyToRun frames will be named\n",
@@ -371,11 +372,22 @@ bool dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
 			       "[assembly.dll]: its jitdump is not whole and %s",
 			       (int)target->pid, why);
 	else
+		*unnamed = true;
+	return false;
+}
+
+bool dotnet_ensure_perfmap(const struct target_process *target, FILE *log)
+{
+	char why[PATH_MAX + 128];
+	bool unnamed,
+	    switched = dotnet_ensure_perfmap_else(target, log, why, sizeof(why), &unnamed);
+
+	if (unnamed)
 		report_warning("JIT frames of .NET pid %d are named only from the method rundown "
 			       "of its runtime events (none with -nolttng): it writes no perf map "
 			       "and %s; start it with DOTNET_PerfMapEnabled=1",
 			       (int)target->pid, why);
-	return false;
+	return switched;
 }
 
 /* Connects to the diagnostics socket of `process`, if it still runs, and

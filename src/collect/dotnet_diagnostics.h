@@ -27,6 +27,13 @@
  * (dotnet_turn_off_perfmaps). */
 bool dotnet_ensure_perfmap(const struct target_process *target, FILE *log);
 
+/* The same, but where neither the IPC nor a perf map the target writes
+ * itself will name its JIT code, sets *unnamed and puts the IPC's reason in
+ * `why` instead of warning: the caller names it another way
+ * (memory_perfmap.h) or warns. */
+bool dotnet_ensure_perfmap_else(const struct target_process *target, FILE *log, char *why,
+				size_t why_size, bool *unnamed);
+
 /* A process whose perf map and jitdump profcpu turned on: its pid and start
  * time (target_process_start_ticks; a reused pid is another process). */
 struct switched_perfmap {

@@ -70,6 +70,7 @@ struct stack_trim {
 	const uint64_t *walked_frames;
 	size_t walked_count;
 	struct walked_stack walked;
+	bool walked_now; /* `walked` is the last sample's walk */
 	/* The ring buffers are read in time order one drain at a time, but a
 	 * record may come a drain late (the kernel stamps its time before it
 	 * writes it; a drain takes what each ring held when it began), so a
@@ -359,6 +360,7 @@ uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sa
 
 	trim->last = NULL;
 	trim->walked_frames = NULL;
+	trim->walked_now = false;
 	if (!perf_sample_frame_registers(sample, &walk.registers, &general))
 		return sample->user_stack_size;
 	walk.stack.start = walk.registers.sp;
@@ -384,6 +386,7 @@ uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sa
 	resolver_set_time(trim->resolver, sample->time);
 	needed = stack_walk_needed_size(trim->mode, &walk, look_up_code, trim, &reads, &exact,
 					&trim->walked);
+	trim->walked_now = true;
 	remember(trim, memo, sample->tid, &walk, needed, &reads);
 	memo->exact = exact;
 	if (memo->known) {
@@ -404,6 +407,17 @@ bool stack_trim_walked(const struct stack_trim *trim, const uint64_t **frames, s
 		return false;
 	*frames = trim->walked_frames;
 	*count = trim->walked_count;
+	return true;
+}
+
+bool stack_trim_last_walk(const struct stack_trim *trim, const uint64_t **frames, size_t *count)
+{
+	if (trim->walked_frames)
+		return stack_trim_walked(trim, frames, count);
+	if (!trim->walked_now)
+		return false;
+	*frames = trim->walked.frames;
+	*count = trim->walked.count;
 	return true;
 }
 

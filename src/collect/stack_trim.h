@@ -47,6 +47,11 @@ uint64_t stack_trim_needed(struct stack_trim *trim, const struct perf_sample *sa
  * place of the kernel's user callchain, and no copy. False otherwise. */
 bool stack_trim_walked(const struct stack_trim *trim, const uint64_t **frames, size_t *count);
 
+/* The user frames the collector's walk of that sample found, leaf first,
+ * certain or not (what the replay's walk may find too). False when it was
+ * not walked. */
+bool stack_trim_last_walk(const struct stack_trim *trim, const uint64_t **frames, size_t *count);
+
 /* Zeroes the bytes of `copy`, the first `size` bytes kept of the last
  * sample stack_trim_needed() was asked about, that its walk did not read:
  * the leaf's locals (a hash's state, a buffer) cost the most to compress

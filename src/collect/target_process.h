@@ -2,6 +2,8 @@
 #ifndef PROFCPU_TARGET_PROCESS_H
 #define PROFCPU_TARGET_PROCESS_H
 
+#include "process_maps.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,21 +60,6 @@ unsigned long long target_process_start_ticks(pid_t pid);
 /* The user and system time `pid` used so far, in clock ticks (fields 14
  * and 15 of its stat); false when it is gone. */
 bool target_process_cpu_ticks(pid_t pid, unsigned long long *ticks);
-
-/* A mapping as a line of /proc/<pid>/maps shows it:
- * "start-end perms offset major:minor inode   path", path optional. */
-struct process_mapping {
-	uint64_t start, end, offset, inode;
-	unsigned major, minor;
-	char permissions[5]; /* "r-xp" */
-	const char *path;    /* "" for anonymous memory; valid during the visit */
-};
-
-/* Calls `visit` for each mapping of the process, in address order, until it
- * returns non-zero. Returns that value, or 0 (also when the process is
- * gone). */
-int target_process_for_each_mapping(
-    pid_t pid, int (*visit)(const struct process_mapping *mapping, void *context), void *context);
 
 /* Whether the process maps a file named `file_name` (e.g. libcoreclr.so). */
 bool target_process_maps_file(pid_t pid, const char *file_name);

@@ -203,7 +203,7 @@ size_t elf_file_read_symbols(const struct elf_file *file, struct symbol_table *t
 	return added;
 }
 
-bool elf_file_exports(const struct elf_file *file, const char *name)
+bool elf_file_export(const struct elf_file *file, const char *name, uint64_t *value, uint64_t *size)
 {
 	GElf_Shdr header;
 	Elf_Scn *section = find_section(file->elf, SHT_DYNSYM, &header);
@@ -218,8 +218,18 @@ bool elf_file_exports(const struct elf_file *file, const char *name)
 
 		if (gelf_getsym(data, (int)i, &symbol) && symbol.st_shndx != SHN_UNDEF &&
 		    (symbol_name = elf_strptr(file->elf, header.sh_link, symbol.st_name)) &&
-		    !strcmp(symbol_name, name))
+		    !strcmp(symbol_name, name)) {
+			if (value)
+				*value = symbol.st_value;
+			if (size)
+				*size = symbol.st_size;
 			return true;
+		}
 	}
 	return false;
+}
+
+bool elf_file_exports(const struct elf_file *file, const char *name)
+{
+	return elf_file_export(file, name, NULL, NULL);
 }

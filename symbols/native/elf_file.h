@@ -57,4 +57,9 @@ size_t elf_file_read_symbols(const struct elf_file *file, struct symbol_table *t
  * exports, whatever its version). */
 bool elf_file_exports(const struct elf_file *file, const char *name);
 
+/* The same, with the symbol's value (its address in the file) and size
+ * where not NULL. */
+bool elf_file_export(const struct elf_file *file, const char *name, uint64_t *value,
+		     uint64_t *size);
+
 #endif

@@ -2,10 +2,10 @@
 
 #include "elf_file.h"
 #include "mapped_file.h"
+#include "process_maps.h"
 #include "target_file.h"
 #include "target_root.h"
 
-#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +19,6 @@ enum {
 	MAX_JSON = 1 << 20,
 	/* flags: bit 0 is always set; bit 1 means 4-byte pointers */
 	FLAG_POINTER_SIZE_4 = 1u << 1,
-	/* a process with more mappings than this is not searched further */
-	MAX_MAPS_LINES = 1 << 20,
 };
 
 struct contract_descriptor *runtime_descriptor_read_at(struct target_memory *memory,
@@ -88,46 +86,26 @@ struct coreclr_mapping {
 	char path[PATH_MAX];
 };
 
+/* target_process_for_each_mapping(): 1 at libcoreclr.so's first page,
+ * kept in `context`. */
+static int is_coreclr(const struct process_mapping *mapping, void *context)
+{
+	static const char NAME[] = "/libcoreclr.so";
+	struct coreclr_mapping *found = context;
+	size_t length = strlen(mapping->path);
+
+	if (mapping->offset != 0 || length >= sizeof(found->path) || length < sizeof(NAME) - 1 ||
+	    memcmp(mapping->path + length - (sizeof(NAME) - 1), NAME, sizeof(NAME) - 1) != 0)
+		return 0;
+	memcpy(found->path, mapping->path, length + 1);
+	found->start = mapping->start;
+	found->identity = (struct file_identity){mapping->major, mapping->minor, mapping->inode};
+	return 1;
+}
+
 static bool find_coreclr(pid_t pid, struct coreclr_mapping *mapping)
 {
-	char maps_path[64];
-
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)pid);
-
-	FILE *maps = fopen(maps_path, "re");
-	char *line = NULL;
-	size_t capacity = 0;
-	bool found = false;
-
-	if (!maps)
-		return false;
-	for (size_t lines = 0;
-	     !found && lines < MAX_MAPS_LINES && getline(&line, &capacity, maps) > 0; lines++) {
-		uint64_t start, end, offset, inode;
-		unsigned major, minor;
-		int path_at = 0;
-
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %x:%x %" SCNu64 " %n",
-			   &start, &end, &offset, &major, &minor, &inode, &path_at) < 6 ||
-		    !path_at || offset != 0)
-			continue;
-
-		char *path = line + path_at;
-		size_t length = strcspn(path, "\n");
-		static const char NAME[] = "/libcoreclr.so";
-
-		if (length >= sizeof(mapping->path) || length < sizeof(NAME) - 1 ||
-		    memcmp(path + length - (sizeof(NAME) - 1), NAME, sizeof(NAME) - 1) != 0)
-			continue;
-		memcpy(mapping->path, path, length);
-		mapping->path[length] = '\0';
-		mapping->start = start;
-		mapping->identity = (struct file_identity){major, minor, inode};
-		found = true;
-	}
-	free(line);
-	fclose(maps);
-	return found;
+	return target_process_for_each_mapping(pid, is_coreclr, mapping) == 1;
 }
 
 /* The mapped file itself: by its path inside the process's root when that
@@ -146,43 +124,11 @@ static int open_coreclr(pid_t pid, const struct coreclr_mapping *mapping)
 	return map_files_open(pid, &mapping->identity);
 }
 
-/* The value of the exported data symbol `name` in the file's .dynsym. */
-static bool exported_object(const struct elf_file *file, const char *name, uint64_t *value)
-{
-	Elf_Scn *section = NULL;
-
-	while ((section = elf_nextscn(file->elf, section))) {
-		GElf_Shdr header;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(section, &header) || header.sh_type != SHT_DYNSYM ||
-		    header.sh_entsize == 0 || !(data = elf_getdata(section, NULL)))
-			continue;
-		for (size_t i = 0; i < header.sh_size / header.sh_entsize; i++) {
-			GElf_Sym symbol;
-			const char *symbol_name;
-
-			if (!gelf_getsym(data, (int)i, &symbol))
-				break;
-			if (GELF_ST_TYPE(symbol.st_info) != STT_OBJECT ||
-			    symbol.st_shndx == SHN_UNDEF ||
-			    symbol.st_size < DESCRIPTOR_STRUCT_SIZE ||
-			    !(symbol_name =
-				  elf_strptr(file->elf, header.sh_link, symbol.st_name)) ||
-			    strcmp(symbol_name, name) != 0)
-				continue;
-			*value = symbol.st_value;
-			return true;
-		}
-	}
-	return false;
-}
-
 bool runtime_descriptor_find(pid_t pid, struct target_memory *memory,
 			     struct runtime_descriptor *runtime, char *error, size_t error_size)
 {
 	struct coreclr_mapping mapping;
-	uint64_t first_address, symbol;
+	uint64_t first_address, symbol, symbol_size;
 
 	*runtime = (struct runtime_descriptor){0};
 	if (!find_coreclr(pid, &mapping)) {
@@ -201,7 +147,8 @@ bool runtime_descriptor_find(pid_t pid, struct target_memory *memory,
 	}
 
 	bool found =
-	    exported_object(file, SYMBOL, &symbol) &&
+	    elf_file_export(file, SYMBOL, &symbol, &symbol_size) &&
+	    symbol_size >= DESCRIPTOR_STRUCT_SIZE &&
 	    load_segments_find_address(file->segments, file->segment_count, 0, &first_address);
 
 	elf_file_close(file);

@@ -59,23 +59,28 @@ static bool dynamic_method_name(struct runtime_names *names, const struct code_o
 	return true;
 }
 
-bool runtime_names_lookup(struct runtime_names *names, struct target_memory *memory,
-			  uint64_t address, char *name, size_t size, struct code_owner *owner)
+bool runtime_names_runtime_name(struct runtime_names *names, struct target_memory *memory,
+				uint64_t address, char *name, size_t size, struct code_owner *owner)
 {
-	char runtime_name[1024];
 	struct managed_image *image;
 
 	if (!code_map_lookup(names->map, memory, address, owner))
 		return false;
-	if (owner->dynamic_name[0]) {
-		if (!dynamic_method_name(names, owner, runtime_name, sizeof(runtime_name)))
-			return false;
-	} else if (!owner->module_path[0] ||
-		   !(image = managed_images_get(names->images, owner->module_path)) ||
-		   !managed_image_method_def_name(image, owner->token, runtime_name,
-						  sizeof(runtime_name))) {
+	if (owner->dynamic_name[0])
+		return dynamic_method_name(names, owner, name, size);
+	return owner->module_path[0] &&
+	       (image = managed_images_get(names->images, owner->module_path)) &&
+	       managed_image_method_def_name(image, owner->token, name, size);
+}
+
+bool runtime_names_lookup(struct runtime_names *names, struct target_memory *memory,
+			  uint64_t address, char *name, size_t size, struct code_owner *owner)
+{
+	char runtime_name[1024];
+
+	if (!runtime_names_runtime_name(names, memory, address, runtime_name, sizeof(runtime_name),
+					owner))
 		return false;
-	}
 
 	char *readable = managed_name_readable(runtime_name, false);
 

@@ -33,4 +33,11 @@ void runtime_names_free(struct runtime_names *names);
 bool runtime_names_lookup(struct runtime_names *names, struct target_memory *memory,
 			  uint64_t address, char *name, size_t size, struct code_owner *owner);
 
+/* The same name as the runtime's perf map writes it ("[hotloop]
+ * Demo.Program::HotMethod()", "[Assembly] dynamicClass::Name()"), which
+ * the outputs make readable as they do the perf map's. */
+bool runtime_names_runtime_name(struct runtime_names *names, struct target_memory *memory,
+				uint64_t address, char *name, size_t size,
+				struct code_owner *owner);
+
 #endif
