@@ -16,6 +16,10 @@ status=0
 "$PROFCPU" serve --cpu 50 2>"$workdir/stderr" || status=$?
 ((status == 2)) && grep -q "give --watch PID too" "$workdir/stderr" ||
 	fail "a rule without --watch was not refused: $status $(cat "$workdir/stderr")"
+status=0
+"$PROFCPU" serve --watch no_such_name 2>"$workdir/stderr" || status=$?
+((status == 1)) && grep -q "no process has that name" "$workdir/stderr" ||
+	fail "--watch of an unknown name was not refused: $status $(cat "$workdir/stderr")"
 start sleep 600
 status=0
 "$PROFCPU" serve --watch "$started_pid" --before 0 -port 0 -o "$workdir/refused" 2>"$workdir/stderr" ||
@@ -126,10 +130,13 @@ cat "$workdir/serve.out" "$workdir/serve.err"
 [[ -z $(find "$workdir/captures" -mindepth 1 -maxdepth 1 -name '.ring*') ]] || fail "the ring was left behind"
 
 # SIGTERM during a capture's --after seconds: serve and the watch end, the
-# capture written from what was sampled, cut short.
+# capture written from what was sampled, cut short. The process is named
+# this time.
+kill "$target"
+wait "$target" 2>/dev/null || true # not left as a zombie of the same name
 start_workload 600
 PROFCPU_SERVE_TOKEN=s3cret "$PROFCPU" serve -port "$port" -o "$workdir/stopped" \
-	--watch "$started_pid" --before 3 --after 600 >"$workdir/serve.out" 2>"$workdir/serve.err" &
+	--watch workload_calm_t --before 3 --after 600 >"$workdir/serve.out" 2>"$workdir/serve.err" &
 server=$!
 background_pids+=("$server")
 until api -f -o /dev/null "$url/watch"; do
@@ -137,6 +144,7 @@ until api -f -o /dev/null "$url/watch"; do
 	sleep 0.1
 done
 watch_pid=$(watch_state pid)
+[[ $(watch_state target) == "$started_pid" ]] || fail "--watch workload_calm_t watches $(watch_state target), not $started_pid"
 sleep 1
 api -f -o /dev/null -X POST "$url/watch/trigger" || fail "the trigger failed"
 until (($(watch_state triggers) == 1)); do sleep 0.1; done

@@ -101,10 +101,12 @@ static const char usage[] =
     "  -o, -output DIR       where captures are kept (default profilings)\n"
     "\n"
     "the flight recorder beside the server (as profcpu watch, see its --help):\n"
-    "  --watch PID           runs profcpu watch -pid PID until the server ends: a\n"
-    "                        ring of the last seconds, written as a capture into\n"
-    "                        the output folder when a rule fires or on POST\n"
-    "                        /watch/trigger; these options pass on to it:\n"
+    "  --watch PID|NAME      runs profcpu watch on this process (a pid, or the name\n"
+    "                        of the one process so named, as profcpu ps shows it)\n"
+    "                        until the server ends: a ring of the last seconds,\n"
+    "                        written as a capture into the output folder when a\n"
+    "                        rule fires or on POST /watch/trigger; these options\n"
+    "                        pass on to it:\n"
     "  --before SECONDS      kept before a trigger (default 30)\n"
     "  --after SECONDS       sampled after it (default 10)\n"
     "  --cpu PERCENT         the target's CPU over the last second passes PERCENT\n"
@@ -124,7 +126,7 @@ static const char usage[] =
     "    curl -X POST -o wall.svg 'http://127.0.0.1:7071/captures?pid=12&off_cpu=1&format=wall'\n"
     "    PROFCPU_SERVE_TOKEN=s3cret profcpu serve -address 0.0.0.0  # for the pod network\n"
     "    curl -H 'Authorization: Bearer s3cret' http://POD_IP:7071/processes\n"
-    "    profcpu serve --watch 4711 --cpu 80 --before 30  # the last 30 s, kept\n"
+    "    profcpu serve --watch dotnet --cpu 80 --before 30  # the last 30 s, kept\n"
     "    curl -X POST http://127.0.0.1:7071/watch/trigger  # a capture of them now\n";
 
 #define MAX_CAPTURE_SECONDS 3600
@@ -608,7 +610,7 @@ int cmd_serve(int argc, char **argv)
 	    {"port", NULL, OPTION_INTEGER, &port},
 	    {"token-file", NULL, OPTION_STRING, &token_file},
 	    {"output", "o", OPTION_STRING, &server.output_dir},
-	    {"watch", NULL, OPTION_INTEGER, &watch_options.pid},
+	    {"watch", NULL, OPTION_STRING, &watch_options.target},
 	    {"before", NULL, OPTION_NUMBER, &watch_options.before},
 	    {"after", NULL, OPTION_NUMBER, &watch_options.after},
 	    {"cpu", NULL, OPTION_NUMBER, &watch_options.cpu},
@@ -640,16 +642,12 @@ int cmd_serve(int argc, char **argv)
 			     "serve --help)");
 		return 2;
 	}
-	if (watch_options.pid == LONG_MIN && (stray = serve_watch_options_stray(&watch_options))) {
+	if (!watch_options.target && (stray = serve_watch_options_stray(&watch_options))) {
 		report_error("serve's %s is an option of its watch: give --watch PID too", stray);
 		return 2;
 	}
-	if (watch_options.pid != LONG_MIN &&
-	    (watch_options.pid < 1 || watch_options.pid > INT_MAX)) {
-		report_error("invalid --watch %ld: give the pid of the process to watch",
-			     watch_options.pid);
-		return 2;
-	}
+	if (watch_options.target && (watch_status = serve_watch_options_resolve(&watch_options)))
+		return watch_status;
 	server.token = read_token(token_file);
 	if (!is_loopback && !server.token) {
 		report_error("serve listens on %s, beyond loopback: set a token (-token-file "
@@ -672,7 +670,7 @@ int cmd_serve(int argc, char **argv)
 	sigaddset(&stop_signals, SIGINT);
 	sigaddset(&stop_signals, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
-	if (watch_options.pid != LONG_MIN &&
+	if (watch_options.target &&
 	    !(server.watch = serve_watch_start(&watch_options, server.output_dir, &watch_status))) {
 		free(server.token);
 		return watch_status;

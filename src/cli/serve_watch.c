@@ -1,5 +1,6 @@
 #include "serve_watch.h"
 #include "process_listing.h"
+#include "target_process.h"
 #include "util.h"
 
 #include <errno.h>
@@ -55,6 +56,43 @@ static void list_watch_options(const struct serve_watch_options *options,
 	};
 
 	memcpy(list, all, sizeof(all));
+}
+
+int serve_watch_options_resolve(struct serve_watch_options *options)
+{
+	const char *name = options->target;
+	char *end, wanted[16], pids[96] = "";
+	struct process_entry *processes;
+	size_t count, matches = 0;
+
+	errno = 0;
+	options->pid = strtol(name, &end, 10);
+	if (!name[0] || (name[0] >= '0' && name[0] <= '9' && !*end)) {
+		if (name[0] && !errno && options->pid >= 1 && options->pid <= 0x7fffffff)
+			return 0;
+		report_error("invalid --watch '%s': give a pid or a process name", name);
+		return 2;
+	}
+	/* As the kernel keeps a name: its first 15 characters. */
+	snprintf(wanted, sizeof(wanted), "%s", name);
+	count = target_process_list(&processes);
+	for (size_t i = 0; i < count; i++)
+		if (!strcmp(processes[i].comm, wanted)) {
+			if (matches++ < 6)
+				snprintf(pids + strlen(pids), sizeof(pids) - strlen(pids), "%s%d",
+					 matches > 1 ? ", " : "", (int)processes[i].pid);
+			options->pid = processes[i].pid;
+		}
+	free(processes);
+	if (matches == 1)
+		return 0;
+	if (!matches)
+		report_error("--watch %s: no process has that name ('profcpu ps' lists them)",
+			     name);
+	else
+		report_error("--watch %s: %zu processes have that name (pids %s%s): give one's pid",
+			     name, matches, pids, matches > 6 ? ", ..." : "");
+	return 1;
 }
 
 const char *serve_watch_options_stray(const struct serve_watch_options *options)

@@ -7,7 +7,6 @@
 #ifndef PROFCPU_SERVE_WATCH_H
 #define PROFCPU_SERVE_WATCH_H
 
-#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,17 +14,24 @@
 /* serve's --watch and the options it passes on to watch by the same
  * names; NAN where not given (watch's defaults and checks apply). */
 struct serve_watch_options {
-	long pid; /* LONG_MIN: no --watch */
+	const char *target; /* --watch PID|NAME; NULL: no watch */
+	long pid;	    /* the target's, once resolved */
 	double before, after, cpu, exceptions, gc_pause, contention, cooldown, max_captures,
 	    max_disk, frequency;
 };
 
 #define SERVE_WATCH_OPTIONS_INIT                                                                   \
 	{                                                                                          \
-		.pid = LONG_MIN, .before = NAN, .after = NAN, .cpu = NAN, .exceptions = NAN,       \
-		.gc_pause = NAN, .contention = NAN, .cooldown = NAN, .max_captures = NAN,          \
-		.max_disk = NAN, .frequency = NAN                                                  \
+		.before = NAN, .after = NAN, .cpu = NAN, .exceptions = NAN, .gc_pause = NAN,       \
+		.contention = NAN, .cooldown = NAN, .max_captures = NAN, .max_disk = NAN,          \
+		.frequency = NAN                                                                   \
 	}
+
+/* Fills options->pid from --watch: a pid, or the name (comm) of exactly
+ * one process, as `profcpu ps` shows it. Returns 0, or after one line the
+ * exit status for serve: 2 for no pid or name, 1 for none or several
+ * processes of that name. */
+int serve_watch_options_resolve(struct serve_watch_options *options);
 
 /* The first of watch's options given without --watch ("--cpu"), or NULL. */
 const char *serve_watch_options_stray(const struct serve_watch_options *options);
