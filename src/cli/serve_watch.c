@@ -26,7 +26,7 @@ struct serve_watch {
 	struct serve_watch_options options;
 	char *output_dir;
 	pid_t child;
-	int pidfd;	/* signals exactly this child, even once it is reaped */
+	int pidfd;	/* signals exactly this child; -1 before Linux 5.3 (see send_signal) */
 	FILE *messages; /* the child's stderr */
 	pthread_t reader;
 	pthread_mutex_t lock;
@@ -155,6 +155,18 @@ static void hear_line(struct serve_watch *watch, char *line)
 	pthread_mutex_unlock(&watch->lock);
 }
 
+/* Sends the watch `signal_number`, while it runs; call under lock. */
+static void send_signal(const struct serve_watch *watch, int signal_number)
+{
+	if (!watch->running)
+		return;
+	/* Without a pidfd, kill() is safe too: the child is reaped under the
+	 * lock, so its pid is not another process's yet. */
+	if (watch->pidfd < 0 ||
+	    syscall(SYS_pidfd_send_signal, watch->pidfd, signal_number, NULL, 0) < 0)
+		kill(watch->child, signal_number);
+}
+
 /* Passes each line of the watch on to serve's stderr and hears it, until
  * the watch ends; then reaps it. */
 static void *read_messages(void *context)
@@ -162,19 +174,24 @@ static void *read_messages(void *context)
 	struct serve_watch *watch = context;
 	char *line = NULL, ended[sizeof(watch->ended)];
 	size_t size = 0;
+	siginfo_t exited;
 
 	while (getline(&line, &size, watch->messages) >= 0) {
 		fputs(line, stderr);
 		hear_line(watch, line);
 	}
 	free(line);
-	describe_exit(wait_for_child(watch->child), ended, sizeof(ended));
-	fprintf(stderr, "profcpu: serve: the watch of pid %ld ended: %s\n", watch->options.pid,
-		ended);
+	/* Waits for its exit without reaping it, then reaps it (at once) under
+	 * the lock that send_signal takes. */
+	while (waitid(P_PID, (id_t)watch->child, &exited, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+		;
 	pthread_mutex_lock(&watch->lock);
+	describe_exit(wait_for_child(watch->child), ended, sizeof(ended));
 	watch->running = false;
 	snprintf(watch->ended, sizeof(watch->ended), "%s", ended);
 	pthread_mutex_unlock(&watch->lock);
+	fprintf(stderr, "profcpu: serve: the watch of pid %ld ended: %s\n", watch->options.pid,
+		ended);
 	return NULL;
 }
 
@@ -297,7 +314,7 @@ struct serve_watch *serve_watch_start(const struct serve_watch_options *options,
 	}
 	if ((errno = pthread_create(&watch->reader, NULL, read_messages, watch))) {
 		report_error("serve cannot follow the watch: %s", strerror(errno));
-		syscall(SYS_pidfd_send_signal, watch->pidfd, SIGTERM, NULL, 0);
+		send_signal(watch, SIGTERM);
 		fclose(watch->messages);
 		watch->messages = NULL;
 		wait_for_child(watch->child);
@@ -314,7 +331,7 @@ bool serve_watch_trigger(struct serve_watch *watch, char *ended, size_t ended_si
 	pthread_mutex_lock(&watch->lock);
 	running = watch->running;
 	if (running)
-		syscall(SYS_pidfd_send_signal, watch->pidfd, SIGUSR1, NULL, 0);
+		send_signal(watch, SIGUSR1);
 	else
 		snprintf(ended, ended_size, "%s (its last message: %s)", watch->ended,
 			 watch->last_message);
@@ -359,8 +376,7 @@ void serve_watch_stop(struct serve_watch *watch)
 	if (!watch)
 		return;
 	pthread_mutex_lock(&watch->lock);
-	if (watch->running)
-		syscall(SYS_pidfd_send_signal, watch->pidfd, SIGTERM, NULL, 0);
+	send_signal(watch, SIGTERM);
 	pthread_mutex_unlock(&watch->lock);
 	pthread_join(watch->reader, NULL);
 	free_watch(watch);
