@@ -27,6 +27,10 @@ _profcpu() {
 		mapfile -t COMPREPLY < <(compgen -W "$(cat /proc/[0-9]*/comm 2>/dev/null | sort -u)" -- "$current")
 		return
 		;;
+	-watch | --watch) # serve's: a pid or a process name
+		mapfile -t COMPREPLY < <(compgen -W "$(ls /proc | grep -E '^[0-9]+$') $(cat /proc/[0-9]*/comm 2>/dev/null | sort -u)" -- "$current")
+		return
+		;;
 	-o | --o | -output | --output | -dir | --dir | -d | --symbols | --spool | --container-state)
 		mapfile -t COMPREPLY < <(compgen -d -- "$current")
 		return

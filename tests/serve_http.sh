@@ -55,6 +55,8 @@ expect_error DELETE /captures 405 "POST /captures"
 expect_error GET /metrics 404 'no such endpoint'
 expect_error GET /captures/..%2Fetc/svg 400 'not a capture name'
 expect_error GET /captures/nothing/svg 404 'no capture named nothing'
+expect_error GET /watch 404 'runs no watch: start it with --watch PID'
+expect_error POST /watch/trigger 404 'runs no watch'
 # collect's options: checked by the server, the rest by collect; never one
 # of collect's own options smuggled in a value.
 expect_error POST "/captures?pid=$app&frequency=0" 400 'frequency must be'

@@ -1,12 +1,15 @@
 /* profcpu serve: an HTTP endpoint for clusters where nobody execs into pods
  * (dotnet-monitor's idea): list the processes, capture one for N seconds and
- * get the flame graph, zip, folded stacks or pprof back. libmicrohttpd
- * serves; each capture is a child `profcpu collect` (serve_capture.h). */
+ * get the flame graph, zip, folded stacks or pprof back, or keep the last
+ * seconds of one with a watch beside the server and trigger it. libmicrohttpd
+ * serves; each capture is a child `profcpu collect` (serve_capture.h), the
+ * watch a child `profcpu watch` (serve_watch.h). */
 #include "commands.h"
 #include "library_loader.h"
 #include "options.h"
 #include "process_listing.h"
 #include "serve_capture.h"
+#include "serve_watch.h"
 #include "util.h"
 
 #include <arpa/inet.h>
@@ -76,6 +79,12 @@ static const char usage[] =
     "                                   &events=LIST (a .NET target's runtime events)\n"
     "  GET  /captures                   the captures kept in the output folder\n"
     "  GET  /captures/NAME/FORMAT       one output of a kept capture (F or its file name)\n"
+    "  GET  /watch                      the watch's state (--watch): running or how it\n"
+    "                                   ended, its options, the rules that fired, its\n"
+    "                                   captures\n"
+    "  POST /watch/trigger              a manual trigger of the watch (its SIGUSR1): a\n"
+    "                                   capture of the last --before seconds and the\n"
+    "                                   --after ones, listed in /captures once written\n"
     "One capture runs at a time: another gets 409 with Retry-After. Errors are\n"
     "JSON: {\"error\": \"...\"}. Every capture stays in the output folder, also when\n"
     "its client went away; SIGTERM ends a running capture early, keeping what it\n"
@@ -91,13 +100,34 @@ static const char usage[] =
     "  -token-file FILE      the token, e.g. a Kubernetes secret; or $PROFCPU_SERVE_TOKEN\n"
     "  -o, -output DIR       where captures are kept (default profilings)\n"
     "\n"
+    "the flight recorder beside the server (as profcpu watch, see its --help):\n"
+    "  --watch PID|NAME      runs profcpu watch on this process (a pid, or the name\n"
+    "                        of the one process so named, as profcpu ps shows it)\n"
+    "                        until the server ends: a ring of the last seconds,\n"
+    "                        written as a capture into the output folder when a\n"
+    "                        rule fires or on POST /watch/trigger; these options\n"
+    "                        pass on to it:\n"
+    "  --before SECONDS      kept before a trigger (default 30)\n"
+    "  --after SECONDS       sampled after it (default 10)\n"
+    "  --cpu PERCENT         the target's CPU over the last second passes PERCENT\n"
+    "                        of one core\n"
+    "  --exceptions N        a .NET target threw N or more exceptions a second\n"
+    "  --gc-pause MS         one GC of a .NET target paused it MS ms or longer\n"
+    "  --contention MS       a .NET target waited MS ms or more a second for locks\n"
+    "  --cooldown SECONDS    after a capture, rules are not heard (default 60)\n"
+    "  --max-captures N      at most N captures an hour (default 6)\n"
+    "  --max-disk MIB        no new capture once the watch's take MIB (default 2048)\n"
+    "  -F, -frequency HZ     the watch's samples per second (default 99)\n"
+    "\n"
     "EXAMPLES:\n"
     "    profcpu serve                                  # http://127.0.0.1:7071\n"
     "    curl http://127.0.0.1:7071/processes\n"
     "    curl -X POST -o flame.svg 'http://127.0.0.1:7071/captures?pid=12&seconds=30'\n"
     "    curl -X POST -o wall.svg 'http://127.0.0.1:7071/captures?pid=12&off_cpu=1&format=wall'\n"
     "    PROFCPU_SERVE_TOKEN=s3cret profcpu serve -address 0.0.0.0  # for the pod network\n"
-    "    curl -H 'Authorization: Bearer s3cret' http://POD_IP:7071/processes\n";
+    "    curl -H 'Authorization: Bearer s3cret' http://POD_IP:7071/processes\n"
+    "    profcpu serve --watch dotnet --cpu 80 --before 30  # the last 30 s, kept\n"
+    "    curl -X POST http://127.0.0.1:7071/watch/trigger  # a capture of them now\n";
 
 #define MAX_CAPTURE_SECONDS 3600
 #define MAX_FREQUENCY	    10000
@@ -109,6 +139,7 @@ struct server {
 	bool capturing; /* under lock, as the two below */
 	time_t capture_ends;
 	struct capture capture;
+	struct serve_watch *watch; /* --watch; NULL: none */
 };
 
 /* Marks a request whose headers were seen (libmicrohttpd calls the
@@ -415,6 +446,51 @@ static enum MHD_Result get_capture_file(struct MHD_Connection *connection,
 	return send_capture_file(connection, server, name, format);
 }
 
+/* GET /watch */
+static enum MHD_Result send_watch_state(struct MHD_Connection *connection,
+					struct serve_watch *watch)
+{
+	char *json = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&json, &size);
+	enum MHD_Result queued;
+
+	serve_watch_write_json(watch, out);
+	fclose(out);
+	queued = send_text(connection, MHD_HTTP_OK, "application/json", json, NULL, NULL);
+	free(json);
+	return queued;
+}
+
+/* POST /watch/trigger: the capture follows --after seconds later, unless
+ * the watch's cool-down or limits skip it (GET /watch says so). */
+static enum MHD_Result trigger_watch(struct MHD_Connection *connection, struct serve_watch *watch)
+{
+	char ended[768];
+
+	if (!serve_watch_trigger(watch, ended, sizeof(ended)))
+		return send_error(connection, MHD_HTTP_CONFLICT, NULL, NULL,
+				  "the watch has ended: %s", ended);
+	return send_text(connection, MHD_HTTP_ACCEPTED, "application/json",
+			 "{\"triggered\": true}\n", NULL, NULL);
+}
+
+/* /watch and /watch/trigger */
+static enum MHD_Result answer_watch(struct MHD_Connection *connection, struct serve_watch *watch,
+				    const char *url, const char *method)
+{
+	if (!watch)
+		return send_error(connection, MHD_HTTP_NOT_FOUND, NULL, NULL,
+				  "this server runs no watch: start it with --watch PID");
+	if (!strcmp(url, "/watch") && !strcmp(method, MHD_HTTP_METHOD_GET))
+		return send_watch_state(connection, watch);
+	if (!strcmp(url, "/watch/trigger") && !strcmp(method, MHD_HTTP_METHOD_POST))
+		return trigger_watch(connection, watch);
+	return send_error(connection, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, NULL,
+			  "%s %s: the watch answers GET /watch and POST /watch/trigger", method,
+			  url);
+}
+
 /* Compares without stopping at the first difference, so the time taken
  * tells nothing about the token. */
 static bool same_secret(const char *given, const char *token)
@@ -463,13 +539,15 @@ static enum MHD_Result answer(void *context, struct MHD_Connection *connection, 
 		return list_captures(connection, server);
 	if (!strncmp(url, "/captures/", 10) && is_get)
 		return get_capture_file(connection, server, url + 10);
+	if (!strcmp(url, "/watch") || !strcmp(url, "/watch/trigger"))
+		return answer_watch(connection, server->watch, url, method);
 	if (!strcmp(url, "/processes") || !strncmp(url, "/captures", 9))
 		return send_error(connection, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, NULL,
 				  "%s %s: captures start with POST /captures?pid=N, the rest is "
 				  "GET",
 				  method, url);
 	return send_error(connection, MHD_HTTP_NOT_FOUND, NULL, NULL,
-			  "no such endpoint %s: there are /processes and /captures", url);
+			  "no such endpoint %s: there are /processes, /captures and /watch", url);
 }
 
 /* The token from -token-file or $PROFCPU_SERVE_TOKEN (malloc'd), NULL if
@@ -526,11 +604,23 @@ int cmd_serve(int argc, char **argv)
 	long port = 7071;
 	struct server server = {.output_dir = "profilings", .lock = PTHREAD_MUTEX_INITIALIZER};
 	struct string_list positionals = {0};
+	struct serve_watch_options watch_options = SERVE_WATCH_OPTIONS_INIT;
 	const struct option options[] = {
 	    {"address", NULL, OPTION_STRING, &address_text},
 	    {"port", NULL, OPTION_INTEGER, &port},
 	    {"token-file", NULL, OPTION_STRING, &token_file},
 	    {"output", "o", OPTION_STRING, &server.output_dir},
+	    {"watch", NULL, OPTION_STRING, &watch_options.target},
+	    {"before", NULL, OPTION_NUMBER, &watch_options.before},
+	    {"after", NULL, OPTION_NUMBER, &watch_options.after},
+	    {"cpu", NULL, OPTION_NUMBER, &watch_options.cpu},
+	    {"exceptions", NULL, OPTION_NUMBER, &watch_options.exceptions},
+	    {"gc-pause", NULL, OPTION_NUMBER, &watch_options.gc_pause},
+	    {"contention", NULL, OPTION_NUMBER, &watch_options.contention},
+	    {"cooldown", NULL, OPTION_NUMBER, &watch_options.cooldown},
+	    {"max-captures", NULL, OPTION_NUMBER, &watch_options.max_captures},
+	    {"max-disk", NULL, OPTION_NUMBER, &watch_options.max_disk},
+	    {"frequency", "F", OPTION_NUMBER, &watch_options.frequency},
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	enum options_result parsed =
@@ -540,7 +630,8 @@ int cmd_serve(int argc, char **argv)
 	bool is_loopback = false;
 	sigset_t stop_signals;
 	size_t extra = positionals.count;
-	int signal_number;
+	int signal_number, watch_status;
+	const char *stray;
 
 	string_list_clear(&positionals);
 	if (parsed != OPTIONS_PARSED)
@@ -551,6 +642,12 @@ int cmd_serve(int argc, char **argv)
 			     "serve --help)");
 		return 2;
 	}
+	if (!watch_options.target && (stray = serve_watch_options_stray(&watch_options))) {
+		report_error("serve's %s is an option of its watch: give --watch PID too", stray);
+		return 2;
+	}
+	if (watch_options.target && (watch_status = serve_watch_options_resolve(&watch_options)))
+		return watch_status;
 	server.token = read_token(token_file);
 	if (!is_loopback && !server.token) {
 		report_error("serve listens on %s, beyond loopback: set a token (-token-file "
@@ -573,6 +670,11 @@ int cmd_serve(int argc, char **argv)
 	sigaddset(&stop_signals, SIGINT);
 	sigaddset(&stop_signals, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+	if (watch_options.target &&
+	    !(server.watch = serve_watch_start(&watch_options, server.output_dir, &watch_status))) {
+		free(server.token);
+		return watch_status;
+	}
 	daemon = mhd.MHD_start_daemon(
 	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
 		(address.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
@@ -581,12 +683,16 @@ int cmd_serve(int argc, char **argv)
 	if (!daemon) {
 		report_error("cannot listen on %s port %ld: %s", address_text, port,
 			     strerror(errno));
+		serve_watch_stop(server.watch);
 		free(server.token);
 		return 1;
 	}
 	printf("profcpu serve: listening on %s port %u%s, captures kept in %s\n", address_text,
 	       (unsigned)mhd.MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT)->port,
 	       server.token ? " (token required)" : "", server.output_dir);
+	if (server.watch)
+		printf("profcpu serve: watching pid %ld (GET /watch, POST /watch/trigger)\n",
+		       watch_options.pid);
 	fflush(stdout);
 	while (sigwait(&stop_signals, &signal_number) != 0)
 		;
@@ -599,6 +705,8 @@ int cmd_serve(int argc, char **argv)
 		capture_stop(&server.capture);
 	pthread_mutex_unlock(&server.lock);
 	mhd.MHD_stop_daemon(daemon);
+	/* The watch writes the capture under way, then ends. */
+	serve_watch_stop(server.watch);
 	free(server.token);
 	return 0;
 }
