@@ -409,8 +409,7 @@ static enum MHD_Result start_capture(struct MHD_Connection *connection, struct s
 
 	status = capture_finish(&server->capture, error, sizeof(error));
 	pthread_mutex_lock(&server->lock);
-	if (server->capture.pidfd >= 0)
-		close(server->capture.pidfd);
+	capture_release(&server->capture);
 	server->capturing = false;
 	pthread_mutex_unlock(&server->lock);
 	if (status == CAPTURE_REFUSED)

@@ -152,8 +152,21 @@ int capture_start(struct capture *capture, const char *output_dir,
 
 void capture_stop(const struct capture *capture)
 {
+	/* Without pidfds (kernels before 5.3) its pid: not reaped before
+	 * capture_release, so still the child's. */
 	if (capture->pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, capture->pidfd, SIGTERM, NULL, 0);
+	else
+		kill(capture->child, SIGTERM);
+}
+
+void capture_release(struct capture *capture)
+{
+	while (waitpid(capture->child, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (capture->pidfd >= 0)
+		close(capture->pidfd);
+	capture->pidfd = -1;
 }
 
 /* What the child printed on stderr, its first 4 KB (collect's messages are
@@ -182,25 +195,28 @@ static void read_messages(int fd, char *messages, size_t size)
 int capture_finish(struct capture *capture, char *error, size_t error_size)
 {
 	char messages[4096];
-	int status;
+	siginfo_t ended = {0};
+	bool exited;
 
 	read_messages(capture->messages_fd, messages, sizeof(messages));
 	close(capture->messages_fd);
-	while (waitpid(capture->child, &status, 0) < 0 && errno == EINTR)
+	/* Not reaped yet (capture_release): its pid stays its own for
+	 * capture_stop. */
+	while (waitid(P_PID, (id_t)capture->child, &ended, WEXITED | WNOWAIT) < 0 && errno == EINTR)
 		;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	exited = ended.si_code == CLD_EXITED;
+	if (exited && ended.si_status == 0)
 		return 0;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+	if (exited && ended.si_status == 2) {
 		keep_last_line(messages, error, error_size);
 		return CAPTURE_REFUSED;
 	}
-	if (WIFSIGNALED(status))
+	if (!exited)
 		snprintf(error, error_size, "the capture was killed by signal %d (%s)",
-			 WTERMSIG(status), strsignal(WTERMSIG(status)));
+			 ended.si_status, strsignal(ended.si_status));
 	else
 		keep_last_line(messages, error, error_size);
 	if (!error[0])
-		snprintf(error, error_size, "the capture failed (exit status %d)",
-			 WEXITSTATUS(status));
+		snprintf(error, error_size, "the capture failed (exit status %d)", ended.si_status);
 	return -1;
 }

@@ -55,4 +55,8 @@ void capture_stop(const struct capture *capture);
 #define CAPTURE_REFUSED (-2)
 int capture_finish(struct capture *capture, char *error, size_t error_size);
 
+/* Reaps the ended capture's process and closes its pidfd: under the lock
+ * capture_stop is called under, so that it never signals a reused pid. */
+void capture_release(struct capture *capture);
+
 #endif
