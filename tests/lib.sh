@@ -126,6 +126,33 @@ cpu_ticks() {
 	awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
 }
 
+# start_calm_then_spike CALM SPIKE: tests/workloads/calm_then_spike.c (calm
+# for CALM seconds, then a spike for SPIKE) in a session of its own, with a
+# larger share where the test may give it one (as root): on a loaded
+# machine the spike is then still a spike. Its pid in $started_pid.
+start_calm_then_spike() {
+	start setsid "$WORKLOAD_CALM_THEN_SPIKE" "$@"
+	until [[ $(cat "/proc/$started_pid/comm") == workload_calm_t ]]; do sleep 0.01; done
+	echo -10 >"/proc/$started_pid/autogroup" 2>/dev/null || true
+}
+
+# spike_threshold: into $threshold, a --cpu between the calm (20%) and what
+# a busy process gets on this machine now: 60% of one core, lower where the
+# machine is so loaded that the spike gets less; skips the test where a
+# spike cannot be told from the calm.
+spike_threshold() {
+	local before busy
+	start_calm_then_spike 0 3
+	sleep 0.5
+	before=$(cpu_ticks "$started_pid")
+	sleep 1
+	busy=$(($(cpu_ticks "$started_pid") - before))
+	kill "$started_pid"
+	threshold=$(((20 + busy) / 2 < 60 ? (20 + busy) / 2 : 60))
+	echo "a busy process gets $busy% of a core here: --cpu $threshold"
+	((threshold >= 30)) || skip "a busy process gets $busy% of a core here: a spike cannot be told from 20%"
+}
+
 # assert_samples_match_cpu FOLDED TICKS HZ: the samples kept match the CPU
 # time sampled (TICKS, from cpu_ticks) at HZ, within 40%: cpu-clock counts
 # CPU time, so a loaded machine that gives the target less CPU gives fewer

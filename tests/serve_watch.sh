@@ -28,25 +28,8 @@ cat "$workdir/stderr"
 ((status == 2)) && grep -q "invalid --before 0" "$workdir/stderr" ||
 	fail "serve did not relay watch's refusal of --before 0 (exit $status)"
 
-# As watch_spike.sh: the workload in a session of its own, with a larger
-# share where the test may give it one, and a threshold between the calm
-# (20%) and what a busy process gets on this machine now.
-start_workload() {
-	start setsid "$WORKLOAD_CALM_THEN_SPIKE" "$@"
-	until [[ $(cat "/proc/$started_pid/comm") == workload_calm_t ]]; do sleep 0.01; done
-	echo -10 >"/proc/$started_pid/autogroup" 2>/dev/null || true
-}
-start_workload 0 3
-sleep 0.5
-before=$(cpu_ticks "$started_pid")
-sleep 1
-busy=$(($(cpu_ticks "$started_pid") - before))
-kill "$started_pid"
-threshold=$(((20 + busy) / 2 < 60 ? (20 + busy) / 2 : 60))
-echo "a busy process gets $busy% of a core here: --cpu $threshold"
-((threshold >= 30)) || skip "a busy process gets $busy% of a core here: a spike cannot be told from 20%"
-
-start_workload 14 60
+spike_threshold
+start_calm_then_spike 14 60
 target=$started_pid
 port=$(free_port)
 url=http://127.0.0.1:$port
@@ -134,7 +117,7 @@ cat "$workdir/serve.out" "$workdir/serve.err"
 # this time.
 kill "$target"
 wait "$target" 2>/dev/null || true # not left as a zombie of the same name
-start_workload 600
+start_calm_then_spike 600
 PROFCPU_SERVE_TOKEN=s3cret "$PROFCPU" serve -port "$port" -o "$workdir/stopped" \
 	--watch workload_calm_t --before 3 --after 600 >"$workdir/serve.out" 2>"$workdir/serve.err" &
 server=$!

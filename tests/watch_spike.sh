@@ -6,29 +6,8 @@
 # times) and the spike itself, with every output collect writes.
 source "$(dirname "$0")/lib.sh"
 
-# The workload in a session of its own, whose scheduling group (autogroup)
-# gets a larger share where the test may give it one (as root): on a loaded
-# machine, the spike is then still a spike.
-start_workload() {
-	start setsid "$WORKLOAD_CALM_THEN_SPIKE" "$@"
-	until [[ $(cat "/proc/$started_pid/comm") == workload_calm_t ]]; do sleep 0.01; done
-	echo -10 >"/proc/$started_pid/autogroup" 2>/dev/null || true
-}
-
-# The threshold lies between the calm (20%) and what a busy process gets
-# on this machine now: 60% of one core, lower where the machine is so
-# loaded that the spike gets less.
-start_workload 0 3
-sleep 0.5
-before=$(cpu_ticks "$started_pid")
-sleep 1
-busy=$(($(cpu_ticks "$started_pid") - before))
-kill "$started_pid"
-threshold=$(((20 + busy) / 2 < 60 ? (20 + busy) / 2 : 60))
-echo "a busy process gets $busy% of a core here: --cpu $threshold"
-((threshold >= 30)) || skip "a busy process gets $busy% of a core here: a spike cannot be told from 20%"
-
-start_workload 12 60
+spike_threshold
+start_calm_then_spike 12 60
 status=0
 timeout 300 "$PROFCPU" watch -pid "$started_pid" --cpu "$threshold" --before 10 --after 2 --once \
 	-o "$workdir/out" 2>"$workdir/stderr" || status=$?
