@@ -9,7 +9,8 @@
 # OSR frame to the quick-JIT frame and then to the caller's caller, and
 # MainOuter and ThreadOuter were missing from every such sample.
 #  - hybrid: at least 95% of Worker's samples reach Main through MainOuter,
-#    and the thread's start (start_thread) through ThreadOuter;
+#    and the thread's start (start_thread) through ThreadOuter, in the
+#    collector's walk and in a replay of the stack copies;
 #  - fp (the kernel's frame-pointer callchain, as perf -g): the callers
 #    stay lost, at most 10% have them;
 #  - a second opinion: the same app without tiered compilation (Worker
@@ -39,8 +40,8 @@ assert_reach() {
 
 DOTNET_TieredCompilation=1 start_dotnet_app "$workdir/app/osrworker.dll" 120
 for mode in hybrid fp; do
-	"$PROFCPU" collect -pid "$started_pid" -duration 4 --call-graph "$mode" \
-		-o "$workdir/$mode" >/dev/null
+	PROFCPU_KEEP_STACK_COPIES=1 "$PROFCPU" collect -pid "$started_pid" -duration 4 \
+		--call-graph "$mode" -o "$workdir/$mode" >/dev/null
 	folded top "$workdir/$mode/folded_stacks.out" 2
 done
 kill "$started_pid"
@@ -55,6 +56,10 @@ osr = tiers.count("OptimizedTier1OSR")
 print(f"{osr} of {len(tiers)} samples in Worker run its OSR code")
 sys.exit(0 if tiers and osr >= 0.9 * len(tiers) else 1)
 PY
+assert_reach "$workdir/hybrid/folded_stacks.out" "$main_thread" "$main_chain" 95 100
+assert_reach "$workdir/hybrid/folded_stacks.out" "$own_thread" "$thread_chain" 95 100
+# The replay walks the stack copies again, with the capture's jitdump.
+"$PROFCPU" postprocess -dir "$workdir/hybrid" >/dev/null
 assert_reach "$workdir/hybrid/folded_stacks.out" "$main_thread" "$main_chain" 95 100
 assert_reach "$workdir/hybrid/folded_stacks.out" "$own_thread" "$thread_chain" 95 100
 assert_reach "$workdir/fp/folded_stacks.out" "$main_thread" 'MainOuter;' 0 10
