@@ -143,8 +143,10 @@ static void test_osr_frame_over_its_tier0_frame(void **state)
 	assert_int_equal(registers.sp, tier0_sp);
 	/* rbp is the OSR frame's, nothing of the Tier0 frame's: its frame
 	 * register would find it in the wrong place. */
-	tier0 = (struct windows_unwind_code_at){
-	    tier0_info, tier0_size, 0x7f, NULL, 0, 0, .frame_at_stack_pointer = true};
+	tier0 = (struct windows_unwind_code_at){.info = tier0_info,
+						.info_size = tier0_size,
+						.offset = 0x7f,
+						.frame_at_stack_pointer = true};
 	assert_int_equal(x64_unwind_step(&tier0, false, &stack, &registers), FRAME_STEP_DONE);
 	assert_int_equal(registers.ip, RETURN);
 	assert_int_equal(registers.sp, tier0_sp + 0x50);

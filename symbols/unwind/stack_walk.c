@@ -421,6 +421,33 @@ bool stack_walk_leaf_caller(uint64_t leaf, const uint8_t *stack, size_t size, co
 	return true;
 }
 
+bool stack_walk_osr_leaf_caller(uint64_t leaf, uint64_t tier0_return, const uint8_t *stack,
+				size_t size, code_lookup lookup, void *context, uint64_t *caller)
+{
+	struct frame_registers registers = {.ip = leaf, .machine = FRAME_MACHINE_X86_64};
+	const struct stack_copy copy = {.start = 0, .bytes = stack, .size = size};
+	struct code_at code;
+
+	/* Both frames from the stack pointer: neither method has a localloc,
+	 * and the leaf's rbp is not in the sample. */
+	lookup(context, leaf, &code);
+	if (code.kind != CODE_GENERATED || !code.unwind.info || !code.unwind.osr)
+		return false;
+	code.unwind.frame_at_stack_pointer = true;
+	if (windows_unwind_step(&code.unwind, true, &copy, &registers) != FRAME_STEP_DONE ||
+	    registers.ip != tier0_return)
+		return false;
+	lookup(context, tier0_return - 1, &code);
+	if (code.kind != CODE_GENERATED || !code.unwind.info)
+		return false;
+	code.unwind.frame_at_stack_pointer = true;
+	if (windows_unwind_step(&code.unwind, false, &copy, &registers) != FRAME_STEP_DONE ||
+	    !is_code(lookup, context, registers.ip))
+		return false;
+	*caller = registers.ip;
+	return true;
+}
+
 bool stack_walk_is_outermost(enum frame_machine machine, uint64_t address, bool leaf,
 			     code_lookup lookup, void *context)
 {
