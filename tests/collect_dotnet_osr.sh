@@ -2,7 +2,8 @@
 # A loop that runs in on-stack-replaced code for the whole process: OsrWorker
 # (tests/dotnet/OsrWorker) calls Worker once on the main thread (Main ->
 # MainOuter -> Worker) and once on a thread of its own (ThreadRoot, its
-# ThreadStart -> ThreadOuter -> Worker). Worker's loop moves from its
+# ThreadStart -> ThreadOuter -> Worker); Worker calls Step from its loop,
+# where a third of the time goes. Worker's loop moves from its
 # quick-JIT code to its OSR code ([OptimizedTier1OSR]) at once and never
 # leaves it. The OSR code runs on top of the quick-JIT frame, with rbp
 # pointing at a copy of that frame's saved rbp: the rbp chain goes from the
@@ -10,10 +11,12 @@
 # MainOuter and ThreadOuter were missing from every such sample.
 #  - hybrid: at least 95% of Worker's samples reach Main through MainOuter,
 #    and the thread's start (start_thread) through ThreadOuter, in the
-#    collector's walk and in a replay of the stack copies;
+#    collector's walk and in a replay of the stack copies, Step's samples
+#    (OSR code as a caller) among them;
 #  - fp (the kernel's frame-pointer callchain, as perf -g, which skips
 #    them): the replay puts them back where the leaf is the OSR code and
-#    the sample's 512 bytes of stack hold both frames, here 95% or more;
+#    the sample's 512 bytes of stack hold both frames, here 95% or more of
+#    the samples in Worker itself (Step's keep the callchain as it is);
 #  - a second opinion: the same app without tiered compilation (Worker
 #    optimized at once, no OSR) reaches them in hybrid mode as well.
 source "$(dirname "$0")/lib.sh"
@@ -59,12 +62,13 @@ sys.exit(0 if tiers and osr >= 0.9 * len(tiers) else 1)
 PY
 assert_reach "$workdir/hybrid/folded_stacks.out" "$main_thread" "$main_chain" 95 100
 assert_reach "$workdir/hybrid/folded_stacks.out" "$own_thread" "$thread_chain" 95 100
+assert_reach "$workdir/hybrid/folded_stacks.out" "$worker" "$worker;osrworker!Demo\.Program::Step" 10 60
 # The replay walks the stack copies again, with the capture's jitdump.
 "$PROFCPU" postprocess -dir "$workdir/hybrid" >/dev/null
 assert_reach "$workdir/hybrid/folded_stacks.out" "$main_thread" "$main_chain" 95 100
 assert_reach "$workdir/hybrid/folded_stacks.out" "$own_thread" "$thread_chain" 95 100
-assert_reach "$workdir/fp/folded_stacks.out" "$main_thread" "$main_chain" 95 100
-assert_reach "$workdir/fp/folded_stacks.out" "$own_thread" "$thread_chain" 95 100
+assert_reach "$workdir/fp/folded_stacks.out" "$main_thread\$" "$main_chain\$" 95 100
+assert_reach "$workdir/fp/folded_stacks.out" "$own_thread\$" "$thread_chain\$" 95 100
 
 DOTNET_TieredCompilation=0 start_dotnet_app "$workdir/app/osrworker.dll" 120
 "$PROFCPU" collect -pid "$started_pid" -duration 4 -o "$workdir/no_osr" >/dev/null

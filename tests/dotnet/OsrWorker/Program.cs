@@ -3,7 +3,7 @@
 // starts as quick-JIT code, moves to its OSR code ([OptimizedTier1OSR]) at
 // its loop within milliseconds, and is never called again to be rejitted.
 // Its callers keep their frames (NoOptimization): a missing frame is the
-// unwinding of Worker's.
+// unwinding of Worker's. Worker calls Step each turn of its outer loop.
 //   main thread:  Main -> MainOuter -> Worker
 //   "osr-thread": ThreadRoot (its ThreadStart) -> ThreadOuter -> Worker
 // Usage: osrworker SECONDS: prints "ready" once both loops run.
@@ -25,9 +25,23 @@ public static class Program
         Interlocked.Increment(ref running);
         double sum = 0;
         while (!stop)
+        {
             for (int i = 1; i < 100_000; i++)
                 sum += Math.Sqrt(i) / i;
+            sum += Step(sum);
+        }
         return sum;
+    }
+
+    // Called from Worker's OSR code: a third of the time is spent below
+    // it, its frame a caller's.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static double Step(double sum)
+    {
+        double step = 0;
+        for (int i = 1; i < 50_000; i++)
+            step += Math.Sqrt(i + sum) / i;
+        return step * 1e-9;
     }
 
     [MethodImpl(MethodImplOptions.NoInlining | MethodImplOptions.NoOptimization)]
