@@ -4,7 +4,8 @@
  * copy, a walk that stops early, or code a later walk may know better (JIT
  * code without its prolog) keeps the whole copy; the slots read are
  * listed; the walk's frames are certain (may stand for the copy) only
- * through code known for good. */
+ * through code known for good. Then .NET's on-stack replacement code over
+ * its Tier0 frame, in the walk and in the frame-pointer mode's repair. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -242,6 +243,76 @@ static void test_asks_once_per_caller(void **state)
 	}
 }
 
+/* .NET's on-stack replacement: OSR code (its prolog "mov rax, [rbp]; push
+ * rax; mov rbp, rsp") running on top of its Tier0 frame ("push rbp; sub
+ * rsp, 0x40; lea rbp, [rsp + 0x40]"), entered with the stack pointer on the
+ * return address of the Tier0 code's call to the patchpoint helper. rbp
+ * points at the OSR code's copy of the Tier0 frame's saved rbp: frame
+ * pointers go from the Tier0 frame to the caller's caller. */
+#define OSR_CODE   (CODE + 0x1000)
+#define TIER0_CODE (CODE + 0x2000)
+#define OSR_CALLER (CODE + 0x3000)
+#define OSR_ROOT   (CODE + 0x4000)
+#define TIER0_RET  (TIER0_CODE + 0x80)
+#define CALLER_RBP (STACK + 0x60)
+static const uint8_t osr_info[] = {1 | 3 << 3, 8, 2, 5, 8, 3, 5, 0};
+static const uint8_t tier0_info[] = {1 | 3 << 3, 10, 3,		 5 | 4 << 4, 10,
+				     3,		 5,  2 | 7 << 4, 1,	     5 << 4};
+static const uint64_t osr_slots[16] = {
+    [0] = CALLER_RBP,  [1] = TIER0_RET,	  /* the OSR frame */
+    [10] = CALLER_RBP, [11] = OSR_CALLER, /* the Tier0 frame, 0x40 above its stack pointer */
+    [12] = 0,	       [13] = OSR_ROOT,	  /* the caller's frame */
+};
+
+static void look_up_osr(void *context, uint64_t address, struct code_at *code)
+{
+	(void)context;
+	look_up(NULL, address, code);
+	code->provisional = false;
+	if (address >= OSR_CODE && address < OSR_CODE + 0x100)
+		code->unwind =
+		    (struct windows_unwind_code_at){.info = osr_info,
+						    .info_size = sizeof(osr_info),
+						    .offset = (uint32_t)(address - OSR_CODE),
+						    .osr = true};
+	else if (address >= TIER0_CODE && address < TIER0_CODE + 0x100)
+		code->unwind =
+		    (struct windows_unwind_code_at){.info = tier0_info,
+						    .info_size = sizeof(tier0_info),
+						    .offset = (uint32_t)(address - TIER0_CODE)};
+	else
+		return;
+	code->kind = CODE_GENERATED;
+}
+
+static void test_osr_code_over_its_tier0_frame(void **state)
+{
+	const struct stack_walk_sample sample = {
+	    .registers = {.ip = OSR_CODE + 0x30, .sp = STACK, .bp = STACK, .bp_known = true},
+	    .stack = {.start = STACK,
+		      .bytes = (const uint8_t *)osr_slots,
+		      .size = sizeof(osr_slots)},
+	};
+	uint64_t frames[16], caller;
+	struct stack_walk_end end;
+
+	(void)state;
+	code_kind = CODE_PRECOMPILED;
+	assert_int_equal(
+	    stack_walk(STACK_WALK_HYBRID, &sample, look_up_osr, NULL, frames, 16, &end), 4);
+	assert_int_equal(frames[1], TIER0_RET);
+	assert_int_equal(frames[2], OSR_CALLER);
+	assert_int_equal(frames[3], OSR_ROOT);
+	/* The frame-pointer mode's repair, from the stack copy alone. */
+	assert_true(stack_walk_osr_leaf_caller(OSR_CODE + 0x30, TIER0_RET, sample.stack.bytes,
+					       sample.stack.size, look_up_osr, NULL, &caller));
+	assert_int_equal(caller, OSR_CALLER);
+	assert_false(stack_walk_osr_leaf_caller(OSR_CODE + 0x30, TIER0_RET + 1, sample.stack.bytes,
+						sample.stack.size, look_up_osr, NULL, &caller));
+	assert_false(stack_walk_osr_leaf_caller(TIER0_CODE + 0x30, OSR_CALLER, sample.stack.bytes,
+						sample.stack.size, look_up_osr, NULL, &caller));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +321,7 @@ int main(void)
 	    cmocka_unit_test(test_an_unknown_address_leaves_the_walk_uncertain),
 	    cmocka_unit_test(test_arm64_frame_records_and_lr),
 	    cmocka_unit_test(test_asks_once_per_caller),
+	    cmocka_unit_test(test_osr_code_over_its_tier0_frame),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

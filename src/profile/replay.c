@@ -352,6 +352,27 @@ static uint64_t skipped_leaf_caller(struct replay *replay, const struct perf_sam
 	return return_address;
 }
 
+/* The caller of the Tier0 frame below the leaf's on-stack replacement code
+ * (callchain[leaf]), which the kernel's frame-pointer walk skipped: it
+ * goes on with callchain[leaf + 1], the Tier0 frame, and then the
+ * caller's caller. 0 when the leaf is no such code, the copy does not hold
+ * the frames or the callchain already has the caller. */
+static uint64_t skipped_osr_caller(struct replay *replay, const struct perf_sample *sample,
+				   uint64_t leaf)
+{
+	struct code_lookup_context process = {replay->resolver, (pid_t)sample->pid};
+	uint64_t caller;
+
+	if (!sample->user_stack || leaf + 1 >= sample->callchain_length ||
+	    !stack_walk_osr_leaf_caller(sample->callchain[leaf], sample->callchain[leaf + 1],
+					sample->user_stack, sample->user_stack_size, look_up_code,
+					&process, &caller))
+		return 0;
+	if (leaf + 2 < sample->callchain_length && sample->callchain[leaf + 2] == caller)
+		return 0;
+	return caller;
+}
+
 /* Appends the user callchain of a hybrid sample without a stack copy as it
  * is: the collector's walk, written in place of the kernel's callchain when
  * it was certain (docs/UNWINDING.md), or the kernel's own when it could not
@@ -493,6 +514,7 @@ static void replay_sample(struct replay *replay, const struct kept_sample *kept)
 	enum call_graph_mode mode;
 	const uint64_t *user_chain = NULL;
 	size_t user_chain_length = 0;
+	uint64_t osr_caller = 0; /* fp mode: to add after the leaf's caller */
 	bool whole = false;
 	struct perf_sched_switch fields;
 
@@ -531,6 +553,13 @@ static void replay_sample(struct replay *replay, const struct kept_sample *kept)
 			if (caller)
 				replay->stack[depth++] =
 				    locate(replay, sample->pid, caller, false, true);
+			else
+				osr_caller = skipped_osr_caller(replay, sample, i);
+		} else if (osr_caller && depth < MAX_STACK_DEPTH) {
+			/* The Tier0 frame's caller comes after the Tier0 frame. */
+			replay->stack[depth++] =
+			    locate(replay, sample->pid, osr_caller, false, true);
+			osr_caller = 0;
 		}
 		first_in_context = false;
 	}

@@ -104,13 +104,18 @@ static enum frame_step frameless_leaf_step(const struct stack_copy *stack, code_
 }
 
 /* A step of code without CFI (hybrid only): the unwind info of .NET's
- * code, a frameless JIT leaf, frame pointers. */
+ * code, a frameless JIT leaf, frame pointers. `below_osr`: the frame is
+ * the Tier0 one below .NET's on-stack replacement code, which took its
+ * frame pointer over (jit_prolog.h): its unwind info is followed from the
+ * stack pointer. */
 static enum frame_step step_without_cfi(const struct stack_walk_sample *sample, code_lookup lookup,
-					void *context, const struct code_at *code,
+					void *context, const struct code_at *code, bool below_osr,
 					struct frame_registers *registers)
 {
 	bool leaf = registers->interrupted;
+	struct windows_unwind_code_at unwind = code->unwind;
 
+	unwind.frame_at_stack_pointer = below_osr;
 	/* Code whose unwind info cannot be followed (a slot past the copy, an
 	 * unusual code) is still walked by its frame pointers. A JIT leaf
 	 * needs its code as well as its prolog: without it the step cannot
@@ -118,7 +123,7 @@ static enum frame_step step_without_cfi(const struct stack_walk_sample *sample, 
 	if ((code->kind == CODE_PRECOMPILED ||
 	     (code->kind == CODE_GENERATED && (!leaf || code->unwind.code))) &&
 	    (code->unwind.info || code->unwind.packed) &&
-	    windows_unwind_step(&code->unwind, leaf, &sample->stack, registers) == FRAME_STEP_DONE)
+	    windows_unwind_step(&unwind, leaf, &sample->stack, registers) == FRAME_STEP_DONE)
 		return FRAME_STEP_DONE;
 	if (leaf &&
 	    frameless_leaf_step(&sample->stack, lookup, context, registers) == FRAME_STEP_DONE)
@@ -126,11 +131,15 @@ static enum frame_step step_without_cfi(const struct stack_walk_sample *sample, 
 	return frame_pointer_step(&sample->stack, registers);
 }
 
-/* One frame's step, by its CFI when it has some (`by_cfi`). */
+/* One frame's step, by its CFI when it has some (`by_cfi`). `osr` tells
+ * whether the frame stepped was .NET's on-stack replacement code, and so
+ * whether the next one is its Tier0 frame. */
 static enum frame_step step(enum stack_walk_mode mode, const struct stack_walk_sample *sample,
 			    code_lookup lookup, void *context, struct frame_registers *registers,
-			    bool *by_cfi)
+			    bool *by_cfi, bool *osr)
 {
+	bool below_osr = *osr;
+
 	struct code_at code;
 	enum frame_step result;
 
@@ -138,6 +147,7 @@ static enum frame_step step(enum stack_walk_mode mode, const struct stack_walk_s
 	 * function that never returns): the rules of the call apply. */
 	lookup(context, registers->interrupted ? registers->ip : registers->ip - 1, &code);
 	*by_cfi = false;
+	*osr = false;
 	if (code.kind == CODE_WITH_CFI) {
 		result =
 		    call_frame_info_step(code.cfi, code.file_address, &sample->stack, registers);
@@ -150,8 +160,9 @@ static enum frame_step step(enum stack_walk_mode mode, const struct stack_walk_s
 	/* Such a step knows only the instruction, stack and frame pointers
 	 * (and lr): the caller's other registers are unknown, and a CFI rule
 	 * above that needs one stops the walk rather than guess. */
-	result = step_without_cfi(sample, lookup, context, &code, registers);
+	result = step_without_cfi(sample, lookup, context, &code, below_osr, registers);
 	if (result == FRAME_STEP_DONE) {
+		*osr = code.kind == CODE_GENERATED && code.unwind.info && code.unwind.osr;
 		if (registers->general)
 			registers->general->known = 0;
 		registers->interrupted = false;
@@ -230,7 +241,7 @@ static size_t walk(enum stack_walk_mode mode, const struct stack_walk_sample *sa
 	struct general_registers general; /* the walk's, which its steps change */
 	uint64_t last_sp = registers.sp;  /* of frames[count - 1] */
 	size_t count = 0;
-	bool joined, by_cfi = false;
+	bool joined, by_cfi = false, osr = false;
 
 	*end = WALK_LOST;
 	*unfollowed = 0;
@@ -245,7 +256,8 @@ static size_t walk(enum stack_walk_mode mode, const struct stack_walk_sample *sa
 	while (count < max_frames) {
 		uint64_t previous_sp = registers.sp, ip = registers.ip;
 		bool was_interrupted = registers.interrupted;
-		enum frame_step result = step(mode, sample, lookup, context, &registers, &by_cfi);
+		enum frame_step result =
+		    step(mode, sample, lookup, context, &registers, &by_cfi, &osr);
 
 		if (result == FRAME_STEP_OUTERMOST) {
 			*end = WALK_OUTERMOST;
@@ -406,6 +418,33 @@ bool stack_walk_leaf_caller(uint64_t leaf, const uint8_t *stack, size_t size, co
 	if (stack_walk(STACK_WALK_DWARF, &sample, lookup, context, frames, 2, &end) < 2)
 		return false;
 	*caller = frames[1];
+	return true;
+}
+
+bool stack_walk_osr_leaf_caller(uint64_t leaf, uint64_t tier0_return, const uint8_t *stack,
+				size_t size, code_lookup lookup, void *context, uint64_t *caller)
+{
+	struct frame_registers registers = {.ip = leaf, .machine = FRAME_MACHINE_X86_64};
+	const struct stack_copy copy = {.start = 0, .bytes = stack, .size = size};
+	struct code_at code;
+
+	/* Both frames from the stack pointer: neither method has a localloc,
+	 * and the leaf's rbp is not in the sample. */
+	lookup(context, leaf, &code);
+	if (code.kind != CODE_GENERATED || !code.unwind.info || !code.unwind.osr)
+		return false;
+	code.unwind.frame_at_stack_pointer = true;
+	if (windows_unwind_step(&code.unwind, true, &copy, &registers) != FRAME_STEP_DONE ||
+	    registers.ip != tier0_return)
+		return false;
+	lookup(context, tier0_return - 1, &code);
+	if (code.kind != CODE_GENERATED || !code.unwind.info)
+		return false;
+	code.unwind.frame_at_stack_pointer = true;
+	if (windows_unwind_step(&code.unwind, false, &copy, &registers) != FRAME_STEP_DONE ||
+	    !is_code(lookup, context, registers.ip))
+		return false;
+	*caller = registers.ip;
 	return true;
 }
 

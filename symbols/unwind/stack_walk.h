@@ -138,4 +138,15 @@ bool stack_walk_is_outermost(enum frame_machine machine, uint64_t address, bool 
 bool stack_walk_leaf_caller(uint64_t leaf, const uint8_t *stack, size_t size, code_lookup lookup,
 			    void *context, uint64_t *caller);
 
+/* The frame-pointer mode's repair of .NET's on-stack replacement: the
+ * caller of the Tier0 frame below the OSR code of the leaf at `leaf`, which
+ * the kernel's frame-pointer callchain skips (it goes from the Tier0 frame,
+ * returned to at `tier0_return`, to the caller's caller: jit_prolog.h).
+ * Both frames are unwound by their prologs from the stack pointer, in
+ * `stack`, a copy of `size` bytes from it up; the first must return to
+ * `tier0_return`. False when the leaf is no OSR code or the frames are not
+ * found so. */
+bool stack_walk_osr_leaf_caller(uint64_t leaf, uint64_t tier0_return, const uint8_t *stack,
+				size_t size, code_lookup lookup, void *context, uint64_t *caller);
+
 #endif

@@ -30,6 +30,16 @@ struct windows_unwind_code_at {
 	size_t code_size;
 	uint32_t packed; /* arm64: the RUNTIME_FUNCTION's packed unwind data
 			    (its Flag bits not 0), when info is NULL */
+	/* x64 JIT code: .NET's on-stack replacement of a method (OSR code),
+	   which runs on top of the frame of the same method's Tier0 code and
+	   took its frame pointer over (jit_prolog.h): the frame below it is
+	   to be unwound with frame_at_stack_pointer. */
+	bool osr;
+	/* x64: the frame's frame register is not what its prolog set it to,
+	   and its stack pointer is: the frame is found from the stack
+	   pointer (a Tier0 frame below its OSR code, which keeps a fixed
+	   frame: no localloc). Set by the walk, not by the lookup. */
+	bool frame_at_stack_pointer;
 };
 
 /* Unwinds the frame whose registers are `registers` and whose code is `at`,

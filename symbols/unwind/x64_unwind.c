@@ -98,7 +98,7 @@ static int frame_register_code(const struct unwind_codes *codes)
 /* Undoes the prolog's operations that ran, last first (the order of the
  * codes), then returns through the return address they uncover. */
 static enum frame_step undo_prolog(const struct unwind_codes *codes, bool in_prolog,
-				   const struct stack_copy *stack,
+				   bool at_stack_pointer, const struct stack_copy *stack,
 				   struct frame_registers *registers)
 {
 	struct frame_registers caller = *registers;
@@ -108,8 +108,10 @@ static enum frame_step undo_prolog(const struct unwind_codes *codes, bool in_pro
 
 	/* Once the prolog has set the frame register, the frame is found from
 	 * it: less the offset it was set with (the large form's operand, else
-	 * the header's). */
-	if (codes->frame_register && (!in_prolog || (set >= 0 && applies(codes, (unsigned)set)))) {
+	 * the header's). A frame whose frame register was taken over is found
+	 * from the stack pointer, where the prolog left it. */
+	if (codes->frame_register && !at_stack_pointer &&
+	    (!in_prolog || (set >= 0 && applies(codes, (unsigned)set)))) {
 		if (codes->frame_register != REGISTER_RBP || !caller.bp_known)
 			return FRAME_STEP_NO_RULE;
 		frame = caller.bp - (set >= 0 && op_of(codes, (unsigned)set) == SET_FPREG_LARGE
@@ -142,7 +144,8 @@ static enum frame_step undo_prolog(const struct unwind_codes *codes, bool in_pro
 			break;
 		case SET_FPREG:
 		case SET_FPREG_LARGE:
-			caller.sp = frame;
+			if (!at_stack_pointer)
+				caller.sp = frame;
 			break;
 		case SAVE_NONVOL:
 		case SAVE_NONVOL_FAR:
@@ -262,5 +265,5 @@ enum frame_step x64_unwind_step(const struct windows_unwind_code_at *at, bool le
 	/* Only a leaf can stand in an epilog: a caller stands at its call. */
 	if (leaf && !in_prolog && at->code && run_epilog(at->code, at->code_size, stack, registers))
 		return FRAME_STEP_DONE;
-	return undo_prolog(&codes, in_prolog, stack, registers);
+	return undo_prolog(&codes, in_prolog, at->frame_at_stack_pointer, stack, registers);
 }

@@ -114,7 +114,7 @@ static struct jit_frame *read_prolog(const struct jit_frames *frames, const stru
 
 	if (!frame)
 		return NULL;
-	if (!jit_prolog_unwind_info(kept + 1, size, frame->info, &frame->info_size)) {
+	if (!jit_prolog_unwind_info(kept + 1, size, frame->info, &frame->info_size, &frame->osr)) {
 		free(frame);
 		return &no_info;
 	}

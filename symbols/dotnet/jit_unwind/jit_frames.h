@@ -21,6 +21,7 @@ struct jit_frame {
 	size_t info_size;
 	uint8_t code[JIT_PROLOG_CODE_BYTES];
 	size_t code_size; /* 0 for code longer than this */
+	bool osr;	  /* on-stack replacement code (jit_prolog.h) */
 };
 
 struct jit_frames;

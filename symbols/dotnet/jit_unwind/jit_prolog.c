@@ -98,12 +98,38 @@ static size_t read_instruction(const uint8_t *code, size_t size, size_t at, stru
 	return 0;
 }
 
+/* The length of the on-stack replacement's first two instructions at the
+ * start of `code`, "mov r, [rbp]; push r" (the Tier0 frame's saved rbp,
+ * pushed again), or 0. */
+static size_t osr_preamble(const uint8_t *code, size_t size)
+{
+	bool extended = size >= 1 && code[0] == 0x4c; /* r8..r15 */
+	unsigned reg;
+
+	if (size < 5 || (code[0] != 0x48 && !extended) || code[1] != 0x8b ||
+	    (code[2] & 0xc7) != 0x45 || code[3] != 0)
+		return 0;
+	reg = (code[2] >> 3 & 7u) + (extended ? 8 : 0);
+	if (!extended && code[4] == 0x50 + reg)
+		return 5;
+	if (extended && size >= 6 && code[4] == 0x41 && code[5] == 0x50 + reg - 8)
+		return 6;
+	return 0;
+}
+
 bool jit_prolog_unwind_info(const uint8_t *code, size_t size, uint8_t info[JIT_PROLOG_MAX_INFO],
-			    size_t *info_size)
+			    size_t *info_size, bool *osr)
 {
 	struct prolog prolog = {0};
-	size_t at = 0, length;
+	size_t at = osr_preamble(code, size), length;
 
+	/* The copy of the saved rbp is one more slot of the frame: undone as
+	 * the push it is (of a scratch register), it uncovers the slot of the
+	 * transition's return address, into the Tier0 code. */
+	*osr = at > 0;
+	if (*osr &&
+	    !add_code(&prolog, at, PUSH_NONVOL, at == 5 ? code[4] - 0x50u : code[5] - 0x50u + 8))
+		return false;
 	while (at < size && (length = read_instruction(code, size, at, &prolog)))
 		at += length;
 	/* Nothing read: a frameless method, or a prolog of another shape (a

@@ -355,6 +355,8 @@ bool jitdump_unwind_at(struct jitdump *dump, uint64_t address, uint64_t time,
 	unwind->code = NULL;
 	unwind->code_size = 0;
 	unwind->packed = 0;
+	unwind->osr = frame->osr;
+	unwind->frame_at_stack_pointer = false;
 	if (unwind->offset < frame->code_size) {
 		unwind->code = frame->code + unwind->offset;
 		unwind->code_size = frame->code_size - unwind->offset;
