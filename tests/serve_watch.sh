@@ -27,6 +27,13 @@ status=0
 cat "$workdir/stderr"
 ((status == 2)) && grep -q "invalid --before 0" "$workdir/stderr" ||
 	fail "serve did not relay watch's refusal of --before 0 (exit $status)"
+# The .NET rules pass on too: refused by the watch for a process without .NET.
+status=0
+"$PROFCPU" serve --watch "$started_pid" --threadpool-queue 10 -port 0 -o "$workdir/refused" \
+	2>"$workdir/stderr" || status=$?
+cat "$workdir/stderr"
+((status == 1)) && grep -q -- "--threadpool-queue needs a .NET process" "$workdir/stderr" ||
+	fail "serve did not pass --threadpool-queue on to its watch (exit $status)"
 
 spike_threshold
 start_calm_then_spike 14 60

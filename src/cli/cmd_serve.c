@@ -114,6 +114,8 @@ static const char usage[] =
     "  --exceptions N        a .NET target threw N or more exceptions a second\n"
     "  --gc-pause MS         one GC of a .NET target paused it MS ms or longer\n"
     "  --contention MS       a .NET target waited MS ms or more a second for locks\n"
+    "  --threadpool-queue N  a .NET target's thread pool queue held N or more work\n"
+    "                        items (the runtime's threadpool-queue-length counter)\n"
     "  --cooldown SECONDS    after a capture, rules are not heard (default 60)\n"
     "  --max-captures N      at most N captures an hour (default 6)\n"
     "  --max-disk MIB        no new capture once the watch's take MIB (default 2048)\n"
@@ -616,6 +618,7 @@ int cmd_serve(int argc, char **argv)
 	    {"exceptions", NULL, OPTION_NUMBER, &watch_options.exceptions},
 	    {"gc-pause", NULL, OPTION_NUMBER, &watch_options.gc_pause},
 	    {"contention", NULL, OPTION_NUMBER, &watch_options.contention},
+	    {"threadpool-queue", NULL, OPTION_NUMBER, &watch_options.threadpool_queue},
 	    {"cooldown", NULL, OPTION_NUMBER, &watch_options.cooldown},
 	    {"max-captures", NULL, OPTION_NUMBER, &watch_options.max_captures},
 	    {"max-disk", NULL, OPTION_NUMBER, &watch_options.max_disk},

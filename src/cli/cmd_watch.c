@@ -56,6 +56,9 @@ static const char usage[] =
     "  --contention MS       a .NET target's threads waited MS ms or more a second\n"
     "                        for locks (the .NET rules read the runtime's events\n"
     "                        through its diagnostics socket, a second or two late)\n"
+    "  --threadpool-queue N  a .NET target's thread pool queue held N or more work\n"
+    "                        items (the highest of the runtime's\n"
+    "                        threadpool-queue-length counter, sent each second)\n"
     "  SIGUSR1               a manual trigger: kill -USR1 <profcpu's pid>\n"
     "\n"
     "options:\n"
@@ -99,7 +102,8 @@ enum { MAX_WINDOW = 3600, MAX_CAPTURES_AN_HOUR = 60 };
 struct watch_options {
 	long frequency, max_captures;
 	double before, after, cpu, cooldown, max_disk_mib;
-	double exceptions, gc_pause_ms, contention_ms; /* the .NET rules; 0: not asked */
+	/* The .NET rules; 0: not asked. */
+	double exceptions, gc_pause_ms, contention_ms, threadpool_queue;
 	const char *output_dir, *call_graph_text;
 	bool once;
 	struct scope_options scope;
@@ -134,7 +138,7 @@ struct watch {
 	/* The capture under way: its trigger and what fired. */
 	bool pending;
 	uint64_t trigger;
-	char rule[16], reason[160];
+	char rule[24], reason[160];
 	uint64_t quiet_until; /* the cool-down */
 	uint64_t hour_captures[MAX_CAPTURES_AN_HOUR];
 	size_t hour_count;
@@ -233,6 +237,13 @@ static void hear_runtime_rules(struct watch *watch, uint64_t now,
 			 read->contention_ms / seconds, read->contention_ms, seconds,
 			 options->contention_ms);
 		fire(watch, now, "contention", reason);
+	}
+	if (options->threadpool_queue > 0 && read->has_threadpool_queue &&
+	    read->threadpool_queue >= options->threadpool_queue) {
+		snprintf(reason, sizeof(reason),
+			 "the thread pool's queue held %.0f work items (--threadpool-queue %g)",
+			 read->threadpool_queue, options->threadpool_queue);
+		fire(watch, now, "threadpool-queue", reason);
 	}
 }
 
@@ -341,9 +352,10 @@ static int check_options(struct watch_options *options)
 		return -1;
 	}
 	if (options->cpu < 0 || options->cooldown < 0 || options->max_disk_mib <= 0 ||
-	    options->exceptions < 0 || options->gc_pause_ms < 0 || options->contention_ms < 0) {
-		report_error("invalid --cpu, --exceptions, --gc-pause, --contention, --cooldown or "
-			     "--max-disk: give positive numbers");
+	    options->exceptions < 0 || options->gc_pause_ms < 0 || options->contention_ms < 0 ||
+	    options->threadpool_queue < 0) {
+		report_error("invalid --cpu, --exceptions, --gc-pause, --contention, "
+			     "--threadpool-queue, --cooldown or --max-disk: give positive numbers");
 		return -1;
 	}
 	if (options->max_captures < 1 || options->max_captures > MAX_CAPTURES_AN_HOUR) {
@@ -391,7 +403,8 @@ static int check_cpu_counter(const struct watch_options *options,
 
 static bool wants_runtime_rules(const struct watch_options *options)
 {
-	return options->exceptions > 0 || options->gc_pause_ms > 0 || options->contention_ms > 0;
+	return options->exceptions > 0 || options->gc_pause_ms > 0 || options->contention_ms > 0 ||
+	       options->threadpool_queue > 0;
 }
 
 /* Whether the runtime's events of `target` can be recorded: it is one .NET
@@ -402,9 +415,10 @@ static int check_runtime_events(const struct watch_options *options,
 				const struct target_process *target, bool *recorded)
 {
 	bool wanted = wants_runtime_rules(options);
-	const char *rule = options->exceptions > 0    ? "--exceptions"
-			   : options->gc_pause_ms > 0 ? "--gc-pause"
-						      : "--contention";
+	const char *rule = options->exceptions > 0	? "--exceptions"
+			   : options->gc_pause_ms > 0	? "--gc-pause"
+			   : options->contention_ms > 0 ? "--contention"
+							: "--threadpool-queue";
 	int socket;
 
 	*recorded = false;
@@ -495,6 +509,7 @@ int cmd_watch(int argc, char **argv)
 	    {"exceptions", NULL, OPTION_NUMBER, &options.exceptions},
 	    {"gc-pause", NULL, OPTION_NUMBER, &options.gc_pause_ms},
 	    {"contention", NULL, OPTION_NUMBER, &options.contention_ms},
+	    {"threadpool-queue", NULL, OPTION_NUMBER, &options.threadpool_queue},
 	    {"frequency", "F", OPTION_INTEGER, &options.frequency},
 	    {"call-graph", "callgraph", OPTION_STRING, &options.call_graph_text},
 	    SYMBOL_OPTION_ENTRIES(&options.symbols),
@@ -556,7 +571,8 @@ int cmd_watch(int argc, char **argv)
 	if (runtime_events) {
 		char *runtime_log = xasprintf("%s/watch-runtime.log", options.output_dir);
 
-		watch.runtime = watch_runtime_start(&target, watch.ring_dir, runtime_log);
+		watch.runtime = watch_runtime_start(&target, watch.ring_dir, runtime_log,
+						    options.threadpool_queue > 0);
 		free(runtime_log);
 		if (!watch.runtime && wants_runtime_rules(&options))
 			goto done;

@@ -20,7 +20,7 @@ extern char **environ;
 #define MAX_CAPTURES_LISTED 1000
 
 /* watch's options as serve passes them on, in this order. */
-#define WATCH_OPTION_COUNT 10
+#define WATCH_OPTION_COUNT 11
 
 struct serve_watch {
 	struct serve_watch_options options;
@@ -48,11 +48,17 @@ static void list_watch_options(const struct serve_watch_options *options,
 			       struct watch_option list[WATCH_OPTION_COUNT])
 {
 	const struct watch_option all[WATCH_OPTION_COUNT] = {
-	    {"--before", options->before},     {"--after", options->after},
-	    {"--cpu", options->cpu},	       {"--exceptions", options->exceptions},
-	    {"--gc-pause", options->gc_pause}, {"--contention", options->contention},
-	    {"--cooldown", options->cooldown}, {"--max-captures", options->max_captures},
-	    {"--max-disk", options->max_disk}, {"--frequency", options->frequency},
+	    {"--before", options->before},
+	    {"--after", options->after},
+	    {"--cpu", options->cpu},
+	    {"--exceptions", options->exceptions},
+	    {"--gc-pause", options->gc_pause},
+	    {"--contention", options->contention},
+	    {"--threadpool-queue", options->threadpool_queue},
+	    {"--cooldown", options->cooldown},
+	    {"--max-captures", options->max_captures},
+	    {"--max-disk", options->max_disk},
+	    {"--frequency", options->frequency},
 	};
 
 	memcpy(list, all, sizeof(all));

@@ -16,15 +16,15 @@
 struct serve_watch_options {
 	const char *target; /* --watch PID|NAME; NULL: no watch */
 	long pid;	    /* the target's, once resolved */
-	double before, after, cpu, exceptions, gc_pause, contention, cooldown, max_captures,
-	    max_disk, frequency;
+	double before, after, cpu, exceptions, gc_pause, contention, threadpool_queue, cooldown,
+	    max_captures, max_disk, frequency;
 };
 
 #define SERVE_WATCH_OPTIONS_INIT                                                                   \
 	{                                                                                          \
 		.before = NAN, .after = NAN, .cpu = NAN, .exceptions = NAN, .gc_pause = NAN,       \
-		.contention = NAN, .cooldown = NAN, .max_captures = NAN, .max_disk = NAN,          \
-		.frequency = NAN                                                                   \
+		.contention = NAN, .threadpool_queue = NAN, .cooldown = NAN, .max_captures = NAN,  \
+		.max_disk = NAN, .frequency = NAN                                                  \
 	}
 
 /* Fills options->pid from --watch: a pid, or the name (comm) of exactly

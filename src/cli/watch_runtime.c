@@ -4,6 +4,7 @@
 #include "runtime_trace.h"
 #include "string_table.h"
 #include "util.h"
+#include "watch_counters.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -28,10 +29,11 @@ struct watch_runtime {
 	uint64_t started;  /* CLOCK_MONOTONIC nanoseconds */
 	uint64_t bytes;	   /* of the parts kept */
 	bool said_dropped; /* the bound was said in the log */
+	bool counters;	   /* the parts carry System.Runtime's counters */
 };
 
 struct watch_runtime *watch_runtime_start(const struct target_process *target, const char *ring_dir,
-					  const char *log_path)
+					  const char *log_path, bool counters)
 {
 	struct event_options events = {.events = WATCH_RUNTIME_EVENTS};
 	struct eventpipe_config config;
@@ -45,7 +47,10 @@ struct watch_runtime *watch_runtime_start(const struct target_process *target, c
 		return NULL;
 	}
 	config.rundown = false; /* the perf map watch turned on names the frames */
+	if (counters)
+		config.providers[config.provider_count++] = watch_counters_provider();
 	runtime = xcalloc(1, sizeof(*runtime));
+	runtime->counters = counters;
 	runtime->log = log;
 	runtime->started = clock_nanoseconds(CLOCK_MONOTONIC);
 	runtime->sessions = agent_runtime_sessions_start(&config, ring_dir, log);
@@ -65,7 +70,7 @@ static void remove_first(struct watch_runtime *runtime, size_t dropped)
 
 /* What `part`'s events within its times say. Returns false when its
  * nettrace gives nothing (said in the log). */
-static bool read_part(const struct watch_runtime_part *part, FILE *log,
+static bool read_part(const struct watch_runtime_part *part, bool counters, FILE *log,
 		      struct watch_runtime_period *read)
 {
 	struct runtime_trace trace;
@@ -90,6 +95,10 @@ static bool read_part(const struct watch_runtime_part *part, FILE *log,
 	}
 	read->longest_gc_pause_ms = trace.events.gc_longest_pause_seconds * 1e3;
 	runtime_trace_release(&trace);
+	/* A second pass over the part, for the counters alone. */
+	if (counters)
+		read->has_threadpool_queue = watch_counters_highest(
+		    part->path, "threadpool-queue-length", &read->threadpool_queue);
 	return true;
 }
 
@@ -149,7 +158,7 @@ static bool keep_parts(struct watch_runtime *runtime, struct agent_runtime_part 
 		if (part.until == UINT64_MAX)
 			part.until = clock_nanoseconds(CLOCK_MONOTONIC);
 		part.bytes = stat(part.path, &status) == 0 ? (uint64_t)status.st_size : 0;
-		got |= read_part(&part, runtime->log, read);
+		got |= read_part(&part, runtime->counters, runtime->log, read);
 		grow_array((void **)&runtime->parts, &runtime->capacity, runtime->count + 1,
 			   sizeof(*runtime->parts));
 		runtime->parts[runtime->count++] = part;

@@ -2,7 +2,8 @@
  * through an EventPipe session cut at each of the ring's periods (the
  * agent's sessions, agent_runtime_sessions.h), each period's part read as
  * soon as it is cut for the rules (exceptions thrown, the longest GC
- * pause, the lock wait), and kept beside the ring's samples for as long as
+ * pause, the lock wait, the thread pool's queue from the runtime's
+ * counters when asked), and kept beside the ring's samples for as long as
  * a capture may need them. The parts kept on disk stay within
  * WATCH_RUNTIME_MAX_BYTES (the oldest dropped first, said in the log). */
 #ifndef PROFCPU_WATCH_RUNTIME_H
@@ -25,6 +26,10 @@ struct watch_runtime_period {
 	uint64_t exceptions;	    /* thrown */
 	double longest_gc_pause_ms; /* 0: no GC */
 	double contention_ms;	    /* waited for locks, all threads together */
+	/* The runtime's threadpool-queue-length counter, its highest value
+	 * (only with the counters, and when one came). */
+	bool has_threadpool_queue;
+	double threadpool_queue;
 };
 
 /* A part of the events kept: its nettrace and its times. */
@@ -37,11 +42,12 @@ struct watch_runtime_part {
 struct watch_runtime;
 
 /* Starts recording the runtime events of `target` (a .NET process with a
- * diagnostics socket), its parts in `ring_dir`, the sessions' lines in the
- * log at `log_path` (written anew, started again past 1 MiB). Returns
- * NULL after one line when the log cannot be written. */
+ * diagnostics socket), with System.Runtime's counters when `counters`,
+ * its parts in `ring_dir`, the sessions' lines in the log at `log_path`
+ * (written anew, started again past 1 MiB). Returns NULL after one line
+ * when the log cannot be written. */
 struct watch_runtime *watch_runtime_start(const struct target_process *target, const char *ring_dir,
-					  const char *log_path);
+					  const char *log_path, bool counters);
 
 /* The ring's period number `period` ended: its events are cut, and those of
  * the period before, cut a period ago, are read into `*read` (false when

@@ -155,7 +155,8 @@ static void build_collect_request(const struct eventpipe_config *config, struct 
 		put(request, &config->providers[i].keywords, sizeof(uint64_t));
 		put_u32(request, config->providers[i].level);
 		put_string(request, config->providers[i].name);
-		put_string(request, NULL); /* no filter data */
+		put_string(request,
+			   config->providers[i].filter[0] ? config->providers[i].filter : NULL);
 	}
 	((struct ipc_header *)request->bytes)->size = (uint16_t)request->length;
 }

@@ -24,6 +24,9 @@ struct eventpipe_provider {
 	char name[128]; /* e.g. Microsoft-Windows-DotNETRuntime */
 	uint64_t keywords;
 	uint32_t level;
+	/* The provider's arguments, "Key=Value;..." (an EventSource's
+	 * EventCounterIntervalSec=1); "": none. */
+	char filter[64];
 };
 
 /* A bound on the bytes of several sessions together (the agent's, of one
