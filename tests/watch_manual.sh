@@ -3,7 +3,10 @@
 # --before seconds and the --after ones, whose profile goes to --push's
 # server (pyroscope_receiver.py stands in for Pyroscope); past
 # --max-captures a trigger is said and skipped; SIGTERM ends the watch with
-# the captures written and the ring removed.
+# the captures written and the ring removed. With --off-cpu, a capture has
+# the off-CPU and wall outputs: a thread that sleeps a millisecond at a
+# time (tests/workloads/run_states.c) is off the CPU for nearly all of the
+# window, in sleep_often.
 source "$(dirname "$0")/lib.sh"
 
 port=$(free_port)
@@ -49,3 +52,30 @@ python3 -c "import sys; sys.exit(0 if 2.5 <= $span <= 4.05 else 1)" || fail "the
 cmp -s "$workdir/received/1.pb.gz" "$capture/profile.pb.gz" || fail "--push sent another profile than the capture's"
 grep -qx 'label.service_name=workload_two_lo' "$workdir/received/1.query" ||
 	fail "the pushed profile is not named after the process: $(grep service_name "$workdir/received/1.query")"
+
+# --off-cpu: the switches in the ring, and the capture's off-CPU outputs.
+start "$WORKLOAD_RUN_STATES" 120 1
+target=$started_pid
+"$PROFCPU" watch -pid "$target" --off-cpu --before 2 --after 1 --once -o "$workdir/off" \
+	>"$workdir/off.out" 2>"$workdir/off.err" &
+watch=$!
+until grep -q 'sampling pid' "$workdir/off.err"; do sleep 0.1; done
+# The ring holds more than --before seconds, whatever the load: the
+# spinner's CPU time passes three seconds.
+until (($(cpu_ticks "$target") > 300)); do sleep 0.5; done
+kill -USR1 "$watch"
+status=0
+wait "$watch" || status=$?
+cat "$workdir/off.err"
+((status == 0)) || fail "watch --off-cpu exited with $status"
+captures=("$workdir"/off/*_manual)
+((${#captures[@]} == 1)) || fail "expected one --off-cpu capture, found: ${captures[*]}"
+off=${captures[0]}/offcpu_folded_stacks.out
+assert_file "$off"
+assert_file "${captures[0]}/wall_folded_stacks.out"
+assert_share "$off" 'sleeper;.*sleep_often' 60 100
+# Its weights are microseconds: the sleeper is off the CPU for most of the
+# 3 s window, and never more.
+asleep=$(folded count "$off" 'sleeper;.*sleep_often')
+echo "the sleeper was off the CPU $asleep us of the 3 s window"
+((asleep > 2000000 && asleep <= 3050000)) || fail "the sleeper was off the CPU $asleep us of 3 s"

@@ -78,8 +78,11 @@ static const char usage[] =
     "  --max-disk MIB        no new capture once this watch's captures take\n"
     "                        MIB mebibytes (default 2048)\n"
     "  -F, -frequency HZ     samples per second of CPU time (default 99)\n"
-    "  --call-graph MODE     fp, dwarf or hybrid (default), as collect\n" SYMBOL_OPTIONS_USAGE
-	GROUPING_OPTIONS_USAGE
+    "  --call-graph MODE     fp, dwarf or hybrid (default), as collect\n"
+    "  --off-cpu             also record when threads leave the CPU, with their\n"
+    "                        stacks, as collect --off-cpu: each capture has the\n"
+    "                        off-CPU and wall outputs (offcpu_*, wall_*); ring\n"
+    "                        buffers of 2048 pages\n" SYMBOL_OPTIONS_USAGE GROUPING_OPTIONS_USAGE
     "  --push URL            send each capture's profile.pb.gz to the Pyroscope\n"
     "                        server at URL, labelled as collect --push labels "
     "it\n" PUSH_OPTIONS_USAGE "\n"
@@ -92,7 +95,9 @@ static const char usage[] =
     "    profcpu watch -pid 4711 --cpu 80 --push http://pyroscope:4040  # each capture to "
     "Pyroscope\n";
 
-enum { MAX_WINDOW = 3600, MAX_CAPTURES_AN_HOUR = 60 };
+/* A switch record carries a stack copy as a sample does: collect's
+ * buffers for --off-cpu. */
+enum { MAX_WINDOW = 3600, MAX_CAPTURES_AN_HOUR = 60, OFF_CPU_BUFFER_PAGES = 2048 };
 
 #define NS_PER_SECOND 1000000000ull
 /* A capture waits this long past its window for the runtime events' last
@@ -105,7 +110,7 @@ struct watch_options {
 	/* The .NET rules; 0: not asked. */
 	double exceptions, gc_pause_ms, contention_ms, threadpool_queue;
 	const char *output_dir, *call_graph_text;
-	bool once;
+	bool once, off_cpu;
 	struct scope_options scope;
 	enum call_graph_mode call_graph;
 	struct symbol_options symbols;
@@ -502,6 +507,7 @@ int cmd_watch(int argc, char **argv)
 	    {"after", NULL, OPTION_NUMBER, &options.after},
 	    {"output", "o", OPTION_STRING, &options.output_dir},
 	    {"once", NULL, OPTION_FLAG, &options.once},
+	    {"off-cpu", "offcpu", OPTION_FLAG, &options.off_cpu},
 	    {"cooldown", NULL, OPTION_NUMBER, &options.cooldown},
 	    {"max-captures", NULL, OPTION_INTEGER, &options.max_captures},
 	    {"max-disk", NULL, OPTION_NUMBER, &options.max_disk_mib},
@@ -600,22 +606,24 @@ int cmd_watch(int argc, char **argv)
 	fprintf(stderr,
 		"profcpu: watching; captures go to %s (SIGUSR1 takes one now: kill -USR1 %d)\n",
 		options.output_dir, (int)getpid());
-	status = watch_target(&watch, &target,
-			      &(struct capture_options){.frequency = (unsigned)options.frequency,
-							.buffer_pages = 256,
-							.call_graph = options.call_graph,
-							.stack_size = CALL_GRAPH_DEFAULT_STACK_SIZE,
-							.compress = true,
-							.command_line = command_line,
-							.managed_images = config.managed_images,
-							.native_symbols = config.native_symbols,
-							.jitdump = jitdump,
-							.period = 1,
-							.next_period = next_period,
-							.period_context = &watch,
-							.period_ended = &watch.ended,
-							.sampled = sampled},
-			      log);
+	status = watch_target(
+	    &watch, &target,
+	    &(struct capture_options){.frequency = (unsigned)options.frequency,
+				      .buffer_pages = options.off_cpu ? OFF_CPU_BUFFER_PAGES : 256,
+				      .off_cpu = options.off_cpu,
+				      .call_graph = options.call_graph,
+				      .stack_size = CALL_GRAPH_DEFAULT_STACK_SIZE,
+				      .compress = true,
+				      .command_line = command_line,
+				      .managed_images = config.managed_images,
+				      .native_symbols = config.native_symbols,
+				      .jitdump = jitdump,
+				      .period = 1,
+				      .next_period = next_period,
+				      .period_context = &watch,
+				      .period_ended = &watch.ended,
+				      .sampled = sampled},
+	    log);
 	watch_capture_writer_free(watch.writer);
 done:
 	watch_runtime_stop(watch.runtime);

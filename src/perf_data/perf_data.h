@@ -102,6 +102,13 @@ void perf_data_reader_close(struct perf_data_reader *reader);
 size_t perf_data_reader_event_count(const struct perf_data_reader *reader);
 const struct perf_event_attr *perf_data_reader_attr(const struct perf_data_reader *reader,
 						    size_t event);
+/* The kernel's ids of event `event` (`*count` of them, malloc'd), as its
+ * attr's id section lists them. */
+uint64_t *perf_data_reader_event_ids(const struct perf_data_reader *reader, size_t event,
+				     size_t *count);
+/* HEADER_TRACING_DATA (within the file: valid while it is open), or NULL
+ * when the file has none. */
+const uint8_t *perf_data_reader_tracing_data(const struct perf_data_reader *reader, size_t *size);
 /* The event's name from HEADER_EVENT_DESC, or one derived from its attr. */
 const char *perf_data_reader_event_name(const struct perf_data_reader *reader, size_t event);
 

@@ -272,6 +272,10 @@ static int read_header(struct perf_data_reader *reader, char *error, size_t erro
 		return -1;
 	name_events(reader);
 	read_clock_data(reader, &header);
+	if (find_feature(reader, &header, HEADER_TRACING_DATA, &section)) {
+		reader->tracing_data = reader->file + section.offset;
+		reader->tracing_data_size = section.size;
+	}
 	return 0;
 }
 
@@ -335,6 +339,24 @@ const struct perf_event_attr *perf_data_reader_attr(const struct perf_data_reade
 						    size_t event)
 {
 	return event < reader->event_count ? &reader->events[event].attr : NULL;
+}
+
+uint64_t *perf_data_reader_event_ids(const struct perf_data_reader *reader, size_t event,
+				     size_t *count)
+{
+	uint64_t *ids = xmalloc((reader->id_count + 1) * sizeof(*ids));
+
+	*count = 0;
+	for (size_t i = 0; i < reader->id_count; i++)
+		if (reader->ids[i].event == event)
+			ids[(*count)++] = reader->ids[i].id;
+	return ids;
+}
+
+const uint8_t *perf_data_reader_tracing_data(const struct perf_data_reader *reader, size_t *size)
+{
+	*size = (size_t)reader->tracing_data_size;
+	return reader->tracing_data;
 }
 
 const char *perf_data_reader_event_name(const struct perf_data_reader *reader, size_t event)

@@ -38,6 +38,9 @@ struct perf_data_reader {
 	/* From HEADER_CLOCK_DATA: Unix time minus the records' time. */
 	bool has_wall_clock;
 	int64_t wall_clock_offset;
+	/* HEADER_TRACING_DATA, within the mapped file; NULL: none. */
+	const uint8_t *tracing_data;
+	uint64_t tracing_data_size;
 	/* Decompression of PERF_RECORD_COMPRESSED records. */
 	ZSTD_DCtx *decompressor;
 	uint8_t *decompressed; /* records decompressed but not yet visited */
