@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The manual trigger and the limits: SIGUSR1 takes a capture of the last
 # --before seconds and the --after ones, whose profile goes to --push's
-# server (pyroscope_receiver.py stands in for Pyroscope); past
+# server (pyroscope_receiver.py stands in for Pyroscope) and, as
+# OpenTelemetry profiles, to --otlp's (another pyroscope_receiver.py, an
+# OTLP/HTTP receiver too); past
 # --max-captures a trigger is said and skipped; SIGTERM ends the watch with
 # the captures written and the ring removed. With --off-cpu, a capture has
 # the off-CPU and wall outputs: a thread that sleeps a millisecond at a
@@ -12,12 +14,15 @@ source "$(dirname "$0")/lib.sh"
 port=$(free_port)
 mkdir "$workdir/received"
 start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received" ok
-until [[ -e $workdir/received/ready ]]; do sleep 0.1; done
+otlp_port=$(free_port)
+mkdir "$workdir/otlp"
+start python3 "$tests_dir/pyroscope_receiver.py" "$otlp_port" "$workdir/otlp" ok
+until [[ -e $workdir/received/ready && -e $workdir/otlp/ready ]]; do sleep 0.1; done
 
 start "$WORKLOAD_TWO_LOOPS"
 target=$started_pid
 "$PROFCPU" watch -pid "$target" --before 3 --after 1 --max-captures 1 --cooldown 0 \
-	--push "http://127.0.0.1:$port" -o "$workdir/out" >"$workdir/stdout" 2>"$workdir/stderr" &
+	--push "http://127.0.0.1:$port" --otlp "http://127.0.0.1:$otlp_port" -o "$workdir/out" >"$workdir/stdout" 2>"$workdir/stderr" &
 watch=$!
 until grep -q 'sampling pid' "$workdir/stderr"; do sleep 0.1; done
 # More than --before seconds of samples in the ring, whatever the load.
@@ -52,6 +57,34 @@ python3 -c "import sys; sys.exit(0 if 2.5 <= $span <= 4.05 else 1)" || fail "the
 cmp -s "$workdir/received/1.pb.gz" "$capture/profile.pb.gz" || fail "--push sent another profile than the capture's"
 grep -qx 'label.service_name=workload_two_lo' "$workdir/received/1.query" ||
 	fail "the pushed profile is not named after the process: $(grep service_name "$workdir/received/1.query")"
+# And one OTLP request, of the target's samples: its resource's process.pid
+# and as many samples as the capture's perf.data holds.
+[[ -s $workdir/otlp/1.otlp && ! -e $workdir/otlp/2.query ]] ||
+	fail "the OTLP receiver did not get exactly one request: $(ls "$workdir/otlp")"
+grep -qx 'path=/v1development/profiles' "$workdir/otlp/1.query" || fail "the OTLP request went to another path"
+samples=$(awk '$1 == "samples:" {print $2}' "$capture/profcpu.log")
+read -r otlp_pid otlp_samples < <(python3 - "$workdir/otlp/1.otlp" "$tests_dir" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from protobuf_wire import fields, message, packed
+request = message(open(sys.argv[1], "rb").read())
+pids, samples = set(), 0
+for resource_profiles in request[1]:
+    resource_profiles = message(resource_profiles)
+    for pair in message(resource_profiles[1][0]).get(1, []):
+        pair = dict(fields(pair))
+        if pair[1] == b"process.pid":
+            pids.add(dict(fields(pair[2]))[3])
+    for scope in resource_profiles.get(2, []):
+        for profile in message(scope).get(2, []):
+            for sample in message(profile).get(2, []):
+                samples += sum(sum(packed(values)) for values in message(sample).get(4, []))
+print(",".join(map(str, sorted(pids))), samples)
+PY
+)
+echo "OTLP: pid $otlp_pid, $otlp_samples samples; the capture: pid $target, $samples samples"
+[[ $otlp_pid == "$target" ]] || fail "the OTLP request's process is $otlp_pid, not $target"
+((otlp_samples == samples && samples > 0)) || fail "the OTLP request holds $otlp_samples samples, the capture $samples"
 
 # --off-cpu: the switches in the ring, and the capture's off-CPU outputs.
 start "$WORKLOAD_RUN_STATES" 120 1

@@ -85,7 +85,11 @@ static const char usage[] =
     "                        buffers of 2048 pages\n" SYMBOL_OPTIONS_USAGE GROUPING_OPTIONS_USAGE
     "  --push URL            send each capture's profile.pb.gz to the Pyroscope\n"
     "                        server at URL, labelled as collect --push labels "
-    "it\n" PUSH_OPTIONS_USAGE "\n"
+    "it\n" PUSH_OPTIONS_USAGE
+    "  --otlp URL            also send each capture's samples as OpenTelemetry\n"
+    "                        profiles (OTLP/HTTP, URL/v1development/profiles), as\n"
+    "                        profcpu agent --otlp does, one request a capture; with\n"
+    "                        the receiver's own credentials:\n" OTLP_TARGET_USAGE "\n"
     "EXAMPLES:\n"
     "    profcpu watch -pid 4711 --cpu 80 -o incidents/    # a capture each time it passes 80%\n"
     "    profcpu watch -pid 4711 --cpu 60 --before 10 --after 2 --once -o out/\n"
@@ -93,7 +97,8 @@ static const char usage[] =
     "    profcpu watch --container web --cpu 150 --max-captures 2  # a container, two an hour\n"
     "    profcpu watch -pid 4711 --exceptions 100 --gc-pause 200 -o incidents/  # .NET\n"
     "    profcpu watch -pid 4711 --cpu 80 --push http://pyroscope:4040  # each capture to "
-    "Pyroscope\n";
+    "Pyroscope\n"
+    "    profcpu watch -pid 4711 --cpu 80 --otlp http://otel-collector:4318  # OpenTelemetry\n";
 
 /* A switch record carries a stack copy as a sample does: collect's
  * buffers for --off-cpu. */
@@ -117,6 +122,9 @@ struct watch_options {
 	struct grouping_options grouping;
 	const char *push_url;
 	struct push_options push;
+	const char *otlp_url;
+	struct push_target_options otlp_credentials;
+	struct push_target otlp; /* made from otlp_url */
 };
 
 static volatile sig_atomic_t manual_trigger;
@@ -379,6 +387,9 @@ static int check_options(struct watch_options *options)
 			     options->call_graph_text);
 		return -1;
 	}
+	if (options->otlp_url &&
+	    push_target_make(options->otlp_url, &options->otlp_credentials, &options->otlp) < 0)
+		return -1;
 	return options->push_url ? push_options_prepare(&options->push, options->push_url) : 0;
 }
 
@@ -500,7 +511,8 @@ int cmd_watch(int argc, char **argv)
 					.max_captures = 6,
 					.max_disk_mib = 2048,
 					.output_dir = "profilings",
-					.call_graph = CALL_GRAPH_HYBRID};
+					.call_graph = CALL_GRAPH_HYBRID,
+					.otlp_credentials = {.option_prefix = "otlp-"}};
 	const struct option entries[] = {
 	    SCOPE_OPTION_ENTRIES(&options.scope),
 	    {"before", NULL, OPTION_NUMBER, &options.before},
@@ -522,6 +534,8 @@ int cmd_watch(int argc, char **argv)
 	    GROUPING_OPTION_ENTRIES(&options.grouping),
 	    {"push", NULL, OPTION_STRING, &options.push_url},
 	    PUSH_OPTION_ENTRIES(&options.push),
+	    {"otlp", NULL, OPTION_STRING, &options.otlp_url},
+	    OTLP_TARGET_OPTION_ENTRIES(&options.otlp_credentials),
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	struct string_list positionals = {0};
@@ -603,6 +617,10 @@ int cmd_watch(int argc, char **argv)
 	watch.writer =
 	    watch_capture_writer_new(options.output_dir, watch.ring_dir, command_line, &target,
 				     &config, &fold, options.push_url ? &options.push : NULL);
+	if (options.otlp_url)
+		watch_capture_writer_otlp(watch.writer, &options.otlp,
+					  options.push.timeout > 0 ? options.push.timeout : 30,
+					  options.push.app_name);
 	fprintf(stderr,
 		"profcpu: watching; captures go to %s (SIGUSR1 takes one now: kill -USR1 %d)\n",
 		options.output_dir, (int)getpid());
@@ -638,6 +656,8 @@ done:
 	target_process_close(&target);
 	symbol_options_release(&options.symbols);
 	push_options_release(&options.push);
+	push_target_release(&options.otlp);
+	string_list_clear(&options.otlp_credentials.headers);
 	free(watch.current_period);
 	free(watch.ring_dir);
 	free(template);

@@ -2,6 +2,7 @@
 #include "outputs.h"
 #include "postprocess.h"
 #include "util.h"
+#include "watch_otlp.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,8 +21,11 @@ struct watch_capture_writer {
 	const struct resolver_config *config;
 	const struct fold_options *fold;
 	const struct push_options *push; /* NULL: no --push */
-	struct string_list folders;	 /* the captures written (owned) */
-	pid_t *children;		 /* writing outputs */
+	const struct push_target *otlp;	 /* NULL: no --otlp */
+	double otlp_timeout;
+	const char *otlp_service;
+	struct string_list folders; /* the captures written (owned) */
+	pid_t *children;	    /* writing outputs */
 	size_t child_count, child_capacity;
 };
 
@@ -40,6 +44,14 @@ watch_capture_writer_new(const char *output_dir, const char *ring_dir, const cha
 						.fold = fold,
 						.push = push};
 	return writer;
+}
+
+void watch_capture_writer_otlp(struct watch_capture_writer *writer, const struct push_target *otlp,
+			       double timeout, const char *service)
+{
+	writer->otlp = otlp;
+	writer->otlp_timeout = timeout;
+	writer->otlp_service = service;
 }
 
 /* DIR/2026-11-29_03-12-44_cpu, by the trigger's time on the wall clock
@@ -182,6 +194,9 @@ static int write_outputs(const struct watch_capture_writer *writer, const char *
 		outputs_print_where(dir);
 	/* Whatever the outputs, a profile that was written is sent. */
 	if (writer->push && push_options_push(writer->push, dir) < 0)
+		status = -1;
+	if (writer->otlp && watch_otlp_send(writer->otlp, writer->otlp_timeout, dir, &config,
+					    writer->otlp_service) < 0)
 		status = -1;
 	return status;
 }

@@ -35,6 +35,12 @@ watch_capture_writer_new(const char *output_dir, const char *ring_dir, const cha
 			 const struct target_process *target, const struct resolver_config *config,
 			 const struct fold_options *fold, const struct push_options *push);
 
+/* Each capture is also sent to `otlp` as OpenTelemetry profiles, each
+ * process named `service` (NULL: its name), with `timeout` seconds of
+ * silence allowed. */
+void watch_capture_writer_otlp(struct watch_capture_writer *writer, const struct push_target *otlp,
+			       double timeout, const char *service);
+
 /* Writes the capture's folder and perf.data now, then its outputs (and
  * pushes its profile): here when `wait`, else in a child process while
  * sampling goes on. */
