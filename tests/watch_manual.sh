@@ -11,6 +11,12 @@
 # window, in sleep_often.
 source "$(dirname "$0")/lib.sh"
 
+# The OTLP receiver's credentials without --otlp: refused in one line.
+status=0
+"$PROFCPU" watch -pid $$ --otlp-header 'X-Team: a' -o "$workdir/refused" 2>"$workdir/refused.err" || status=$?
+((status == 2)) && grep -q "are the --otlp receiver's: give --otlp URL" "$workdir/refused.err" ||
+	fail "--otlp-header without --otlp was not refused: $status $(cat "$workdir/refused.err")"
+
 port=$(free_port)
 mkdir "$workdir/received"
 start python3 "$tests_dir/pyroscope_receiver.py" "$port" "$workdir/received" ok

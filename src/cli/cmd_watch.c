@@ -387,6 +387,14 @@ static int check_options(struct watch_options *options)
 			     options->call_graph_text);
 		return -1;
 	}
+	if (!options->otlp_url &&
+	    (options->otlp_credentials.user || options->otlp_credentials.password_file ||
+	     options->otlp_credentials.password_env || options->otlp_credentials.token_file ||
+	     options->otlp_credentials.headers.count)) {
+		report_error("--otlp-header, --otlp-bearer-token-file and --otlp-basic-auth-* are "
+			     "the --otlp receiver's: give --otlp URL");
+		return -1;
+	}
 	if (options->otlp_url &&
 	    push_target_make(options->otlp_url, &options->otlp_credentials, &options->otlp) < 0)
 		return -1;
@@ -560,8 +568,12 @@ int cmd_watch(int argc, char **argv)
 	string_list_clear(&positionals);
 	if (parsed != OPTIONS_PARSED)
 		return options_exit_status(parsed);
-	if (check_options(&options) < 0 || !grouping_options_apply(&options.grouping, &fold))
+	if (check_options(&options) < 0 || !grouping_options_apply(&options.grouping, &fold)) {
+		push_options_release(&options.push);
+		push_target_release(&options.otlp);
+		string_list_clear(&options.otlp_credentials.headers);
 		return 2;
+	}
 	if (open_target(&options, &target, &cgroup, &fold) < 0 ||
 	    check_cpu_counter(&options, &target) < 0 ||
 	    check_runtime_events(&options, &target, &runtime_events) < 0)
