@@ -112,9 +112,12 @@ captures=("$workdir"/off/*_manual)
 off=${captures[0]}/offcpu_folded_stacks.out
 assert_file "$off"
 assert_file "${captures[0]}/wall_folded_stacks.out"
-assert_share "$off" 'sleeper;.*sleep_often' 60 100
+# The spinning threads' preempted time grows with the machine's load: the
+# sleeper's share of the off-CPU time falls (95% idle, 60% at a load of 5).
+assert_share "$off" 'sleeper;.*sleep_often' 30 100
 # Its weights are microseconds: the sleeper is off the CPU for most of the
-# 3 s window, and never more.
+# 3 s window, and not much more (a sleep that began before the window
+# counts whole; the ring's seconds joined twice would give 6 s).
 asleep=$(folded count "$off" 'sleeper;.*sleep_often')
 echo "the sleeper was off the CPU $asleep us of the 3 s window"
-((asleep > 2000000 && asleep <= 3050000)) || fail "the sleeper was off the CPU $asleep us of 3 s"
+((asleep > 2000000 && asleep <= 3500000)) || fail "the sleeper was off the CPU $asleep us of 3 s"
