@@ -43,7 +43,7 @@ url=http://127.0.0.1:$port
 # Two captures: the manual one and the spike's (the rule fires on through
 # the spike, skipped past --max-captures).
 PROFCPU_SERVE_TOKEN=s3cret "$PROFCPU" serve -port "$port" -o "$workdir/captures" \
-	--watch "$target" --cpu "$threshold" --before 6 --after 2 --cooldown 0 --max-captures 2 \
+	--watch "$target" --cpu "$threshold" --before 6 --after 2 --cooldown 0 --max-captures 2 --off-cpu \
 	>"$workdir/serve.out" 2>"$workdir/serve.err" &
 server=$!
 background_pids+=("$server")
@@ -94,6 +94,10 @@ api -f "$url/captures" | grep -q "\"$manual\"" || fail "GET /captures does not l
 api -f -o "$workdir/manual.folded" "$url/captures/$manual/folded"
 grep -q ';calm_work [0-9]*$' "$workdir/manual.folded" || fail "the manual capture holds no calm_work"
 ! grep -q 'spike_work' "$workdir/manual.folded" || fail "the manual capture, in the calm, holds spike_work"
+# --off-cpu reached the watch: the calm's 80 ms sleeps, served as offcpu-folded.
+api -f -o "$workdir/manual.offcpu" "$url/captures/$manual/offcpu-folded" ||
+	fail "the manual capture has no off-CPU stacks (--off-cpu)"
+grep -q ';main;.*nanosleep' "$workdir/manual.offcpu" || fail "the off-CPU stacks lack the calm's nanosleep"
 
 # The spike fires the --cpu rule.
 spike=$(wait_for_capture cpu)

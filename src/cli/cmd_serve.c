@@ -120,6 +120,8 @@ static const char usage[] =
     "  --max-captures N      at most N captures an hour (default 6)\n"
     "  --max-disk MIB        no new capture once the watch's take MIB (default 2048)\n"
     "  -F, -frequency HZ     the watch's samples per second (default 99)\n"
+    "  --off-cpu             the watch also records when threads leave the CPU:\n"
+    "                        its captures' offcpu_* and wall_* outputs\n"
     "\n"
     "EXAMPLES:\n"
     "    profcpu serve                                  # http://127.0.0.1:7071\n"
@@ -623,6 +625,7 @@ int cmd_serve(int argc, char **argv)
 	    {"max-captures", NULL, OPTION_NUMBER, &watch_options.max_captures},
 	    {"max-disk", NULL, OPTION_NUMBER, &watch_options.max_disk},
 	    {"frequency", "F", OPTION_NUMBER, &watch_options.frequency},
+	    {"off-cpu", NULL, OPTION_FLAG, &watch_options.off_cpu},
 	    {NULL, NULL, OPTION_FLAG, NULL},
 	};
 	enum options_result parsed =

@@ -109,7 +109,7 @@ const char *serve_watch_options_stray(const struct serve_watch_options *options)
 	for (size_t i = 0; i < WATCH_OPTION_COUNT; i++)
 		if (!isnan(list[i].value))
 			return list[i].name;
-	return NULL;
+	return options->off_cpu ? "--off-cpu" : NULL;
 }
 
 /* "exited with status 1", "killed by signal 9 (Killed)". */
@@ -207,7 +207,7 @@ static pid_t spawn_watch(const struct serve_watch *watch, int *messages_fd)
 {
 	struct watch_option list[WATCH_OPTION_COUNT];
 	char pid_text[24], values[WATCH_OPTION_COUNT][32];
-	const char *arguments[8 + 2 * WATCH_OPTION_COUNT];
+	const char *arguments[9 + 2 * WATCH_OPTION_COUNT];
 	size_t count = 0;
 	posix_spawn_file_actions_t actions;
 	posix_spawnattr_t attributes;
@@ -227,6 +227,8 @@ static pid_t spawn_watch(const struct serve_watch *watch, int *messages_fd)
 			arguments[count++] = list[i].name;
 			arguments[count++] = values[i];
 		}
+	if (watch->options.off_cpu)
+		arguments[count++] = "--off-cpu";
 	arguments[count++] = "-o";
 	arguments[count++] = watch->output_dir;
 	arguments[count] = NULL;
@@ -360,6 +362,8 @@ void serve_watch_write_json(struct serve_watch *watch, FILE *out)
 			json_write_string(out, list[i].name + strspn(list[i].name, "-"));
 			fprintf(out, ": %.15g", list[i].value);
 		}
+	if (watch->options.off_cpu)
+		fprintf(out, "%s\"off-cpu\": true", written ? ", " : "");
 	fprintf(out, "}, \"triggers\": %u, \"capture_count\": %zu, \"captures\": [",
 		watch->triggers, watch->capture_count);
 	for (size_t i = 0; i < watch->captures.count; i++) {

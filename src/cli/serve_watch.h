@@ -18,6 +18,7 @@ struct serve_watch_options {
 	long pid;	    /* the target's, once resolved */
 	double before, after, cpu, exceptions, gc_pause, contention, threadpool_queue, cooldown,
 	    max_captures, max_disk, frequency;
+	bool off_cpu; /* --off-cpu */
 };
 
 #define SERVE_WATCH_OPTIONS_INIT                                                                   \
