@@ -1,0 +1,184 @@
+#include "runtime_stubs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	MAX_PRECODE = 32,	/* bytes of a precode's pattern read */
+	MAX_PAGE = 1 << 20,	/* of StubCodePageSize */
+	DESCRIPTOR_BYTES = 160, /* of the PrecodeMachineDescriptor read */
+};
+
+/* The StubPrecode kinds told apart by their data's type byte. */
+enum {
+	TYPE_STUB,
+	TYPE_PINVOKE,
+	TYPE_THIS_PTR,
+	TYPE_UM_ENTRY,
+	TYPE_COUNT,
+};
+
+/* The precode machine descriptor's fields, offsets in it. */
+struct runtime_stubs {
+	uint64_t platform_metadata;
+	uint32_t machine_descriptor; /* PlatformMetadata.PrecodeMachineDescriptor */
+	uint32_t page_size, fixup_size, fixup_bytes, fixup_ignored;
+	uint32_t stub_size, stub_bytes, stub_ignored;
+	uint32_t types[TYPE_COUNT]; /* of the StubPrecode type bytes, by TYPE_ */
+	uint32_t fixup_method_desc, stub_secret, stub_type;
+};
+
+struct runtime_stubs *runtime_stubs_new(const struct contract_descriptor *descriptor)
+{
+	struct runtime_stubs *stubs = calloc(1, sizeof(*stubs));
+	uint32_t version;
+
+	if (!stubs)
+		return NULL;
+
+	const struct {
+		const char *type, *field;
+		uint32_t *offset;
+	} fields[] = {
+	    {"PlatformMetadata", "PrecodeMachineDescriptor", &stubs->machine_descriptor},
+	    {"PrecodeMachineDescriptor", "StubCodePageSize", &stubs->page_size},
+	    {"PrecodeMachineDescriptor", "FixupStubPrecodeSize", &stubs->fixup_size},
+	    {"PrecodeMachineDescriptor", "FixupBytes", &stubs->fixup_bytes},
+	    {"PrecodeMachineDescriptor", "FixupIgnoredBytes", &stubs->fixup_ignored},
+	    {"PrecodeMachineDescriptor", "StubPrecodeSize", &stubs->stub_size},
+	    {"PrecodeMachineDescriptor", "StubBytes", &stubs->stub_bytes},
+	    {"PrecodeMachineDescriptor", "StubIgnoredBytes", &stubs->stub_ignored},
+	    {"PrecodeMachineDescriptor", "StubPrecodeType", &stubs->types[TYPE_STUB]},
+	    {"PrecodeMachineDescriptor", "PInvokeImportPrecodeType", &stubs->types[TYPE_PINVOKE]},
+	    {"PrecodeMachineDescriptor", "ThisPointerRetBufPrecodeType",
+	     &stubs->types[TYPE_THIS_PTR]},
+	    {"PrecodeMachineDescriptor", "UMEntryPrecodeType", &stubs->types[TYPE_UM_ENTRY]},
+	    {"FixupPrecodeData", "MethodDesc", &stubs->fixup_method_desc},
+	    {"StubPrecodeData", "SecretParam", &stubs->stub_secret},
+	    {"StubPrecodeData", "Type", &stubs->stub_type},
+	};
+
+	if (!contract_descriptor_contract(descriptor, "PrecodeStubs", &version) || version != 3 ||
+	    !contract_descriptor_global(descriptor, "PlatformMetadata", &stubs->platform_metadata))
+		goto refused;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++)
+		if (!contract_descriptor_field(descriptor, fields[i].type, fields[i].field,
+					       fields[i].offset) ||
+		    (!strcmp(fields[i].type, "PrecodeMachineDescriptor") &&
+		     *fields[i].offset + MAX_PRECODE > DESCRIPTOR_BYTES))
+			goto refused;
+	return stubs;
+refused:
+	free(stubs);
+	return NULL;
+}
+
+void runtime_stubs_free(struct runtime_stubs *stubs)
+{
+	free(stubs);
+}
+
+/* `code` is `pattern` but where `ignored` says to skip. */
+static bool matches(const uint8_t *code, const uint8_t *pattern, const uint8_t *ignored,
+		    uint32_t size)
+{
+	for (uint32_t i = 0; i < size; i++)
+		if (!ignored[i] && code[i] != pattern[i])
+			return false;
+	return true;
+}
+
+/* The kind of a StubPrecode by its data's type byte, and whether its
+ * secret parameter is the MethodDesc it leads to. */
+static const char *stub_precode_kind(const struct runtime_stubs *stubs, const uint8_t *machine,
+				     uint8_t type, bool *leads_to_method)
+{
+	static const char *const kinds[TYPE_COUNT] = {
+	    [TYPE_STUB] = "StubPrecode",
+	    [TYPE_PINVOKE] = "PInvokeImportPrecode",
+	    [TYPE_THIS_PTR] = "ThisPtrRetBufPrecode",
+	    [TYPE_UM_ENTRY] = "UMEntryThunk",
+	};
+
+	for (int kind = TYPE_STUB; kind < TYPE_COUNT; kind++)
+		if (type == machine[stubs->types[kind]]) {
+			*leads_to_method = kind == TYPE_STUB || kind == TYPE_PINVOKE;
+			return kinds[kind];
+		}
+	*leads_to_method = false;
+	return "StubPrecode";
+}
+
+/* A precode holding `address`, by the machine descriptor's patterns. */
+static bool find_precode(const struct runtime_stubs *stubs, struct target_memory *memory,
+			 uint64_t address, struct runtime_stub *stub)
+{
+	uint8_t machine[DESCRIPTOR_BYTES], code[MAX_PRECODE];
+
+	/* the global is the address of the runtime's PlatformMetadata */
+	if (!stubs ||
+	    !target_memory_read(memory, stubs->platform_metadata + stubs->machine_descriptor,
+				machine, sizeof(machine)))
+		return false;
+
+	uint32_t page_size;
+	uint32_t fixup_size = machine[stubs->fixup_size], stub_size = machine[stubs->stub_size];
+	uint32_t size = fixup_size > stub_size ? fixup_size : stub_size;
+
+	memcpy(&page_size, machine + stubs->page_size, sizeof(page_size));
+	if (page_size < 4096 || page_size > MAX_PAGE || (page_size & (page_size - 1)) ||
+	    fixup_size < 8 || fixup_size > MAX_PRECODE || stub_size < 8 || stub_size > MAX_PRECODE)
+		return false;
+
+	uint64_t page = address & ~(uint64_t)(page_size - 1);
+
+	/* Precodes do not cross their code page; each starts 8-byte aligned. */
+	for (uint64_t back = 0; back < size; back += 8) {
+		uint64_t start = (address & ~7ull) - back;
+
+		if ((address & ~7ull) < page + back || address - start >= size)
+			break;
+		uint64_t method_desc = 0;
+		uint8_t type;
+		bool leads_to_method = true;
+
+		if (!target_memory_read(memory, start, code, size))
+			return false;
+		if (address < start + fixup_size &&
+		    matches(code, machine + stubs->fixup_bytes, machine + stubs->fixup_ignored,
+			    fixup_size)) {
+			stub->kind = "FixupPrecode";
+			if (!target_memory_read_u64(
+				memory, start + page_size + stubs->fixup_method_desc, &method_desc))
+				method_desc = 0;
+		} else if (address < start + stub_size &&
+			   matches(code, machine + stubs->stub_bytes, machine + stubs->stub_ignored,
+				   stub_size)) {
+			if (!target_memory_read(memory, start + page_size + stubs->stub_type, &type,
+						1) ||
+			    type == 0)
+				return false;
+			stub->kind = stub_precode_kind(stubs, machine, type, &leads_to_method);
+			if (!leads_to_method ||
+			    !target_memory_read_u64(memory, start + page_size + stubs->stub_secret,
+						    &method_desc))
+				method_desc = 0;
+		} else {
+			continue;
+		}
+		stub->start = start;
+		stub->method_desc = method_desc;
+		return true;
+	}
+	return false;
+}
+
+void runtime_stubs_find(const struct runtime_stubs *stubs, struct target_memory *memory,
+			uint64_t address, struct runtime_stub *stub)
+{
+	memset(stub, 0, sizeof(*stub));
+	if (find_precode(stubs, memory, address, stub))
+		return;
+	stub->start = address;
+	stub->kind = "runtime stub";
+}
