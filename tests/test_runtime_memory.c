@@ -419,13 +419,25 @@ static void test_code_map_corrupt(void **state)
 	fake.levels[2][(at(fake.heap) >> 33) & 0xff] = 0x1000;
 	assert_false(look_up(map, METHOD_AT, &owner, NULL));
 	build_fake_runtime();
-	/* a range section of stubs, not a code heap */
+	/* a range section of stubs, not a code heap: a stub, of a kind the
+	 * descriptor (with no precode patterns) cannot tell, of no method */
 	fake.section[2] = 4;
-	assert_false(look_up(map, METHOD_AT, &owner, NULL));
+	assert_true(look_up(map, METHOD_AT, &owner, NULL));
+	assert_string_equal(owner.stub_kind, "runtime stub");
+	assert_true(owner.start == at(fake.heap) + METHOD_AT);
+	assert_int_equal(owner.token, 0);
+	assert_true(owner.method_desc == 0);
 	build_fake_runtime();
-	/* a stub's kind before the code, not a header */
+	/* a stub's kind before the code, not a header: a dynamic helper (3) */
 	memcpy(fake.heap + METHOD_AT - 8, &(uint64_t){3}, 8);
-	assert_false(look_up(map, METHOD_AT, &owner, NULL));
+	assert_true(look_up(map, METHOD_AT + 0x10, &owner, NULL));
+	assert_string_equal(owner.stub_kind, "DynamicHelper");
+	assert_true(owner.start == at(fake.heap) + METHOD_AT);
+	assert_true(owner.method_desc == 0);
+	/* a kind the runtime does not use (15, StubCodeBlockLast) */
+	memcpy(fake.heap + METHOD_AT - 8, &(uint64_t){15}, 8);
+	assert_true(look_up(map, METHOD_AT, &owner, NULL));
+	assert_string_equal(owner.stub_kind, "runtime stub");
 	build_fake_runtime();
 	/* a dynamic method (classification 7) is named by its own name, an
 	 * unended or unprintable one names nothing */
