@@ -46,6 +46,9 @@ struct memory_perfmap {
 	uint64_t second_start, second_spent; /* this second's lookups, ns */
 	FILE *map, *times;
 	uint64_t map_bytes, last_time;
+	bool for_misses;
+	memory_perfmap_named_fn *named_elsewhere; /* with named_context; NULL: none */
+	void *named_context;
 	/* for the log */
 	uint64_t lookups, named, lines, skipped, reads;
 };
@@ -76,9 +79,21 @@ struct memory_perfmap *memory_perfmap_open(const struct target_process *target, 
 	return map;
 }
 
-int memory_perfmap_start(struct memory_perfmap *map, const char *dir)
+void memory_perfmap_for_misses(struct memory_perfmap *map)
 {
-	char *map_path = xasprintf("%s/perf-%d.map", dir, (int)map->target->pid);
+	map->for_misses = true;
+}
+
+bool memory_perfmap_is_for_misses(const struct memory_perfmap *map)
+{
+	return map->for_misses;
+}
+
+int memory_perfmap_start(struct memory_perfmap *map, const char *dir,
+			 memory_perfmap_named_fn *named, void *context)
+{
+	char *map_path = xasprintf("%s/perf-%d%s.map", dir, (int)map->target->pid,
+				   map->for_misses ? ".memory" : "");
 	char *times_path = xasprintf("%s.times", map_path);
 
 	map->map = fopen(map_path, "ae");
@@ -91,6 +106,8 @@ int memory_perfmap_start(struct memory_perfmap *map, const char *dir)
 		map->map = NULL;
 		return -1;
 	}
+	map->named_elsewhere = map->for_misses ? named : NULL;
+	map->named_context = context;
 	fseek(map->map, 0, SEEK_END);
 	map->map_bytes = (uint64_t)ftell(map->map);
 	/* Another capture's file may not hold what was known. */
@@ -252,7 +269,8 @@ static void name_address(struct memory_perfmap *map, uint64_t address, bool exac
 	uint64_t lookup = exact ? address : address - 1, now;
 	struct known_code *known;
 
-	if (lookup < 4096 || is_unnamed(map, lookup))
+	if (lookup < 4096 || is_unnamed(map, lookup) ||
+	    (map->named_elsewhere && map->named_elsewhere(map->named_context, lookup, time)))
 		return;
 	now = monotonic_ns();
 	known = find_known(map, lookup);
@@ -294,9 +312,10 @@ void memory_perfmap_stop(struct memory_perfmap *map, FILE *log)
 	fclose(map->times);
 	map->map = map->times = NULL;
 	fprintf(log,
-		"names from the runtime's memory (%s): %" PRIu64 " lookups, %" PRIu64
+		"names from the runtime's memory%s (%s): %" PRIu64 " lookups, %" PRIu64
 		" named, %" PRIu64 " perf map lines, %" PRIu64 " reads of its memory, %" PRIu64
 		" addresses left unnamed for the time budget\n",
+		map->for_misses ? " for what its perf map and jitdump left unnamed" : "",
 		map->runtime.coreclr_path, map->lookups, map->named, map->lines, map->reads,
 		map->skipped);
 }

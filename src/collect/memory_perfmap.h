@@ -45,9 +45,23 @@ struct memory_perfmap;
 struct memory_perfmap *memory_perfmap_open(const struct target_process *target, char *error,
 					   size_t error_size);
 
+/* Where the target's own perf map and jitdump are followed too (collect's
+ * auto route where the IPC answers): only the code they leave unnamed
+ * (runtime stubs, code they did not list) is named, into
+ * perf-<pid>.memory.map and perf-<pid>.memory.map.times, which the replay
+ * reads after them. Called before memory_perfmap_start(). */
+void memory_perfmap_for_misses(struct memory_perfmap *map);
+bool memory_perfmap_is_for_misses(const struct memory_perfmap *map);
+
+/* Says whether the runtime's own files name `address` by `time`: an
+ * address they name is not looked up. */
+typedef bool memory_perfmap_named_fn(void *context, uint64_t address, uint64_t time);
+
 /* Starts writing into `dir` (appending to what an earlier capture into it
- * wrote). Returns 0, or -1 with errno set. */
-int memory_perfmap_start(struct memory_perfmap *map, const char *dir);
+ * wrote); `named` (with `context`; NULL: none) is asked first where the
+ * map is for misses. Returns 0, or -1 with errno set. */
+int memory_perfmap_start(struct memory_perfmap *map, const char *dir,
+			 memory_perfmap_named_fn *named, void *context);
 
 /* Names the JIT code of `sample` (ignored unless it is the target's): the
  * user frames of its callchain, and `walked` (leaf first; NULL when none),
