@@ -392,15 +392,38 @@ static bool name_stub(struct code_owner *owner, uint64_t address, const char *ki
 	return true;
 }
 
-bool code_map_lookup(const struct code_map *map, struct target_memory *memory, uint64_t address,
-		     struct code_owner *owner)
+static bool lookup(const struct code_map *map, struct target_memory *memory, uint64_t address,
+		   bool unlisted_too, struct code_owner *owner);
+
+/* Runtime code in no range section (runtime_stubs_find_unlisted()), with
+ * the method a call counting stub leads to, when its code is one's (looked
+ * up in the range sections alone: a stub leading to a stub names none). */
+static bool find_unlisted(const struct code_map *map, struct target_memory *memory,
+			  uint64_t address, struct code_owner *owner)
+{
+	struct runtime_stub stub;
+	struct code_owner method;
+
+	if (!runtime_stubs_find_unlisted(map->stubs, memory, address, &stub))
+		return false;
+	if (stub.target && lookup(map, memory, stub.target, false, &method) &&
+	    !method.stub_kind[0] && method.start == stub.target)
+		*owner = method;
+	snprintf(owner->stub_kind, sizeof(owner->stub_kind), "%s", stub.kind);
+	owner->start = stub.start;
+	return true;
+}
+
+static bool lookup(const struct code_map *map, struct target_memory *memory, uint64_t address,
+		   bool unlisted_too, struct code_owner *owner)
 {
 	uint32_t flags;
 	uint64_t section, heap, heap_start, heap_end, map_base, header_map;
 
 	memset(owner, 0, sizeof(*owner));
-	if (!find_range_section(map, memory, address, &section) ||
-	    !target_memory_read_u32(memory, section + map->section_flags, &flags))
+	if (!find_range_section(map, memory, address, &section))
+		return unlisted_too && find_unlisted(map, memory, address, owner);
+	if (!target_memory_read_u32(memory, section + map->section_flags, &flags))
 		return false;
 	/* the runtime's stubs: precodes, virtual call stubs, call counting */
 	if (flags & RANGE_SECTION_RANGELIST) {
@@ -435,4 +458,10 @@ bool code_map_lookup(const struct code_map *map, struct target_memory *memory, u
 		return name_stub(owner, owner->start, stub_block_kind(header));
 	return read_pointer(memory, header + map->header_method_desc, &owner->method_desc) &&
 	       read_method(map, memory, owner);
+}
+
+bool code_map_lookup(const struct code_map *map, struct target_memory *memory, uint64_t address,
+		     struct code_owner *owner)
+{
+	return lookup(map, memory, address, true, owner);
 }

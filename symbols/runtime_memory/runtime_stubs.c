@@ -173,6 +173,77 @@ static bool find_precode(const struct runtime_stubs *stubs, struct target_memory
 	return false;
 }
 
+/* The stub code page size the machine descriptor gives, or 0. */
+static uint32_t stub_page_size(const struct runtime_stubs *stubs, struct target_memory *memory)
+{
+	uint32_t page_size;
+
+	if (!stubs ||
+	    !target_memory_read_u32(
+		memory, stubs->platform_metadata + stubs->machine_descriptor + stubs->page_size,
+		&page_size) ||
+	    page_size < 4096 || page_size > MAX_PAGE || (page_size & (page_size - 1)))
+		return 0;
+	return page_size;
+}
+
+/* A call counting stub (x64, 24 bytes at multiples of 24 in its code
+ * page): "mov CELL(%rip),%rax; decw (%rax); je 1f; jmp *METHOD(%rip); 1:
+ * jmp *THRESHOLD(%rip)", its data one page after: the counter's cell, the
+ * method's code, the tier-up helper. */
+static bool find_call_counting_stub(const struct runtime_stubs *stubs, struct target_memory *memory,
+				    uint64_t address, struct runtime_stub *stub)
+{
+	enum { SIZE = 24 };
+	uint32_t page_size = stub_page_size(stubs, memory);
+	uint64_t page = address & ~(uint64_t)(page_size - 1);
+	uint64_t start = page + (address - page) / SIZE * SIZE;
+	uint8_t code[SIZE], expected[SIZE] = {0x48, 0x8b, 0x05, 0,    0, 0, 0, 0x66, 0xff, 0x08,
+					      0x74, 0x06, 0xff, 0x25, 0, 0, 0, 0,    0xff, 0x25};
+	uint32_t displacements[3] = {page_size - 7, page_size + 8 - 18, page_size + 16 - 24};
+
+	if (!page_size || start + SIZE > page + page_size)
+		return false;
+	memcpy(expected + 3, &displacements[0], 4);
+	memcpy(expected + 14, &displacements[1], 4);
+	memcpy(expected + 20, &displacements[2], 4);
+	if (!target_memory_read(memory, start, code, SIZE) || memcmp(code, expected, SIZE) ||
+	    !target_memory_read_u64(memory, start + page_size + 8, &stub->target))
+		return false;
+	stub->start = start;
+	stub->kind = "CallCountingStub";
+	return true;
+}
+
+/* The runtime's copy of its write barriers (x64): a 4 KiB page of
+ * executable memory that begins as libcoreclr's patched code does, "ret"
+ * (JIT_PatchedCodeStart), its alignment, then JIT_CheckedWriteBarrier's
+ * "lea G_LOWEST(%rip),%rax; cmp (%rax),%rdi". */
+static bool find_write_barrier(struct target_memory *memory, uint64_t address,
+			       struct runtime_stub *stub)
+{
+	static const uint8_t start[] = {0xc3, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00,
+					0x00, 0x00, 0x0f, 0x1f, 0x44, 0x00, 0x00, 0x48, 0x8d,
+					0x05, 0,    0,	  0,	0,    0x48, 0x3b, 0x38};
+	uint8_t code[sizeof(start)];
+	uint64_t page = address & ~4095ull;
+
+	if (!target_memory_read(memory, page, code, sizeof(code)) || memcmp(code, start, 19) ||
+	    memcmp(code + 23, start + 23, sizeof(start) - 23))
+		return false;
+	stub->start = page;
+	stub->kind = "WriteBarrier";
+	return true;
+}
+
+bool runtime_stubs_find_unlisted(const struct runtime_stubs *stubs, struct target_memory *memory,
+				 uint64_t address, struct runtime_stub *stub)
+{
+	memset(stub, 0, sizeof(*stub));
+	return find_call_counting_stub(stubs, memory, address, stub) ||
+	       find_write_barrier(memory, address, stub);
+}
+
 void runtime_stubs_find(const struct runtime_stubs *stubs, struct target_memory *memory,
 			uint64_t address, struct runtime_stub *stub)
 {

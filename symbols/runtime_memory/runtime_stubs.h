@@ -26,6 +26,7 @@ struct runtime_stubs;
  * "StubPrecode"), and the MethodDesc it leads to (0: none). */
 struct runtime_stub {
 	uint64_t start, method_desc;
+	uint64_t target; /* the code it leads to, where that is known instead */
 	const char *kind;
 };
 
@@ -38,5 +39,12 @@ void runtime_stubs_free(struct runtime_stubs *stubs);
  * worst "runtime stub". */
 void runtime_stubs_find(const struct runtime_stubs *stubs, struct target_memory *memory,
 			uint64_t address, struct runtime_stub *stub);
+
+/* Runtime code no range section lists, by its shape (x64, .NET 10): a
+ * call counting stub (tiered compilation counts a method's calls through
+ * it; `target` is the method's code) or the page the runtime copies its
+ * write barriers into. False when `address` is neither. */
+bool runtime_stubs_find_unlisted(const struct runtime_stubs *stubs, struct target_memory *memory,
+				 uint64_t address, struct runtime_stub *stub);
 
 #endif
