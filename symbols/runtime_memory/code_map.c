@@ -406,8 +406,10 @@ static bool find_unlisted(const struct code_map *map, struct target_memory *memo
 
 	if (!runtime_stubs_find_unlisted(map->stubs, memory, address, &stub))
 		return false;
+	/* its target: the method's code, or a precode leading to it */
 	if (stub.target && lookup(map, memory, stub.target, false, &method) &&
-	    !method.stub_kind[0] && method.start == stub.target)
+	    (method.stub_kind[0] ? method.token || method.dynamic_name[0]
+				 : method.start == stub.target))
 		*owner = method;
 	snprintf(owner->stub_kind, sizeof(owner->stub_kind), "%s", stub.kind);
 	owner->start = stub.start;
