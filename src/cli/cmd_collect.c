@@ -458,17 +458,19 @@ static bool start_naming(const struct collect_options *options, const struct tar
 		switched = dotnet_ensure_perfmap_else(target, log, why, sizeof(why), &unnamed);
 	if (!target->runs_dotnet)
 		return switched;
-	*memory = memory_perfmap_open(target, error, sizeof(error));
 	if (!unnamed) {
-		/* auto: the runtime's memory names what its perf map and jitdump
-		 * leave unnamed (stubs, code they did not list) */
-		if (*memory) {
+		/* auto, where the IPC turned both on: the runtime's memory names
+		 * what its perf map and jitdump leave unnamed (stubs, code they
+		 * did not list), the jitdump saying what they name as sampled
+		 * (a perf map the target writes itself is not read then) */
+		if (switched && (*memory = memory_perfmap_open(target, error, sizeof(error)))) {
 			memory_perfmap_for_misses(*memory);
 			fprintf(log, "JIT names: from the perf map and jitdump, and from the "
 				     "runtime's memory for what they leave unnamed\n");
 		}
 		return switched;
 	}
+	*memory = memory_perfmap_open(target, error, sizeof(error));
 	if (*memory) {
 		fprintf(
 		    stderr,

@@ -170,11 +170,12 @@ static uint64_t hash_name(const char *name)
 	return hash;
 }
 
-/* Appends "START SIZE NAME" and dates it by `time`. */
+/* Appends "0xSTART SIZE NAME", as the runtime writes its perf map, and
+ * dates it by `time`. */
 static void write_line(struct memory_perfmap *map, uint64_t start, uint64_t end, const char *name,
 		       uint64_t time)
 {
-	int written = fprintf(map->map, "%" PRIx64 " %" PRIx64 " %s\n", start, end - start, name);
+	int written = fprintf(map->map, "0x%" PRIx64 " %" PRIx64 " %s\n", start, end - start, name);
 
 	if (written <= 0)
 		return;

@@ -8,7 +8,7 @@
  * name is that of the code there at the sample's time (code of dynamic
  * methods is freed and reused). What is found goes into the capture folder
  * as the runtime's own perf map copy would (runtime_files.h):
- * perf-<pid>.map, "START SIZE NAME" with the runtime's form of the name,
+ * perf-<pid>.map, "0xSTART SIZE NAME" with the runtime's form of the name,
  * and perf-<pid>.map.times, "BYTES NANOSECONDS" (by the sample's time the
  * map held that many bytes). The replay and every output read them as they
  * read a perf map. A line covers the method's code from its start to the
