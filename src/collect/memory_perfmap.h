@@ -22,7 +22,10 @@
  * is looked up once in ten seconds.
  * Lookups take at most MEMORY_PERFMAP_LOOKUP_SHARE of each second, each
  * read bounded (target_memory.h): a runtime with corrupt or planted
- * structures costs that, and names nothing it cannot check. */
+ * structures costs that, and names nothing it cannot check. An address the
+ * budget leaves unlooked (up to 4,096 at once) is looked up in a later
+ * second with time left, for its sample's time; a dynamic method found
+ * then is not named (its code may be another's by then). */
 #ifndef PROFCPU_MEMORY_PERFMAP_H
 #define PROFCPU_MEMORY_PERFMAP_H
 

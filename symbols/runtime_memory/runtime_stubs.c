@@ -134,14 +134,12 @@ static bool find_precode(const struct runtime_stubs *stubs, struct target_memory
 
 	/* Precodes do not cross their code page; each starts 8-byte aligned. */
 	for (uint64_t back = 0; back < size; back += 8) {
-		uint64_t start = (address & ~7ull) - back;
-
-		if ((address & ~7ull) < page + back || address - start >= size)
-			break;
-		uint64_t method_desc = 0;
+		uint64_t start = (address & ~7ull) - back, method_desc = 0;
 		uint8_t type;
 		bool leads_to_method = true;
 
+		if ((address & ~7ull) < page + back || address - start >= size)
+			break;
 		if (!target_memory_read(memory, start, code, size))
 			return false;
 		if (address < start + fixup_size &&
