@@ -285,6 +285,10 @@ struct fake_runtime {
 
 static struct fake_runtime fake;
 enum { METHOD_AT = 0x100, METHOD_SIZE = 0x300 };
+/* The precodes' PrecodeMachineDescriptor (PlatformMetadata's first field),
+ * at .NET 10.0.12's offsets, with a stub code page of 4 KiB: the fake
+ * heap's first page is code, its second the precodes' data. */
+static uint8_t fake_machine[160];
 
 static uint64_t at(const void *pointer)
 {
@@ -345,6 +349,7 @@ static struct code_map *fake_code_map(uint32_t version)
 	assert_non_null(contract);
 	contract[strlen("\"ExecutionManager\":")] = (char)('0' + version);
 	pointers[20] = at(fake.levels[0]);
+	pointers[21] = at(fake_machine);
 
 	struct contract_descriptor *descriptor =
 	    contract_descriptor_parse(json, size, pointers, 24, error, sizeof(error));
@@ -419,13 +424,25 @@ static void test_code_map_corrupt(void **state)
 	fake.levels[2][(at(fake.heap) >> 33) & 0xff] = 0x1000;
 	assert_false(look_up(map, METHOD_AT, &owner, NULL));
 	build_fake_runtime();
-	/* a range section of stubs, not a code heap */
+	/* a range section of stubs, not a code heap: a stub, of a kind the
+	 * descriptor (with no precode patterns) cannot tell, of no method */
 	fake.section[2] = 4;
-	assert_false(look_up(map, METHOD_AT, &owner, NULL));
+	assert_true(look_up(map, METHOD_AT, &owner, NULL));
+	assert_string_equal(owner.stub_kind, "runtime stub");
+	assert_true(owner.start == at(fake.heap) + METHOD_AT);
+	assert_int_equal(owner.token, 0);
+	assert_true(owner.method_desc == 0);
 	build_fake_runtime();
-	/* a stub's kind before the code, not a header */
+	/* a stub's kind before the code, not a header: a dynamic helper (3) */
 	memcpy(fake.heap + METHOD_AT - 8, &(uint64_t){3}, 8);
-	assert_false(look_up(map, METHOD_AT, &owner, NULL));
+	assert_true(look_up(map, METHOD_AT + 0x10, &owner, NULL));
+	assert_string_equal(owner.stub_kind, "DynamicHelper");
+	assert_true(owner.start == at(fake.heap) + METHOD_AT);
+	assert_true(owner.method_desc == 0);
+	/* a kind the runtime does not use (15, StubCodeBlockLast) */
+	memcpy(fake.heap + METHOD_AT - 8, &(uint64_t){15}, 8);
+	assert_true(look_up(map, METHOD_AT, &owner, NULL));
+	assert_string_equal(owner.stub_kind, "runtime stub");
 	build_fake_runtime();
 	/* a dynamic method (classification 7) is named by its own name, an
 	 * unended or unprintable one names nothing */
@@ -492,6 +509,87 @@ static void test_process_without_runtime(void **state)
 	assert_int_equal(memory.reads, 0);
 }
 
+/* x64's precodes as the machine descriptor gives their bytes */
+static const uint8_t FIXUP[24] = {0xff, 0x25, 0xfa, 0x3f, 0,	0,    0x4c, 0x8b, 0x15, 0xfb,
+				  0x3f, 0,    0,    0xff, 0x25, 0xfd, 0x3f, 0,	  0};
+static const uint8_t STUB[24] = {0x4c, 0x8b, 0x15, 0xf9, 0x3f, 0, 0, 0xff, 0x25, 0xfb, 0x3f, 0, 0};
+
+static void build_fake_precodes(void)
+{
+	memset(fake_machine, 0, sizeof(fake_machine));
+	memcpy(fake_machine, &(uint32_t){4096}, 4); /* StubCodePageSize */
+	fake_machine[5] = 5;			    /* PInvokeImportPrecodeType */
+	fake_machine[8] = 24;			    /* FixupStubPrecodeSize */
+	memcpy(fake_machine + 9, FIXUP, 24);
+	memset(fake_machine + 33 + 19, 1, 5); /* FixupIgnoredBytes: the padding */
+	fake_machine[57] = 24;		      /* StubPrecodeSize */
+	fake_machine[58] = 3;		      /* StubPrecodeType */
+	memcpy(fake_machine + 59, STUB, 24);
+	memset(fake_machine + 83 + 13, 1, 11);
+	fake_machine[107] = 8; /* ThisPointerRetBufPrecodeType */
+	fake_machine[108] = 7; /* UMEntryPrecodeType */
+	fake.section[2] = 4;   /* Flags: a range list */
+	/* a FixupPrecode at 0x48 leading to the method, a StubPrecode at 0x60 */
+	memcpy(fake.heap + 0x48, FIXUP, 24);
+	memcpy(fake.heap + 0x48 + 4096 + 8, &(uint64_t){at(method_desc())}, 8);
+	memcpy(fake.heap + 0x60, STUB, 24);
+	memcpy(fake.heap + 0x60 + 4096, &(uint64_t){at(method_desc())}, 8); /* SecretParam */
+	fake.heap[0x60 + 4096 + 16] = 3;				    /* Type */
+}
+
+/* Precodes are named by their kind and the method they lead to, from the
+ * machine descriptor's patterns; what matches none is a runtime stub. */
+static void test_code_map_names_precodes(void **state)
+{
+	struct code_owner owner;
+	uint64_t reads;
+
+	(void)state;
+	skip_without_own_memory();
+	build_fake_runtime();
+	build_fake_precodes();
+	struct code_map *map = fake_code_map(2);
+
+	/* the first entry, the second (FixupCodeOffset 6) and its last byte */
+	for (uint64_t offset = 0x48; offset < 0x60; offset += 9) {
+		assert_true(look_up(map, offset, &owner, &reads));
+		assert_string_equal(owner.stub_kind, "FixupPrecode");
+		assert_true(owner.start == at(fake.heap) + 0x48);
+		assert_int_equal(owner.token, 0x06000005);
+		assert_string_equal(owner.module_path, "/app/app.dll");
+		assert_true(reads < 100);
+	}
+	assert_true(look_up(map, 0x60 + 23, &owner, NULL));
+	assert_string_equal(owner.stub_kind, "StubPrecode");
+	assert_true(owner.start == at(fake.heap) + 0x60);
+	assert_int_equal(owner.token, 0x06000005);
+	/* a StubPrecode of another type: its parameter is no MethodDesc */
+	fake.heap[0x60 + 4096 + 16] = 7;
+	assert_true(look_up(map, 0x60, &owner, NULL));
+	assert_string_equal(owner.stub_kind, "UMEntryThunk");
+	assert_int_equal(owner.token, 0);
+	/* type 0: not a precode */
+	fake.heap[0x60 + 4096 + 16] = 0;
+	assert_true(look_up(map, 0x60, &owner, NULL));
+	assert_string_equal(owner.stub_kind, "runtime stub");
+	/* no pattern at or before the address */
+	assert_true(look_up(map, 0x10, &owner, NULL));
+	assert_string_equal(owner.stub_kind, "runtime stub");
+	assert_true(owner.start == at(fake.heap) + 0x10);
+	/* a FixupPrecode's MethodDesc that is none: the precode, no method */
+	memcpy(fake.heap + 0x48 + 4096 + 8, &(uint64_t){0x1000}, 8);
+	assert_true(look_up(map, 0x48, &owner, NULL));
+	assert_string_equal(owner.stub_kind, "FixupPrecode");
+	assert_int_equal(owner.token, 0);
+	assert_true(owner.method_desc == 0);
+	/* a machine descriptor of an impossible page size: patterns unused */
+	memcpy(fake_machine, &(uint32_t){12345}, 4);
+	assert_true(look_up(map, 0x48, &owner, NULL));
+	assert_string_equal(owner.stub_kind, "runtime stub");
+	code_map_free(map);
+	memset(fake_machine, 0, sizeof(fake_machine));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -502,6 +600,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_process_without_runtime),
 	    cmocka_unit_test(test_code_map_finds_the_method),
 	    cmocka_unit_test(test_code_map_corrupt),
+	    cmocka_unit_test(test_code_map_names_precodes),
 	};
 
 	if (argc != 2) {

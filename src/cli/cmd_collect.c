@@ -82,7 +82,8 @@ static const char usage[] =
     "  --names ROUTE         where JIT frames of a .NET target get their names:\n"
     "                        perfmap (its perf map and jitdump), memory (its\n"
     "                        runtime's memory only, .NET 9+: the IPC not asked\n"
-    "                        for them), auto (default: perfmap, else memory)\n"
+    "                        for them), auto (default: perfmap, with memory for\n"
+    "                        the stubs and code it leaves unnamed; else memory)\n"
     "  -duration, -collectsec SECONDS\n"
     "                        how long to sample (default: until Ctrl-C)\n"
     "  -F, -frequency HZ     samples per second of CPU time (default 99;\n"
@@ -455,8 +456,20 @@ static bool start_naming(const struct collect_options *options, const struct tar
 		return dotnet_ensure_perfmap(target, log);
 	if (!options->names || strcmp(options->names, "memory"))
 		switched = dotnet_ensure_perfmap_else(target, log, why, sizeof(why), &unnamed);
-	if (!unnamed || !target->runs_dotnet)
+	if (!target->runs_dotnet)
 		return switched;
+	if (!unnamed) {
+		/* auto, where the IPC turned both on: the runtime's memory names
+		 * what its perf map and jitdump leave unnamed (stubs, code they
+		 * did not list), the jitdump saying what they name as sampled
+		 * (a perf map the target writes itself is not read then) */
+		if (switched && (*memory = memory_perfmap_open(target, error, sizeof(error)))) {
+			memory_perfmap_for_misses(*memory);
+			fprintf(log, "JIT names: from the perf map and jitdump, and from the "
+				     "runtime's memory for what they leave unnamed\n");
+		}
+		return switched;
+	}
 	*memory = memory_perfmap_open(target, error, sizeof(error));
 	if (*memory) {
 		fprintf(

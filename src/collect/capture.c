@@ -1,5 +1,6 @@
 #include "capture.h"
 #include "copied_images.h"
+#include "jitdump.h"
 #include "memory_perfmap.h"
 #include "perf_data.h"
 #include "perf_event_names.h"
@@ -114,6 +115,17 @@ static const struct perf_event_header *trimmed_record(struct writer_sink *sink,
 static bool read_target_jitdump(void *runtime_files, uint64_t time)
 {
 	return runtime_files_read_jitdump(runtime_files, time);
+}
+
+/* Whether the target's jitdump, as copied by `time`, names `address`:
+ * memory_perfmap.h then leaves it alone. */
+static bool named_by_jitdump(void *context, uint64_t address, uint64_t time)
+{
+	struct writer_sink *sink = context;
+	struct code_range range;
+
+	return sink->runtime_files && runtime_files_read_jitdump(sink->runtime_files, time) &&
+	       jitdump_lookup(sink->options->jitdump, address, time, &range);
 }
 
 static int add_record(const struct perf_event_header *record, void *context)
@@ -398,13 +410,16 @@ int capture_target(const struct capture_options *options, const struct target_pr
 		fprintf(stderr, "profcpu: sampling pid %d (%s) with %s at %u Hz%s\n",
 			(int)target->pid, target->comm, info.event_name, options->frequency,
 			options->duration > 0 ? "" : "; Ctrl-C stops");
-	if (options->memory_perfmap && memory_perfmap_start(options->memory_perfmap, dir) < 0)
+	sink.runtime_files =
+	    options->jitdump && (!options->memory_perfmap ||
+				 memory_perfmap_is_for_misses(options->memory_perfmap))
+		? runtime_files_follow(target, dir, options->jitdump, log)
+		: NULL;
+	if (options->memory_perfmap &&
+	    memory_perfmap_start(options->memory_perfmap, dir, named_by_jitdump, &sink) < 0)
 		report_warning("cannot write the perf map of names from the runtime's memory in "
 			       "%s: %s; JIT frames will show as [JIT]",
 			       dir, strerror(errno));
-	sink.runtime_files = options->jitdump && !options->memory_perfmap
-				 ? runtime_files_follow(target, dir, options->jitdump, log)
-				 : NULL;
 	sink.stack_trim = stack_trim_new(
 	    target, &attr, options->call_graph, options->managed_images, options->native_symbols,
 	    sink.runtime_files ? &(struct borrowed_jitdump){target->pid, options->jitdump,

@@ -40,7 +40,8 @@ struct capture_options {
 	/* Names the target's JIT code from its runtime's memory as it is
 	 * sampled, into the capture's perf map (memory_perfmap.h; borrowed);
 	 * NULL: not. Where set, the target's own perf map and jitdump are not
-	 * followed. */
+	 * followed, unless it names only what they leave unnamed
+	 * (memory_perfmap_for_misses()). */
 	struct memory_perfmap *memory_perfmap;
 	/* Continuous capture (profcpu agent): every `period` seconds (0:
 	 * never) the folder's perf.data is finished and `next_period` gets

@@ -19,6 +19,8 @@ enum {
 	UNNAMED_SLOTS = 1 << 14,
 	/* bytes a lookup may read (it reads some 27 words) */
 	LOOKUP_BYTES = 1 << 20,
+	/* addresses whose lookup the time budget put off, kept at once */
+	MAX_DEFERRED = 4096,
 };
 #define SECOND_NS 1000000000ull
 #define LOOKUP_NS ((uint64_t)(MEMORY_PERFMAP_LOOKUP_SHARE * SECOND_NS))
@@ -44,10 +46,19 @@ struct memory_perfmap {
 	size_t unnamed_count;
 	uint64_t unnamed_since;		     /* CLOCK_MONOTONIC */
 	uint64_t second_start, second_spent; /* this second's lookups, ns */
+	/* addresses the budget left unnamed, with their samples' times: looked
+	 * up when a later second has time left */
+	struct {
+		uint64_t address, time;
+	} deferred[MAX_DEFERRED];
+	size_t deferred_count;
 	FILE *map, *times;
 	uint64_t map_bytes, last_time;
+	bool for_misses;
+	memory_perfmap_named_fn *named_elsewhere; /* with named_context; NULL: none */
+	void *named_context;
 	/* for the log */
-	uint64_t lookups, named, lines, skipped, reads;
+	uint64_t lookups, named, lines, skipped, reads, deferred_named;
 };
 
 static uint64_t monotonic_ns(void)
@@ -76,9 +87,21 @@ struct memory_perfmap *memory_perfmap_open(const struct target_process *target, 
 	return map;
 }
 
-int memory_perfmap_start(struct memory_perfmap *map, const char *dir)
+void memory_perfmap_for_misses(struct memory_perfmap *map)
 {
-	char *map_path = xasprintf("%s/perf-%d.map", dir, (int)map->target->pid);
+	map->for_misses = true;
+}
+
+bool memory_perfmap_is_for_misses(const struct memory_perfmap *map)
+{
+	return map->for_misses;
+}
+
+int memory_perfmap_start(struct memory_perfmap *map, const char *dir,
+			 memory_perfmap_named_fn *named, void *context)
+{
+	char *map_path = xasprintf("%s/perf-%d%s.map", dir, (int)map->target->pid,
+				   map->for_misses ? ".memory" : "");
 	char *times_path = xasprintf("%s.times", map_path);
 
 	map->map = fopen(map_path, "ae");
@@ -91,6 +114,8 @@ int memory_perfmap_start(struct memory_perfmap *map, const char *dir)
 		map->map = NULL;
 		return -1;
 	}
+	map->named_elsewhere = map->for_misses ? named : NULL;
+	map->named_context = context;
 	fseek(map->map, 0, SEEK_END);
 	map->map_bytes = (uint64_t)ftell(map->map);
 	/* Another capture's file may not hold what was known. */
@@ -153,11 +178,12 @@ static uint64_t hash_name(const char *name)
 	return hash;
 }
 
-/* Appends "START SIZE NAME" and dates it by `time`. */
+/* Appends "0xSTART SIZE NAME", as the runtime writes its perf map, and
+ * dates it by `time`. */
 static void write_line(struct memory_perfmap *map, uint64_t start, uint64_t end, const char *name,
 		       uint64_t time)
 {
-	int written = fprintf(map->map, "%" PRIx64 " %" PRIx64 " %s\n", start, end - start, name);
+	int written = fprintf(map->map, "0x%" PRIx64 " %" PRIx64 " %s\n", start, end - start, name);
 
 	if (written <= 0)
 		return;
@@ -194,27 +220,44 @@ static void keep_known(struct memory_perfmap *map, const struct code_owner *foun
 	map->known_count++;
 }
 
+/* Whether this second has lookup time left. */
+static bool time_left(struct memory_perfmap *map, uint64_t now)
+{
+	if (now - map->second_start >= SECOND_NS) {
+		map->second_start = now;
+		map->second_spent = 0;
+	}
+	return map->second_spent < LOOKUP_NS;
+}
+
+static void defer(struct memory_perfmap *map, uint64_t address, uint64_t time)
+{
+	if (map->deferred_count < MAX_DEFERRED) {
+		map->deferred[map->deferred_count].address = address;
+		map->deferred[map->deferred_count++].time = time;
+	}
+}
+
 /* Looks `address` up in the runtime's memory, within this second's time
- * left; `end` is how far the code must be known to reach. */
+ * left; `end` is how far the code must be known to reach. One the budget
+ * stops is deferred (`late`: it was, and a dynamic method found then is
+ * not named: its code may be another's since the sample). */
 static void look_up(struct memory_perfmap *map, uint64_t address, uint64_t end, uint64_t time,
-		    uint64_t now)
+		    uint64_t now, bool late)
 {
 	struct target_memory memory;
 	struct code_owner owner;
 	char name[1024];
 	bool found;
 
-	if (now - map->second_start >= SECOND_NS) {
-		map->second_start = now;
-		map->second_spent = 0;
-	}
 	if (now - map->unnamed_since >= RECHECK_NS) {
 		map->unnamed_since = now;
 		memset(map->unnamed, 0, sizeof(map->unnamed));
 		map->unnamed_count = 0;
 	}
-	if (map->second_spent >= LOOKUP_NS) {
+	if (!time_left(map, now)) {
 		map->skipped++;
+		defer(map, address, time);
 		return;
 	}
 	target_memory_init(&memory, map->target->pid, LOOKUP_BYTES,
@@ -227,9 +270,14 @@ static void look_up(struct memory_perfmap *map, uint64_t address, uint64_t end, 
 	if (!found) {
 		if (!memory.stopped_by)
 			add_unnamed(map, address);
+		else
+			defer(map, address, time);
 		return;
 	}
+	if (late && owner.dynamic_name[0])
+		return;
 	map->named++;
+	map->deferred_named += late;
 
 	uint64_t name_hash = hash_name(name);
 	struct known_code *known = find_known(map, owner.start);
@@ -252,7 +300,8 @@ static void name_address(struct memory_perfmap *map, uint64_t address, bool exac
 	uint64_t lookup = exact ? address : address - 1, now;
 	struct known_code *known;
 
-	if (lookup < 4096 || is_unnamed(map, lookup))
+	if (lookup < 4096 || is_unnamed(map, lookup) ||
+	    (map->named_elsewhere && map->named_elsewhere(map->named_context, lookup, time)))
 		return;
 	now = monotonic_ns();
 	known = find_known(map, lookup);
@@ -260,7 +309,26 @@ static void name_address(struct memory_perfmap *map, uint64_t address, bool exac
 	 * looked up each time (within the budget). */
 	if (known && !known->dynamic && now - known->checked < RECHECK_NS)
 		return;
-	look_up(map, lookup, lookup + 1, time, now);
+	look_up(map, lookup, lookup + 1, time, now, false);
+}
+
+/* Looks up what the budget put off, while this second has time left. */
+static void look_up_deferred(struct memory_perfmap *map)
+{
+	size_t done = 0, count = map->deferred_count;
+
+	while (done < count && time_left(map, monotonic_ns())) {
+		uint64_t address = map->deferred[done].address, time = map->deferred[done].time;
+		struct known_code *known = find_known(map, address);
+
+		done++;
+		if (!is_unnamed(map, address) && !(known && !known->dynamic))
+			look_up(map, address, address + 1, time, monotonic_ns(), true);
+	}
+	/* those looked up again and deferred again went to the end */
+	memmove(map->deferred, map->deferred + done,
+		(map->deferred_count - done) * sizeof(*map->deferred));
+	map->deferred_count -= done;
 }
 
 void memory_perfmap_sample(struct memory_perfmap *map, const struct perf_sample *sample,
@@ -270,6 +338,8 @@ void memory_perfmap_sample(struct memory_perfmap *map, const struct perf_sample 
 
 	if (!map->map || sample->pid != (uint32_t)map->target->pid)
 		return;
+	if (map->deferred_count)
+		look_up_deferred(map);
 	for (size_t i = 0; i < walked_count; i++)
 		name_address(map, walked[i], i == 0, sample->time);
 	for (uint64_t i = 0; i < sample->callchain_length; i++) {
@@ -294,11 +364,12 @@ void memory_perfmap_stop(struct memory_perfmap *map, FILE *log)
 	fclose(map->times);
 	map->map = map->times = NULL;
 	fprintf(log,
-		"names from the runtime's memory (%s): %" PRIu64 " lookups, %" PRIu64
+		"names from the runtime's memory%s (%s): %" PRIu64 " lookups, %" PRIu64
 		" named, %" PRIu64 " perf map lines, %" PRIu64 " reads of its memory, %" PRIu64
-		" addresses left unnamed for the time budget\n",
+		" lookups put off for the time budget (%" PRIu64 " named later, %zu left)\n",
+		map->for_misses ? " for what its perf map and jitdump left unnamed" : "",
 		map->runtime.coreclr_path, map->lookups, map->named, map->lines, map->reads,
-		map->skipped);
+		map->skipped, map->deferred_named, map->deferred_count);
 }
 
 void memory_perfmap_free(struct memory_perfmap *map)

@@ -8,7 +8,7 @@
  * name is that of the code there at the sample's time (code of dynamic
  * methods is freed and reused). What is found goes into the capture folder
  * as the runtime's own perf map copy would (runtime_files.h):
- * perf-<pid>.map, "START SIZE NAME" with the runtime's form of the name,
+ * perf-<pid>.map, "0xSTART SIZE NAME" with the runtime's form of the name,
  * and perf-<pid>.map.times, "BYTES NANOSECONDS" (by the sample's time the
  * map held that many bytes). The replay and every output read them as they
  * read a perf map. A line covers the method's code from its start to the
@@ -22,7 +22,10 @@
  * is looked up once in ten seconds.
  * Lookups take at most MEMORY_PERFMAP_LOOKUP_SHARE of each second, each
  * read bounded (target_memory.h): a runtime with corrupt or planted
- * structures costs that, and names nothing it cannot check. */
+ * structures costs that, and names nothing it cannot check. An address the
+ * budget leaves unlooked (up to 4,096 at once) is looked up in a later
+ * second with time left, for its sample's time; a dynamic method found
+ * then is not named (its code may be another's by then). */
 #ifndef PROFCPU_MEMORY_PERFMAP_H
 #define PROFCPU_MEMORY_PERFMAP_H
 
@@ -45,9 +48,23 @@ struct memory_perfmap;
 struct memory_perfmap *memory_perfmap_open(const struct target_process *target, char *error,
 					   size_t error_size);
 
+/* Where the target's own perf map and jitdump are followed too (collect's
+ * auto route where the IPC answers): only the code they leave unnamed
+ * (runtime stubs, code they did not list) is named, into
+ * perf-<pid>.memory.map and perf-<pid>.memory.map.times, which the replay
+ * reads after them. Called before memory_perfmap_start(). */
+void memory_perfmap_for_misses(struct memory_perfmap *map);
+bool memory_perfmap_is_for_misses(const struct memory_perfmap *map);
+
+/* Says whether the runtime's own files name `address` by `time`: an
+ * address they name is not looked up. */
+typedef bool memory_perfmap_named_fn(void *context, uint64_t address, uint64_t time);
+
 /* Starts writing into `dir` (appending to what an earlier capture into it
- * wrote). Returns 0, or -1 with errno set. */
-int memory_perfmap_start(struct memory_perfmap *map, const char *dir);
+ * wrote); `named` (with `context`; NULL: none) is asked first where the
+ * map is for misses. Returns 0, or -1 with errno set. */
+int memory_perfmap_start(struct memory_perfmap *map, const char *dir,
+			 memory_perfmap_named_fn *named, void *context);
 
 /* Names the JIT code of `sample` (ignored unless it is the target's): the
  * user frames of its callchain, and `walked` (leaf first; NULL when none),

@@ -39,6 +39,10 @@ struct process {
 	struct jitdump *jitdump;
 	int jitdump_fd; /* to read what the runtime appends later; -1 when done */
 	bool jitdump_searched;
+	/* a capture's names from the runtime's memory of the code its perf
+	 * map and jitdump left unnamed (perf-<pid>.memory.map) */
+	struct perfmap *memory_names;
+	bool memory_names_searched;
 	struct code_ranges *runtime_methods; /* the runtime's method events */
 	struct managed_lines *managed_lines; /* their code's lines, by IL offset */
 	uint64_t code_generation;	     /* of its mappings, in code_cache */
@@ -112,6 +116,9 @@ static void forget_runtime_files(struct process *process)
 {
 	perfmap_free(process->perfmap);
 	jitdump_free(process->jitdump);
+	perfmap_free(process->memory_names);
+	process->memory_names = NULL;
+	process->memory_names_searched = false;
 	if (process->perfmap_fd >= 0)
 		close(process->perfmap_fd);
 	if (process->jitdump_fd >= 0)
@@ -420,6 +427,29 @@ static struct perfmap *load_perfmap(struct resolver *resolver, struct process *p
 	return process->perfmap;
 }
 
+/* The capture's perf-<pid>.memory.map (memory_perfmap.h), read whole with
+ * its times: collect writes it beside the runtime's own perf map and
+ * jitdump, for the code they leave unnamed. */
+static struct perfmap *load_memory_names(struct resolver *resolver, struct process *process)
+{
+	char path[PATH_MAX + 64];
+	int fd;
+
+	if (process->memory_names_searched || !resolver->config.capture_dir)
+		return process->memory_names;
+	process->memory_names_searched = true;
+	snprintf(path, sizeof(path), "%s/perf-%d.memory.map", resolver->config.capture_dir,
+		 (int)process->pid);
+	if ((fd = target_file_open(-1, path, 0)) < 0)
+		return NULL;
+	if ((process->memory_names = perfmap_new())) {
+		strcat(path, ".times");
+		read_timed_perfmap(process->memory_names, fd, path);
+	}
+	close(fd);
+	return process->memory_names;
+}
+
 /* A lent jitdump (config.jitdump) once it has read a jitdump's header. */
 static struct jitdump *borrowed_jitdump(const struct resolver *resolver)
 {
@@ -528,12 +558,13 @@ static const char *display_jit_name(struct resolver *resolver, const char *name)
 /* Names generated code at the resolver's time: the jitdump first (its
  * records are timed to the nanosecond and cover ReadyToRun code), then the
  * perf map, read again on a miss (maps grow, and are flushed late), then
- * the runtime's method events. */
+ * what collect found in the runtime's memory for the code both left
+ * unnamed, then the runtime's method events. */
 static bool lookup_jit(struct resolver *resolver, struct process *process, uint64_t address,
 		       struct resolved_location *location)
 {
 	struct jitdump *jitdump = load_jitdump(resolver, process);
-	struct perfmap *perfmap = load_perfmap(resolver, process);
+	struct perfmap *perfmap = load_perfmap(resolver, process), *memory_names;
 	struct code_range range = {.valid_until = UINT64_MAX}, method = {.valid_until = UINT64_MAX};
 	struct perfmap_entry entry = {.valid_until = UINT64_MAX};
 	const char *name = NULL;
@@ -545,6 +576,10 @@ static bool lookup_jit(struct resolver *resolver, struct process *process, uint6
 	} else if (perfmap && (perfmap_lookup_at(perfmap, address, resolver->time, &entry) ||
 			       (process->perfmap_fd >= 0 && read_perfmap(resolver, process) == 0 &&
 				perfmap_lookup_at(perfmap, address, resolver->time, &entry)))) {
+		name = entry.name;
+		start = entry.start;
+	} else if ((memory_names = load_memory_names(resolver, process)) &&
+		   perfmap_lookup_at(memory_names, address, resolver->time, &entry)) {
 		name = entry.name;
 		start = entry.start;
 	} else if (process->runtime_methods &&

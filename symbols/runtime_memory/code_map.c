@@ -1,5 +1,8 @@
 #include "code_map.h"
 
+#include "runtime_stubs.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +22,7 @@ enum {
 	UNITS_PER_READ = 256,
 	/* RangeSection flags */
 	RANGE_SECTION_CODEHEAP = 0x2,
+	RANGE_SECTION_RANGELIST = 0x4,
 	METHOD_DEF_TABLE = 0x06,
 	/* MethodDesc flags: the low three bits are its classification; 7, a
 	 * dynamic method (LCG, IL stubs), has no metadata behind it but a name
@@ -41,6 +45,7 @@ struct code_map {
 	uint32_t desc_chunk_index, desc_flags, desc_token_remainder, dynamic_method_name;
 	uint32_t chunk_size, chunk_units, chunk_method_table, chunk_token_range;
 	uint32_t table_module, module_path;
+	struct runtime_stubs *stubs; /* NULL: precodes not recognized */
 };
 
 struct code_map *code_map_new(const struct contract_descriptor *descriptor, char *error,
@@ -121,6 +126,7 @@ struct code_map *code_map_new(const struct contract_descriptor *descriptor, char
 		    "the runtime's ExecutionManager contract is not version 1 or 2");
 		goto refused;
 	}
+	map->stubs = runtime_stubs_new(descriptor);
 	return map;
 refused:
 	free(map);
@@ -129,6 +135,8 @@ refused:
 
 void code_map_free(struct code_map *map)
 {
+	if (map)
+		runtime_stubs_free(map->stubs);
 	free(map);
 }
 
@@ -317,36 +325,16 @@ refused:
 	return false;
 }
 
-bool code_map_lookup(const struct code_map *map, struct target_memory *memory, uint64_t address,
-		     struct code_owner *owner)
+/* The method of `owner->method_desc`: its chunk, MethodTable, module and
+ * token, or its own name for a dynamic method. */
+static bool read_method(const struct code_map *map, struct target_memory *memory,
+			struct code_owner *owner)
 {
-	uint32_t flags;
-	uint64_t section, heap, heap_start, heap_end, map_base, header_map;
-
-	memset(owner, 0, sizeof(*owner));
-	if (!find_range_section(map, memory, address, &section) ||
-	    !target_memory_read_u32(memory, section + map->section_flags, &flags) ||
-	    !(flags & RANGE_SECTION_CODEHEAP) ||
-	    !read_pointer(memory, section + map->section_heap_list, &heap) || !heap ||
-	    !read_pointer(memory, heap + map->heap_start, &heap_start) ||
-	    !read_pointer(memory, heap + map->heap_end, &heap_end) ||
-	    !read_pointer(memory, heap + map->heap_map_base, &map_base) ||
-	    !read_pointer(memory, heap + map->heap_header_map, &header_map) ||
-	    address < heap_start || address >= heap_end || map_base > heap_start ||
-	    !find_method_start(map, memory, map_base, header_map, address, &owner->start) ||
-	    owner->start > address || owner->start < heap_start + 8)
-		return false;
-
-	/* the pointer before the code: its header, or a stub's kind (a small
-	 * number) */
-	uint64_t header, chunk, method_table;
+	uint64_t chunk, method_table;
 	uint8_t chunk_index, chunk_last_unit;
 	uint16_t flags_of_desc, remainder, range;
 
-	if (!read_pointer(memory, owner->start - 8, &header) ||
-	    header <= map->stub_code_block_last ||
-	    !read_pointer(memory, header + map->header_method_desc, &owner->method_desc) ||
-	    !owner->method_desc ||
+	if (!owner->method_desc ||
 	    !target_memory_read(memory, owner->method_desc + map->desc_chunk_index, &chunk_index,
 				1) ||
 	    !target_memory_read(memory, owner->method_desc + map->desc_flags, &flags_of_desc, 2) ||
@@ -379,4 +367,103 @@ bool code_map_lookup(const struct code_map *map, struct target_memory *memory, u
 		return false;
 	owner->token = (uint32_t)METHOD_DEF_TABLE << 24 | rid;
 	return true;
+}
+
+/* A code heap stub's kind by its header, the runtime's StubCodeBlockKind,
+ * named as its perf map names stubs. */
+static const char *stub_block_kind(uint64_t header)
+{
+	static const char *const kinds[] = {
+	    [1] = "JumpStub",	    [3] = "DynamicHelper",    [4] = "StubPrecode",
+	    [5] = "FixupPrecode",   [6] = "VSD_DispatchStub", [7] = "VSD_ResolveStub",
+	    [8] = "VSD_LookupStub", [9] = "VSD_VTableStub",   [10] = "CallCountingStub",
+	};
+
+	return header < sizeof(kinds) / sizeof(*kinds) && kinds[header] ? kinds[header]
+									: "runtime stub";
+}
+
+/* A stub of `kind` at `address` whose start is unknown: the address alone. */
+static bool name_stub(struct code_owner *owner, uint64_t address, const char *kind)
+{
+	memset(owner, 0, sizeof(*owner));
+	owner->start = address;
+	snprintf(owner->stub_kind, sizeof(owner->stub_kind), "%s", kind);
+	return true;
+}
+
+static bool lookup(const struct code_map *map, struct target_memory *memory, uint64_t address,
+		   bool unlisted_too, struct code_owner *owner);
+
+/* Runtime code in no range section (runtime_stubs_find_unlisted()), with
+ * the method a call counting stub leads to, when its code is one's (looked
+ * up in the range sections alone: a stub leading to a stub names none). */
+static bool find_unlisted(const struct code_map *map, struct target_memory *memory,
+			  uint64_t address, struct code_owner *owner)
+{
+	struct runtime_stub stub;
+	struct code_owner method;
+
+	if (!runtime_stubs_find_unlisted(map->stubs, memory, address, &stub))
+		return false;
+	/* its target: the method's code, or a precode leading to it */
+	if (stub.target && lookup(map, memory, stub.target, false, &method) &&
+	    (method.stub_kind[0] ? method.token || method.dynamic_name[0]
+				 : method.start == stub.target))
+		*owner = method;
+	snprintf(owner->stub_kind, sizeof(owner->stub_kind), "%s", stub.kind);
+	owner->start = stub.start;
+	return true;
+}
+
+static bool lookup(const struct code_map *map, struct target_memory *memory, uint64_t address,
+		   bool unlisted_too, struct code_owner *owner)
+{
+	uint32_t flags;
+	uint64_t section, heap, heap_start, heap_end, map_base, header_map;
+
+	memset(owner, 0, sizeof(*owner));
+	if (!find_range_section(map, memory, address, &section))
+		return unlisted_too && find_unlisted(map, memory, address, owner);
+	if (!target_memory_read_u32(memory, section + map->section_flags, &flags))
+		return false;
+	/* the runtime's stubs: precodes, virtual call stubs, call counting */
+	if (flags & RANGE_SECTION_RANGELIST) {
+		struct runtime_stub stub;
+
+		runtime_stubs_find(map->stubs, memory, address, &stub);
+		name_stub(owner, stub.start, stub.kind);
+		owner->method_desc = stub.method_desc;
+		/* the method it leads to, when the memory agrees it is one */
+		if (stub.method_desc && !read_method(map, memory, owner))
+			name_stub(owner, stub.start, stub.kind);
+		return true;
+	}
+	if (!(flags & RANGE_SECTION_CODEHEAP) ||
+	    !read_pointer(memory, section + map->section_heap_list, &heap) || !heap ||
+	    !read_pointer(memory, heap + map->heap_start, &heap_start) ||
+	    !read_pointer(memory, heap + map->heap_end, &heap_end) ||
+	    !read_pointer(memory, heap + map->heap_map_base, &map_base) ||
+	    !read_pointer(memory, heap + map->heap_header_map, &header_map) ||
+	    address < heap_start || address >= heap_end || map_base > heap_start ||
+	    !find_method_start(map, memory, map_base, header_map, address, &owner->start) ||
+	    owner->start > address || owner->start < heap_start + 8)
+		return false;
+
+	/* the pointer before the code: its header, or a stub's kind (a small
+	 * number: jump stubs, dynamic helpers, instantiating stubs) */
+	uint64_t header;
+
+	if (!read_pointer(memory, owner->start - 8, &header))
+		return false;
+	if (header <= map->stub_code_block_last)
+		return name_stub(owner, owner->start, stub_block_kind(header));
+	return read_pointer(memory, header + map->header_method_desc, &owner->method_desc) &&
+	       read_method(map, memory, owner);
+}
+
+bool code_map_lookup(const struct code_map *map, struct target_memory *memory, uint64_t address,
+		     struct code_owner *owner)
+{
+	return lookup(map, memory, address, true, owner);
 }

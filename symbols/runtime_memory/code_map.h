@@ -12,9 +12,12 @@
  * Every pointer is the target's: each read is bounded (target_memory.h),
  * lists are followed a bounded number of steps, and what is found must
  * agree with itself (the start at or before the address, inside the code
- * heap; a MethodDef token) or nothing is named. Code that is no method's
- * (stubs, ReadyToRun images: their names come from the image files) is not
- * looked up here. */
+ * heap; a MethodDef token) or nothing is named. The runtime's stubs are
+ * named by their kind (runtime_stubs.h: the range sections that are range
+ * lists hold precodes and virtual call stubs; a code heap's stubs have a
+ * small number for a header), with the method a precode leads to.
+ * ReadyToRun images' code is not looked up here (its names come from the
+ * image files). */
 #ifndef PROFCPU_CODE_MAP_H
 #define PROFCPU_CODE_MAP_H
 
@@ -40,6 +43,9 @@ struct code_owner {
 	/* the module's file as the runtime loaded it, UTF-8; "" when it has none
 	 * (a module made in memory) */
 	char module_path[512];
+	/* a stub's kind ("FixupPrecode", "VSD_VTableStub"; the method fields
+	 * are those of the method it leads to, token 0 when none), else "" */
+	char stub_kind[32];
 };
 
 /* The offsets and globals the lookups need, from `descriptor`. NULL, with
@@ -49,9 +55,9 @@ struct code_map *code_map_new(const struct contract_descriptor *descriptor, char
 			      size_t error_size);
 void code_map_free(struct code_map *map);
 
-/* Finds the method whose JIT code holds `address`, reading through
- * `memory`. False when no method's JIT code is there, or what the memory
- * holds does not agree with itself. */
+/* Finds the method whose JIT code holds `address`, or the stub, reading
+ * through `memory`. False when neither is there, or what the memory holds
+ * does not agree with itself. */
 bool code_map_lookup(const struct code_map *map, struct target_memory *memory, uint64_t address,
 		     struct code_owner *owner);
 

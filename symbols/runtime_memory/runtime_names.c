@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct runtime_names {
 	struct code_map *map;
@@ -59,18 +60,47 @@ static bool dynamic_method_name(struct runtime_names *names, const struct code_o
 	return true;
 }
 
-bool runtime_names_runtime_name(struct runtime_names *names, struct target_memory *memory,
-				uint64_t address, char *name, size_t size, struct code_owner *owner)
+/* The runtime's name of the method `owner` holds (code_map.h). */
+static bool method_name(struct runtime_names *names, const struct code_owner *owner, char *name,
+			size_t size)
 {
 	struct managed_image *image;
 
-	if (!code_map_lookup(names->map, memory, address, owner))
-		return false;
 	if (owner->dynamic_name[0])
 		return dynamic_method_name(names, owner, name, size);
-	return owner->module_path[0] &&
+	return owner->token && owner->module_path[0] &&
 	       (image = managed_images_get(names->images, owner->module_path)) &&
 	       managed_image_method_def_name(image, owner->token, name, size);
+}
+
+/* A stub's name as the runtime's perf map writes stubs' ("stub KIND"),
+ * with the method it leads to made readable: "stub FixupPrecode for
+ * hotloop!Demo.Program::HotMethod". */
+static void stub_name(struct runtime_names *names, const struct code_owner *owner, char *name,
+		      size_t size)
+{
+	char method[1024];
+	char *readable = method_name(names, owner, method, sizeof(method))
+			     ? managed_name_readable(method, false)
+			     : NULL;
+
+	if (readable)
+		snprintf(name, size, "stub %s for %s", owner->stub_kind, readable);
+	else
+		snprintf(name, size, "stub %s", owner->stub_kind);
+	free(readable);
+}
+
+bool runtime_names_runtime_name(struct runtime_names *names, struct target_memory *memory,
+				uint64_t address, char *name, size_t size, struct code_owner *owner)
+{
+	if (!code_map_lookup(names->map, memory, address, owner))
+		return false;
+	if (owner->stub_kind[0]) {
+		stub_name(names, owner, name, size);
+		return true;
+	}
+	return method_name(names, owner, name, size);
 }
 
 bool runtime_names_lookup(struct runtime_names *names, struct target_memory *memory,
@@ -81,6 +111,10 @@ bool runtime_names_lookup(struct runtime_names *names, struct target_memory *mem
 	if (!runtime_names_runtime_name(names, memory, address, runtime_name, sizeof(runtime_name),
 					owner))
 		return false;
+	if (owner->stub_kind[0]) { /* as the outputs show stubs */
+		snprintf(name, size, "[stub] %s", runtime_name + strlen("stub "));
+		return true;
+	}
 
 	char *readable = managed_name_readable(runtime_name, false);
 

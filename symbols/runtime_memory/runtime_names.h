@@ -4,7 +4,10 @@
  * "hotloop!Demo.Program::HotMethod"; a dynamic method by its own name, in
  * its module's assembly ("System.Private.CoreLib!dynamicClass::InvokeStub_X",
  * "Anonymously Hosted DynamicMethods Assembly" for those of no module's
- * file), as the perf map names them. The module's file is opened inside
+ * file), as the perf map names them; a runtime stub by its kind, and the
+ * method a precode leads to: "[stub] FixupPrecode for
+ * hotloop!Demo.Program::HotMethod", as the outputs show the perf map's
+ * "stub<N> KIND". The module's file is opened inside
  * the target's root and read once (managed_images.h). */
 #ifndef PROFCPU_RUNTIME_NAMES_H
 #define PROFCPU_RUNTIME_NAMES_H
@@ -27,14 +30,16 @@ struct runtime_names *runtime_names_new(const struct contract_descriptor *descri
 					char *error, size_t error_size);
 void runtime_names_free(struct runtime_names *names);
 
-/* The readable name of the method whose JIT code holds `address`, into
- * `name` (`size` bytes), and what the memory gave in `owner`. False when no
- * method's code is there or its module's metadata has no such method. */
+/* The readable name of the method whose JIT code holds `address`, or of
+ * the stub, into `name` (`size` bytes), and what the memory gave in
+ * `owner`. False when neither is there or its module's metadata has no
+ * such method. */
 bool runtime_names_lookup(struct runtime_names *names, struct target_memory *memory,
 			  uint64_t address, char *name, size_t size, struct code_owner *owner);
 
 /* The same name as the runtime's perf map writes it ("[hotloop]
- * Demo.Program::HotMethod()", "[Assembly] dynamicClass::Name()"), which
+ * Demo.Program::HotMethod()", "[Assembly] dynamicClass::Name()", "stub
+ * FixupPrecode for hotloop!Demo.Program::HotMethod"), which
  * the outputs make readable as they do the perf map's. */
 bool runtime_names_runtime_name(struct runtime_names *names, struct target_memory *memory,
 				uint64_t address, char *name, size_t size,
