@@ -57,7 +57,8 @@ static enum frame_step unwind(const struct info *info, uint32_t offset, bool lea
 			      const uint8_t *code, size_t code_size,
 			      struct frame_registers *registers)
 {
-	struct windows_unwind_code_at at = {info->bytes, info->size, offset, code, code_size, 0, false, false};
+	struct windows_unwind_code_at at = {info->bytes, info->size, offset, code,
+					    code_size,	 0,	     false,  false};
 
 	return x64_unwind_step(&at, leaf, &stack, registers);
 }

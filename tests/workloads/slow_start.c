@@ -17,7 +17,8 @@ __attribute__((noinline)) static void slow_start_spin(double seconds)
 		for (int i = 0; i < 100000; i++)
 			sink += (unsigned long)i;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+	} while (now.tv_sec < end.tv_sec ||
+		 (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
 }
 
 __attribute__((constructor)) static void slow_start(void)
