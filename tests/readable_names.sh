@@ -14,8 +14,9 @@ build_dotnet_app WebMix
 app=$workdir/WebMix/webmix.dll
 
 # profile ENV... : loads WebMix for 30 s with ENV and samples it for 6 s
-# into $workdir/$capture; the thread names it had are in $workdir/$capture.comms.
-capture=0
+# (with collect's $collect_options) into $workdir/$capture; the thread names
+# it had are in $workdir/$capture.comms.
+capture=0 collect_options=()
 profile() {
 	local port
 	capture=$((capture + 1))
@@ -26,7 +27,8 @@ profile() {
 	pid=$started_pid
 	sleep 2 # past start-up, tier-up under way
 	cat /proc/"$pid"/task/*/comm | sort -u >"$workdir/$capture.comms"
-	"$PROFCPU" collect -pid "$pid" -duration 6 -F 199 -o "$workdir/$capture" >"$workdir/$capture.log" 2>&1 ||
+	"$PROFCPU" collect -pid "$pid" -duration 6 -F 199 "${collect_options[@]}" -o "$workdir/$capture" \
+		>"$workdir/$capture.log" 2>&1 ||
 		{ cat "$workdir/$capture.log"; fail "collect failed"; }
 	kill "$pid" 2>/dev/null || true
 	out=$workdir/$capture
@@ -99,7 +101,9 @@ assert_share "$out/folded_stacks.out" "^dotnet-$pid;" 100 100
 grep -q 'invalid --group-by fibre: give thread, tid, process or pid' "$workdir/bad.err" || fail "no clear error for --group-by fibre"
 with_map=$out
 
-# --- Without a perf map: JIT code runs unnamed from memfd:doublemapper.
+# --- Without a perf map: JIT code runs unnamed from memfd:doublemapper
+# (--names perfmap: not named from the runtime's memory either).
+collect_options=(--names perfmap)
 profile DOTNET_EnableDiagnostics=0
 ! grep -q '(deleted)' "$out/perf_script.out" || fail "a DSO with ' (deleted)' breaks perf-script readers"
 # memfd code reads as one module: memfd:doublemapper!..., or JIT!JIT where the
