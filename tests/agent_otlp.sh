@@ -177,7 +177,10 @@ from protobuf_wire import fields, message, packed
 
 def any_value(data):
     value = dict(fields(data))
-    return value[1].decode() if 1 in value else value.get(3)
+    if 1 in value:
+        return value[1].decode()
+    number = value.get(3)  # int_value, an int64 on the wire as a varint
+    return number - (1 << 64) if number is not None and number >= 1 << 63 else number
 
 decoded = {line["file"]: line for line in map(json.loads, open(sys.argv[4]))}
 pod_seen, pod_times = 0, set()
@@ -220,6 +223,7 @@ for path in sorted(glob.glob(sys.argv[1] + "/*.otlp")):
             assert 0 < sample[1][0] < len(dictionary[7]), "a stack index outside the table"
             assert packed(sample[4][0])[0] > 0, "a sample without a count"
             assert attribute(packed(sample[2][0])[0])[0] == "thread.name"
+        assert resource["process.pid"] > 0, f"a resource of no process: {resource}"
         processes.append({"attributes": resource, "scope": {"name": "profcpu"}})
         if resource.get("process.pid") == int(sys.argv[2]):
             pod_seen += 1

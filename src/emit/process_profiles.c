@@ -51,9 +51,11 @@ static bool forked_later(const struct profile *profile, const struct process_pro
 }
 
 /* The processes (pid and generation) with samples, in the order their
- * first sample came, each with its part of the profile; not the idle task (pid 0), which runs
- * while the CPU has nothing to do. One pass over the samples and one over
- * the locations, whatever the number of processes. */
+ * first sample came, each with its part of the profile; not the idle task
+ * (pid 0), which runs while the CPU has nothing to do, nor the kernel's pid
+ * -1, a task sampled as it exited, no process any more (an "[unknown]"
+ * series of pid -1 in the agent's pushes before). One pass over the
+ * samples and one over the locations, whatever the number of processes. */
 static size_t list_processes(const struct profile *profile, struct process_profile **profiles,
 			     struct process_part **parts)
 {
@@ -68,7 +70,7 @@ static size_t list_processes(const struct profile *profile, struct process_profi
 		bool added;
 		uint32_t index;
 
-		if (sample->pid == 0) /* the idle task, not a process */
+		if (sample->pid == 0 || sample->pid == UINT32_MAX)
 			continue;
 		index = id_map_get(&processes, sample->pid, sample->generation, &added);
 		if (added) {
