@@ -14,7 +14,7 @@ export DOTNET_TC_CallCounting=0
 
 # Hundreds of samples even on a busy machine: shares within a few points.
 collect() {
-	"$PROFCPU" collect -pid "$started_pid" -duration 6 -F 499 -o "$1" >/dev/null
+	"$PROFCPU" collect -pid "$started_pid" -duration 6 -F 499 -o "$@" >/dev/null
 }
 
 # The control: everything jitted, named by the runtime's own perf map.
@@ -23,9 +23,10 @@ collect "$workdir/jitted"
 kill "$started_pid"
 rm -f "/tmp/perf-$started_pid.map" "/tmp/jit-$started_pid.dump" "/tmp/perfinfo-$started_pid.map"
 
-# The images alone.
+# The images alone (--names perfmap: nothing named from the runtime's
+# memory either).
 DOTNET_EnableDiagnostics=0 start_dotnet_app "$app" 60
-collect "$workdir/images"
+collect "$workdir/images" --names perfmap
 kill "$started_pid"
 [[ ! -e "$workdir/images/perf-$started_pid.map" ]] || fail "the runtime wrote a perf map: the images were not alone"
 folded top "$workdir/images/folded_stacks.out" 3
