@@ -638,9 +638,8 @@ bool managed_image_unwind_at(const struct managed_image *image, uint64_t file_of
 	    !readytorun_runtime_function(&image->r2r, index, &function) ||
 	    rva < function.begin_rva || rva >= function.end_rva)
 		return false;
-	unwind->packed = function.packed_unwind;
-	unwind->info = NULL;
-	unwind->info_size = 0;
+	/* Precompiled code is never OSR code; the walk says what it takes. */
+	*unwind = (struct windows_unwind_code_at){.packed = function.packed_unwind};
 	if (!function.packed_unwind &&
 	    !readytorun_unwind_info(&image->r2r, &function, &unwind->info, &unwind->info_size))
 		return false;
