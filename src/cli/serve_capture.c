@@ -1,10 +1,9 @@
 #include "serve_capture.h"
+#include "serve_child.h"
 #include "util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <stdbool.h>
@@ -13,8 +12,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 /* pprof and speedscope are listed before every profcpu writes them: the
  * server answers 404 for a file a capture does not hold. */
@@ -85,20 +82,13 @@ int capture_start(struct capture *capture, const char *output_dir,
 	size_t count = 0;
 	time_t now = time(NULL);
 	struct tm local;
-	posix_spawn_file_actions_t actions;
-	posix_spawnattr_t attributes;
-	sigset_t no_signals;
-	int pipe_ends[2], spawned;
+	int spawned;
 
 	strftime(date, sizeof(date), "%Y-%m-%d_%H-%M-%S", localtime_r(&now, &local));
 	snprintf(capture->name, sizeof(capture->name), "pid%d_%s", (int)request->pid, date);
 	snprintf(pid_text, sizeof(pid_text), "%d", (int)request->pid);
 	snprintf(seconds_text, sizeof(seconds_text), "%u", request->seconds);
 	snprintf(frequency_text, sizeof(frequency_text), "%u", request->frequency);
-	if (pipe2(pipe_ends, O_CLOEXEC) < 0) {
-		snprintf(error, error_size, "cannot start the capture: %s", strerror(errno));
-		return -1;
-	}
 	folder = xasprintf("%s/%s", output_dir, capture->name);
 	arguments[count++] = "profcpu";
 	arguments[count++] = "collect";
@@ -124,28 +114,12 @@ int capture_start(struct capture *capture, const char *output_dir,
 	arguments[count++] = folder;
 	arguments[count] = NULL;
 
-	posix_spawn_file_actions_init(&actions);
-	posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDERR_FILENO);
-	/* The server blocks SIGINT and SIGTERM to wait for them: the capture
-	 * must get them, to stop early and still write its outputs. */
-	posix_spawnattr_init(&attributes);
-	sigemptyset(&no_signals);
-	posix_spawnattr_setsigmask(&attributes, &no_signals);
-	posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
-	spawned = posix_spawn(&capture->child, "/proc/self/exe", &actions, &attributes,
-			      (char *const *)arguments, environ);
-	posix_spawn_file_actions_destroy(&actions);
-	posix_spawnattr_destroy(&attributes);
-	close(pipe_ends[1]);
+	spawned = serve_child_spawn(arguments, true, &capture->child, &capture->messages_fd);
 	free(folder);
 	if (spawned != 0) {
-		close(pipe_ends[0]);
 		snprintf(error, error_size, "cannot start the capture: %s", strerror(spawned));
 		return -1;
 	}
-	capture->messages_fd = pipe_ends[0];
 	capture->pidfd = (int)syscall(SYS_pidfd_open, capture->child, 0);
 	return 0;
 }

@@ -1,20 +1,17 @@
 #include "serve_watch.h"
+#include "serve_child.h"
 #include "process_listing.h"
 #include "target_process.h"
 #include "util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 /* GET /watch names at most this many captures (a watch of months). */
 #define MAX_CAPTURES_LISTED 1000
@@ -209,10 +206,7 @@ static pid_t spawn_watch(const struct serve_watch *watch, int *messages_fd)
 	char pid_text[24], values[WATCH_OPTION_COUNT][32];
 	const char *arguments[9 + 2 * WATCH_OPTION_COUNT];
 	size_t count = 0;
-	posix_spawn_file_actions_t actions;
-	posix_spawnattr_t attributes;
-	sigset_t no_signals;
-	int pipe_ends[2], spawned;
+	int spawned;
 	pid_t child;
 
 	snprintf(pid_text, sizeof(pid_text), "%ld", watch->options.pid);
@@ -232,30 +226,10 @@ static pid_t spawn_watch(const struct serve_watch *watch, int *messages_fd)
 	arguments[count++] = "-o";
 	arguments[count++] = watch->output_dir;
 	arguments[count] = NULL;
-	if (pipe2(pipe_ends, O_CLOEXEC) < 0) {
-		report_error("serve cannot start the watch: %s", strerror(errno));
-		return -1;
-	}
-	posix_spawn_file_actions_init(&actions);
-	posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDERR_FILENO);
-	/* The server blocks SIGINT and SIGTERM to wait for them: the watch
-	 * must get them, to write the capture under way and end. */
-	posix_spawnattr_init(&attributes);
-	sigemptyset(&no_signals);
-	posix_spawnattr_setsigmask(&attributes, &no_signals);
-	posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
-	spawned = posix_spawn(&child, "/proc/self/exe", &actions, &attributes,
-			      (char *const *)arguments, environ);
-	posix_spawn_file_actions_destroy(&actions);
-	posix_spawnattr_destroy(&attributes);
-	close(pipe_ends[1]);
-	if (spawned != 0) {
-		close(pipe_ends[0]);
+	if ((spawned = serve_child_spawn(arguments, false, &child, messages_fd)) != 0) {
 		report_error("serve cannot start the watch: %s", strerror(spawned));
 		return -1;
 	}
-	*messages_fd = pipe_ends[0];
 	return child;
 }
 
