@@ -265,10 +265,9 @@ static bool find_method_start(const struct code_map *map, struct target_memory *
 	return false;
 }
 
-/* The module's path: a UTF-16 string of the runtime's, converted to UTF-8
- * (code units outside ASCII become '?': paths here are the loader's). */
-static void read_module_path(const struct code_map *map, struct target_memory *memory,
-			     uint64_t module, char *path, size_t size)
+/* A UTF-16 string of the runtime's (paths here are the loader's). */
+void code_map_module_path(const struct code_map *map, struct target_memory *memory, uint64_t module,
+			  char *path, size_t size)
 {
 	uint16_t units[MAX_PATH_UNITS + 1];
 	uint64_t address;
@@ -353,8 +352,9 @@ static bool read_method(const struct code_map *map, struct target_memory *memory
 	    !owner->module)
 		return false;
 
-	read_module_path(map, memory, owner->module, owner->module_path,
-			 sizeof(owner->module_path));
+	owner->method_table = method_table;
+	code_map_module_path(map, memory, owner->module, owner->module_path,
+			     sizeof(owner->module_path));
 	if ((flags_of_desc & CLASSIFICATION_MASK) == CLASSIFICATION_DYNAMIC)
 		return read_dynamic_name(map, memory, owner);
 

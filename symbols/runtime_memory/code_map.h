@@ -37,6 +37,10 @@ struct code_owner {
 	uint64_t module;      /* its Module */
 	uint32_t token;	      /* MethodDef token (0x06......) in the module; 0 for a
 				 dynamic method */
+	/* its MethodTable: its type's, or that of the instantiation whose
+	 * code it is (the one code of List<string> and List<object> is
+	 * List<__Canon>'s) */
+	uint64_t method_table;
 	/* a dynamic method's own name (LCG, IL stubs: "IL_STUB_PInvoke"), else
 	 * "" */
 	char dynamic_name[256];
@@ -60,5 +64,11 @@ void code_map_free(struct code_map *map);
  * does not agree with itself. */
 bool code_map_lookup(const struct code_map *map, struct target_memory *memory, uint64_t address,
 		     struct code_owner *owner);
+
+/* The file of the runtime's Module at `module`, as it loaded it (UTF-8,
+ * code units outside ASCII as '?'), into `path` (`size` bytes); "" when it
+ * has none or its memory does not give one whole. */
+void code_map_module_path(const struct code_map *map, struct target_memory *memory, uint64_t module,
+			  char *path, size_t size);
 
 #endif
