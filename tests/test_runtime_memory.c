@@ -3,7 +3,8 @@
  * as .NET 10.0.12 wrote it (tests/data, argv[1]) and hostile variants of
  * it, the descriptor struct read from memory, and a code heap with one
  * method laid out as .NET 10.0.12 lays them out, looked up whole and
- * corrupted (fakes in this process). */
+ * corrupted, and generic types' MethodTables and dictionaries, walked
+ * whole and corrupted (fakes in this process). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 
 #include "code_map.h"
 #include "contract_descriptor.h"
+#include "generic_arguments.h"
 #include "runtime_descriptor.h"
 #include "target_memory.h"
 #include "whole_file.h"
@@ -590,6 +592,224 @@ static void test_code_map_names_precodes(void **state)
 	memset(fake_machine, 0, sizeof(fake_machine));
 }
 
+/* Generic types as .NET 10.0.12 lays out their MethodTables (MTFlags at 0,
+ * MTFlags2 at 8, Module at 24, PerInstInfo at 48) and dictionaries (the
+ * GenericsDictInfo's NumDicts at 4 and NumTypeArgs at 6, in the pointer
+ * before them). */
+struct fake_type {
+	uint64_t method_table[8];
+	uint64_t dictionary_info, dictionaries[2]; /* PerInstInfo: &dictionaries */
+	uint64_t arguments[3];
+};
+
+enum {
+	ROW_CANON = 1,
+	ROW_INT32,
+	ROW_DICTIONARY,
+	ROW_VALUE_TUPLE,
+	GENERIC_INSTANTIATION = 0x10,
+	SHARED_INSTANTIATION = 0x20,
+	TYPICAL_INSTANTIATION = 0x30,
+};
+static const char *const TYPE_NAMES[] = {
+    [ROW_CANON] = "System.__Canon",
+    [ROW_INT32] = "System.Int32",
+    [ROW_DICTIONARY] = "System.Collections.Generic.Dictionary`2",
+    [ROW_VALUE_TUPLE] = "System.ValueTuple`2",
+};
+static uint64_t fake_module[4]; /* CoreLib's: the namer's one module */
+static struct fake_type canon, int32, dictionary, value_tuple, int32_array;
+
+/* A type of TypeDef `row` with `flags` and, when generic, the arguments
+ * `first` and `second` in its own dictionary, the second of two. */
+static void fake_type(struct fake_type *type, uint32_t row, uint32_t flags,
+		      const struct fake_type *first, const struct fake_type *second)
+{
+	memset(type, 0, sizeof(*type));
+	memcpy(type->method_table, &flags, 4);
+	memcpy((uint8_t *)type->method_table + 8, &(uint32_t){row << 8}, 4);
+	type->method_table[3] = at(fake_module);
+	type->method_table[6] = at(type->dictionaries);
+	memcpy((uint8_t *)&type->dictionary_info + 4, &(uint16_t){2}, 2);
+	memcpy((uint8_t *)&type->dictionary_info + 6, &(uint16_t){first && second ? 2 : 1}, 2);
+	type->dictionaries[0] = 0x1000; /* a base type's: not read */
+	type->dictionaries[1] = at(type->arguments);
+	type->arguments[0] = first ? at(first->method_table) : 0;
+	type->arguments[1] = second ? at(second->method_table) : 0;
+}
+
+/* Dictionary<__Canon,ValueTuple<int,int[]>>: the code that
+ * Dictionary<string,(int,int[])> runs. */
+static void build_fake_types(void)
+{
+	fake_type(&canon, ROW_CANON, 0, NULL, NULL);
+	fake_type(&int32, ROW_INT32, 0, NULL, NULL);
+	/* an int[]: a component size of 4, its element type its PerInstInfo */
+	fake_type(&int32_array, 0, 0x80000000u | 0x00080000u | 0x00020000u | 4, NULL, NULL);
+	int32_array.method_table[6] = at(int32.method_table);
+	fake_type(&value_tuple, ROW_VALUE_TUPLE, GENERIC_INSTANTIATION, &int32, &int32_array);
+	fake_type(&dictionary, ROW_DICTIONARY, SHARED_INSTANTIATION, &canon, &value_tuple);
+}
+
+/* generic_arguments_namer(): the fake module's TypeDefs, counted. */
+static int names_asked;
+static bool name_fake_type(void *context, struct target_memory *memory, uint64_t module,
+			   uint32_t row, char *name, size_t size)
+{
+	(void)context;
+	(void)memory;
+	names_asked++;
+	if (module != at(fake_module) || row >= sizeof(TYPE_NAMES) / sizeof(*TYPE_NAMES) ||
+	    !TYPE_NAMES[row])
+		return false;
+	snprintf(name, size, "%s", TYPE_NAMES[row]);
+	return true;
+}
+
+static struct generic_arguments *fake_generic_arguments(void)
+{
+	size_t size;
+	char *json = (char *)read_whole(descriptor_path, &size);
+	uint64_t pointers[24] = {0};
+	char error[256];
+	struct contract_descriptor *descriptor =
+	    contract_descriptor_parse(json, size, pointers, 24, error, sizeof(error));
+
+	assert_non_null(descriptor);
+
+	struct generic_arguments *arguments =
+	    generic_arguments_new(descriptor, error, sizeof(error));
+	assert_non_null(arguments);
+	contract_descriptor_free(descriptor);
+	free(json);
+	return arguments;
+}
+
+/* The arguments of the type whose MethodTable is at `method_table`, into
+ * `text`; the reads made in `reads`. */
+static bool walk_arguments(const struct generic_arguments *arguments, uint64_t method_table,
+			   char *text, size_t size, uint32_t *row, uint64_t *reads)
+{
+	struct target_memory memory;
+
+	target_memory_init(&memory, getpid(), 1 << 20, 60);
+	bool found = generic_arguments_write(arguments, &memory, method_table, name_fake_type, NULL,
+					     row, text, size);
+	if (reads)
+		*reads = memory.reads;
+	return found;
+}
+
+/* Whether the fake Dictionary's arguments are named. */
+static bool dictionary_is_named(const struct generic_arguments *arguments)
+{
+	char text[4096];
+	uint32_t row;
+
+	return walk_arguments(arguments, at(dictionary.method_table), text, sizeof(text), &row,
+			      NULL);
+}
+
+static void test_generic_arguments(void **state)
+{
+	struct generic_arguments *arguments = fake_generic_arguments();
+	char text[512];
+	uint32_t row;
+
+	(void)state;
+	skip_without_own_memory();
+	build_fake_types();
+	assert_true(
+	    walk_arguments(arguments, at(dictionary.method_table), text, sizeof(text), &row, NULL));
+	assert_string_equal(text,
+			    "[System.__Canon,System.ValueTuple`2[System.Int32,System.Int32[]]]");
+	assert_int_equal(row, ROW_DICTIONARY);
+	/* a type of no arguments: none */
+	assert_true(
+	    walk_arguments(arguments, at(int32.method_table), text, sizeof(text), &row, NULL));
+	assert_string_equal(text, "");
+	assert_int_equal(row, ROW_INT32);
+	/* one character short of the text */
+	assert_false(walk_arguments(arguments, at(dictionary.method_table), text,
+				    strlen("[System.__Canon,System.ValueTuple`2[System.Int32,"
+					   "System.Int32[]]]"),
+				    &row, NULL));
+	generic_arguments_free(arguments);
+}
+
+/* Each corruption names nothing (the caller keeps the definition's name),
+ * in a bounded number of reads. */
+static void test_generic_arguments_corrupt(void **state)
+{
+	struct generic_arguments *arguments = fake_generic_arguments();
+	struct fake_type nested[12];
+	char text[4096];
+	uint32_t row;
+	uint64_t reads;
+
+	(void)state;
+	skip_without_own_memory();
+	/* a type among its own arguments' arguments: a cycle, ended by the depth */
+	build_fake_types();
+	value_tuple.arguments[1] = at(dictionary.method_table);
+	names_asked = 0;
+	assert_false(walk_arguments(arguments, at(dictionary.method_table), text, sizeof(text),
+				    &row, &reads));
+	assert_true(reads < 100 && names_asked < 30);
+	/* a TypeDesc (a type variable, a pointer) among the arguments */
+	build_fake_types();
+	dictionary.arguments[0] |= 2;
+	assert_false(dictionary_is_named(arguments));
+	/* an argument at no MethodTable */
+	build_fake_types();
+	dictionary.arguments[1] = 0x1000;
+	assert_false(dictionary_is_named(arguments));
+	/* the dictionaries' and arguments' counts out of bounds */
+	build_fake_types();
+	memcpy((uint8_t *)&dictionary.dictionary_info + 6, &(uint16_t){0}, 2);
+	assert_false(dictionary_is_named(arguments));
+	memcpy((uint8_t *)&dictionary.dictionary_info + 6, &(uint16_t){40000}, 2);
+	assert_false(dictionary_is_named(arguments));
+	build_fake_types();
+	memcpy((uint8_t *)&dictionary.dictionary_info + 4, &(uint16_t){0}, 2);
+	assert_false(dictionary_is_named(arguments));
+	/* the type's own dictionary unmapped */
+	build_fake_types();
+	dictionary.dictionaries[1] = 0x1000;
+	assert_false(dictionary_is_named(arguments));
+	/* a typical instantiation (Dictionary<TKey,TValue> itself) */
+	build_fake_types();
+	memcpy(dictionary.method_table, &(uint32_t){TYPICAL_INSTANTIATION}, 4);
+	assert_false(dictionary_is_named(arguments));
+	/* an argument its module does not name (row 0, a row it lacks) */
+	build_fake_types();
+	memcpy((uint8_t *)canon.method_table + 8, &(uint32_t){0}, 4);
+	assert_false(dictionary_is_named(arguments));
+	memcpy((uint8_t *)canon.method_table + 8, &(uint32_t){99 << 8}, 4);
+	assert_false(dictionary_is_named(arguments));
+	/* a multi-dimensional array (int[,]) */
+	build_fake_types();
+	memcpy(int32_array.method_table, &(uint32_t){0x80000000u | 0x00080000u | 4}, 4);
+	assert_false(dictionary_is_named(arguments));
+	/* ValueTuple<ValueTuple<...>> twelve deep: past the depth bound */
+	build_fake_types();
+	for (int i = 0; i < 12; i++)
+		fake_type(&nested[i], ROW_VALUE_TUPLE, GENERIC_INSTANTIATION,
+			  i ? &nested[i - 1] : &int32, &int32);
+	assert_false(walk_arguments(arguments, at(nested[11].method_table), text, sizeof(text),
+				    &row, &reads));
+	assert_true(reads < 100);
+	/* seven levels below the type are named */
+	assert_true(
+	    walk_arguments(arguments, at(nested[6].method_table), text, sizeof(text), &row, NULL));
+	assert_non_null(strstr(text, "[System.ValueTuple`2[System.ValueTuple`2[System.Int32,"));
+	/* a MethodTable at no address, or a misaligned one */
+	assert_false(walk_arguments(arguments, 0x1000, text, sizeof(text), &row, NULL));
+	assert_false(walk_arguments(arguments, at(dictionary.method_table) + 1, text, sizeof(text),
+				    &row, NULL));
+	generic_arguments_free(arguments);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -601,6 +821,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_code_map_finds_the_method),
 	    cmocka_unit_test(test_code_map_corrupt),
 	    cmocka_unit_test(test_code_map_names_precodes),
+	    cmocka_unit_test(test_generic_arguments),
+	    cmocka_unit_test(test_generic_arguments_corrupt),
 	};
 
 	if (argc != 2) {
