@@ -101,7 +101,7 @@ static void add_generic_arguments(struct runtime_names *names, struct target_mem
 				  char *name, size_t size)
 {
 	const struct clr_metadata *metadata = managed_image_metadata(image);
-	char arguments[MAX_RUNTIME_NAME], type[MAX_RUNTIME_NAME], marker[MAX_RUNTIME_NAME + 8];
+	char arguments[MAX_RUNTIME_NAME], type[1024], marker[sizeof(type) + 8];
 	struct name_text type_text = {type, sizeof(type), 0};
 	uint32_t row;
 	char *at;

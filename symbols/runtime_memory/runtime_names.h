@@ -1,7 +1,11 @@
 /* Names of JIT code from the runtime's memory: the method code_map.h finds,
- * named from its module's metadata (managed_image_method_def_name) and made
- * readable as the perf map's names are (managed_name.h):
- * "hotloop!Demo.Program::HotMethod"; a dynamic method by its own name, in
+ * named from its module's metadata (managed_image_method_def_name), with
+ * the generic arguments of its type's instantiation (generic_arguments.h;
+ * the definition's name where the memory does not give them whole), and
+ * made readable as the perf map's names are (managed_name.h):
+ * "hotloop!Demo.Program::HotMethod",
+ * "System.Private.CoreLib!System.Collections.Generic.Dictionary`2[__Canon,Int32]::TryGetValue";
+ * a dynamic method by its own name, in
  * its module's assembly ("System.Private.CoreLib!dynamicClass::InvokeStub_X",
  * "Anonymously Hosted DynamicMethods Assembly" for those of no module's
  * file), as the perf map names them; a runtime stub by its kind, and the
@@ -37,10 +41,13 @@ void runtime_names_free(struct runtime_names *names);
 bool runtime_names_lookup(struct runtime_names *names, struct target_memory *memory,
 			  uint64_t address, char *name, size_t size, struct code_owner *owner);
 
-/* The same name as the runtime's perf map writes it ("[hotloop]
- * Demo.Program::HotMethod()", "[Assembly] dynamicClass::Name()", "stub
+/* The same name as the runtime's perf map writes it ("float64 [hotloop]
+ * Demo.Program::HotMethod(int32)", "instance bool [System.Private.CoreLib]
+ * System.Collections.Generic.Dictionary`2[System.__Canon,System.Int32]::
+ * TryGetValue(!0,!1&)", "[Assembly] dynamicClass::Name()", "stub
  * FixupPrecode for hotloop!Demo.Program::HotMethod"), which
- * the outputs make readable as they do the perf map's. */
+ * the outputs make readable as they do the perf map's. A name whose generic
+ * arguments do not fit in `size` is written as its definition's. */
 bool runtime_names_runtime_name(struct runtime_names *names, struct target_memory *memory,
 				uint64_t address, char *name, size_t size,
 				struct code_owner *owner);
