@@ -63,8 +63,15 @@ grep -q "naming the JIT frames of .NET pid [0-9]* from its runtime's memory" "$w
 	fail "collect did not say it names csc's JIT frames from its runtime's memory"
 
 # Roslyn's phases, by the frames of their own methods (a stub's name holds
-# the method it leads to: "[stub] FixupPrecode for ...", not counted).
-assert_shares_agree memory "$workdir/memory/folded_stacks.out" ipc "$workdir/ipc/folded_stacks.out" 10 \
+# the method it leads to: "[stub] FixupPrecode for ...", not counted), as
+# shares of Roslyn's own samples: the two runs' tiered compilation and GC
+# threads take shares that differ with the machine's load (Binder 51.4%
+# against 40.2% of all samples once, beside another test).
+for name in memory ipc; do
+	grep -F ';Microsoft.CodeAnalysis' "$workdir/$name/folded_stacks.out" >"$workdir/$name.roslyn.folded" ||
+		fail "no sample of Roslyn's methods ($name)"
+done
+assert_shares_agree memory "$workdir/memory.roslyn.folded" ipc "$workdir/ipc.roslyn.folded" 10 \
 	';Microsoft\.CodeAnalysis\.CSharp!Microsoft\.CodeAnalysis\.CSharp\.MethodCompiler' \
 	';Microsoft\.CodeAnalysis\.CSharp!Microsoft\.CodeAnalysis\.CSharp\.Binder::' \
 	';Microsoft\.CodeAnalysis!Microsoft\.CodeAnalysis\.CodeGen\.' \
