@@ -369,28 +369,46 @@ static void build_fake_runtime(void)
 		fake.path[i] = (uint16_t) "/app/app.dll"[i];
 }
 
-static struct code_map *fake_code_map(uint32_t version)
+/* The fake runtime's code map from .NET 10.0.12's descriptor with `from`,
+ * a piece of its text, made `to`. */
+static struct code_map *fake_code_map_edited(const char *from, const char *to)
 {
 	size_t size;
 	char *json = (char *)read_whole(descriptor_path, &size);
-	char *contract = strstr(json, "\"ExecutionManager\":2");
+	char *found = strstr(json, from);
 	uint64_t pointers[24] = {0};
 	char error[256];
 
-	assert_non_null(contract);
-	contract[strlen("\"ExecutionManager\":")] = (char)('0' + version);
+	assert_non_null(found);
+
+	size_t head = (size_t)(found - json), tail = size - head - strlen(from);
+	char *edited = malloc(head + strlen(to) + tail);
+
+	assert_non_null(edited);
+	memcpy(edited, json, head);
+	memcpy(edited + head, to, strlen(to));
+	memcpy(edited + head + strlen(to), found + strlen(from), tail);
 	pointers[20] = at(fake.levels[0]);
 	pointers[21] = at(fake_machine);
 
-	struct contract_descriptor *descriptor =
-	    contract_descriptor_parse(json, size, pointers, 24, error, sizeof(error));
+	struct contract_descriptor *descriptor = contract_descriptor_parse(
+	    edited, head + strlen(to) + tail, pointers, 24, error, sizeof(error));
 	assert_non_null(descriptor);
 
 	struct code_map *map = code_map_new(descriptor, error, sizeof(error));
 	assert_non_null(map);
 	contract_descriptor_free(descriptor);
+	free(edited);
 	free(json);
 	return map;
+}
+
+static struct code_map *fake_code_map(uint32_t version)
+{
+	char contract[32];
+
+	snprintf(contract, sizeof(contract), "\"ExecutionManager\":%u", version);
+	return fake_code_map_edited("\"ExecutionManager\":2", contract);
 }
 
 static bool look_up(const struct code_map *map, uint64_t offset, struct code_owner *owner,
@@ -647,6 +665,26 @@ static void test_code_map_names_precodes(void **state)
 	memset(fake_machine, 0, sizeof(fake_machine));
 }
 
+/* A machine descriptor's offset whose sum with the pattern's bytes wraps
+ * around 32 bits (4294967295 + 32 is 31): the patterns are not used, and
+ * nothing is read 4 GiB past the machine descriptor's bytes. */
+static void test_precode_offset_wrapping(void **state)
+{
+	struct code_owner owner;
+
+	(void)state;
+	skip_without_own_memory();
+	build_fake_runtime();
+	build_fake_precodes();
+	struct code_map *map =
+	    fake_code_map_edited("\"StubPrecodeSize\":57", "\"StubPrecodeSize\":4294967295");
+
+	assert_true(look_up(map, 0x48, &owner, NULL));
+	assert_string_equal(owner.stub_kind, "runtime stub");
+	code_map_free(map);
+	memset(fake_machine, 0, sizeof(fake_machine));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -660,6 +698,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_code_map_reads_an_image),
 	    cmocka_unit_test(test_code_map_corrupt),
 	    cmocka_unit_test(test_code_map_names_precodes),
+	    cmocka_unit_test(test_precode_offset_wrapping),
 	};
 
 	if (argc != 2) {
