@@ -202,6 +202,37 @@ static void test_reads_are_checked_and_bounded(void **state)
 	assert_string_equal(memory.stopped_by, "the time budget");
 }
 
+/* An image's regions read as a process's memory is, under the same bounds;
+ * a read must lie inside one region. */
+static void test_image_reads(void **state)
+{
+	static const uint8_t low[8] = "abcdefgh", high[8] = "ijklmnop";
+	const struct target_memory_region regions[] = {{0x1000, low, 8}, {0x1008, high, 8}};
+	struct target_memory memory;
+	uint8_t copy[8];
+	uint64_t value;
+
+	(void)state;
+	target_memory_init_image(&memory, regions, 2, 30);
+	assert_true(target_memory_read(&memory, 0x1009, copy, 7));
+	assert_memory_equal(copy, "jklmnop", 7);
+	assert_true(target_memory_read_u64(&memory, 0x1000, &value));
+	assert_memory_equal(&value, "abcdefgh", 8);
+	/* across the regions, past the last, before the first, wrapping */
+	assert_false(target_memory_read(&memory, 0x1004, copy, 8));
+	assert_false(target_memory_read(&memory, 0x100c, copy, 5));
+	assert_false(target_memory_read(&memory, 0xfff, copy, 1));
+	assert_false(target_memory_read(&memory, UINT64_MAX - 2, copy, 4));
+	assert_null(memory.stopped_by);
+	/* 7 + 8 + 8 + 5 + 1 of 30 spent (a wrapping read is refused
+	 * before): the byte budget stops the next */
+	assert_false(target_memory_read(&memory, 0x1000, copy, 2));
+	assert_string_equal(memory.stopped_by, "the byte budget");
+	/* no regions: nothing is read, not a process either */
+	target_memory_init_image(&memory, regions, 0, 24);
+	assert_false(target_memory_read(&memory, 0x1000, copy, 1));
+}
+
 /* A descriptor struct as libcoreclr.so exports it. */
 struct fake_descriptor {
 	uint64_t magic;
@@ -340,28 +371,46 @@ static void build_fake_runtime(void)
 		fake.path[i] = (uint16_t) "/app/app.dll"[i];
 }
 
-static struct code_map *fake_code_map(uint32_t version)
+/* The fake runtime's code map from .NET 10.0.12's descriptor with `from`,
+ * a piece of its text, made `to`. */
+static struct code_map *fake_code_map_edited(const char *from, const char *to)
 {
 	size_t size;
 	char *json = (char *)read_whole(descriptor_path, &size);
-	char *contract = strstr(json, "\"ExecutionManager\":2");
+	char *found = strstr(json, from);
 	uint64_t pointers[24] = {0};
 	char error[256];
 
-	assert_non_null(contract);
-	contract[strlen("\"ExecutionManager\":")] = (char)('0' + version);
+	assert_non_null(found);
+
+	size_t head = (size_t)(found - json), tail = size - head - strlen(from);
+	char *edited = malloc(head + strlen(to) + tail);
+
+	assert_non_null(edited);
+	memcpy(edited, json, head);
+	memcpy(edited + head, to, strlen(to));
+	memcpy(edited + head + strlen(to), found + strlen(from), tail);
 	pointers[20] = at(fake.levels[0]);
 	pointers[21] = at(fake_machine);
 
-	struct contract_descriptor *descriptor =
-	    contract_descriptor_parse(json, size, pointers, 24, error, sizeof(error));
+	struct contract_descriptor *descriptor = contract_descriptor_parse(
+	    edited, head + strlen(to) + tail, pointers, 24, error, sizeof(error));
 	assert_non_null(descriptor);
 
 	struct code_map *map = code_map_new(descriptor, error, sizeof(error));
 	assert_non_null(map);
 	contract_descriptor_free(descriptor);
+	free(edited);
 	free(json);
 	return map;
+}
+
+static struct code_map *fake_code_map(uint32_t version)
+{
+	char contract[32];
+
+	snprintf(contract, sizeof(contract), "\"ExecutionManager\":%u", version);
+	return fake_code_map_edited("\"ExecutionManager\":2", contract);
 }
 
 static bool look_up(const struct code_map *map, uint64_t offset, struct code_owner *owner,
@@ -403,6 +452,32 @@ static void test_code_map_finds_the_method(void **state)
 		assert_false(look_up(map, 0x40, &owner, NULL));
 		code_map_free(map);
 	}
+}
+
+/* The same lookup from an image of the fake runtime, as the fuzz target
+ * reads its input: no process read. */
+static void test_code_map_reads_an_image(void **state)
+{
+	const struct target_memory_region image[] = {
+	    {at(&fake), (const uint8_t *)&fake, sizeof(fake)}};
+	struct target_memory memory;
+	struct code_owner owner;
+
+	(void)state;
+	build_fake_runtime();
+	struct code_map *map = fake_code_map(2);
+
+	target_memory_init_image(&memory, image, 1, 1 << 20);
+	assert_true(code_map_lookup(map, &memory, at(fake.heap) + METHOD_AT + 0x150, &owner));
+	assert_true(owner.start == at(fake.heap) + METHOD_AT);
+	assert_int_equal(owner.token, 0x06000005);
+	assert_string_equal(owner.module_path, "/app/app.dll");
+	/* an image without the heap: no code header before the start */
+	const struct target_memory_region cut = {at(&fake), (const uint8_t *)&fake,
+						 offsetof(struct fake_runtime, heap)};
+	target_memory_init_image(&memory, &cut, 1, 1 << 20);
+	assert_false(code_map_lookup(map, &memory, at(fake.heap) + METHOD_AT + 0x150, &owner));
+	code_map_free(map);
 }
 
 /* Each corruption names nothing, in a bounded number of reads. */
@@ -810,17 +885,40 @@ static void test_generic_arguments_corrupt(void **state)
 	generic_arguments_free(arguments);
 }
 
+/* A machine descriptor's offset whose sum with the pattern's bytes wraps
+ * around 32 bits (4294967295 + 32 is 31): the patterns are not used, and
+ * nothing is read 4 GiB past the machine descriptor's bytes. */
+static void test_precode_offset_wrapping(void **state)
+{
+	struct code_owner owner;
+
+	(void)state;
+	skip_without_own_memory();
+	build_fake_runtime();
+	build_fake_precodes();
+	struct code_map *map =
+	    fake_code_map_edited("\"StubPrecodeSize\":57", "\"StubPrecodeSize\":4294967295");
+
+	assert_true(look_up(map, 0x48, &owner, NULL));
+	assert_string_equal(owner.stub_kind, "runtime stub");
+	code_map_free(map);
+	memset(fake_machine, 0, sizeof(fake_machine));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_real_descriptor),
 	    cmocka_unit_test(test_hostile_descriptors),
 	    cmocka_unit_test(test_reads_are_checked_and_bounded),
+	    cmocka_unit_test(test_image_reads),
 	    cmocka_unit_test(test_descriptor_in_memory),
 	    cmocka_unit_test(test_process_without_runtime),
 	    cmocka_unit_test(test_code_map_finds_the_method),
+	    cmocka_unit_test(test_code_map_reads_an_image),
 	    cmocka_unit_test(test_code_map_corrupt),
 	    cmocka_unit_test(test_code_map_names_precodes),
+	    cmocka_unit_test(test_precode_offset_wrapping),
 	    cmocka_unit_test(test_generic_arguments),
 	    cmocka_unit_test(test_generic_arguments_corrupt),
 	};

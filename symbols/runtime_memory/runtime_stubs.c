@@ -65,7 +65,7 @@ struct runtime_stubs *runtime_stubs_new(const struct contract_descriptor *descri
 		if (!contract_descriptor_field(descriptor, fields[i].type, fields[i].field,
 					       fields[i].offset) ||
 		    (!strcmp(fields[i].type, "PrecodeMachineDescriptor") &&
-		     *fields[i].offset + MAX_PRECODE > DESCRIPTOR_BYTES))
+		     *fields[i].offset > DESCRIPTOR_BYTES - MAX_PRECODE))
 			goto refused;
 	return stubs;
 refused:

@@ -1,5 +1,6 @@
 #include "target_memory.h"
 
+#include <string.h>
 #include <sys/uio.h>
 #include <time.h>
 
@@ -21,6 +22,34 @@ void target_memory_init(struct target_memory *memory, pid_t pid, uint64_t max_by
 	};
 }
 
+void target_memory_init_image(struct target_memory *memory,
+			      const struct target_memory_region *regions, size_t count,
+			      uint64_t max_bytes)
+{
+	*memory = (struct target_memory){
+	    .regions = regions,
+	    .region_count = count,
+	    .bytes_left = max_bytes,
+	    .deadline_ns = UINT64_MAX,
+	};
+}
+
+/* A read from the image: the region holding all `size` bytes. */
+static bool read_image(const struct target_memory *memory, uint64_t address, void *bytes,
+		       size_t size)
+{
+	for (size_t i = 0; i < memory->region_count; i++) {
+		const struct target_memory_region *region = &memory->regions[i];
+
+		if (address >= region->address && address - region->address <= region->size &&
+		    size <= region->size - (address - region->address)) {
+			memcpy(bytes, region->bytes + (address - region->address), size);
+			return true;
+		}
+	}
+	return false;
+}
+
 bool target_memory_read(struct target_memory *memory, uint64_t address, void *bytes, size_t size)
 {
 	if (size == 0 || size > TARGET_MEMORY_MAX_READ || address + size < address)
@@ -37,6 +66,8 @@ bool target_memory_read(struct target_memory *memory, uint64_t address, void *by
 	}
 	memory->bytes_left -= size;
 	memory->reads++;
+	if (memory->regions)
+		return read_image(memory, address, bytes, size);
 
 	struct iovec local = {.iov_base = bytes, .iov_len = size};
 	struct iovec remote = {.iov_base = (void *)(uintptr_t)address, .iov_len = size};
