@@ -106,7 +106,7 @@ static const char usage[] =
     "    profcpu agent --push http://pyroscope:4040 --otlp https://otlp.example:4318 \\\n"
     "        --otlp-bearer-token-file /run/secrets/otlp/token  # each with its own credentials\n"
     "    profcpu agent --push http://pyroscope:4040 --events contention,exceptions,alloc\n"
-    "    profcpu agent --push http://pyroscope:4040 --names perfmap  # as before .NET 9\n";
+    "    profcpu agent --push http://pyroscope:4040 --names perfmap  # the perf map route\n";
 
 /* The runtime events the agent asks by default: those whose profiles
  * collect makes by default (allocation ticks cost more: asked for). */
