@@ -10,7 +10,8 @@
 # turns its files off once it runs again (the request waited in its
 # socket).
 # An agent killed with kill -9 leaves its worker, which turns off what it
-# turned on.
+# turned on. (The perf map route, --names perfmap: by default the agent
+# turns on no perf map in a .NET 9+ app, tests/agent_dotnet_no_diagnostics.sh.)
 #
 # The agent runs in a PID namespace of its own, with its workloads: it asks
 # only them, not the machine's other .NET processes.
@@ -41,7 +42,7 @@ owner=$started_pid
 start_dynreuse stopped
 stopped=$started_pid
 spool=$workdir/spool
-start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 1 --no-events \
+start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 1 --no-events --names perfmap \
 	--spool "$spool" 2>"$workdir/agent.err"
 agent_pid=$started_pid
 asked "$own"
@@ -86,7 +87,7 @@ echo "stopped while the agent stopped: $stopped_before once it ran again, 3 meth
 echo "--- the sampler killed (kill -9): its worker turns off what it turned on"
 start_dynreuse alone
 alone=$started_pid
-start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 1 --no-events \
+start "$PROFCPU" agent --push "http://127.0.0.1:$port" --push-interval 1 --no-events --names perfmap \
 	--spool "$workdir/spool-killed" 2>"$workdir/agent.err"
 agent_pid=$started_pid
 asked "$alone"

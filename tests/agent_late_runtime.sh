@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A .NET app whose runtime loads seconds after it started (a host slow to
 # start on a loaded node, a container's entry script that execs dotnet)
-# still gets its perf map and its runtime events. The dotnet host spins 6 s
+# still gets its JIT code named (from its runtime's memory, .NET 9+) and
+# its runtime events. The dotnet host spins 6 s
 # in a preloaded library (tests/workloads/slow_start.c) before its main:
 # the agent, pushing every 2 s, samples it and looks for its runtime before
 # it has one. Once the runtime runs, the agent records its events, the
@@ -53,7 +54,7 @@ for path in glob.glob(received + "/*.query"):
 # The test's premise: the agent sampled the host before its runtime loaded.
 assert any("slow_start_spin" in frame for frame in frames), "the slow start was not sampled"
 assert any(frame.endswith("Demo.Program::Spin") for frame in frames), \
-    "Spin not named: the agent did not switch the perf map on"
+    "Spin not named: the agent did not name the runtime's JIT code"
 assert exceptions == caught, f"{exceptions} exceptions pushed, the app caught {caught}"
 print(f"ok: the slow start sampled, Spin named, {exceptions} of {caught} exceptions")
 PY

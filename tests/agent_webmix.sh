@@ -4,10 +4,10 @@
 # OpenSSL, gzip through zlib), on the OpenSSL path tests/lib.sh forces: at
 # least 98% of the samples it pushes reach a thread root with every frame
 # named, and the samples in OpenSSL's libcrypto keep their managed caller.
-# What is left is mostly the runtime's stubs as leaves (0.4-1.3% of the
-# samples in five runs), which collect names from the runtime's memory and
-# the agent does not yet (docs/DOTNET.md): the stacks that are not are
-# printed.
+# WebMix is named from its runtime's memory (the agent's default for .NET
+# 9+); what is left is mostly a [JIT] leaf under named callers (0.2% of
+# the samples in two runs; 0.5-0.6% on the perf map route, docs/AGENT.md)
+# and the JIT compiler's own frames: the stacks that are not are printed.
 # The agent runs in a PID namespace of its own, with WebMix, and pushes to
 # the tests' stand-in receiver (no Pyroscope server can run here).
 if [[ ${AGENT_WEBMIX_INSIDE:-} != 1 ]]; then

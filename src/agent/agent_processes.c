@@ -1,6 +1,7 @@
 #include "agent_processes.h"
 #include "agent_spool.h"
 #include "dotnet_diagnostics.h"
+#include "runtime_code_cache.h"
 #include "target_process.h"
 #include "util.h"
 
@@ -44,6 +45,13 @@ static void look_for_runtime_later(struct agent_process *process)
 				     : wait > MAX_RUNTIME_LOOK_WAIT ? MAX_RUNTIME_LOOK_WAIT
 								    : wait;
 	process->runtime_look_at = uptime_seconds() + process->runtime_look_wait;
+}
+
+/* Its runtime's memory is no longer read. */
+static void stop_memory_names(struct agent_process *process)
+{
+	runtime_code_cache_free(process->memory_code);
+	process->memory_code = NULL;
 }
 
 static bool same_labels(const struct pod_labels *a, const struct pod_labels *b)
@@ -224,6 +232,7 @@ struct agent_process *agent_processes_of_profile(struct agent_processes *process
 			remove_switched(processes, switched);
 			save_record(processes);
 		}
+		stop_memory_names(found);
 		found->runtime_asked = false;
 		found->runtime_look_at = found->runtime_look_wait = 0;
 		found->labels_settled = false;
@@ -280,6 +289,34 @@ bool agent_processes_selected(struct agent_processes *processes, pid_t pid, unsi
 		      selection);
 }
 
+/* Whether the JIT code of `target` is named from its runtime's memory,
+ * as `processes->names` says: else its perf map is turned on. Said in
+ * `log`. */
+static bool name_from_memory(const struct agent_processes *processes, struct agent_process *process,
+			     const struct target_process *target, FILE *log)
+{
+	char error[512];
+
+	if (processes->names == AGENT_NAMES_PERFMAP)
+		return false;
+	process->memory_code =
+	    runtime_code_cache_open(target->pid, target->root_fd, error, sizeof(error));
+	if (process->memory_code)
+		fprintf(log, "JIT names of .NET pid %d: from its runtime's memory (%s)\n",
+			(int)target->pid, runtime_code_cache_runtime_path(process->memory_code));
+	else if (processes->names == AGENT_NAMES_MEMORY)
+		fprintf(log,
+			"JIT names of .NET pid %d: none, its runtime's memory cannot be read "
+			"(--names memory): %s\n",
+			(int)target->pid, error);
+	else
+		fprintf(log,
+			"JIT names of .NET pid %d: from its perf map, its runtime's memory "
+			"cannot be read: %s\n",
+			(int)target->pid, error);
+	return process->memory_code || processes->names == AGENT_NAMES_MEMORY;
+}
+
 void agent_processes_ask_runtimes(struct agent_processes *processes, struct resolver *resolver,
 				  const struct agent_selection *selection,
 				  struct agent_runtime_sessions *sessions, FILE *log)
@@ -294,6 +331,7 @@ void agent_processes_ask_runtimes(struct agent_processes *processes, struct reso
 		if (process->runtime_asked && agent_selection_narrows(selection) &&
 		    !decide(processes, process, selection)) {
 			process->runtime_asked = false;
+			stop_memory_names(process);
 			if ((switched =
 				 find_switched(processes, process->pid, process->start_ticks))) {
 				dotnet_turn_off_perfmaps(switched, 1, DOTNET_TURN_OFF_MS, false,
@@ -319,13 +357,15 @@ void agent_processes_ask_runtimes(struct agent_processes *processes, struct reso
 		}
 		process->runtime_asked = true;
 		if (target_process_open(process->pid, &target) == 0) {
-			if (dotnet_ensure_perfmap(&target, log)) {
+			if (!name_from_memory(processes, process, &target, log) &&
+			    dotnet_ensure_perfmap(&target, log)) {
 				add_switched(processes, process->pid, process->start_ticks);
 				save_record(processes);
 			}
 			target_process_close(&target);
 			/* The runtime writes its perf map anew: read from the start. */
-			resolver_forget_process(resolver, process->pid);
+			if (!process->memory_code)
+				resolver_forget_process(resolver, process->pid);
 			if (sessions)
 				agent_runtime_sessions_watch(sessions, process->pid);
 		}
@@ -344,8 +384,10 @@ void agent_processes_prune(struct agent_processes *processes, unsigned long peri
 		    (process->start_ticks &&
 		     target_process_start_ticks(process->pid) == process->start_ticks))
 			processes->items[kept++] = *process;
-		else
+		else {
+			stop_memory_names(process);
 			resolver_forget_process(resolver, process->pid);
+		}
 	}
 	processes->count = kept;
 	kept = processes->switched_count;
@@ -357,8 +399,21 @@ void agent_processes_prune(struct agent_processes *processes, unsigned long peri
 		save_record(processes);
 }
 
+struct runtime_code_cache *agent_processes_memory_code(const struct agent_processes *processes,
+						       pid_t pid)
+{
+	struct runtime_code_cache *found = NULL;
+
+	for (size_t i = 0; i < processes->count; i++)
+		if (processes->items[i].pid == pid)
+			found = processes->items[i].memory_code; /* the newest's */
+	return found;
+}
+
 void agent_processes_release(struct agent_processes *processes)
 {
+	for (size_t i = 0; i < processes->count; i++)
+		stop_memory_names(&processes->items[i]);
 	free(processes->items);
 	free(processes->switched);
 	free(processes->record);

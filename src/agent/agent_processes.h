@@ -6,9 +6,10 @@
  * ran a second), then, in a container whose runtime's state was not
  * found, once a period it runs in; whether the selection takes it, judged
  * again whenever its labels change; and, for a .NET process the selection
- * takes, its perf map switched on (again after it exec'd: another
- * runtime). An entry goes when its process exits, with what the resolver
- * kept of it, so memory follows the processes that run.
+ * takes, how its JIT code is named (again after it exec'd: another
+ * runtime): from its runtime's memory (agent_memory_names.h), or its perf
+ * map switched on. An entry goes when its process exits, with what the
+ * resolver kept of it, so memory follows the processes that run.
  *
  * The perf maps and jitdumps the agent turned on (not those the targets'
  * owners did) are listed, in memory and in a record in the spool: turned
@@ -17,6 +18,7 @@
 #ifndef PROFCPU_AGENT_PROCESSES_H
 #define PROFCPU_AGENT_PROCESSES_H
 
+#include "agent_memory_names.h"
 #include "agent_runtime_sessions.h"
 #include "agent_selection.h"
 #include "dotnet_diagnostics.h"
@@ -32,9 +34,11 @@ struct agent_process {
 	pid_t pid;
 	unsigned long long start_ticks; /* 0: gone before it was seen */
 	struct pod_labels labels;
-	bool labels_settled;	/* found in the runtime's state, or read when it had run a second */
-	bool runtime_asked;	/* it runs .NET: its perf map switched on, its events recorded */
-	double runtime_look_at; /* when to look for its runtime again (seconds since boot) */
+	bool labels_settled; /* found in the runtime's state, or read when it had run a second */
+	bool runtime_asked;  /* it runs .NET: its JIT names chosen, its events recorded */
+	/* its JIT code named from its runtime's memory; NULL: not */
+	struct runtime_code_cache *memory_code;
+	double runtime_look_at;	  /* when to look for its runtime again (seconds since boot) */
 	double runtime_look_wait; /* the wait before that look */
 	bool selection_decided;	  /* `selected` holds whether the selection takes it */
 	bool selected;
@@ -45,6 +49,7 @@ struct agent_process {
 struct agent_processes {
 	struct agent_process *items;
 	size_t count, capacity;
+	enum agent_names names; /* where JIT code is named (--names) */
 	/* More folders of the runtimes' OCI configs (--container-state), or NULL. */
 	const struct string_list *state_folders;
 	bool said_container_files; /* that the selection refused such labels */
@@ -95,16 +100,24 @@ bool agent_processes_settle_labels(struct agent_processes *processes);
 bool agent_processes_selected(struct agent_processes *processes, pid_t pid, unsigned long period,
 			      const struct agent_selection *selection);
 
-/* Switches on the perf map and jitdump of each .NET process seen that
- * `selection` takes, once in its life and once it has run a second (its
- * runtime loaded): the runtime then writes every method it has prepared
- * so far, so the period just sampled is named too; `resolver` reads that
- * map from its start. Its runtime events are recorded from then on by
- * `sessions` (NULL: none). Turns off those it turned on in a process the
- * selection now leaves out (its labels changed). */
+/* Chooses how the JIT code of each .NET process seen that `selection`
+ * takes is named, once in its life and once it has run a second (its
+ * runtime loaded), as `names` says: from its runtime's memory where it
+ * has a contract descriptor (not with AGENT_NAMES_PERFMAP; with
+ * AGENT_NAMES_MEMORY nowhere else), else by switching on its perf map and
+ * jitdump: the runtime then writes every method it has prepared so far,
+ * so the period just sampled is named too; `resolver` reads that map from
+ * its start. Its runtime events are recorded from then on by `sessions`
+ * (NULL: none). Turns off those it turned on in a process the selection
+ * now leaves out (its labels changed), and no longer reads its memory. */
 void agent_processes_ask_runtimes(struct agent_processes *processes, struct resolver *resolver,
 				  const struct agent_selection *selection,
 				  struct agent_runtime_sessions *sessions, FILE *log);
+
+/* The cache of the runtime's code of the process that has `pid` now, when
+ * its JIT code is named from its memory; else NULL. */
+struct runtime_code_cache *agent_processes_memory_code(const struct agent_processes *processes,
+						       pid_t pid);
 
 /* Once period number `period` is sent: drops the processes last seen in
  * it or before that exited (or whose pid another took), and what

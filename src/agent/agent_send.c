@@ -354,6 +354,7 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 	agent_processes_ask_runtimes(&sender->processes, sender->resolver,
 				     sender->options->selection, sender->runtime_sessions,
 				     sender->log);
+	agent_memory_names_start_period(&sender->memory_names, sender->options->period);
 	if (rename(perf_data, reading) == 0)
 		read =
 		    process_profiles_read(
@@ -409,6 +410,7 @@ static void encode_period(struct agent_sender *sender, const struct agent_period
 				      profiles.wall_clock_offset, &number, stopped);
 	}
 	agent_runtime_periods_release(runtimes, runtime_count);
+	agent_memory_names_report(&sender->memory_names, sender->log);
 	for (size_t i = 0; read && i < profiles.count; i++)
 		samples += profiles.processes[i].samples;
 	fprintf(sender->log,
@@ -525,8 +527,12 @@ void agent_sender_open(struct agent_sender *sender, const struct agent_send_opti
 		      .max_periods = options->max_periods,
 		      .url = receivers},
 	    .config = {.live_every_process = true},
-	    .processes = {.state_folders = &options->selection->state_folders},
+	    .processes = {.state_folders = &options->selection->state_folders,
+			  .names = options->names},
 	};
+	sender->memory_names.processes = &sender->processes;
+	sender->config.jit_namer =
+	    (struct jit_namer){.name = agent_memory_names_name, .context = &sender->memory_names};
 	/* The sampler checked the folder; the worker opens it for itself. */
 	if (agent_spool_make(&sender->spool) == 0)
 		sender->log = agent_spool_open_file(log_path, O_WRONLY | O_CREAT | O_TRUNC, "w");

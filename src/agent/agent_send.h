@@ -1,7 +1,8 @@
 /* What the agent's worker (agent_worker.h) does with finished periods, in
  * its own process and over its whole life: names every process's frames
  * with one resolver kept from period to period (each ELF file, .NET image
- * and perf map is read once, not once a period), turns each period's
+ * and perf map is read once, not once a period) and, for .NET processes
+ * named so, lookups in their runtimes' memory (agent_memory_names.h), turns each period's
  * perf.data into one pprof profile per process with that process's labels
  * (agent_processes.h), and its .NET processes' runtime events into
  * profiles of lock contention, exceptions and allocations with the same
@@ -12,6 +13,7 @@
 #ifndef PROFCPU_AGENT_SEND_H
 #define PROFCPU_AGENT_SEND_H
 
+#include "agent_memory_names.h"
 #include "agent_processes.h"
 #include "agent_runtime_sessions.h"
 #include "agent_spool.h"
@@ -37,6 +39,7 @@ struct agent_send_options {
 	/* The runtime events asked of each .NET process, whose profiles are
 	 * pushed beside CPU's (--events); NULL: none. */
 	const struct eventpipe_config *runtime_events;
+	enum agent_names names; /* where .NET processes' JIT code is named (--names) */
 };
 
 struct agent_sender {
@@ -44,6 +47,7 @@ struct agent_sender {
 	struct agent_spool spool;
 	char *receivers; /* their URLs, for what the spool says (malloc'd) */
 	struct agent_processes processes;
+	struct agent_memory_names memory_names; /* the resolver's namer */
 	struct resolver_config config;
 	struct resolver *resolver;	    /* made on the first period */
 	FILE *log;			    /* SPOOL/agent.log: what symbols were (not) found */

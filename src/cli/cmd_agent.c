@@ -29,11 +29,13 @@ static const char usage[] =
     "labelled as Pyroscope's agents label them: service_name, namespace, pod,\n"
     "container, node; each sample carries its pid, process and thread.\n"
     "Sampling goes on while a child process encodes and sends a period.\n"
-    ".NET processes are asked once, through their\n"
-    "diagnostics socket, to write their perf map, to name JIT frames (and to\n"
-    "stop writing it when the agent stops: see docs/AGENT.md), and\n"
-    "send their runtime events: their lock contention and exceptions (and\n"
-    "allocations where asked) are pushed as profiles of their own.\n"
+    "JIT frames of .NET processes are named from their runtime's memory\n"
+    "(.NET 9 and later: nothing written in them), else (.NET 8) from the\n"
+    "perf map they are asked once, through their diagnostics socket, to\n"
+    "write (and to stop writing when the agent stops: see docs/AGENT.md).\n"
+    "They are asked to send their runtime events: their lock contention and\n"
+    "exceptions (and allocations where asked) are pushed as profiles of\n"
+    "their own.\n"
     "A receiver that is down or slow costs nothing but the buffer: periods\n"
     "wait in the spool folder, the oldest dropped past --buffer-periods.\n"
     "Needs CAP_PERFMON (or root) and CAP_SYS_PTRACE.\n"
@@ -83,6 +85,11 @@ static const char usage[] =
     "                        waits (wait: .NET 9's waits on wait handles), as\n"
     "                        collect's -events\n"
     "  --no-events           no runtime events: CPU profiles only\n"
+    "  --names ROUTE         where JIT frames of .NET processes get their names:\n"
+    "                        auto (default: the runtime's memory where it has a\n"
+    "                        contract descriptor, .NET 9+; else the perf map),\n"
+    "                        memory (only there), perfmap (the perf map and\n"
+    "                        jitdump turned on through the diagnostics socket)\n"
     "\n"
     "the --push receiver's API and credentials (never sent to the --otlp one):\n" PUSH_TARGET_USAGE
     "\n"
@@ -98,7 +105,8 @@ static const char usage[] =
     "    profcpu agent --otlp http://otel-collector:4318    # OpenTelemetry profiles\n"
     "    profcpu agent --push http://pyroscope:4040 --otlp https://otlp.example:4318 \\\n"
     "        --otlp-bearer-token-file /run/secrets/otlp/token  # each with its own credentials\n"
-    "    profcpu agent --push http://pyroscope:4040 --events contention,exceptions,alloc\n";
+    "    profcpu agent --push http://pyroscope:4040 --events contention,exceptions,alloc\n"
+    "    profcpu agent --push http://pyroscope:4040 --names perfmap  # the perf map route\n";
 
 /* The runtime events the agent asks by default: those whose profiles
  * collect makes by default (allocation ticks cost more: asked for). */
@@ -175,7 +183,7 @@ int cmd_agent(int argc, char **argv)
 	const char *url = NULL;
 	long frequency = DEFAULT_FREQUENCY, buffer_periods = DEFAULT_BUFFER_PERIODS;
 	double interval = 15;
-	const char *node = NULL, *call_graph_text = "hybrid";
+	const char *node = NULL, *call_graph_text = "hybrid", *names = "auto";
 	enum call_graph_mode call_graph;
 	struct string_list positionals = {0};
 	struct event_options events = {0};
@@ -202,6 +210,7 @@ int cmd_agent(int argc, char **argv)
 	    {"push-timeout", NULL, OPTION_NUMBER, &send.timeout},
 	    {"events", NULL, OPTION_STRING, &events.events},
 	    {"no-events", "noevents", OPTION_FLAG, &events.no_events},
+	    {"names", NULL, OPTION_STRING, &names},
 	    PUSH_TARGET_OPTION_ENTRIES(&credentials),
 	    OTLP_TARGET_OPTION_ENTRIES(&otlp_credentials),
 	    {NULL, NULL, OPTION_FLAG, NULL},
@@ -228,6 +237,10 @@ int cmd_agent(int argc, char **argv)
 			     "hybrid (see profcpu agent --help)");
 		goto done;
 	}
+	if (!agent_names_parse(names, &send.names)) {
+		report_error("invalid --names %s: give perfmap, memory or auto", names);
+		goto done;
+	}
 	if (!url && given_credentials(&credentials)) {
 		report_error(
 		    "the API and credentials without otlp- in their names are the --push "
@@ -245,8 +258,9 @@ int cmd_agent(int argc, char **argv)
 	events_wanted = event_options_config(&events, &runtime_events);
 	if (events_wanted < 0)
 		goto done;
-	/* The perf map the agent turns on names the frames: no rundown, which
-	 * would cost each period's cut the runtime's whole list of methods. */
+	/* The runtime's memory, or the perf map the agent turns on, names the
+	 * frames: no rundown, which would cost each period's cut the runtime's
+	 * whole list of methods. */
 	runtime_events.rundown = false;
 	if ((url && push_target_make(url, &credentials, &receiver) < 0) ||
 	    (otlp_url && push_target_make(otlp_url, &otlp_credentials, &otlp) < 0))

@@ -8,6 +8,7 @@
 #include "jitdump.h"
 #include "managed_images.h"
 #include "memory_perfmap.h"
+#include "memory_perfmaps.h"
 #include "postprocess.h"
 #include "sampling_scope.h"
 #include "push_options.h"
@@ -83,7 +84,10 @@ static const char usage[] =
     "                        perfmap (its perf map and jitdump), memory (its\n"
     "                        runtime's memory only, .NET 9+: the IPC not asked\n"
     "                        for them), auto (default: perfmap, with memory for\n"
-    "                        the stubs and code it leaves unnamed; else memory)\n"
+    "                        the stubs and code it leaves unnamed; else memory);\n"
+    "                        with -a, --cgroup, --container: every .NET 9+\n"
+    "                        process's from its memory for what its own perf\n"
+    "                        map leaves unnamed (auto, memory), or not (perfmap)\n"
     "  -duration, -collectsec SECONDS\n"
     "                        how long to sample (default: until Ctrl-C)\n"
     "  -F, -frequency HZ     samples per second of CPU time (default 99;\n"
@@ -534,6 +538,7 @@ int cmd_collect(int argc, char **argv)
 	struct switched_perfmap *switched = NULL; /* the perf maps turned on, to turn off */
 	size_t switched_count = 0;
 	struct memory_perfmap *memory = NULL;
+	struct memory_perfmaps *every_memory = NULL;
 	bool keep_dir = true, pid_given;
 	FILE *log = NULL;
 	int status = 1;
@@ -615,8 +620,15 @@ int cmd_collect(int argc, char **argv)
 			    target.pid, target_process_start_ticks(target.pid)};
 			switched_count = 1;
 		}
-	} else if (options.enable_perfmaps)
-		switched_count = sampling_scope_enable_perfmaps(&target, log, &switched);
+	} else {
+		if (options.enable_perfmaps)
+			switched_count = sampling_scope_enable_perfmaps(&target, log, &switched);
+		if (!options.names || strcmp(options.names, "perfmap")) {
+			every_memory = memory_perfmaps_new();
+			fprintf(log, "JIT names: from each .NET 9+ process's runtime's memory, as "
+				     "sampled, for what its perf map leaves unnamed\n");
+		}
+	}
 	symbol_options_apply(&options.symbols, target.root_fd, log, &config.native);
 	config.capture_dir = dir;
 	config.native.write_kernel_symbols_copy = true;
@@ -661,7 +673,8 @@ int cmd_collect(int argc, char **argv)
 						  .managed_images = images,
 						  .native_symbols = native,
 						  .jitdump = jitdump,
-						  .memory_perfmap = memory},
+						  .memory_perfmap = memory,
+						  .memory_perfmaps = every_memory},
 			&target, dir, log) < 0) {
 			collect_events_finish(events, dir, log, NULL);
 			jitdump_free(jitdump);
@@ -695,6 +708,7 @@ done:
 	if (dir && !keep_dir)
 		remove_flat_folder(dir);
 	memory_perfmap_free(memory);
+	memory_perfmaps_free(every_memory);
 	managed_images_free(images);
 	native_symbols_free(native);
 	target_process_close(&target);

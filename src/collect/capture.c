@@ -2,6 +2,7 @@
 #include "copied_images.h"
 #include "jitdump.h"
 #include "memory_perfmap.h"
+#include "memory_perfmaps.h"
 #include "perf_data.h"
 #include "perf_event_names.h"
 #include "perf_record_mapping.h"
@@ -60,7 +61,10 @@ static void name_from_memory(struct writer_sink *sink, const struct perf_sample 
 
 	if (sink->stack_trim)
 		stack_trim_last_walk(sink->stack_trim, &frames, &count);
-	memory_perfmap_sample(sink->options->memory_perfmap, sample, frames, count);
+	if (sink->options->memory_perfmap)
+		memory_perfmap_sample(sink->options->memory_perfmap, sample, frames, count);
+	if (sink->options->memory_perfmaps)
+		memory_perfmaps_sample(sink->options->memory_perfmaps, sample, frames, count);
 }
 
 /* `record` as it goes into perf.data: a sample whose walk the collector is
@@ -90,7 +94,7 @@ static const struct perf_event_header *trimmed_record(struct writer_sink *sink,
 	if (sink->options->sampled)
 		sink->options->sampled(sample.pid, sink->options->period_context);
 	keep = sink->stack_trim ? stack_trim_needed(sink->stack_trim, &sample) : UINT64_MAX;
-	if (sink->options->memory_perfmap)
+	if (sink->options->memory_perfmap || sink->options->memory_perfmaps)
 		name_from_memory(sink, &sample);
 	if (sink->stack_trim && sample.callchain &&
 	    stack_trim_walked(sink->stack_trim, &frames, &frame_count) &&
@@ -420,6 +424,8 @@ int capture_target(const struct capture_options *options, const struct target_pr
 		report_warning("cannot write the perf map of names from the runtime's memory in "
 			       "%s: %s; JIT frames will show as [JIT]",
 			       dir, strerror(errno));
+	if (options->memory_perfmaps)
+		memory_perfmaps_start(options->memory_perfmaps, dir);
 	sink.stack_trim = stack_trim_new(
 	    target, &attr, options->call_graph, options->managed_images, options->native_symbols,
 	    sink.runtime_files ? &(struct borrowed_jitdump){target->pid, options->jitdump,
@@ -433,6 +439,8 @@ int capture_target(const struct capture_options *options, const struct target_pr
 	runtime_files_finish(sink.runtime_files);
 	if (options->memory_perfmap)
 		memory_perfmap_stop(options->memory_perfmap, log);
+	if (options->memory_perfmaps)
+		memory_perfmaps_stop(options->memory_perfmaps, log);
 	if (sink.writer && perf_data_writer_finish(sink.writer) < 0 && !sink.error)
 		sink.error = errno;
 	log_summary(log, &summary);

@@ -13,6 +13,7 @@
 struct jitdump;
 struct managed_images;
 struct memory_perfmap;
+struct memory_perfmaps;
 struct native_symbols;
 
 struct capture_options {
@@ -43,6 +44,10 @@ struct capture_options {
 	 * followed, unless it names only what they leave unnamed
 	 * (memory_perfmap_for_misses()). */
 	struct memory_perfmap *memory_perfmap;
+	/* The same for every .NET process of a capture of every process,
+	 * each for what its perf map leaves unnamed (memory_perfmaps.h;
+	 * borrowed); NULL: not. */
+	struct memory_perfmaps *memory_perfmaps;
 	/* Continuous capture (profcpu agent): every `period` seconds (0:
 	 * never) the folder's perf.data is finished and `next_period` gets
 	 * that folder; it returns the folder of the next period's perf.data

@@ -1,10 +1,8 @@
 #include "memory_perfmap.h"
 
-#include "runtime_descriptor.h"
-#include "runtime_names.h"
+#include "runtime_code_cache.h"
 #include "util.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
@@ -12,39 +10,15 @@
 #include <time.h>
 
 enum {
-	/* methods known at once; past it, what is found is written but not
-	 * kept */
-	MAX_KNOWN = 1 << 18,
-	/* addresses of no method known at once (a power of two) */
-	UNNAMED_SLOTS = 1 << 14,
-	/* bytes a lookup may read (it reads some 27 words) */
-	LOOKUP_BYTES = 1 << 20,
 	/* addresses whose lookup the time budget put off, kept at once */
 	MAX_DEFERRED = 4096,
 };
 #define SECOND_NS 1000000000ull
 #define LOOKUP_NS ((uint64_t)(MEMORY_PERFMAP_LOOKUP_SHARE * SECOND_NS))
-/* How long found code, and an address of no method, are taken as known
- * before they are looked up again: code other than a dynamic method's is
- * freed only when its assembly is unloaded. */
-#define RECHECK_NS (10 * SECOND_NS)
-
-/* A method's code found in the runtime's memory: [start, end) sampled so
- * far, as of `checked` (CLOCK_MONOTONIC), and a hash of its name. */
-struct known_code {
-	uint64_t start, end, name_hash, checked;
-	bool dynamic; /* a dynamic method's, whose code is freed and reused */
-};
 
 struct memory_perfmap {
 	const struct target_process *target;
-	struct runtime_descriptor runtime;
-	struct runtime_names *names;
-	struct known_code *known; /* by start */
-	size_t known_count, known_capacity;
-	uint64_t unnamed[UNNAMED_SLOTS]; /* address + 1; 0: free */
-	size_t unnamed_count;
-	uint64_t unnamed_since;		     /* CLOCK_MONOTONIC */
+	struct runtime_code_cache *cache;    /* what was found, kept */
 	uint64_t second_start, second_spent; /* this second's lookups, ns */
 	/* addresses the budget left unnamed, with their samples' times: looked
 	 * up when a later second has time left */
@@ -58,7 +32,7 @@ struct memory_perfmap {
 	memory_perfmap_named_fn *named_elsewhere; /* with named_context; NULL: none */
 	void *named_context;
 	/* for the log */
-	uint64_t lookups, named, lines, skipped, reads, deferred_named;
+	uint64_t lookups, named, lines, skipped, deferred_named;
 };
 
 static uint64_t monotonic_ns(void)
@@ -73,17 +47,13 @@ struct memory_perfmap *memory_perfmap_open(const struct target_process *target, 
 					   size_t error_size)
 {
 	struct memory_perfmap *map = xcalloc(1, sizeof(*map));
-	struct target_memory memory;
 
 	map->target = target;
-	target_memory_init(&memory, target->pid, 4u << 20, 5);
-	if (!runtime_descriptor_find(target->pid, &memory, &map->runtime, error, error_size) ||
-	    !(map->names =
-		  runtime_names_new(map->runtime.contracts, target->root_fd, error, error_size))) {
-		memory_perfmap_free(map);
+	if (!(map->cache =
+		  runtime_code_cache_open(target->pid, target->root_fd, error, error_size))) {
+		free(map);
 		return NULL;
 	}
-	map->reads = memory.reads;
 	return map;
 }
 
@@ -119,63 +89,8 @@ int memory_perfmap_start(struct memory_perfmap *map, const char *dir,
 	fseek(map->map, 0, SEEK_END);
 	map->map_bytes = (uint64_t)ftell(map->map);
 	/* Another capture's file may not hold what was known. */
-	map->known_count = 0;
+	runtime_code_cache_forget_code(map->cache);
 	return 0;
-}
-
-/* The known code holding `address`, or NULL. */
-static struct known_code *find_known(struct memory_perfmap *map, uint64_t address)
-{
-	size_t low = 0, high = map->known_count;
-
-	while (low < high) { /* the first start past `address` */
-		size_t middle = low + (high - low) / 2;
-
-		if (map->known[middle].start <= address)
-			low = middle + 1;
-		else
-			high = middle;
-	}
-	return low && address < map->known[low - 1].end ? &map->known[low - 1] : NULL;
-}
-
-static size_t unnamed_slot(uint64_t address)
-{
-	return (size_t)((address * 0x9e3779b97f4a7c15ull) >> 50) & (UNNAMED_SLOTS - 1);
-}
-
-static bool is_unnamed(const struct memory_perfmap *map, uint64_t address)
-{
-	for (size_t slot = unnamed_slot(address);; slot = (slot + 1) & (UNNAMED_SLOTS - 1)) {
-		if (map->unnamed[slot] == address + 1)
-			return true;
-		if (!map->unnamed[slot])
-			return false;
-	}
-}
-
-static void add_unnamed(struct memory_perfmap *map, uint64_t address)
-{
-	size_t slot = unnamed_slot(address);
-
-	if (map->unnamed_count >= UNNAMED_SLOTS / 4 * 3) {
-		memset(map->unnamed, 0, sizeof(map->unnamed));
-		map->unnamed_count = 0;
-	}
-	while (map->unnamed[slot])
-		slot = (slot + 1) & (UNNAMED_SLOTS - 1);
-	map->unnamed[slot] = address + 1;
-	map->unnamed_count++;
-}
-
-/* FNV-1a: the same name found again at the same start is the same code. */
-static uint64_t hash_name(const char *name)
-{
-	uint64_t hash = 0xcbf29ce484222325ull;
-
-	for (; *name; name++)
-		hash = (hash ^ (uint8_t)*name) * 0x100000001b3ull;
-	return hash;
 }
 
 /* Appends "0xSTART SIZE NAME", as the runtime writes its perf map, and
@@ -192,32 +107,6 @@ static void write_line(struct memory_perfmap *map, uint64_t start, uint64_t end,
 		map->last_time = time;
 	fprintf(map->times, "%" PRIu64 " %" PRIu64 "\n", map->map_bytes, map->last_time);
 	map->lines++;
-}
-
-/* Keeps `found` (code from its start to past `address`), dropping the
- * known code it overlaps: that code was freed, and this is in its place. */
-static void keep_known(struct memory_perfmap *map, const struct code_owner *found, uint64_t end,
-		       uint64_t name_hash, uint64_t now)
-{
-	size_t at = 0;
-
-	for (size_t i = 0; i < map->known_count; i++)
-		if (map->known[i].end <= found->start || map->known[i].start >= end)
-			map->known[at++] = map->known[i];
-	map->known_count = at;
-	if (map->known_count == MAX_KNOWN)
-		return;
-	if (map->known_count == map->known_capacity) {
-		map->known_capacity = map->known_capacity ? 2 * map->known_capacity : 256;
-		map->known = xrealloc(map->known, map->known_capacity * sizeof(*map->known));
-	}
-	while (at && map->known[at - 1].start > found->start)
-		at--;
-	memmove(&map->known[at + 1], &map->known[at],
-		(map->known_count - at) * sizeof(*map->known));
-	map->known[at] =
-	    (struct known_code){found->start, end, name_hash, now, found->dynamic_name[0] != '\0'};
-	map->known_count++;
 }
 
 /* Whether this second has lookup time left. */
@@ -239,77 +128,48 @@ static void defer(struct memory_perfmap *map, uint64_t address, uint64_t time)
 }
 
 /* Looks `address` up in the runtime's memory, within this second's time
- * left; `end` is how far the code must be known to reach. One the budget
- * stops is deferred (`late`: it was, and a dynamic method found then is
- * not named: its code may be another's since the sample). */
-static void look_up(struct memory_perfmap *map, uint64_t address, uint64_t end, uint64_t time,
-		    uint64_t now, bool late)
+ * left. One the budget stops is deferred (`late`: it was, and a dynamic
+ * method found then is not named: its code may be another's since the
+ * sample). */
+static void look_up(struct memory_perfmap *map, uint64_t address, uint64_t time, uint64_t now,
+		    bool late)
 {
-	struct target_memory memory;
-	struct code_owner owner;
-	char name[1024];
-	bool found;
+	struct runtime_code code;
+	enum runtime_code_read read;
 
-	if (now - map->unnamed_since >= RECHECK_NS) {
-		map->unnamed_since = now;
-		memset(map->unnamed, 0, sizeof(map->unnamed));
-		map->unnamed_count = 0;
-	}
 	if (!time_left(map, now)) {
 		map->skipped++;
 		defer(map, address, time);
 		return;
 	}
-	target_memory_init(&memory, map->target->pid, LOOKUP_BYTES,
-			   (double)(LOOKUP_NS - map->second_spent) / SECOND_NS);
-	found =
-	    runtime_names_runtime_name(map->names, &memory, address, name, sizeof(name), &owner);
+	read = runtime_code_cache_read(map->cache, address, now,
+				       (double)(LOOKUP_NS - map->second_spent) / SECOND_NS, &code);
 	map->second_spent += monotonic_ns() - now;
 	map->lookups++;
-	map->reads += memory.reads;
-	if (!found) {
-		if (!memory.stopped_by)
-			add_unnamed(map, address);
-		else
-			defer(map, address, time);
-		return;
-	}
-	if (late && owner.dynamic_name[0])
+	if (read == RUNTIME_CODE_STOPPED)
+		defer(map, address, time);
+	if (read != RUNTIME_CODE_FOUND || (late && code.dynamic))
 		return;
 	map->named++;
 	map->deferred_named += late;
-
-	uint64_t name_hash = hash_name(name);
-	struct known_code *known = find_known(map, owner.start);
-
-	if (known && known->start == owner.start && known->name_hash == name_hash) {
-		known->checked = now;
-		if (end <= known->end)
-			return;
-		known->end = end;
-	} else {
-		keep_known(map, &owner, end, name_hash, now);
-	}
-	write_line(map, owner.start, end, name, time);
+	if (runtime_code_cache_keep(map->cache, &code, now))
+		write_line(map, code.start, code.end, code.name, time);
 }
 
 /* Names the code at `address`: `exact` for the leaf, else a return
  * address, which may lie just past its caller's code. */
 static void name_address(struct memory_perfmap *map, uint64_t address, bool exact, uint64_t time)
 {
-	uint64_t lookup = exact ? address : address - 1, now;
-	struct known_code *known;
+	uint64_t lookup = exact ? address : address - 1, now = monotonic_ns();
+	struct runtime_code known;
 
-	if (lookup < 4096 || is_unnamed(map, lookup) ||
-	    (map->named_elsewhere && map->named_elsewhere(map->named_context, lookup, time)))
-		return;
-	now = monotonic_ns();
-	known = find_known(map, lookup);
 	/* A dynamic method's code may be another's by the next sample: it is
 	 * looked up each time (within the budget). */
-	if (known && !known->dynamic && now - known->checked < RECHECK_NS)
+	if (lookup < 4096 || runtime_code_cache_no_code(map->cache, lookup, now) ||
+	    (map->named_elsewhere && map->named_elsewhere(map->named_context, lookup, time)) ||
+	    runtime_code_cache_known(map->cache, lookup, now, false, &known))
 		return;
-	look_up(map, lookup, lookup + 1, time, now, false);
+	look_up(map, lookup, time, now, false);
 }
 
 /* Looks up what the budget put off, while this second has time left. */
@@ -319,11 +179,13 @@ static void look_up_deferred(struct memory_perfmap *map)
 
 	while (done < count && time_left(map, monotonic_ns())) {
 		uint64_t address = map->deferred[done].address, time = map->deferred[done].time;
-		struct known_code *known = find_known(map, address);
+		uint64_t now = monotonic_ns();
+		struct runtime_code known;
 
 		done++;
-		if (!is_unnamed(map, address) && !(known && !known->dynamic))
-			look_up(map, address, address + 1, time, monotonic_ns(), true);
+		if (!runtime_code_cache_no_code(map->cache, address, now) &&
+		    !runtime_code_cache_known(map->cache, address, now, false, &known))
+			look_up(map, address, time, now, true);
 	}
 	/* those looked up again and deferred again went to the end */
 	memmove(map->deferred, map->deferred + done,
@@ -368,8 +230,9 @@ void memory_perfmap_stop(struct memory_perfmap *map, FILE *log)
 		" named, %" PRIu64 " perf map lines, %" PRIu64 " reads of its memory, %" PRIu64
 		" lookups put off for the time budget (%" PRIu64 " named later, %zu left)\n",
 		map->for_misses ? " for what its perf map and jitdump left unnamed" : "",
-		map->runtime.coreclr_path, map->lookups, map->named, map->lines, map->reads,
-		map->skipped, map->deferred_named, map->deferred_count);
+		runtime_code_cache_runtime_path(map->cache), map->lookups, map->named, map->lines,
+		runtime_code_cache_reads(map->cache), map->skipped, map->deferred_named,
+		map->deferred_count);
 }
 
 void memory_perfmap_free(struct memory_perfmap *map)
@@ -378,8 +241,6 @@ void memory_perfmap_free(struct memory_perfmap *map)
 		return;
 	if (map->map)
 		memory_perfmap_stop(map, stderr);
-	runtime_names_free(map->names);
-	runtime_descriptor_release(&map->runtime);
-	free(map->known);
+	runtime_code_cache_free(map->cache);
 	free(map);
 }

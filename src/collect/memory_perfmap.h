@@ -19,7 +19,7 @@
  * again for ten seconds, then looked up once more (its code may have been
  * freed and reused); a dynamic method's, whose code is freed and reused
  * as the app runs, is looked up at each sample; an address of no method
- * is looked up once in ten seconds.
+ * is looked up once in ten seconds (runtime_code_cache.h keeps them).
  * Lookups take at most MEMORY_PERFMAP_LOOKUP_SHARE of each second, each
  * read bounded (target_memory.h): a runtime with corrupt or planted
  * structures costs that, and names nothing it cannot check. An address the

@@ -559,10 +559,12 @@ static const char *display_jit_name(struct resolver *resolver, const char *name)
  * records are timed to the nanosecond and cover ReadyToRun code), then the
  * perf map, read again on a miss (maps grow, and are flushed late), then
  * what collect found in the runtime's memory for the code both left
- * unnamed, then the runtime's method events. */
+ * unnamed, then the runtime's method events, then (`ask_namer`: code
+ * outside the mapped files) the configuration's namer. */
 static bool lookup_jit(struct resolver *resolver, struct process *process, uint64_t address,
-		       struct resolved_location *location)
+		       bool ask_namer, struct resolved_location *location)
 {
+	const struct jit_namer *namer = &resolver->config.jit_namer;
 	struct jitdump *jitdump = load_jitdump(resolver, process);
 	struct perfmap *perfmap = load_perfmap(resolver, process), *memory_names;
 	struct code_range range = {.valid_until = UINT64_MAX}, method = {.valid_until = UINT64_MAX};
@@ -584,6 +586,10 @@ static bool lookup_jit(struct resolver *resolver, struct process *process, uint6
 		start = entry.start;
 	} else if (process->runtime_methods &&
 		   code_ranges_lookup(process->runtime_methods, address, resolver->time, &method)) {
+		name = method.name;
+		start = method.start;
+	} else if (ask_namer && namer->name &&
+		   namer->name(namer->context, process->pid, address, resolver->time, &method)) {
 		name = method.name;
 		start = method.start;
 	}
@@ -705,7 +711,7 @@ static void lookup_native(struct resolver *resolver, struct process *process,
 		/* ReadyToRun code, mapped from its .dll: the jitdump's
 		 * [PreJIT] records name what the runtime has prepared, the
 		 * image itself names the rest (no jitdump, or not whole). */
-		if (lookup_jit(resolver, process, lookup_address, location)) {
+		if (lookup_jit(resolver, process, lookup_address, false, location)) {
 			location->frames[0].offset += address - lookup_address;
 			add_precompiled_line(resolver, process, mapping, lookup_address,
 					     &location->frames[0]);
@@ -724,7 +730,7 @@ static void lookup_native(struct resolver *resolver, struct process *process,
 	 * assembly inside a single-file app's executable, which the runtime
 	 * maps from there: the jitdump's [PreJIT] records name it, or else
 	 * the assembly itself, read from the executable. */
-	if (count == 0 && lookup_jit(resolver, process, lookup_address, location)) {
+	if (count == 0 && lookup_jit(resolver, process, lookup_address, false, location)) {
 		location->frames[0].offset += address - lookup_address;
 		return;
 	}
@@ -787,7 +793,7 @@ void resolver_resolve(struct resolver *resolver, pid_t pid, uint64_t address, bo
 	}
 	mapping = address_space_find(process->space, lookup_address);
 	if (!mapping || holds_generated_code(mapping->path)) {
-		if (lookup_jit(resolver, process, lookup_address, location)) {
+		if (lookup_jit(resolver, process, lookup_address, true, location)) {
 			location->frames[0].offset += address - lookup_address;
 			if (return_address && process->managed_lines &&
 			    !location->frames[0].line.file)

@@ -63,6 +63,16 @@ struct borrowed_jitdump {
 	void *context;
 };
 
+/* Asked for generated code of `pid` at `address` (a return address less
+ * one) that neither the process's runtime files nor its runtime methods
+ * name, sampled at `time`: true with the code's start, name and
+ * valid_until in `found` (its name valid until the next resolver call). */
+struct jit_namer {
+	bool (*name)(void *context, pid_t pid, uint64_t address, uint64_t time,
+		     struct code_range *found);
+	void *context;
+};
+
 struct resolver_config {
 	struct native_symbols_config native;
 	/* Holds copies of perf-<pid>.map (with perf-<pid>.map.times, when each
@@ -87,6 +97,9 @@ struct resolver_config {
 	/* The jitdump of one process, parsed by its copier: the resolver
 	 * reads no other copy of it. */
 	struct borrowed_jitdump jitdump;
+	/* Names generated code that nothing above names (the agent's lookups
+	 * in the runtime's memory); NULL: none. */
+	struct jit_namer jit_namer;
 };
 
 struct resolver;

@@ -1,0 +1,61 @@
+/* The agent's names of JIT code from the runtime's memory: for each .NET
+ * process whose runtime has a contract descriptor (.NET 9 and later; the
+ * route agent_processes.h chose), the worker's resolver asks here for each
+ * address of generated code its process's files leave unnamed, once a
+ * period (the replay keeps the answer), and the method found is read from
+ * the runtime's memory (runtime_code_cache.h: kept, and read again after
+ * ten seconds; a dynamic method's once each period).
+ *
+ * The lookups are made as the worker reads a finished period, up to a
+ * period after the sample: a name is that of the code there then. Code
+ * other than a dynamic method's stays until its assembly is unloaded; a
+ * dynamic method's is freed and its space given to the next one, which
+ * then names the samples of the one before.
+ *
+ * Cost: lookups take at most AGENT_MEMORY_NAMES_SHARE of each period's
+ * time, all processes together, each read bounded (target_memory.h): a
+ * runtime with corrupt or planted structures costs that, and names
+ * nothing it cannot check. What the budget leaves unlooked stays [JIT]. */
+#ifndef PROFCPU_AGENT_MEMORY_NAMES_H
+#define PROFCPU_AGENT_MEMORY_NAMES_H
+
+#include "code_ranges.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* The most of each period that lookups may take. */
+#define AGENT_MEMORY_NAMES_SHARE 0.1
+
+/* Where the agent names the JIT code of .NET processes (--names). */
+enum agent_names {
+	AGENT_NAMES_AUTO,    /* the runtime's memory where it has a descriptor, else the perf map */
+	AGENT_NAMES_PERFMAP, /* the perf map and jitdump it turns on through the IPC */
+	AGENT_NAMES_MEMORY,  /* the runtime's memory only */
+};
+
+/* "perfmap", "memory", "auto"; false for another word. */
+bool agent_names_parse(const char *text, enum agent_names *names);
+
+struct agent_processes;
+
+struct agent_memory_names {
+	struct agent_processes *processes; /* whose runtimes are read */
+	uint64_t budget_ns, spent_ns;	   /* this period's */
+	/* this period's, for the log */
+	uint64_t lookups, named, put_off;
+};
+
+/* A period of `seconds` is read now: its budget starts. */
+void agent_memory_names_start_period(struct agent_memory_names *names, double seconds);
+
+/* The resolver's namer (resolver.h's jit_namer), `context` the names. */
+bool agent_memory_names_name(void *context, pid_t pid, uint64_t address, uint64_t time,
+			     struct code_range *found);
+
+/* Says in `log` what the period's lookups did, when there were some. */
+void agent_memory_names_report(const struct agent_memory_names *names, FILE *log);
+
+#endif
