@@ -40,8 +40,9 @@ struct code_owner {
 	/* a dynamic method's own name (LCG, IL stubs: "IL_STUB_PInvoke"), else
 	 * "" */
 	char dynamic_name[256];
-	/* the module's file as the runtime loaded it, UTF-8; "" when it has none
-	 * (a module made in memory) */
+	/* the module's file as the runtime loaded it, UTF-8, or for an
+	 * assembly stored in a single-file app "EXECUTABLE/NAME"
+	 * (managed_images.h); "" when it has none (a module made in memory) */
 	char module_path[512];
 	/* a stub's kind ("FixupPrecode", "VSD_VTableStub"; the method fields
 	 * are those of the method it leads to, token 0 when none), else "" */
