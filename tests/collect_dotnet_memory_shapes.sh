@@ -2,8 +2,9 @@
 # A .NET app started with DOTNET_EnableDiagnostics=0 (no IPC, no perf map)
 # in each way it ships and each runtime, named by collect from the
 # runtime's memory (memory_perfmap.h): tests/dotnet/HotLoop .NET 10
-# framework-dependent, self-contained and single-file (its runtime linked
-# into the executable, which exports the contract descriptor): at most 1%
+# framework-dependent, self-contained, single-file (its runtime linked
+# into the executable, which exports the contract descriptor) and
+# compressed single-file (its assemblies inflated in memory): at most 1%
 # of samples hold a [JIT] frame and HotMethod is named in most.
 # .NET 9 (self-contained and single-file, from NuGet's runtime packs: no
 # .NET 9 shared runtime is installed for a framework-dependent app) and
@@ -15,7 +16,7 @@
 source "$(dirname "$0")/lib.sh"
 
 # run_shape NAME COMMAND...: starts the app with DOTNET_EnableDiagnostics=0
-# and collects 3 s of it into $workdir/NAME (stderr in $workdir/NAME.err);
+# and collects 3 s of it at 299 Hz into $workdir/NAME (stderr in $workdir/NAME.err);
 # the app's pid in $pid, stopped after.
 run_shape() {
 	local name=$1
@@ -24,7 +25,7 @@ run_shape() {
 	pid=$started_pid
 	compgen -G "/tmp/dotnet-diagnostic-$pid-*" >/dev/null &&
 		fail "$name: the app opened its diagnostics IPC despite DOTNET_EnableDiagnostics=0"
-	"$PROFCPU" collect -pid "$pid" -duration 3 -o "$workdir/$name" 2>"$workdir/$name.err" ||
+	"$PROFCPU" collect -pid "$pid" -duration 3 -F 299 -o "$workdir/$name" 2>"$workdir/$name.err" ||
 		{ cat "$workdir/$name.err"; fail "$name: collect failed"; }
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
@@ -78,9 +79,13 @@ for version in 10 9 8; do
 		-p:PublishSingleFile=true
 	run_shape "$version-single-file" "$workdir/$version-single-file-app/hotloop"
 done
+publish_dotnet_app HotLoop "$workdir/10-compressed-app" -p:PublishSingleFile=true \
+	-p:EnableCompressionInSingleFile=true
+run_shape 10-compressed "$workdir/10-compressed-app/hotloop"
 
 named_from_memory 10-self-contained
 named_from_memory 10-single-file
+named_from_memory 10-compressed
 unnamed_with_reason 9-self-contained \
 	"the runtime's contract descriptor lists no ExecutionManager \(a runtime older than \.NET 10\)"
 unnamed_with_reason 9-single-file \
