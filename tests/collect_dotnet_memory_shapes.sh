@@ -16,8 +16,8 @@
 source "$(dirname "$0")/lib.sh"
 
 # run_shape NAME COMMAND...: starts the app with DOTNET_EnableDiagnostics=0
-# and collects 3 s of it at 299 Hz into $workdir/NAME (stderr in $workdir/NAME.err);
-# the app's pid in $pid, stopped after.
+# and collects 3 s of it at 299 Hz into $workdir/NAME (stderr in
+# $workdir/NAME.err); the app's pid in $pid, stopped after.
 run_shape() {
 	local name=$1
 	shift
