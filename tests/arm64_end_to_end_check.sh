@@ -81,4 +81,20 @@ unzip -p "$zip" hot.trace/perf.data.txt >"$scratch/perf.data.txt"
 frames=$(grep -c 'Demo\.Program::HotMethod(int32).*(/tmp/perf-[0-9]*\.map)$' "$scratch/perf.data.txt" || true)
 echo "perfcollect zip: $(unzip -Z1 "$zip" | tr '\n' ' '); $frames HotMethod frames in perf.data.txt"
 ((frames > 0)) || fail "the perfcollect zip's perf.data.txt does not name HotMethod"
+# The app started with DOTNET_EnableDiagnostics=0: named from the
+# runtime's memory as with its perf map, no file written in it.
+memory=$results/memory/folded_stacks.out
+[[ -s $memory ]] || { cat "$results/memory.log"; fail "no folded stacks for the .NET app without diagnostics"; }
+folded top "$memory" 5
+grep -q "naming the JIT frames of .NET pid [0-9]* from its runtime's memory" "$results/memory.log" ||
+	{ cat "$results/memory.log"; fail "collect did not name the app's JIT frames from its runtime's memory"; }
+grep "names from the runtime's memory" "$results/memory/profcpu.log"
+[[ ! -s $results/memory-files ]] || fail "files written in the app without diagnostics: $(cat "$results/memory-files")"
+grep '^hotloop;' "$memory" >"$scratch/memory-main.folded" || fail "no samples of the main thread without diagnostics"
+# (Caller may be missing: before tier 1, slow under emulation, HotMethod
+# runs as on-stack-replaced code)
+assert_share "$scratch/memory-main.folded" ';hotloop!Demo\.Program::HotMethod(;|$)' 80 100
+assert_share "$scratch/memory-main.folded" '^hotloop;.*__libc_start_main;.*;coreclr_execute_assembly;.*hotloop!Demo\.Program::Main;' 80 100
+assert_share "$memory" '\[JIT\]' 0 1
+
 echo "arm64 end to end: passed ($(cat "$results/uname"))"

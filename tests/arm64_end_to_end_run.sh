@@ -2,8 +2,9 @@
 # The sampling half of the arm64 end-to-end check, in POSIX sh for busybox:
 # run on an arm64 machine (scripts/check-arm64) or in the emulated one
 # (scripts/test-arm64-vm). profcpu samples a native program built without
-# frame pointers and a .NET console app with the kernel's perf events, and
-# perfcollect writes a zip; tests/arm64_end_to_end_check.sh reads RESULTS.
+# frame pointers and a .NET console app with the kernel's perf events
+# (the app with its perf map, then without diagnostics, named from the
+# runtime's memory), and perfcollect writes a zip; tests/arm64_end_to_end_check.sh reads RESULTS.
 # usage: arm64_end_to_end_run.sh RESULTS PROFCPU FRAMELESS HOTLOOP
 results=$1 profcpu=$2 frameless=$3 hotloop=$4
 mkdir -p "$results"
@@ -34,4 +35,20 @@ echo "dotnet: $?"
 ln -sf "$profcpu" /tmp/perfcollect
 (cd "$results" && /tmp/perfcollect collect hot -pid $pid -collectsec 5 >"$results/perfcollect.log" 2>&1)
 echo "perfcollect: $?"
+kill $pid
+
+# The same app started with DOTNET_EnableDiagnostics=0 (no IPC, no perf
+# map): its JIT frames named from the runtime's memory, nothing written.
+DOTNET_EnableDiagnostics=0 "$hotloop" 600 >"$results/memory.out" 2>&1 &
+pid=$!
+waited=0
+until grep -q ready "$results/memory.out" 2>/dev/null; do
+	sleep 1
+	waited=$((waited + 1))
+	[ $waited -lt 300 ] || break
+done
+echo "memory: ready after ${waited}s"
+"$profcpu" collect -pid $pid -duration 5 -buffersize 64M -o "$results/memory" >"$results/memory.log" 2>&1
+echo "memory: $?"
+ls /tmp/perf-$pid.map /tmp/jit-$pid.dump >"$results/memory-files" 2>/dev/null
 kill $pid

@@ -7,7 +7,9 @@
 # diagnostics socket, so its own methods (jitted) and the framework's
 # (ReadyToRun, in the bundle) are named. Without the IPC, the framework's
 # code is named from the assemblies stored in the executable, where its
-# bundle manifest says. Source lines come from the app's PDB beside it.
+# bundle manifest says, and its own from the runtime's memory (.NET 10's
+# executable exports the runtime's contract descriptor). Source lines come
+# from the app's PDB beside it.
 # R2RLoop spends its time in Array.Sort and Dictionary lookups.
 source "$(dirname "$0")/lib.sh"
 
@@ -62,21 +64,23 @@ kill "$started_pid"
 
 # No diagnostics IPC (DOTNET_EnableDiagnostics=0), so no jitdump: the
 # framework's ReadyToRun code is named from the assemblies stored in the
-# executable, where its manifest says. The app's own methods are jitted,
-# and with no perf map they stay [JIT].
+# executable, where its manifest says. The app's own methods are jitted:
+# named from the runtime's memory (its modules' files read from the
+# executable too).
 start_single_file DOTNET_EnableDiagnostics=0
 pid=$started_pid
 "$PROFCPU" collect -pid "$pid" -duration 5 -F 499 -o "$workdir/no-ipc" 2>"$workdir/stderr"
 kill "$pid"
 folded top "$workdir/no-ipc/folded_stacks.out" 2
 assert_share "$workdir/no-ipc/folded_stacks.out" \
-	'\[JIT\];System\.Private\.CoreLib!System\.Collections\.Generic\.[A-Za-z]*ArraySortHelper`1\[Int32\]::' 50 100
+	'r2rloop!Demo\.Program::SortRound;System\.Private\.CoreLib!System\.Collections\.Generic\.[A-Za-z]*ArraySortHelper`1\[Int32\]::' 50 100
 assert_share "$workdir/no-ipc/folded_stacks.out" 'System\.Private\.CoreLib!System\.Collections\.Generic\.Dictionary`2' 2 100
 # Framework code left unnamed shows as the executable's name under the app's frames.
-assert_share "$workdir/no-ipc/folded_stacks.out" '\[JIT\];(.*;)?\[r2rloop\]' 0 5
+assert_share "$workdir/no-ipc/folded_stacks.out" 'Demo\.Program::[^;]*;(.*;)?\[r2rloop\]' 0 5
+assert_share "$workdir/no-ipc/folded_stacks.out" '\[JIT\]' 0 1
 grep 'ReadyToRun: .* named from the images' "$workdir/no-ipc/profcpu.log" ||
 	fail "the log says nothing of the assemblies read from the executable"
 # After the app is gone, a postprocess reads them from the executable again.
 "$PROFCPU" postprocess -dir "$workdir/no-ipc" >/dev/null
 assert_share "$workdir/no-ipc/folded_stacks.out" \
-	'\[JIT\];System\.Private\.CoreLib!System\.Collections\.Generic\.[A-Za-z]*ArraySortHelper`1\[Int32\]::' 50 100
+	'r2rloop!Demo\.Program::SortRound;System\.Private\.CoreLib!System\.Collections\.Generic\.[A-Za-z]*ArraySortHelper`1\[Int32\]::' 50 100

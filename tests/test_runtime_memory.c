@@ -480,6 +480,64 @@ static void test_code_map_reads_an_image(void **state)
 	code_map_free(map);
 }
 
+/* .NET 9's descriptor lists no ExecutionManager contract (nor its types):
+ * refused, saying so rather than naming a missing field. */
+static void test_code_map_without_execution_manager(void **state)
+{
+	size_t size;
+	char *json = (char *)read_whole(descriptor_path, &size);
+	char *contract = strstr(json, "\"ExecutionManager\":2");
+	uint64_t pointers[24] = {0};
+	char error[256];
+
+	(void)state;
+	assert_non_null(contract);
+	contract[1] = 'e'; /* "executionManager": another contract's name */
+
+	struct contract_descriptor *descriptor =
+	    contract_descriptor_parse(json, size, pointers, 24, error, sizeof(error));
+	assert_non_null(descriptor);
+	assert_null(code_map_new(descriptor, error, sizeof(error)));
+	assert_string_equal(error, "the runtime's contract descriptor lists no ExecutionManager "
+				   "(a runtime older than .NET 10)");
+	contract_descriptor_free(descriptor);
+	free(json);
+}
+
+/* An assembly stored in a single-file app: an empty Module.Path, its
+ * file's name in Module.FileName, read as EXECUTABLE/NAME (the process's
+ * executable, here this test's); a name that is a path is not. */
+static void test_code_map_stored_module(void **state)
+{
+	uint16_t name[16] = {0};
+	char expected[PATH_MAX + 16];
+	struct code_owner owner;
+	ssize_t length;
+
+	(void)state;
+	skip_without_own_memory();
+	build_fake_runtime();
+	struct code_map *map = fake_code_map(2);
+
+	fake.path[0] = 0;
+	fake.module[26] = at(name); /* FileName */
+	for (size_t i = 0; i < sizeof("app.dll") - 1; i++)
+		name[i] = (uint16_t) "app.dll"[i];
+	length = readlink("/proc/self/exe", expected, PATH_MAX);
+	assert_true(length > 0 && length < PATH_MAX);
+	strcpy(expected + length, "/app.dll");
+	assert_true(look_up(map, METHOD_AT, &owner, NULL));
+	assert_string_equal(owner.module_path, expected);
+
+	name[0] = '/';
+	assert_true(look_up(map, METHOD_AT, &owner, NULL));
+	assert_string_equal(owner.module_path, "");
+	fake.module[26] = 0;
+	assert_true(look_up(map, METHOD_AT, &owner, NULL));
+	assert_string_equal(owner.module_path, "");
+	code_map_free(map);
+}
+
 /* Each corruption names nothing, in a bounded number of reads. */
 static void test_code_map_corrupt(void **state)
 {
@@ -917,6 +975,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_code_map_finds_the_method),
 	    cmocka_unit_test(test_code_map_reads_an_image),
 	    cmocka_unit_test(test_code_map_corrupt),
+	    cmocka_unit_test(test_code_map_stored_module),
+	    cmocka_unit_test(test_code_map_without_execution_manager),
 	    cmocka_unit_test(test_code_map_names_precodes),
 	    cmocka_unit_test(test_precode_offset_wrapping),
 	    cmocka_unit_test(test_generic_arguments),

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum {
 	MAP_LEVELS = 5,
@@ -44,7 +45,8 @@ struct code_map {
 	uint32_t header_method_desc;
 	uint32_t desc_chunk_index, desc_flags, desc_token_remainder, dynamic_method_name;
 	uint32_t chunk_size, chunk_units, chunk_method_table, chunk_token_range;
-	uint32_t table_module, module_path;
+	uint32_t table_module, module_path, module_file_name;
+	bool has_file_name;	     /* Module.FileName, .NET 10 */
 	struct runtime_stubs *stubs; /* NULL: precodes not recognized */
 };
 
@@ -94,6 +96,20 @@ struct code_map *code_map_new(const struct contract_descriptor *descriptor, char
 	};
 	uint64_t remainder_bits;
 
+	/* .NET 9's descriptor lists no ExecutionManager (nor the types below):
+	 * said first, rather than its first missing field */
+	if (!contract_descriptor_contract(descriptor, "ExecutionManager", &map->version)) {
+		runtime_memory_error(error, error_size,
+				     "the runtime's contract descriptor lists no ExecutionManager "
+				     "(a runtime older than .NET 10)");
+		goto refused;
+	}
+	if (map->version != 1 && map->version != 2) {
+		runtime_memory_error(
+		    error, error_size,
+		    "the runtime's ExecutionManager contract is not version 1 or 2");
+		goto refused;
+	}
 	for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++)
 		if (!contract_descriptor_field(descriptor, fields[i].type, fields[i].field,
 					       fields[i].offset)) {
@@ -119,13 +135,8 @@ struct code_map *code_map_new(const struct contract_descriptor *descriptor, char
 		goto refused;
 	}
 	map->token_remainder_bits = (uint32_t)remainder_bits;
-	if (!contract_descriptor_contract(descriptor, "ExecutionManager", &map->version) ||
-	    (map->version != 1 && map->version != 2)) {
-		runtime_memory_error(
-		    error, error_size,
-		    "the runtime's ExecutionManager contract is not version 1 or 2");
-		goto refused;
-	}
+	map->has_file_name =
+	    contract_descriptor_field(descriptor, "Module", "FileName", &map->module_file_name);
 	map->stubs = runtime_stubs_new(descriptor);
 	return map;
 refused:
@@ -265,17 +276,15 @@ static bool find_method_start(const struct code_map *map, struct target_memory *
 	return false;
 }
 
-/* A UTF-16 string of the runtime's (paths here are the loader's). */
-void code_map_module_path(const struct code_map *map, struct target_memory *memory, uint64_t module,
-			  char *path, size_t size)
+/* A UTF-16 string of the runtime's at `address`, converted to UTF-8 (code
+ * units outside ASCII become '?': paths here are the loader's); "" when it
+ * does not end within its bound. */
+static void read_utf16(struct target_memory *memory, uint64_t address, char *text, size_t size)
 {
 	uint16_t units[MAX_PATH_UNITS + 1];
-	uint64_t address;
 	size_t length = 0;
 
-	path[0] = '\0';
-	if (!read_pointer(memory, module + map->module_path, &address) || !address)
-		return;
+	text[0] = '\0';
 	/* 64 code units at a time: a short path may end just before an
 	 * unmapped page */
 	for (size_t read = 0; read < MAX_PATH_UNITS; read += 64) {
@@ -285,14 +294,51 @@ void code_map_module_path(const struct code_map *map, struct target_memory *memo
 			return;
 		for (size_t i = read; i < read + count; i++) {
 			if (units[i] == 0) {
-				path[length] = '\0';
+				text[length] = '\0';
 				return;
 			}
 			if (length + 1 < size)
-				path[length++] = units[i] < 0x80 ? (char)units[i] : '?';
+				text[length++] = units[i] < 0x80 ? (char)units[i] : '?';
 		}
 	}
-	path[0] = '\0'; /* no end within the bound: not a path */
+	text[0] = '\0'; /* no end within the bound: not a path */
+}
+
+/* An assembly stored in a single-file app has no path, only its file's
+ * name: "EXECUTABLE/NAME", as managed_images.h reads it from the
+ * executable (the process's, as its own root sees it). */
+static void stored_module_path(const struct code_map *map, struct target_memory *memory,
+			       uint64_t module, char *path, size_t size)
+{
+	char name[256], link[64];
+	uint64_t address;
+	ssize_t length;
+
+	if (!map->has_file_name ||
+	    !read_pointer(memory, module + map->module_file_name, &address) || !address)
+		return;
+	read_utf16(memory, address, name, sizeof(name));
+	if (!name[0] || strchr(name, '/'))
+		return;
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)memory->pid);
+	length = readlink(link, path, size - 1);
+	if (length <= 0 || path[0] != '/' ||
+	    (size_t)snprintf(path + length, size - (size_t)length, "/%s", name) >=
+		size - (size_t)length)
+		path[0] = '\0';
+}
+
+/* The module's path (Module.Path), or where a single-file app stores it. */
+void code_map_module_path(const struct code_map *map, struct target_memory *memory, uint64_t module,
+			  char *path, size_t size)
+{
+	uint64_t address;
+
+	path[0] = '\0';
+	if (read_pointer(memory, module + map->module_path, &address) && address)
+		read_utf16(memory, address, path, size);
+	if (!path[0])
+		stored_module_path(map, memory, module, path, size);
 }
 
 /* A dynamic method's own name (a UTF-8 string of the runtime's): printable

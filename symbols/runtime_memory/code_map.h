@@ -44,8 +44,9 @@ struct code_owner {
 	/* a dynamic method's own name (LCG, IL stubs: "IL_STUB_PInvoke"), else
 	 * "" */
 	char dynamic_name[256];
-	/* the module's file as the runtime loaded it, UTF-8; "" when it has none
-	 * (a module made in memory) */
+	/* the module's file as the runtime loaded it, UTF-8, or for an
+	 * assembly stored in a single-file app "EXECUTABLE/NAME"
+	 * (managed_images.h); "" when it has none (a module made in memory) */
 	char module_path[512];
 	/* a stub's kind ("FixupPrecode", "VSD_VTableStub"; the method fields
 	 * are those of the method it leads to, token 0 when none), else "" */
@@ -66,8 +67,9 @@ bool code_map_lookup(const struct code_map *map, struct target_memory *memory, u
 		     struct code_owner *owner);
 
 /* The file of the runtime's Module at `module`, as it loaded it (UTF-8,
- * code units outside ASCII as '?'), into `path` (`size` bytes); "" when it
- * has none or its memory does not give one whole. */
+ * code units outside ASCII as '?'), or "EXECUTABLE/NAME" for an assembly
+ * stored in a single-file app, into `path` (`size` bytes); "" when it has
+ * none or its memory does not give one whole. */
 void code_map_module_path(const struct code_map *map, struct target_memory *memory, uint64_t module,
 			  char *path, size_t size);
 

@@ -9,7 +9,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char SYMBOL[] = "DotNetRuntimeContractDescriptor";
@@ -79,70 +81,122 @@ struct contract_descriptor *runtime_descriptor_read_at(struct target_memory *mem
 	return contracts;
 }
 
-/* The mapping of libcoreclr.so's first page (file offset 0) in `pid`. */
-struct coreclr_mapping {
+/* The mapping of the runtime's image's first page (file offset 0) in
+ * `pid`: libcoreclr.so, or a single-file app's executable. */
+struct runtime_image {
 	uint64_t start;
 	struct file_identity identity;
 	char path[PATH_MAX];
 };
+
+/* Keeps `mapping` in `image`; false when its path does not fit. */
+static bool keep_image(const struct process_mapping *mapping, struct runtime_image *image)
+{
+	size_t length = strlen(mapping->path);
+
+	if (length >= sizeof(image->path))
+		return false;
+	memcpy(image->path, mapping->path, length + 1);
+	image->start = mapping->start;
+	image->identity = (struct file_identity){mapping->major, mapping->minor, mapping->inode};
+	return true;
+}
 
 /* target_process_for_each_mapping(): 1 at libcoreclr.so's first page,
  * kept in `context`. */
 static int is_coreclr(const struct process_mapping *mapping, void *context)
 {
 	static const char NAME[] = "/libcoreclr.so";
-	struct coreclr_mapping *found = context;
 	size_t length = strlen(mapping->path);
 
-	if (mapping->offset != 0 || length >= sizeof(found->path) || length < sizeof(NAME) - 1 ||
-	    memcmp(mapping->path + length - (sizeof(NAME) - 1), NAME, sizeof(NAME) - 1) != 0)
-		return 0;
-	memcpy(found->path, mapping->path, length + 1);
-	found->start = mapping->start;
-	found->identity = (struct file_identity){mapping->major, mapping->minor, mapping->inode};
-	return 1;
-}
-
-static bool find_coreclr(pid_t pid, struct coreclr_mapping *mapping)
-{
-	return target_process_for_each_mapping(pid, is_coreclr, mapping) == 1;
+	return mapping->offset == 0 && length >= sizeof(NAME) - 1 &&
+	       memcmp(mapping->path + length - (sizeof(NAME) - 1), NAME, sizeof(NAME) - 1) == 0 &&
+	       keep_image(mapping, context);
 }
 
 /* The mapped file itself: by its path inside the process's root when that
  * still leads to the same inode, else through /proc/<pid>/map_files. */
-static int open_coreclr(pid_t pid, const struct coreclr_mapping *mapping)
+static int open_coreclr(pid_t pid, const struct runtime_image *image)
 {
 	int root = target_root_open(pid);
-	int fd = root >= 0 ? target_file_open(root, mapping->path, 0) : -1;
+	int fd = root >= 0 ? target_file_open(root, image->path, 0) : -1;
 
 	if (root >= 0)
 		close(root);
-	if (fd >= 0 && file_identity_matches(fd, &mapping->identity))
+	if (fd >= 0 && file_identity_matches(fd, &image->identity))
 		return fd;
 	if (fd >= 0)
 		close(fd);
-	return map_files_open(pid, &mapping->identity);
+	return map_files_open(pid, &image->identity);
+}
+
+/* The executable's inode, for is_executable(). */
+struct executable_search {
+	uint64_t inode;
+	struct runtime_image *image;
+};
+
+/* target_process_for_each_mapping(): 1 at the executable's first page (its
+ * inode: through overlayfs the device differs). */
+static int is_executable(const struct process_mapping *mapping, void *context)
+{
+	struct executable_search *search = context;
+
+	return mapping->offset == 0 && mapping->inode == search->inode &&
+	       keep_image(mapping, search->image);
+}
+
+/* A single-file app links the runtime into its executable (the host):
+ * the executable opened through /proc/<pid>/exe, and where the process
+ * maps its first page. -1 when it maps none. */
+static int open_executable(pid_t pid, struct runtime_image *image)
+{
+	char path[64];
+	struct stat status;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+
+	struct executable_search search = {0, image};
+
+	if (fstat(fd, &status) == 0 && S_ISREG(status.st_mode)) {
+		search.inode = status.st_ino;
+		if (target_process_for_each_mapping(pid, is_executable, &search) == 1)
+			return fd;
+	}
+	close(fd);
+	return -1;
 }
 
 bool runtime_descriptor_find(pid_t pid, struct target_memory *memory,
 			     struct runtime_descriptor *runtime, char *error, size_t error_size)
 {
-	struct coreclr_mapping mapping;
+	struct runtime_image image;
 	uint64_t first_address, symbol, symbol_size;
+	bool single_file = false;
+	int fd;
 
 	*runtime = (struct runtime_descriptor){0};
-	if (!find_coreclr(pid, &mapping)) {
-		runtime_memory_error(error, error_size, "process %d maps no libcoreclr.so",
-				     (int)pid);
-		return false;
+	if (target_process_for_each_mapping(pid, is_coreclr, &image) == 1) {
+		fd = open_coreclr(pid, &image);
+	} else {
+		fd = open_executable(pid, &image);
+		single_file = true;
+		if (fd < 0) {
+			runtime_memory_error(error, error_size, "process %d maps no libcoreclr.so",
+					     (int)pid);
+			return false;
+		}
 	}
 
-	int fd = open_coreclr(pid, &mapping);
 	struct elf_file *file = fd >= 0 ? elf_file_open(fd) : NULL;
 
 	if (!file) {
 		runtime_memory_error(error, error_size, "cannot open %s of process %d as ELF",
-				     mapping.path, (int)pid);
+				     image.path, (int)pid);
 		return false;
 	}
 
@@ -150,16 +204,23 @@ bool runtime_descriptor_find(pid_t pid, struct target_memory *memory,
 	    elf_file_export(file, SYMBOL, &symbol, &symbol_size) &&
 	    symbol_size >= DESCRIPTOR_STRUCT_SIZE &&
 	    load_segments_find_address(file->segments, file->segment_count, 0, &first_address);
+	bool holds_runtime = !single_file || elf_file_exports(file, "DotNetRuntimeInfo");
 
 	elf_file_close(file);
 	if (!found) {
-		runtime_memory_error(error, error_size,
-				     "%s exports no %s (a runtime older than .NET 9)", mapping.path,
-				     SYMBOL);
+		if (!holds_runtime)
+			runtime_memory_error(error, error_size,
+					     "process %d maps no libcoreclr.so and its executable "
+					     "holds no runtime",
+					     (int)pid);
+		else
+			runtime_memory_error(error, error_size,
+					     "%s exports no %s (a runtime older than .NET %d)",
+					     image.path, SYMBOL, single_file ? 10 : 9);
 		return false;
 	}
-	snprintf(runtime->coreclr_path, sizeof(runtime->coreclr_path), "%s", mapping.path);
-	runtime->load_bias = mapping.start - first_address;
+	snprintf(runtime->coreclr_path, sizeof(runtime->coreclr_path), "%s", image.path);
+	runtime->load_bias = image.start - first_address;
 	runtime->address = runtime->load_bias + symbol;
 	runtime->contracts =
 	    runtime_descriptor_read_at(memory, runtime->address, error, error_size);

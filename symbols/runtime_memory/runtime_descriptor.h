@@ -1,6 +1,7 @@
 /* Finding a live .NET runtime's contract descriptor (.NET 9 and later)
  * without its help: libcoreclr.so exports the data symbol
- * DotNetRuntimeContractDescriptor, a 40-byte struct
+ * DotNetRuntimeContractDescriptor (so does a .NET 10 single-file app's
+ * executable, the runtime linked in; .NET 9's does not), a 40-byte struct
  *
  *   u64 magic "DNCCDAC\0"; u32 flags; u32 descriptor_size;
  *   pointer descriptor (the JSON text, descriptor_size bytes);
@@ -20,16 +21,19 @@
 #include <stdint.h>
 
 struct runtime_descriptor {
-	char coreclr_path[PATH_MAX]; /* as the process maps it */
-	uint64_t load_bias;	     /* added to the file's addresses */
-	uint64_t address;	     /* of DotNetRuntimeContractDescriptor */
+	/* libcoreclr.so or the single-file executable, as the process maps it */
+	char coreclr_path[PATH_MAX];
+	uint64_t load_bias; /* added to the file's addresses */
+	uint64_t address;   /* of DotNetRuntimeContractDescriptor */
 	struct contract_descriptor *contracts;
 };
 
 /* Finds and reads the descriptor of the runtime in `pid`, reading through
- * `memory`. False, with the reason in `error`, when the process maps no
- * libcoreclr.so, it exports no descriptor (.NET 8 and older), or what is
- * read is not one. On success runtime_descriptor_release() frees it. */
+ * `memory`: in libcoreclr.so, or where none is mapped in the executable.
+ * False, with the reason in `error`, when the process maps no libcoreclr.so
+ * and its executable holds no runtime, the runtime exports no descriptor
+ * (.NET 8 and older, a .NET 9 single-file app), or what is read is not
+ * one. On success runtime_descriptor_release() frees it. */
 bool runtime_descriptor_find(pid_t pid, struct target_memory *memory,
 			     struct runtime_descriptor *runtime, char *error, size_t error_size);
 void runtime_descriptor_release(struct runtime_descriptor *runtime);
