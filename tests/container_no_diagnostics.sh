@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # A hardened .NET app in a container (DOTNET_EnableDiagnostics=0: no
-# diagnostics IPC, no perf map, no jitdump; tests/dotnet/HotLoop, the host's
-# .NET runtime copied into the image) profiled by the least-privilege
-# sidecar of container_sidecar.sh (PERFMON, SYS_PTRACE, unconfined seccomp,
-# its PID namespace shared, its /tmp its own): `profcpu collect -pid 1`
-# names the app's JIT frames from its runtime's memory (process_vm_readv
-# across the containers), at most 1% of the samples with a [JIT] frame and
+# diagnostics IPC, no perf map, no jitdump; not root, as uid 1654, the `app`
+# user of Microsoft's .NET images; tests/dotnet/HotLoop, the host's .NET
+# runtime copied into the image) profiled by the least-privilege sidecar of
+# container_sidecar.sh (PERFMON, SYS_PTRACE, unconfined seccomp, its PID
+# namespace shared, its /tmp its own): `profcpu collect -pid 1` names the
+# app's JIT frames from its runtime's memory (process_vm_readv across the
+# containers, which SYS_PTRACE allows for another user's process), at most
+# 1% of the samples with a [JIT] frame and
 # HotMethod under Main and Caller in at least 80% (all the app does past
 # its tier-up), and writes nothing in the app's /tmp. With --names perfmap
 # (the memory route off) the same app is [JIT] in most samples: the checks
@@ -18,7 +20,7 @@ import_dotnet_app localhost/no-diagnostics-app "$workdir/bin"
 "$tests_dir/../container/build-image" localhost/no-diagnostics-profcpu -- "${podman_options[@]}" >/dev/null
 
 app=no-diagnostics-app-$$
-run -d --name "$app" -e DOTNET_EnableDiagnostics=0 -e DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 \
+run -d --name "$app" --user 1654:1654 -e DOTNET_EnableDiagnostics=0 -e DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 \
 	localhost/no-diagnostics-app "$dotnet_root/dotnet" /app/hotloop.dll 600 >/dev/null ||
 	skip "podman cannot run containers here"
 until podman logs "$app" 2>&1 | grep -q ready; do
