@@ -22,8 +22,9 @@ bool agent_names_parse(const char *text, enum agent_names *names)
 
 void agent_memory_names_start_period(struct agent_memory_names *names, double seconds)
 {
-	names->budget_ns = (uint64_t)(AGENT_MEMORY_NAMES_SHARE * seconds * 1e9);
-	names->spent_ns = names->lookups = names->named = names->put_off = 0;
+	lookup_budget_init(&names->budget, seconds, AGENT_MEMORY_NAMES_SHARE,
+			   AGENT_MEMORY_NAMES_WALL_SHARE);
+	names->lookups = names->named = names->put_off = 0;
 }
 
 bool agent_memory_names_name(void *context, pid_t pid, uint64_t address, uint64_t time,
@@ -43,13 +44,15 @@ bool agent_memory_names_name(void *context, pid_t pid, uint64_t address, uint64_
 	/* A dynamic method's code may be another's since it was read: read
 	 * again (the replay asks once a period). */
 	if (!runtime_code_cache_known(cache, address, now, false, &code)) {
-		if (names->spent_ns >= names->budget_ns) {
+		if (!lookup_budget_left(&names->budget)) {
 			names->put_off++;
 			return false;
 		}
-		read = runtime_code_cache_read(
-		    cache, address, now, (double)(names->budget_ns - names->spent_ns) / 1e9, &code);
-		names->spent_ns += clock_nanoseconds(CLOCK_MONOTONIC) - now;
+		struct lookup_clock began = lookup_budget_begin();
+
+		read = runtime_code_cache_read(cache, address, now,
+					       lookup_budget_wall_left(&names->budget), &code);
+		lookup_budget_spend(&names->budget, began);
 		names->lookups++;
 		names->put_off += read == RUNTIME_CODE_STOPPED;
 		if (read != RUNTIME_CODE_FOUND)
@@ -70,7 +73,8 @@ void agent_memory_names_report(const struct agent_memory_names *names, FILE *log
 	if (!names->lookups && !names->put_off)
 		return;
 	fprintf(log,
-		"names from the runtimes' memory: %" PRIu64 " lookups in %.1f ms, %" PRIu64
+		"names from the runtimes' memory: %" PRIu64 " lookups in %.1f ms of CPU, %" PRIu64
 		" addresses named, %" PRIu64 " left unnamed for the time budget\n",
-		names->lookups, (double)names->spent_ns / 1e6, names->named, names->put_off);
+		names->lookups, (double)lookup_budget_cpu_spent(&names->budget) / 1e6, names->named,
+		names->put_off);
 }

@@ -13,21 +13,25 @@
  * then names the samples of the one before.
  *
  * Cost: lookups take at most AGENT_MEMORY_NAMES_SHARE of each period's
- * time, all processes together, each read bounded (target_memory.h): a
+ * time in the worker's CPU and AGENT_MEMORY_NAMES_WALL_SHARE in wall time
+ * (lookup_budget.h), all processes together, each read bounded (target_memory.h): a
  * runtime with corrupt or planted structures costs that, and names
  * nothing it cannot check. What the budget leaves unlooked stays [JIT]. */
 #ifndef PROFCPU_AGENT_MEMORY_NAMES_H
 #define PROFCPU_AGENT_MEMORY_NAMES_H
 
 #include "code_ranges.h"
+#include "lookup_budget.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
-/* The most of each period that lookups may take. */
-#define AGENT_MEMORY_NAMES_SHARE 0.1
+/* The most of each period that lookups may take: of the worker's CPU,
+ * and of the wall time. */
+#define AGENT_MEMORY_NAMES_SHARE      0.1
+#define AGENT_MEMORY_NAMES_WALL_SHARE 0.5
 
 /* Where the agent names the JIT code of .NET processes (--names). */
 enum agent_names {
@@ -43,7 +47,7 @@ struct agent_processes;
 
 struct agent_memory_names {
 	struct agent_processes *processes; /* whose runtimes are read */
-	uint64_t budget_ns, spent_ns;	   /* this period's */
+	struct lookup_budget budget;	   /* this period's */
 	/* this period's, for the log */
 	uint64_t lookups, named, put_off;
 };

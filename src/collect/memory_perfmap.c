@@ -1,5 +1,6 @@
 #include "memory_perfmap.h"
 
+#include "lookup_budget.h"
 #include "runtime_code_cache.h"
 #include "util.h"
 
@@ -14,12 +15,11 @@ enum {
 	MAX_DEFERRED = 4096,
 };
 #define SECOND_NS 1000000000ull
-#define LOOKUP_NS ((uint64_t)(MEMORY_PERFMAP_LOOKUP_SHARE * SECOND_NS))
 
 struct memory_perfmap {
 	const struct target_process *target;
-	struct runtime_code_cache *cache;    /* what was found, kept */
-	uint64_t second_start, second_spent; /* this second's lookups, ns */
+	struct runtime_code_cache *cache; /* what was found, kept */
+	struct lookup_budget budget;	  /* each second's */
 	/* addresses the budget left unnamed, with their samples' times: looked
 	 * up when a later second has time left */
 	struct {
@@ -49,6 +49,7 @@ struct memory_perfmap *memory_perfmap_open(const struct target_process *target, 
 	struct memory_perfmap *map = xcalloc(1, sizeof(*map));
 
 	map->target = target;
+	lookup_budget_init(&map->budget, 1, MEMORY_PERFMAP_LOOKUP_SHARE, MEMORY_PERFMAP_WALL_SHARE);
 	if (!(map->cache =
 		  runtime_code_cache_open(target->pid, target->root_fd, error, error_size))) {
 		free(map);
@@ -109,16 +110,6 @@ static void write_line(struct memory_perfmap *map, uint64_t start, uint64_t end,
 	map->lines++;
 }
 
-/* Whether this second has lookup time left. */
-static bool time_left(struct memory_perfmap *map, uint64_t now)
-{
-	if (now - map->second_start >= SECOND_NS) {
-		map->second_start = now;
-		map->second_spent = 0;
-	}
-	return map->second_spent < LOOKUP_NS;
-}
-
 static void defer(struct memory_perfmap *map, uint64_t address, uint64_t time)
 {
 	if (map->deferred_count < MAX_DEFERRED) {
@@ -136,15 +127,17 @@ static void look_up(struct memory_perfmap *map, uint64_t address, uint64_t time,
 {
 	struct runtime_code code;
 	enum runtime_code_read read;
+	struct lookup_clock began;
 
-	if (!time_left(map, now)) {
+	if (!lookup_budget_left(&map->budget)) {
 		map->skipped++;
 		defer(map, address, time);
 		return;
 	}
+	began = lookup_budget_begin();
 	read = runtime_code_cache_read(map->cache, address, now,
-				       (double)(LOOKUP_NS - map->second_spent) / SECOND_NS, &code);
-	map->second_spent += monotonic_ns() - now;
+				       lookup_budget_wall_left(&map->budget), &code);
+	lookup_budget_spend(&map->budget, began);
 	map->lookups++;
 	if (read == RUNTIME_CODE_STOPPED)
 		defer(map, address, time);
@@ -177,7 +170,7 @@ static void look_up_deferred(struct memory_perfmap *map)
 {
 	size_t done = 0, count = map->deferred_count;
 
-	while (done < count && time_left(map, monotonic_ns())) {
+	while (done < count && lookup_budget_left(&map->budget)) {
 		uint64_t address = map->deferred[done].address, time = map->deferred[done].time;
 		uint64_t now = monotonic_ns();
 		struct runtime_code known;

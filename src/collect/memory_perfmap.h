@@ -20,9 +20,11 @@
  * freed and reused); a dynamic method's, whose code is freed and reused
  * as the app runs, is looked up at each sample; an address of no method
  * is looked up once in ten seconds (runtime_code_cache.h keeps them).
- * Lookups take at most MEMORY_PERFMAP_LOOKUP_SHARE of each second, each
- * read bounded (target_memory.h): a runtime with corrupt or planted
- * structures costs that, and names nothing it cannot check. An address the
+ * Lookups take at most MEMORY_PERFMAP_LOOKUP_SHARE of each second of the
+ * collector's CPU, and MEMORY_PERFMAP_WALL_SHARE of its wall time
+ * (lookup_budget.h), each read bounded (target_memory.h): a runtime with
+ * corrupt or planted structures costs that, and names nothing it cannot
+ * check. An address the
  * budget leaves unlooked (up to 4,096 at once) is looked up in a later
  * second with time left, for its sample's time; a dynamic method found
  * then is not named (its code may be another's by then). */
@@ -36,8 +38,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The most of each second that lookups may take. */
+/* The most of each second that lookups may take: of the collector's CPU,
+ * and of the wall time (a target slow to read holds the sampler up). */
 #define MEMORY_PERFMAP_LOOKUP_SHARE 0.1
+#define MEMORY_PERFMAP_WALL_SHARE   0.5
 
 struct memory_perfmap;
 

@@ -1,4 +1,5 @@
 #include "memory_perfmaps.h"
+#include "lookup_budget.h"
 #include "memory_perfmap.h"
 #include "target_process.h"
 #include "util.h"
@@ -7,8 +8,6 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
-
-#define SECOND_NS 1000000000ull
 
 /* A process seen sampled: its memory_perfmap, or NULL when its runtime's
  * memory names nothing (no .NET 9+ runtime). */
@@ -21,14 +20,17 @@ struct memory_perfmaps {
 	size_t last;			  /* the index of the last sample's process */
 	struct process_names **processes; /* allocated one by one: maps keep their target */
 	size_t count, capacity;
-	char *dir; /* being written into; NULL: not started */
-	/* this second's naming, all processes together (CLOCK_MONOTONIC ns) */
-	uint64_t second_start, second_spent;
+	char *dir;		     /* being written into; NULL: not started */
+	struct lookup_budget budget; /* each second's, all processes together */
 };
 
 struct memory_perfmaps *memory_perfmaps_new(void)
 {
-	return xcalloc(1, sizeof(struct memory_perfmaps));
+	struct memory_perfmaps *maps = xcalloc(1, sizeof(*maps));
+
+	lookup_budget_init(&maps->budget, 1, MEMORY_PERFMAP_LOOKUP_SHARE,
+			   MEMORY_PERFMAP_WALL_SHARE);
+	return maps;
 }
 
 void memory_perfmaps_start(struct memory_perfmaps *maps, const char *dir)
@@ -86,24 +88,20 @@ void memory_perfmaps_sample(struct memory_perfmaps *maps, const struct perf_samp
 			    const uint64_t *walked, size_t walked_count)
 {
 	struct process_names *process;
-	uint64_t now;
+	struct lookup_clock began;
 
 	if (!maps->dir || sample->pid == 0 || sample->pid > INT32_MAX)
 		return;
 	process = find(maps, (pid_t)sample->pid);
 	if (!process->map)
 		return;
-	now = clock_nanoseconds(CLOCK_MONOTONIC);
-	if (now - maps->second_start >= SECOND_NS) {
-		maps->second_start = now;
-		maps->second_spent = 0;
-	}
 	/* Each process's lookups keep to their share of the second: so do
 	 * all together, or many .NET processes would hold the sampler up. */
-	if (maps->second_spent >= (uint64_t)(MEMORY_PERFMAP_LOOKUP_SHARE * SECOND_NS))
+	if (!lookup_budget_left(&maps->budget))
 		return;
+	began = lookup_budget_begin();
 	memory_perfmap_sample(process->map, sample, walked, walked_count);
-	maps->second_spent += clock_nanoseconds(CLOCK_MONOTONIC) - now;
+	lookup_budget_spend(&maps->budget, began);
 }
 
 void memory_perfmaps_stop(struct memory_perfmaps *maps, FILE *log)
