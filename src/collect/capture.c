@@ -425,7 +425,7 @@ int capture_target(const struct capture_options *options, const struct target_pr
 			       "%s: %s; JIT frames will show as [JIT]",
 			       dir, strerror(errno));
 	if (options->memory_perfmaps)
-		memory_perfmaps_start(options->memory_perfmaps, dir);
+		memory_perfmaps_start(options->memory_perfmaps, dir, log);
 	sink.stack_trim = stack_trim_new(
 	    target, &attr, options->call_graph, options->managed_images, options->native_symbols,
 	    sink.runtime_files ? &(struct borrowed_jitdump){target->pid, options->jitdump,

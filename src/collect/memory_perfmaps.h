@@ -6,8 +6,10 @@
  * perf-<pid>.memory.map, read by the replay after the process's own perf
  * map and jitdump), each with its own budget of a tenth of each second
  * and all together within the same (a sample past it is not looked up).
- * A pid is judged once in the capture: a process that loads its runtime
- * after its first sample, or a pid reused, is not looked at again. */
+ * A process is looked at again while it is sampled: once a second whether
+ * its pid is another process's now (which is judged anew), and, where no
+ * runtime was read, after 1, 2, 4 ... 64 s whether it reads now (a runtime
+ * loaded after the first sample). */
 #ifndef PROFCPU_MEMORY_PERFMAPS_H
 #define PROFCPU_MEMORY_PERFMAPS_H
 
@@ -22,8 +24,9 @@ struct memory_perfmaps;
 struct memory_perfmaps *memory_perfmaps_new(void);
 
 /* Writes into `dir` from now on (appending to what an earlier capture into
- * it wrote). */
-void memory_perfmaps_start(struct memory_perfmaps *maps, const char *dir);
+ * it wrote), and what each process's lookups found into `log`, at its exit
+ * or the capture's end. */
+void memory_perfmaps_start(struct memory_perfmaps *maps, const char *dir, FILE *log);
 
 /* As memory_perfmap_sample(), for the process of `sample`. */
 void memory_perfmaps_sample(struct memory_perfmaps *maps, const struct perf_sample *sample,
