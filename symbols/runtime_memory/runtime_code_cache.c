@@ -40,7 +40,7 @@ struct runtime_code_cache {
 	size_t no_code_count;
 	uint64_t no_code_since; /* CLOCK_MONOTONIC */
 	uint64_t reads;
-	char name[1024]; /* of the last code read */
+	char name[4096]; /* of the last code read: as long as runtime_names.c writes */
 };
 
 struct runtime_code_cache *runtime_code_cache_open(pid_t pid, int root_fd, char *error,
