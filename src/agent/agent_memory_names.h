@@ -1,5 +1,5 @@
 /* The agent's names of JIT code from the runtime's memory: for each .NET
- * process whose runtime has a contract descriptor (.NET 9 and later; the
+ * process whose runtime has a contract descriptor (.NET 10 and later; the
  * route agent_processes.h chose), the worker's resolver asks here for each
  * address of generated code its process's files leave unnamed, once a
  * period (the replay keeps the answer), and the method found is read from

@@ -87,7 +87,7 @@ static const char usage[] =
     "  --no-events           no runtime events: CPU profiles only\n"
     "  --names ROUTE         where JIT frames of .NET processes get their names:\n"
     "                        auto (default: the runtime's memory where it has a\n"
-    "                        contract descriptor, .NET 9+; else the perf map),\n"
+    "                        contract descriptor, .NET 10+; else the perf map),\n"
     "                        memory (only there), perfmap (the perf map and\n"
     "                        jitdump turned on through the diagnostics socket)\n"
     "\n"

@@ -55,7 +55,7 @@ static const char usage[] =
     "writing them). Without them (older\n"
     "runtimes, --no-perfmap-switch), JIT frames are named from the method\n"
     "rundown of the runtime events, or a map DOTNET_PerfMapEnabled=1 made.\n"
-    "A .NET 9+ target whose diagnostics IPC does not answer\n"
+    "A .NET 10+ target whose diagnostics IPC does not answer\n"
     "(DOTNET_EnableDiagnostics=0) has its JIT frames named from its runtime's\n"
     "memory, read as it is sampled: nothing asked of it, nothing written in it.\n"
     "A .NET target's own events (GC, exceptions, contention, JIT) are recorded\n"
@@ -82,10 +82,10 @@ static const char usage[] =
     "                        method rundown of its runtime events\n"
     "  --names ROUTE         where JIT frames of a .NET target get their names:\n"
     "                        perfmap (its perf map and jitdump), memory (its\n"
-    "                        runtime's memory only, .NET 9+: the IPC not asked\n"
+    "                        runtime's memory only, .NET 10+: the IPC not asked\n"
     "                        for them), auto (default: perfmap, with memory for\n"
     "                        the stubs and code it leaves unnamed; else memory);\n"
-    "                        with -a, --cgroup, --container: every .NET 9+\n"
+    "                        with -a, --cgroup, --container: every .NET 10+\n"
     "                        process's from its memory for what its own perf\n"
     "                        map leaves unnamed (auto, memory), or not (perfmap)\n"
     "  -duration, -collectsec SECONDS\n"
@@ -625,7 +625,7 @@ int cmd_collect(int argc, char **argv)
 			switched_count = sampling_scope_enable_perfmaps(&target, log, &switched);
 		if (!options.names || strcmp(options.names, "perfmap")) {
 			every_memory = memory_perfmaps_new();
-			fprintf(log, "JIT names: from each .NET 9+ process's runtime's memory, as "
+			fprintf(log, "JIT names: from each .NET 10+ process's runtime's memory, as "
 				     "sampled, for what its perf map leaves unnamed\n");
 		}
 	}

@@ -45,7 +45,7 @@
 
 struct memory_perfmap;
 
-/* Finds the runtime of `target` (.NET 9 and later: its contract
+/* Finds the runtime of `target` (.NET 10 and later: its contract
  * descriptor) and what naming its code needs. NULL, with the reason in
  * `error` (one line), when it has none this route reads. `target` must
  * outlive the result. */

@@ -1,7 +1,7 @@
 /* The names of every .NET process's JIT code read from its runtime's
  * memory while a capture of every process is sampled (collect -a,
  * --cgroup, --container): at a process's first sample, where its runtime
- * has a contract descriptor (.NET 9 and later), a memory_perfmap.h of its
+ * has a contract descriptor (.NET 10 and later), a memory_perfmap.h of its
  * own names what its perf map leaves unnamed (the capture's
  * perf-<pid>.memory.map, read by the replay after the process's own perf
  * map and jitdump), each with its own budget of a tenth of each second

@@ -35,7 +35,7 @@ struct runtime_code {
 	bool dynamic; /* a dynamic method's, whose code is freed and reused */
 };
 
-/* Finds the runtime of `pid` (.NET 9 and later: its contract descriptor)
+/* Finds the runtime of `pid` (.NET 10 and later: its contract descriptor)
  * and what naming its code needs, its modules' files opened inside
  * `root_fd` (duplicated: the caller keeps its own). NULL, with the reason
  * in `error` (one line), when it has none this route reads. */
