@@ -3,8 +3,12 @@
 # unconfined: what a DaemonSet's pod gets), with two podman containers
 # standing in for two Kubernetes pods: each has its own hostname (the pod's
 # name) and a mounted service-account namespace file, and runs a .NET app
-# of its own. Three more "pods" are hostile: their /etc/hostname holds a
-# label injection, is a FIFO, or is 1 MB.
+# of its own; the first app runs with DOTNET_EnableDiagnostics=0 (no
+# diagnostics IPC, as hardened images run it) and is named from its
+# runtime's memory, the agent's default: no [JIT] frame in at least 99% of
+# its samples, its hot method in at least 80%, and no perf map or jitdump
+# written in either pod. Three more "pods" are hostile: their /etc/hostname
+# holds a label injection, is a FIFO, or is 1 MB.
 #
 # No Pyroscope server can be installed on this machine: the receiver is the
 # tests' stand-in (tests/pyroscope_receiver.py), which keeps each push's
@@ -44,7 +48,7 @@ pod() {
 		"${extra[@]}" "$@" >/dev/null || skip "podman cannot run containers here"
 	extra=()
 }
-extra=()
+extra=(-e DOTNET_EnableDiagnostics=0)
 pod agent-pod-a shop-7c6d9b5f8-x2k4q shop localhost/agent-dotnet-app "$dotnet_root/dotnet" /app/hotloop.dll 600
 pod agent-pod-b billing-0 billing localhost/agent-dotnet-app "$dotnet_root/dotnet" /app/framelesscallers.dll 600
 # Hostile pods: any container may write its own /etc/hostname.
@@ -136,6 +140,13 @@ until (($(pushes "$workdir/received-2" "$a_series" | wc -l) >= 4)); do sleep 0.5
 podman stop -t 60 agent-agent >/dev/null
 agent_log >"$workdir/agent.log"
 cat "$workdir/agent.log"
+# Neither pod got a perf map or jitdump: the agent named both from their
+# runtimes' memory.
+for name in agent-pod-a agent-pod-b; do
+	written=$(compgen -G "/proc/$(pid_of "$name")/root/tmp/perf-*.map" ||
+		compgen -G "/proc/$(pid_of "$name")/root/tmp/jit-*.dump" || true)
+	[[ -z $written ]] || fail "the agent had $name write $written"
+done
 
 python3 - "$workdir" "$(id_of agent-pod-a)" "$(id_of agent-pod-b)" "$a_pid" "$(pid_of agent-pod-b)" \
 	"$restarted" "$(id_of agent-hostile-inject)" "$(id_of agent-hostile-fifo)" "$(id_of agent-hostile-huge)" \
@@ -200,6 +211,29 @@ for container, pid, service, namespace, pod, mine, other in [
         for (start, until), (next_start, _) in zip(spans, spans[1:]):
             assert next_start >= until - 1, f"{pod}: periods overlap or repeat: {spans}"
     print(f"{pod}: {len(pushes)} pushes as {service}, {named} naming {mine.decode()}")
+
+# The pod without diagnostics IPC is named from its runtime's memory, in
+# the pushes after its first (the agent chose how to name it once it had
+# seen it sampled).
+def samples_of(folder, container):
+    paths = sorted(glob.glob(os.path.join(work, folder, "*.query")),
+                   key=lambda path: int(os.path.basename(path).split(".")[0]))
+    for path in paths:
+        query = open(path).read()
+        if f"container={container}," in query and ".cpu{" in query:
+            with open(path[:-len(".query")] + ".pb.gz", "rb") as gzipped:
+                yield [sample for sample in pprof_samples(gzipped.read()) if sample[2]]
+
+a_pushes = list(samples_of("received-1", a_id))[1:] + list(samples_of("received-2", a_id))
+total = sum(values[0] for push in a_pushes for _, values, _ in push)
+jit = sum(values[0] for push in a_pushes for _, values, names in push if "[JIT]" in names)
+hot = sum(values[0] for push in a_pushes for _, values, names in push
+          if any(name.endswith("Demo.Program::HotMethod") for name in names))
+print(f"shop (DOTNET_EnableDiagnostics=0): {total} samples, {100 * jit / max(total, 1):.1f}% "
+      f"with a [JIT] frame, HotMethod in {100 * hot / max(total, 1):.1f}%")
+assert total >= 50, f"shop: {total} samples pushed, the test wants 50"
+assert jit * 100 <= total, "shop's JIT frames are not named from its runtime's memory"
+assert hot * 100 >= total * 80, "shop's hot method is not named in 80% of its samples"
 
 # The periods begun while the receiver was away: the buffer's (2, and the
 # one in flight), not more; the rest were dropped.
