@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The agent names JIT frames from the runtime's memory by default (.NET 9
-# and later): a .NET app started with DOTNET_EnableDiagnostics=0 (no
-# diagnostics IPC, no perf map), as hardened images run, is named in the
-# profiles it pushes (at least 99% of its samples without a [JIT] frame,
-# its hot method in at least 80%), and so is a second app whose IPC
-# answers, in which the agent turns on no perf map: neither app gets a
-# /tmp/perf-PID.map or /tmp/jit-PID.dump. Then an agent with --names
-# perfmap keeps the old route: it turns on the second app's perf map and
-# jitdump, and the first app's frames stay [JIT].
+# The agent names JIT frames from the runtime's memory (.NET 10 and later)
+# where the diagnostics IPC does not answer: a .NET app started with
+# DOTNET_EnableDiagnostics=0 (no IPC, no perf map), as hardened images
+# run, is named in the profiles it pushes (at least 99% of its samples
+# without a [JIT] frame, its hot method in at least 80%). With --names
+# memory, so is a second app whose IPC answers, and neither app gets a
+# /tmp/perf-PID.map or /tmp/jit-PID.dump. By default (auto) the agent turns
+# on the second app's perf map and jitdump (a process that exits within a
+# period keeps its names in them: docs/AGENT.md), and names the first from
+# its memory.
 #
 # The agent runs in a PID namespace of its own, with the apps
 # (tests/dotnet/HotLoop, niced so the agent's worker keeps some CPU); the
@@ -57,8 +58,19 @@ print(total, f"{100 * jit / max(total, 1):.1f}", f"{100 * hot / max(total, 1):.1
 PY
 }
 
-echo "--- the default: the runtime's memory"
-start_receiver_and_agent --push-interval 2 -F 199 --no-events
+# assert_named PID HOW: fails unless PID's pushed samples are named
+# (from its runtime's memory or its perf map, HOW) as the test wants.
+assert_named() {
+	local total jit hot
+	read -r total jit hot < <(shares "$workdir/received" "$1")
+	echo "pid $1: $total samples pushed, $jit% with a [JIT] frame, HotMethod in $hot%"
+	((total >= 200)) || fail "pid $1: $total samples pushed, the test wants 200"
+	awk -v jit="$jit" -v hot="$hot" 'BEGIN { exit !(jit <= 1 && hot >= 80) }' ||
+		fail "pid $1 is not named ($2)"
+}
+
+echo "--- --names memory: nothing written in either app"
+start_receiver_and_agent --push-interval 2 -F 199 --no-events --names memory
 wait_periods 6
 no_runtime_files "$open"
 no_runtime_files "$hidden"
@@ -69,33 +81,27 @@ grep "JIT names of .NET pid\|names from the runtimes' memory" "$workdir/spool/ag
 for pid in "$hidden" "$open"; do
 	grep -q "JIT names of .NET pid $pid: from its runtime's memory" "$workdir/spool/agent.log" ||
 		fail "the agent's log does not say it names pid $pid from its runtime's memory"
-	read -r total jit hot < <(shares "$workdir/received" "$pid")
-	echo "pid $pid: $total samples pushed, $jit% with a [JIT] frame, HotMethod in $hot%"
-	((total >= 200)) || fail "pid $pid: $total samples pushed, the test wants 200"
-	awk -v jit="$jit" -v hot="$hot" 'BEGIN { exit !(jit <= 1 && hot >= 80) }' ||
-		fail "pid $pid is not named from its runtime's memory"
+	assert_named "$pid" "--names memory"
 done
 grep -q "perf map and jitdump of .NET pid" "$workdir/agent.err" &&
-	fail "the agent turned on a perf map with its default route"
+	fail "the agent turned on a perf map with --names memory"
 
-echo "--- --names perfmap: the old route"
+echo "--- the default: the perf map where the IPC answers, the runtime's memory where not"
 mv "$workdir/received" "$workdir/received-memory"
 mv "$workdir/spool" "$workdir/spool-memory"
-start_receiver_and_agent --push-interval 2 -F 199 --no-events --names perfmap
+start_receiver_and_agent --push-interval 2 -F 199 --no-events
 wait_periods 6
 kill -INT "$agent_pid"
 wait "$agent_pid" || { cat "$workdir/agent.err"; fail "the agent exited with status $?"; }
 cat "$workdir/agent.err"
+grep "JIT names of .NET pid" "$workdir/spool/agent.log"
+grep -q "JIT names of .NET pid $hidden: from its runtime's memory" "$workdir/spool/agent.log" ||
+	fail "the agent's log does not say it names pid $hidden from its runtime's memory"
+grep -q "JIT names of .NET pid $open: from its perf map, and from its runtime's memory" \
+	"$workdir/spool/agent.log" || fail "the agent's log does not say it names pid $open from its perf map"
 grep -q "perf map and jitdump of .NET pid $open " "$workdir/agent.err" ||
-	fail "--names perfmap did not turn on the perf map of pid $open"
-[[ -e /tmp/perf-$open.map && -e /tmp/jit-$open.dump ]] ||
-	fail "--names perfmap: pid $open has no perf map and jitdump"
-read -r total jit hot < <(shares "$workdir/received" "$hidden")
-echo "--names perfmap, pid $hidden (no IPC): $total samples pushed, $jit% with a [JIT] frame"
-awk -v jit="$jit" 'BEGIN { exit !(jit >= 90) }' ||
-	fail "--names perfmap named the JIT frames of the app without IPC"
-read -r total jit hot < <(shares "$workdir/received" "$open")
-echo "--names perfmap, pid $open: $total samples pushed, $jit% with a [JIT] frame, HotMethod in $hot%"
-awk -v jit="$jit" -v hot="$hot" 'BEGIN { exit !(jit <= 1 && hot >= 80) }' ||
-	fail "--names perfmap did not name pid $open from its perf map"
-echo "ok: named from the runtime's memory with nothing written in the apps; --names perfmap as before"
+	fail "the default did not turn on the perf map of pid $open"
+no_runtime_files "$hidden"
+assert_named "$hidden" "the default, from its runtime's memory"
+assert_named "$open" "the default, from its perf map"
+echo "ok: named from the runtime's memory with nothing written in the apps (--names memory), and where the IPC does not answer (the default)"

@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -289,32 +290,41 @@ bool agent_processes_selected(struct agent_processes *processes, pid_t pid, unsi
 		      selection);
 }
 
-/* Whether the JIT code of `target` is named from its runtime's memory,
- * as `processes->names` says: else its perf map is turned on. Said in
- * `log`. */
-static bool name_from_memory(const struct agent_processes *processes, struct agent_process *process,
-			     const struct target_process *target, FILE *log)
+/* Starts naming the JIT code of `target`, as `processes->names` says:
+ * its perf map and jitdump turned on through its diagnostics IPC
+ * (perfmap; auto where the IPC answers, its runtime's memory then naming
+ * what they leave unnamed, the stubs), or its runtime's memory alone
+ * (memory; auto where the IPC does not answer). Said in `log`. Returns
+ * true when the agent turned its perf map on. */
+static bool start_naming(const struct agent_processes *processes, struct agent_process *process,
+			 const struct target_process *target, FILE *log)
 {
-	char error[512];
+	char why[PATH_MAX + 128] = "", error[512];
+	bool switched = false, unnamed = true;
 
 	if (processes->names == AGENT_NAMES_PERFMAP)
-		return false;
+		return dotnet_ensure_perfmap(target, log);
+	if (processes->names == AGENT_NAMES_AUTO)
+		switched = dotnet_ensure_perfmap_else(target, log, why, sizeof(why), &unnamed);
 	process->memory_code =
 	    runtime_code_cache_open(target->pid, target->root_fd, error, sizeof(error));
-	if (process->memory_code)
-		fprintf(log, "JIT names of .NET pid %d: from its runtime's memory (%s)\n",
-			(int)target->pid, runtime_code_cache_runtime_path(process->memory_code));
-	else if (processes->names == AGENT_NAMES_MEMORY)
-		fprintf(log,
-			"JIT names of .NET pid %d: none, its runtime's memory cannot be read "
-			"(--names memory): %s\n",
-			(int)target->pid, error);
+	if (!unnamed)
+		fprintf(log, "JIT names of .NET pid %d: from its perf map%s%s\n", (int)target->pid,
+			process->memory_code ? ", and from its runtime's memory for what it leaves "
+					       "unnamed; "
+					     : "; its runtime's memory cannot be read: ",
+			process->memory_code ? runtime_code_cache_runtime_path(process->memory_code)
+					     : error);
+	else if (process->memory_code)
+		fprintf(log, "JIT names of .NET pid %d: from its runtime's memory (%s)%s%s\n",
+			(int)target->pid, runtime_code_cache_runtime_path(process->memory_code),
+			why[0] ? "; no perf map: " : "", why);
 	else
-		fprintf(log,
-			"JIT names of .NET pid %d: from its perf map, its runtime's memory "
-			"cannot be read: %s\n",
-			(int)target->pid, error);
-	return process->memory_code || processes->names == AGENT_NAMES_MEMORY;
+		fprintf(
+		    log,
+		    "JIT names of .NET pid %d: none, %s%sits runtime's memory cannot be read: %s\n",
+		    (int)target->pid, why, why[0] ? "; " : "", error);
+	return switched;
 }
 
 void agent_processes_ask_runtimes(struct agent_processes *processes, struct resolver *resolver,
@@ -357,15 +367,13 @@ void agent_processes_ask_runtimes(struct agent_processes *processes, struct reso
 		}
 		process->runtime_asked = true;
 		if (target_process_open(process->pid, &target) == 0) {
-			if (!name_from_memory(processes, process, &target, log) &&
-			    dotnet_ensure_perfmap(&target, log)) {
+			if (start_naming(processes, process, &target, log)) {
 				add_switched(processes, process->pid, process->start_ticks);
 				save_record(processes);
 			}
 			target_process_close(&target);
 			/* The runtime writes its perf map anew: read from the start. */
-			if (!process->memory_code)
-				resolver_forget_process(resolver, process->pid);
+			resolver_forget_process(resolver, process->pid);
 			if (sessions)
 				agent_runtime_sessions_watch(sessions, process->pid);
 		}
