@@ -1,5 +1,6 @@
 #include "runtime_code_cache.h"
 
+#include "process_maps.h"
 #include "runtime_descriptor.h"
 #include "runtime_names.h"
 
@@ -14,6 +15,9 @@ enum {
 	MAX_KNOWN = 1 << 18,
 	/* addresses of no method known at once (a power of two) */
 	NO_CODE_SLOTS = 1 << 14,
+	/* the process's executable file mappings kept; past it, the rest are
+	 * looked up as any address */
+	MAX_FILE_RANGES = 8192,
 	/* bytes a lookup may read (it reads some 27 words) */
 	LOOKUP_BYTES = 1 << 20,
 	/* the descriptor: its JSON is about 10 KiB in .NET 10 */
@@ -39,6 +43,12 @@ struct runtime_code_cache {
 	uint64_t no_code[NO_CODE_SLOTS]; /* address + 1; 0: free */
 	size_t no_code_count;
 	uint64_t no_code_since; /* CLOCK_MONOTONIC */
+	/* the process's code in files (ELF, ReadyToRun images) as of
+	 * no_code_since, by address: no method's, named from the files */
+	struct file_range {
+		uint64_t start, end;
+	} * files;
+	size_t file_count;
 	uint64_t reads;
 	char name[4096]; /* of the last code read: as long as runtime_names.c writes */
 };
@@ -79,6 +89,7 @@ void runtime_code_cache_free(struct runtime_code_cache *cache)
 		return;
 	runtime_code_cache_forget_code(cache);
 	free(cache->known);
+	free(cache->files);
 	runtime_names_free(cache->names);
 	runtime_descriptor_release(&cache->runtime);
 	if (cache->root_fd >= 0)
@@ -129,7 +140,27 @@ static size_t no_code_slot(uint64_t address)
 	return (size_t)((address * 0x9e3779b97f4a7c15ull) >> 50) & (NO_CODE_SLOTS - 1);
 }
 
-/* Forgets the addresses of no method once they are RECHECK old. */
+/* Keeps an executable mapping of a file: not the runtime's own W^X
+ * double mapping of its code (a memfd), nor a file deleted since. */
+static int keep_file_range(const struct process_mapping *mapping, void *context)
+{
+	struct runtime_code_cache *cache = context;
+	size_t length = strlen(mapping->path);
+	static const char deleted[] = " (deleted)";
+
+	if (mapping->permissions[2] != 'x' || mapping->path[0] != '/' ||
+	    !strncmp(mapping->path, "/memfd:", 7) ||
+	    (length >= sizeof(deleted) - 1 &&
+	     !strcmp(mapping->path + length - (sizeof(deleted) - 1), deleted)))
+		return 0;
+	if (cache->file_count == MAX_FILE_RANGES)
+		return 1;
+	cache->files[cache->file_count++] = (struct file_range){mapping->start, mapping->end};
+	return 0;
+}
+
+/* Forgets the addresses of no method once they are RECHECK old, and reads
+ * the process's file mappings again. */
 static void expire_no_code(struct runtime_code_cache *cache, uint64_t now)
 {
 	if (now - cache->no_code_since < RUNTIME_CODE_RECHECK_NS)
@@ -137,11 +168,36 @@ static void expire_no_code(struct runtime_code_cache *cache, uint64_t now)
 	cache->no_code_since = now;
 	memset(cache->no_code, 0, sizeof(cache->no_code));
 	cache->no_code_count = 0;
+	if (!cache->files)
+		cache->files = calloc(MAX_FILE_RANGES, sizeof(*cache->files));
+	cache->file_count = 0;
+	if (cache->files)
+		target_process_for_each_mapping(cache->pid, keep_file_range, cache);
+}
+
+/* Whether `address` lies in a file the process maps as code. */
+static bool in_file(const struct runtime_code_cache *cache, uint64_t address)
+{
+	size_t low = 0, high = cache->file_count;
+
+	while (low < high) {
+		size_t middle = low + (high - low) / 2;
+
+		if (address < cache->files[middle].start)
+			high = middle;
+		else if (address >= cache->files[middle].end)
+			low = middle + 1;
+		else
+			return true;
+	}
+	return false;
 }
 
 bool runtime_code_cache_no_code(struct runtime_code_cache *cache, uint64_t address, uint64_t now)
 {
 	expire_no_code(cache, now);
+	if (in_file(cache, address))
+		return true;
 	for (size_t slot = no_code_slot(address);; slot = (slot + 1) & (NO_CODE_SLOTS - 1)) {
 		if (cache->no_code[slot] == address + 1)
 			return true;

@@ -54,8 +54,11 @@ uint64_t runtime_code_cache_reads(const struct runtime_code_cache *cache);
 bool runtime_code_cache_known(struct runtime_code_cache *cache, uint64_t address, uint64_t now,
 			      bool dynamic_too, struct runtime_code *code);
 
-/* Whether `address` was read within RUNTIME_CODE_RECHECK_NS before `now`
- * and held no method or stub. */
+/* Whether `address` holds no method or stub: it lies in a file the
+ * process maps as code (ELF, ReadyToRun images; its mappings read again
+ * each RUNTIME_CODE_RECHECK_NS), or it was read within that time and held
+ * none. Native frames cost no lookup: on a slow machine (arm64 emulated)
+ * their lookups took the whole time budget before the JIT frames'. */
 bool runtime_code_cache_no_code(struct runtime_code_cache *cache, uint64_t address, uint64_t now);
 
 enum runtime_code_read {
