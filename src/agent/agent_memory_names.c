@@ -7,19 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-bool agent_names_parse(const char *text, enum agent_names *names)
-{
-	if (!strcmp(text, "auto"))
-		*names = AGENT_NAMES_AUTO;
-	else if (!strcmp(text, "perfmap"))
-		*names = AGENT_NAMES_PERFMAP;
-	else if (!strcmp(text, "memory"))
-		*names = AGENT_NAMES_MEMORY;
-	else
-		return false;
-	return true;
-}
-
 void agent_memory_names_start_period(struct agent_memory_names *names, double seconds)
 {
 	lookup_budget_init(&names->budget, seconds, AGENT_MEMORY_NAMES_SHARE,
@@ -44,17 +31,9 @@ bool agent_memory_names_name(void *context, pid_t pid, uint64_t address, uint64_
 	/* A dynamic method's code may be another's since it was read: read
 	 * again (the replay asks once a period). */
 	if (!runtime_code_cache_known(cache, address, now, false, &code)) {
-		if (!lookup_budget_left(&names->budget)) {
-			names->put_off++;
-			return false;
-		}
-		struct lookup_clock began = lookup_budget_begin();
-
-		read = runtime_code_cache_read(cache, address, now,
-					       lookup_budget_wall_left(&names->budget), &code);
-		lookup_budget_spend(&names->budget, began);
-		names->lookups++;
-		names->put_off += read == RUNTIME_CODE_STOPPED;
+		read = runtime_code_cache_read(cache, address, now, &names->budget, &code);
+		names->lookups += read != RUNTIME_CODE_PUT_OFF;
+		names->put_off += read == RUNTIME_CODE_PUT_OFF || read == RUNTIME_CODE_STOPPED;
 		if (read != RUNTIME_CODE_FOUND)
 			return false;
 		runtime_code_cache_keep(cache, &code, now);

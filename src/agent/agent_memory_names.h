@@ -1,6 +1,6 @@
 /* The agent's names of JIT code from the runtime's memory: for each .NET
- * process whose runtime has a contract descriptor (.NET 10 and later; the
- * route agent_processes.h chose), the worker's resolver asks here for each
+ * process whose runtime has a contract descriptor (.NET 10 and later) and
+ * whose route (agent_processes.h) reads it, the worker's resolver asks here for each
  * address of generated code its process's files leave unnamed, once a
  * period (the replay keeps the answer), and the method found is read from
  * the runtime's memory (runtime_code_cache.h: kept, and read again after
@@ -22,6 +22,7 @@
 
 #include "code_ranges.h"
 #include "lookup_budget.h"
+#include "memory_perfmap.h" /* enum jit_names */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,16 +33,6 @@
  * and of the wall time. */
 #define AGENT_MEMORY_NAMES_SHARE      0.1
 #define AGENT_MEMORY_NAMES_WALL_SHARE 0.5
-
-/* Where the agent names the JIT code of .NET processes (--names). */
-enum agent_names {
-	AGENT_NAMES_AUTO,    /* the runtime's memory where it has a descriptor, else the perf map */
-	AGENT_NAMES_PERFMAP, /* the perf map and jitdump it turns on through the IPC */
-	AGENT_NAMES_MEMORY,  /* the runtime's memory only */
-};
-
-/* "perfmap", "memory", "auto"; false for another word. */
-bool agent_names_parse(const char *text, enum agent_names *names);
 
 struct agent_processes;
 

@@ -302,9 +302,9 @@ static bool start_naming(const struct agent_processes *processes, struct agent_p
 	char why[PATH_MAX + 128] = "", error[512];
 	bool switched = false, unnamed = true;
 
-	if (processes->names == AGENT_NAMES_PERFMAP)
+	if (processes->names == JIT_NAMES_PERFMAP)
 		return dotnet_ensure_perfmap(target, log);
-	if (processes->names == AGENT_NAMES_AUTO)
+	if (processes->names == JIT_NAMES_AUTO)
 		switched = dotnet_ensure_perfmap_else(target, log, why, sizeof(why), &unnamed);
 	process->memory_code =
 	    runtime_code_cache_open(target->pid, target->root_fd, error, sizeof(error));

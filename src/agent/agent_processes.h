@@ -49,7 +49,7 @@ struct agent_process {
 struct agent_processes {
 	struct agent_process *items;
 	size_t count, capacity;
-	enum agent_names names; /* where JIT code is named (--names) */
+	enum jit_names names; /* where JIT code is named (--names) */
 	/* More folders of the runtimes' OCI configs (--container-state), or NULL. */
 	const struct string_list *state_folders;
 	bool said_container_files; /* that the selection refused such labels */
@@ -102,11 +102,12 @@ bool agent_processes_selected(struct agent_processes *processes, pid_t pid, unsi
 
 /* Chooses how the JIT code of each .NET process seen that `selection`
  * takes is named, once in its life and once it has run a second (its
- * runtime loaded), as `names` says: from its runtime's memory where it
- * has a contract descriptor (not with AGENT_NAMES_PERFMAP; with
- * AGENT_NAMES_MEMORY nowhere else), else by switching on its perf map and
- * jitdump: the runtime then writes every method it has prepared so far,
- * so the period just sampled is named too; `resolver` reads that map from
+ * runtime loaded), as `names` says: by switching on its perf map and
+ * jitdump through its diagnostics IPC (perfmap; auto where the IPC
+ * answers), its runtime's memory naming what they leave unnamed (auto),
+ * or from its runtime's memory alone (memory; auto where the IPC does not
+ * answer). A perf map switched on: the runtime then writes every method
+ * it has prepared so far, so the period just sampled is named too; `resolver` reads that map from
  * its start. Its runtime events are recorded from then on by `sessions`
  * (NULL: none). Turns off those it turned on in a process the selection
  * now leaves out (its labels changed), and no longer reads its memory. */

@@ -39,7 +39,7 @@ struct agent_send_options {
 	/* The runtime events asked of each .NET process, whose profiles are
 	 * pushed beside CPU's (--events); NULL: none. */
 	const struct eventpipe_config *runtime_events;
-	enum agent_names names; /* where .NET processes' JIT code is named (--names) */
+	enum jit_names names; /* where .NET processes' JIT code is named (--names) */
 };
 
 struct agent_sender {

@@ -239,7 +239,7 @@ int cmd_agent(int argc, char **argv)
 			     "hybrid (see profcpu agent --help)");
 		goto done;
 	}
-	if (!agent_names_parse(names, &send.names)) {
+	if (!jit_names_parse(names, &send.names)) {
 		report_error("invalid --names %s: give perfmap, memory or auto", names);
 		goto done;
 	}

@@ -144,7 +144,8 @@ struct collect_options {
 	struct scope_options scope; /* every_process: also perfcollect's form without -pid */
 	bool enable_perfmaps;	    /* of every .NET process sampled */
 	bool no_perfmap_switch;	    /* leave the target's perf map as it is */
-	const char *names;	    /* --names: perfmap, memory or auto (NULL) */
+	const char *names_text;	    /* --names */
+	enum jit_names names;
 	struct symbol_options symbols;
 	struct grouping_options grouping;
 	struct event_options events;
@@ -279,9 +280,9 @@ static int check_options(struct collect_options *options)
 	}
 	if (scope_options_check_pid(&options->scope) < 0)
 		return -1;
-	if (options->names && strcmp(options->names, "perfmap") &&
-	    strcmp(options->names, "memory") && strcmp(options->names, "auto")) {
-		report_error("invalid --names %s: give perfmap, memory or auto", options->names);
+	if (options->names_text && !jit_names_parse(options->names_text, &options->names)) {
+		report_error("invalid --names %s: give perfmap, memory or auto",
+			     options->names_text);
 		return -1;
 	}
 	if (options->push_interval < 0 || (options->push_interval > 0 && !options->push_url)) {
@@ -456,9 +457,9 @@ static bool start_naming(const struct collect_options *options, const struct tar
 	bool unnamed = true, switched = false;
 
 	*memory = NULL;
-	if (options->names && !strcmp(options->names, "perfmap"))
+	if (options->names == JIT_NAMES_PERFMAP)
 		return dotnet_ensure_perfmap(target, log);
-	if (!options->names || strcmp(options->names, "memory"))
+	if (options->names == JIT_NAMES_AUTO)
 		switched = dotnet_ensure_perfmap_else(target, log, why, sizeof(why), &unnamed);
 	if (!target->runs_dotnet)
 		return switched;
@@ -506,7 +507,7 @@ int cmd_collect(int argc, char **argv)
 	    SCOPE_OPTION_ENTRIES(&options.scope),
 	    {"enable-perfmaps", NULL, OPTION_FLAG, &options.enable_perfmaps},
 	    {"no-perfmap-switch", NULL, OPTION_FLAG, &options.no_perfmap_switch},
-	    {"names", NULL, OPTION_STRING, &options.names},
+	    {"names", NULL, OPTION_STRING, &options.names_text},
 	    {"duration", "collectsec", OPTION_NUMBER, &options.duration},
 	    {"frequency", "F", OPTION_INTEGER, &options.frequency},
 	    {"output", "o", OPTION_STRING, &options.output_dir},
@@ -623,7 +624,7 @@ int cmd_collect(int argc, char **argv)
 	} else {
 		if (options.enable_perfmaps)
 			switched_count = sampling_scope_enable_perfmaps(&target, log, &switched);
-		if (!options.names || strcmp(options.names, "perfmap")) {
+		if (options.names != JIT_NAMES_PERFMAP) {
 			every_memory = memory_perfmaps_new();
 			fprintf(log, "JIT names: from each .NET 10+ process's runtime's memory, as "
 				     "sampled, for what its perf map leaves unnamed\n");

@@ -43,6 +43,19 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)now.tv_sec * SECOND_NS + (uint64_t)now.tv_nsec;
 }
 
+bool jit_names_parse(const char *text, enum jit_names *names)
+{
+	if (!strcmp(text, "auto"))
+		*names = JIT_NAMES_AUTO;
+	else if (!strcmp(text, "perfmap"))
+		*names = JIT_NAMES_PERFMAP;
+	else if (!strcmp(text, "memory"))
+		*names = JIT_NAMES_MEMORY;
+	else
+		return false;
+	return true;
+}
+
 struct memory_perfmap *memory_perfmap_open(const struct target_process *target, char *error,
 					   size_t error_size)
 {
@@ -126,20 +139,12 @@ static void look_up(struct memory_perfmap *map, uint64_t address, uint64_t time,
 		    bool late)
 {
 	struct runtime_code code;
-	enum runtime_code_read read;
-	struct lookup_clock began;
+	enum runtime_code_read read =
+	    runtime_code_cache_read(map->cache, address, now, &map->budget, &code);
 
-	if (!lookup_budget_left(&map->budget)) {
-		map->skipped++;
-		defer(map, address, time);
-		return;
-	}
-	began = lookup_budget_begin();
-	read = runtime_code_cache_read(map->cache, address, now,
-				       lookup_budget_wall_left(&map->budget), &code);
-	lookup_budget_spend(&map->budget, began);
-	map->lookups++;
-	if (read == RUNTIME_CODE_STOPPED)
+	map->skipped += read == RUNTIME_CODE_PUT_OFF;
+	map->lookups += read != RUNTIME_CODE_PUT_OFF;
+	if (read == RUNTIME_CODE_PUT_OFF || read == RUNTIME_CODE_STOPPED)
 		defer(map, address, time);
 	if (read != RUNTIME_CODE_FOUND || (late && code.dynamic))
 		return;

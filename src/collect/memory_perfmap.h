@@ -43,6 +43,20 @@
 #define MEMORY_PERFMAP_LOOKUP_SHARE 0.1
 #define MEMORY_PERFMAP_WALL_SHARE   0.5
 
+/* Where JIT frames of .NET processes get their names (collect's and the
+ * agent's --names). */
+enum jit_names {
+	/* the perf map and jitdump turned on through the diagnostics IPC, the
+	 * runtime's memory naming what they leave unnamed; the memory alone
+	 * where the IPC does not answer */
+	JIT_NAMES_AUTO,
+	JIT_NAMES_PERFMAP, /* the perf map and jitdump alone */
+	JIT_NAMES_MEMORY,  /* the runtime's memory alone: nothing asked, nothing written */
+};
+
+/* "auto", "perfmap", "memory"; false for another word. */
+bool jit_names_parse(const char *text, enum jit_names *names);
+
 struct memory_perfmap;
 
 /* Finds the runtime of `target` (.NET 10 and later: its contract

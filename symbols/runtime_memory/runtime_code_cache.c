@@ -221,17 +221,22 @@ static void add_no_code(struct runtime_code_cache *cache, uint64_t address)
 }
 
 enum runtime_code_read runtime_code_cache_read(struct runtime_code_cache *cache, uint64_t address,
-					       uint64_t now, double seconds,
+					       uint64_t now, struct lookup_budget *budget,
 					       struct runtime_code *code)
 {
 	struct target_memory memory;
 	struct code_owner owner;
+	struct lookup_clock began;
 	bool found;
 
+	if (!lookup_budget_left(budget))
+		return RUNTIME_CODE_PUT_OFF;
+	began = lookup_budget_begin();
 	expire_no_code(cache, now);
-	target_memory_init(&memory, cache->pid, LOOKUP_BYTES, seconds);
+	target_memory_init(&memory, cache->pid, LOOKUP_BYTES, lookup_budget_wall_left(budget));
 	found = runtime_names_runtime_name(cache->names, &memory, address, cache->name,
 					   sizeof(cache->name), &owner);
+	lookup_budget_spend(budget, began);
 	cache->reads += memory.reads;
 	if (!found) {
 		if (memory.stopped_by)

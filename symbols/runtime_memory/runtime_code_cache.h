@@ -15,6 +15,8 @@
 #ifndef PROFCPU_RUNTIME_CODE_CACHE_H
 #define PROFCPU_RUNTIME_CODE_CACHE_H
 
+#include "lookup_budget.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -64,14 +66,16 @@ bool runtime_code_cache_no_code(struct runtime_code_cache *cache, uint64_t addre
 enum runtime_code_read {
 	RUNTIME_CODE_FOUND,
 	RUNTIME_CODE_NONE,    /* no method or stub there: kept as such */
-	RUNTIME_CODE_STOPPED, /* the time given, or the bytes, ran out first */
+	RUNTIME_CODE_STOPPED, /* the budget's time, or the bytes, ran out first */
+	RUNTIME_CODE_PUT_OFF, /* the budget had no time left: nothing read */
 };
 
-/* Reads what holds `address` from the runtime's memory, for at most
- * `seconds` and 1 MiB: into `code`, its end just past `address`. Found
- * code is not kept (runtime_code_cache_keep). */
+/* Reads what holds `address` from the runtime's memory, within what
+ * `budget` has left of its window (lookup_budget.h; the read's cost spent
+ * from it) and 1 MiB: into `code`, its end just past `address`. Found code
+ * is not kept (runtime_code_cache_keep). */
 enum runtime_code_read runtime_code_cache_read(struct runtime_code_cache *cache, uint64_t address,
-					       uint64_t now, double seconds,
+					       uint64_t now, struct lookup_budget *budget,
 					       struct runtime_code *code);
 
 /* Keeps `code` as read at `now`, in place of the known code it overlaps
